@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// Launch overhead of `sbx run -- true`, measured in one run against the same bwrap argv invoked
+// directly, `node -e 0`, and (with --peers) firejail and srt. Also the library: run() in-process
+// against spawning the same bwrap argv from the same Node process. A benchmark, not a test: it
+// prints figures and never fails on a time.
+//   npm run bench [-- --runs 40] [-- --peers]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const argv = process.argv.slice(2);
+const runs = Number(argv[argv.indexOf('--runs') + 1]) || 40;
+const peers = argv.includes('--peers');
+const sbx = join(root, 'bin', 'sbx.js');
+
+const work = mkdtempSync(join(tmpdir(), 'sbx-bench-'));
+const env = { ...process.env, SBX_BENCH: '1' };
+
+function which(name) {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// The exact launcher argv sbx would use, made standalone: its session dir (mask source) is created
+// here, and the status descriptor it reads is dropped (nothing listens on fd 3).
+const explained = JSON.parse(execFileSync(process.execPath, [sbx, 'explain', '--json', '--', 'true'], { cwd: work, env, encoding: 'utf8' }));
+const sessionDir = explained.launch.argv.find((a) => a.endsWith('/empty'))?.replace(/\/empty$/, '');
+const benchSession = join(work, 'session');
+execFileSync('mkdir', ['-p', benchSession]);
+writeFileSync(join(benchSession, 'empty'), '', { mode: 0o444 });
+const bwrapArgs = [];
+for (let i = 0; i < explained.launch.argv.length; i++) {
+  const a = explained.launch.argv[i];
+  if (a === '--json-status-fd') {
+    i++;
+    continue;
+  }
+  bwrapArgs.push(sessionDir ? a.replace(sessionDir, benchSession) : a);
+}
+const bwrap = explained.launch.file;
+// The seccomp filter travels on fd 5, as sbx passes it: each direct launch opens the file afresh.
+const seccompFd = explained.launch.fds.find((f) => f.purpose === 'seccomp');
+const filterFile = join(work, 'seccomp.bpf');
+if (seccompFd) writeFileSync(filterFile, Buffer.from(seccompFd.base64, 'base64'));
+const withFilter = (stdio) => (seccompFd ? [...stdio, 'ignore', 'ignore', openSync(filterFile, 'r')] : stdio);
+
+writeFileSync(join(work, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [registry.npmjs.org]\n');
+const idealScript = join(work, 'ideal.cjs');
+writeFileSync(
+  idealScript,
+  `const fs = require('fs'); const stdio = ['inherit', 'inherit', 'inherit'];` +
+    (seccompFd ? `stdio.push('ignore', 'ignore', fs.openSync(${JSON.stringify(filterFile)}, 'r'));` : '') +
+    `const r = require('child_process').spawnSync(${JSON.stringify(bwrap)}, ${JSON.stringify(bwrapArgs)}, { stdio, env: {} }); process.exitCode = r.status ?? 137;`,
+);
+
+const rows = [
+  { id: 'sbx', what: 'sbx run -- true (CLI, default profile)', cmd: [sbx, 'run', '--', 'true'] },
+  { id: 'sbx-allow', what: 'sbx run with an allow-list network (proxy + in-sandbox bridge)', cmd: [sbx, 'run', '-p', join(work, 'allow.yaml'), '--', 'true'] },
+  { id: 'bwrap', what: 'the same bwrap argv (and seccomp filter), invoked directly', cmd: [bwrap, ...bwrapArgs], filter: true },
+  { id: 'node', what: 'node -e 0', cmd: [process.execPath, '-e', '0'] },
+  // sbx's launcher keeps NODE_EXTRA_CA_CERTS out of its own Node start-up; this row shows that floor.
+  ...(process.env.NODE_EXTRA_CA_CERTS ? [{ id: 'node-noca', what: 'node -e 0 without NODE_EXTRA_CA_CERTS', cmd: ['/usr/bin/env', '-u', 'NODE_EXTRA_CA_CERTS', process.execPath, '-e', '0'] }] : []),
+  { id: 'node+bwrap', what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)', cmd: [process.execPath, idealScript] },
+];
+if (peers) {
+  const firejail = which('firejail');
+  if (firejail) rows.push({ id: 'firejail', what: 'firejail --quiet --noprofile true', cmd: [firejail, '--quiet', '--noprofile', 'true'] });
+  const srt = which('srt');
+  if (srt) rows.push({ id: 'srt', what: "Anthropic's srt true", cmd: [srt, 'true'] });
+  if (!firejail && !srt) console.log('note: --peers: neither firejail nor srt is installed');
+}
+
+function time(cmd, filter = false) {
+  const stdio = filter ? withFilter(['ignore', 'ignore', 'pipe']) : ['ignore', 'ignore', 'pipe'];
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: work, env, stdio });
+  if (typeof stdio[5] === 'number') closeSync(stdio[5]);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return ms;
+}
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return { median: q(0.5), p95: q(0.95), min: s[0] };
+};
+
+// Warm-up, then interleaved rounds so drift and noise hit every row alike.
+for (const row of rows) for (let i = 0; i < 3; i++) time(row.cmd, row.filter);
+const samples = Object.fromEntries(rows.map((r) => [r.id, []]));
+for (let i = 0; i < runs; i++) for (const row of rows) samples[row.id].push(time(row.cmd, row.filter));
+
+function peakRssMiB(cmd) {
+  if (!existsSync('/usr/bin/time')) return undefined;
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { cwd: work, env, encoding: 'utf8' });
+  const kb = Number(r.stderr.trim().split('\n').pop());
+  return Number.isFinite(kb) ? kb / 1024 : undefined;
+}
+
+const s = Object.fromEntries(rows.map((r) => [r.id, stats(samples[r.id])]));
+const fmt = (x) => (x === undefined ? '-' : x.toFixed(1));
+console.log(`\n### sbx launch overhead (${runs} interleaved launches per row, ${new Date().toISOString().slice(0, 16)}Z)`);
+console.log(`node ${process.version}, ${spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim()}, uid ${process.getuid()}, NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? 'set' : 'unset'}\n`);
+console.log('| row | what | median ms | p95 ms | min ms | x node -e 0 | x bwrap |');
+console.log('|---|---|--:|--:|--:|--:|--:|');
+for (const row of rows) {
+  const r = s[row.id];
+  console.log(`| ${row.id} | ${row.what} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.min)} | ${(r.median / s.node.median).toFixed(2)} | ${(r.median / s.bwrap.median).toFixed(2)} |`);
+}
+const over = s.sbx.median - (s.node.median + s.bwrap.median);
+console.log(`\nsbx adds ${over.toFixed(1)} ms over node start-up + direct bwrap (target: <= 10 ms); sbx over the ideal Node launcher: ${(s.sbx.median - s['node+bwrap'].median).toFixed(1)} ms`);
+if (s['node-noca']) {
+  console.log(`against the Node floor without NODE_EXTRA_CA_CERTS (what sbx's own start-up pays): sbx adds ${(s.sbx.median - (s['node-noca'].median + s.bwrap.median)).toFixed(1)} ms`);
+}
+console.log(`sbx peak RSS: ${fmt(peakRssMiB(rows[0].cmd))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(rows[2].cmd))} MiB`);
+
+// The library door: per-call cost inside one Node process.
+const { run } = await import(join(root, 'dist', 'api.js'));
+const lib = [];
+const direct = [];
+for (let i = 0; i < 3; i++) await run({ command: ['true'], cwd: work, stdio: 'ignore', hostEnv: env });
+for (let i = 0; i < runs; i++) {
+  let t0 = process.hrtime.bigint();
+  await run({ command: ['true'], cwd: work, stdio: 'ignore', hostEnv: env });
+  lib.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  const stdio = withFilter(['ignore', 'ignore', 'ignore']);
+  t0 = process.hrtime.bigint();
+  spawnSync(bwrap, bwrapArgs, { stdio, env: {} });
+  direct.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  if (typeof stdio[5] === 'number') closeSync(stdio[5]);
+}
+const l = stats(lib);
+const d = stats(direct);
+console.log('\n| library (in-process) | median ms | p95 ms |');
+console.log('|---|--:|--:|');
+console.log(`| run({ command: ['true'] }) | ${fmt(l.median)} | ${fmt(l.p95)} |`);
+console.log(`| spawnSync(bwrap, same argv) | ${fmt(d.median)} | ${fmt(d.p95)} |`);
+console.log(`\nrun() adds ${(l.median - d.median).toFixed(1)} ms per call over spawning bwrap directly.`);
+rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,26 @@
+// Bundles the CLI and the library with esbuild (one ESM graph, lazy chunks for what a plain run does
+// not need), then emits type declarations with tsc.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, rmSync } from 'node:fs';
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+await build({
+  entryPoints: { cli: 'src/cli/main.ts', api: 'src/api.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Chunks stay beside cli.js/api.js: code that finds profiles/ relative to its own file relies on it.
+  chunkNames: '[name]-[hash]',
+  sourcemap: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+  // Some bundled CommonJS dependencies call require(); give the ESM output one.
+  banner: { js: "import { createRequire as __sbxCreateRequire } from 'node:module'; const require = __sbxCreateRequire(import.meta.url);" },
+});
+// The egress bridge runs inside the sandbox as a plain script (no bundle, no dependencies).
+copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });

@@ -1,0 +1,255 @@
+// The library door (`import { run, compile } from 'sbx'`) and the pipeline the CLI uses:
+// profile → policy → launch → exec → outcome.
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compileBwrap } from './backend/bwrap.js';
+import type { Launch, Session } from './backend/launch.js';
+import { ExitCode, SbxError } from './errors.js';
+import type { LimitPlan } from './limits/plan.js';
+import type { PreparedLimits } from './runtime/cgroup/apply.js';
+import type { EgressProxy } from './runtime/network/index.js';
+import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, type RunRequest } from './policy/derive.js';
+import type { Host } from './policy/host.js';
+import type { Policy } from './policy/types.js';
+import type { Violation } from './policy/violation.js';
+import type { Outcome } from './report/outcome.js';
+import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
+import type { Variables } from './profile/variables.js';
+import { checkCommand } from './runtime/command.js';
+import { execLaunch, type StdioMode } from './runtime/exec.js';
+import { probeBwrap, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
+import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { VERSION } from './version.js';
+import { hostSeccompArch } from './seccomp/index.js';
+
+export { SbxError, ExitCode } from './errors.js';
+export type { Policy, Mount } from './policy/types.js';
+export type { Violation } from './policy/violation.js';
+export type { Outcome } from './report/outcome.js';
+export type { Launch } from './backend/launch.js';
+export type { RunRequest } from './policy/derive.js';
+export { VERSION } from './version.js';
+
+export interface CompileOptions extends RunRequest {
+  /** Profile name or path. Default: `default`. */
+  profile?: string;
+  /** Working directory (default: process.cwd()). Also the default workspace. */
+  cwd?: string;
+  /** The environment to filter for the child (default: process.env). Never passed through wholesale. */
+  hostEnv?: Record<string, string | undefined>;
+  /** Whether stdin is a terminal (default: detected; `capture` runs never are). */
+  tty?: boolean;
+}
+
+export interface RunOptions extends CompileOptions {
+  /** inherit (default): the child uses this process's stdio. capture: collected into the outcome. ignore: /dev/null. */
+  stdio?: StdioMode;
+  /** stdin bytes for capture mode. */
+  input?: Uint8Array | string;
+  /** Ends the sandbox (SIGTERM to the command, as on Ctrl-C). */
+  signal?: AbortSignal;
+  /** CLI only: pass SIGINT/SIGTERM/SIGHUP received by this process to the command. */
+  forwardSignals?: boolean;
+  /** Name resolution for the egress proxy (default: the system resolver). For tests and pinned DNS. */
+  resolve?: (host: string) => Promise<string[]>;
+}
+
+export interface Compiled {
+  sessionId: string;
+  profile: { name: string; file: string; source: string; hash: string };
+  policy: Policy;
+  launch: Launch;
+  bwrap: BwrapInfo;
+}
+
+function packageRoot(): string {
+  // dist/api.js and src/api.ts both sit one level below the package root.
+  return join(dirname(fileURLToPath(import.meta.url)), '..');
+}
+
+function cleanEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+export function profileSearch(cwd: string, env: Record<string, string | undefined>): ProfileSearch {
+  const home = env.HOME || homedir();
+  const cacheHome = env.XDG_CACHE_HOME || join(home, '.cache');
+  return {
+    cwd,
+    configHome: env.XDG_CONFIG_HOME || join(home, '.config'),
+    builtinDir: join(packageRoot(), 'profiles'),
+    ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(cacheHome, 'sbx') }),
+  };
+}
+
+interface Prepared {
+  resolved: ResolvedProfile;
+  policy: Policy;
+  host: Host;
+  bwrap: BwrapInfo;
+  sessionId: string;
+}
+
+async function prepare(options: CompileOptions): Promise<Prepared> {
+  const hostEnv = cleanEnv(options.hostEnv ?? process.env);
+  const cwd = options.cwd ?? process.cwd();
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  const home = hostEnv.HOME || homedir();
+  const search = profileSearch(cwd, hostEnv);
+  const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
+  const bwrap = probeBwrap(hostEnv, search.cacheDir);
+
+  const sessionId = newSessionId();
+  const baseVars = { home, cwd, session: sessionId };
+  const workspace = requestedWorkspace(resolved.profile, options, baseVars);
+  const wsFact = probePath(workspace);
+  const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
+  const paths = probePaths(pathsToProbe(resolved.profile, options, vars, hostEnv));
+  const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
+  const host: Host = {
+    uid,
+    gid,
+    home,
+    cwd,
+    stdinIsTty: options.tty ?? Boolean(process.stdin.isTTY),
+    env: hostEnv,
+    paths,
+    rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
+    bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
+  };
+  const policy = derivePolicy({
+    profileName: resolved.name,
+    profileHash: resolved.hash,
+    profile: resolved.profile,
+    request: options,
+    host,
+    vars,
+  });
+  return { resolved, policy, host, bwrap, sessionId };
+}
+
+function describeProfile(resolved: ResolvedProfile) {
+  return { name: resolved.name, file: resolved.location.file, source: resolved.location.source, hash: resolved.hash };
+}
+
+function plannedSession(env: Record<string, string | undefined>, uid: number, id: string): Session {
+  const dir = join(sessionBase(env, uid), `${id}.${process.pid}`);
+  return { id, dir, emptyFile: join(dir, 'empty') };
+}
+
+/** Resolve and compile without running: the policy and the exact launcher argv. */
+export async function compile(options: CompileOptions): Promise<Compiled> {
+  const p = await prepare(options);
+  const hostEnv = options.hostEnv ?? process.env;
+  const session = plannedSession(hostEnv, p.host.uid, p.sessionId);
+  const launch = compileBwrap(p.policy, session, { path: p.bwrap.path, features: p.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch: hostSeccompArch(process.arch) });
+  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, bwrap: p.bwrap };
+}
+
+const SIGNAL_NAMES: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' };
+
+/** Signals that are limits firing (rlimits deliver them), not plain kills. */
+const SIGNAL_VIOLATIONS: Record<string, Pick<Violation, 'kind' | 'rule'>> = {
+  SIGXCPU: { kind: 'cpu-time', rule: 'limits.cpu_time' },
+  SIGXFSZ: { kind: 'file-size', rule: 'limits.file_size' },
+  SIGSYS: { kind: 'seccomp', rule: 'seccomp' },
+};
+
+function hasLimits(limits: Policy['limits']): boolean {
+  return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
+}
+
+/** Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad profile, no sandbox). */
+export async function run(options: RunOptions): Promise<Outcome> {
+  const stdio = options.stdio ?? 'inherit';
+  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
+  checkCommand(p.policy);
+  const hostEnv = options.hostEnv ?? process.env;
+  // Limits are planned before anything is created: a `required` limit this host cannot enforce
+  // refuses the run here.
+  // The cgroup machinery loads only for runs that have limits: the plain launch path stays lean.
+  const limitsModules = hasLimits(p.policy.limits)
+    ? await Promise.all([import('./limits/plan.js'), import('./runtime/cgroup/probe.js'), import('./runtime/cgroup/apply.js')])
+    : undefined;
+  const plan: LimitPlan | undefined = limitsModules && limitsModules[0].planLimits(p.policy.limits, limitsModules[1].probeCgroupFacts());
+  const session = openSession(hostEnv, p.host.uid, p.sessionId);
+  let limits: PreparedLimits | undefined;
+  let proxy: EgressProxy | undefined;
+  try {
+    const net = p.policy.network;
+    if (net.kind === 'filtered' && net.bridge) {
+      // Only allow-list runs pay for the proxy; it listens before the sandbox starts.
+      const [{ startEgressProxy }, { compileEgressRules }] = await Promise.all([import('./runtime/network/index.js'), import('./policy/egress.js')]);
+      proxy = await startEgressProxy({
+        rules: compileEgressRules({ allow: net.allow, deny: net.deny, allowPrivate: net.allowPrivate }),
+        socketDir: session.dir,
+        ...(options.resolve ? { resolve: options.resolve } : {}),
+      });
+    }
+    let launch = compileBwrap(p.policy, session, { path: p.bwrap.path, features: p.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch: hostSeccompArch(process.arch) });
+    if (plan && limitsModules) {
+      const { prepareLimits, sweepStaleCgroups } = limitsModules[2];
+      await sweepStaleCgroups({ isSessionLive: (id) => isSessionLive(sessionBase(hostEnv, p.host.uid), id) });
+      limits = await prepareLimits(plan, session, { env: hostEnv });
+      launch = { ...launch, ...limits.wrap(launch) };
+    }
+    const result = await execLaunch(launch, {
+      stdio,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      forwardSignals: options.forwardSignals ?? false,
+      tty: p.host.stdinIsTty,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(p.policy.limits.timeoutMs !== undefined ? { timeoutMs: p.policy.limits.timeoutMs } : {}),
+    });
+    if (result.kind === 'setup-failed') {
+      const blocker = userNamespaceBlocker(p.host.uid);
+      throw new SbxError(
+        'SANDBOX_SETUP',
+        `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,
+        {
+          hint: blocker
+            ? `user namespaces are disabled (${blocker}): enable them, e.g. sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1`
+            : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
+        },
+      );
+    }
+    const collected = limits ? await limits.collect() : { violations: [], peaks: {} };
+    const egress = proxy?.stats();
+    const signal = result.code > 128 ? SIGNAL_NAMES[result.code - 128] : undefined;
+    const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? [])];
+    if (result.timedOut) {
+      const limit = plan?.limits.find((l) => l.name === 'timeout')?.display;
+      violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`, ...(limit ? { limit } : {}) });
+    } else if (signal && SIGNAL_VIOLATIONS[signal]) {
+      const v = SIGNAL_VIOLATIONS[signal]!;
+      const limit = plan?.limits.find((l) => `limits.${l.name.replace('-', '_')}` === v.rule)?.display;
+      violations.push({ phase: 'runtime', ...v, detail: `the command was killed by ${signal}`, ...(limit ? { limit } : {}) });
+    } else if (signal && !violations.some((v) => v.kind === 'oom' || v.kind === 'pids')) {
+      violations.push({ phase: 'runtime', kind: 'signal', rule: 'signal', detail: `the command was killed by ${signal}` });
+    }
+    return {
+      sessionId: p.sessionId,
+      profile: { name: p.resolved.name, file: p.resolved.location.file, hash: p.resolved.hash },
+      backend: 'bwrap',
+      command: p.policy.command,
+      exitCode: result.timedOut ? ExitCode.TIMEOUT : result.code,
+      setBy: result.timedOut ? 'sbx' : 'child',
+      ...(signal ? { signal } : {}),
+      durationMs: result.durationMs,
+      violations,
+      ...(plan ? { limits: plan.limits.map(({ name, display, mechanism, exact }) => ({ name, value: display, mechanism, exact })) } : {}),
+      ...(Object.keys(collected.peaks).length > 0 ? { peaks: collected.peaks } : {}),
+      ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
+      droppedEnv: p.policy.env.dropped.map((d) => d.name),
+      ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
+    };
+  } finally {
+    await proxy?.close();
+    await limits?.cleanup();
+    session.close();
+  }
+}
+

@@ -1,0 +1,132 @@
+// Policy + Session + BwrapHost → Launch for bubblewrap. Pure. Per bubblewrap's SECURITY.md the
+// protection is entirely in these arguments, so each piece is one small function and the whole argv is
+// golden-tested.
+import { SbxError } from '../errors.js';
+import { BRIDGE_DIR } from '../policy/derive.js';
+import type { Mount, Policy } from '../policy/types.js';
+import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
+import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type Launch, type Session } from './launch.js';
+
+export interface BwrapHost {
+  /** Absolute path of the bwrap binary. */
+  path: string;
+  /** What this bwrap build supports (older releases lack options). */
+  features: { tmpfsSize: boolean; disableUserns: boolean };
+  stdinIsTty: boolean;
+  /** The seccomp filter is compiled for this architecture (and checks it at run time). */
+  arch: SeccompArch;
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}
+
+function compileMount(mount: Mount, session: Session, host: BwrapHost): string[] {
+  switch (mount.kind) {
+    case 'bind':
+      return [mount.access === 'rw' ? '--bind' : '--ro-bind', mount.source, mount.target];
+    case 'tmpfs':
+      if (!host.features.tmpfsSize) {
+        throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot limit the size of ${mount.target} (needs bubblewrap 0.7 or newer)`, {
+          hint: 'upgrade bubblewrap (your distribution backports, or build 0.8+), or use --backend nsjail',
+        });
+      }
+      return ['--perms', octal(mount.mode), '--size', String(mount.sizeBytes), '--tmpfs', mount.target];
+    case 'proc':
+      return ['--proc', mount.target];
+    case 'dev':
+      return ['--dev', mount.target];
+    case 'symlink':
+      return ['--symlink', mount.linkTo, mount.target];
+    case 'mask':
+      return mount.what === 'file'
+        ? ['--ro-bind', session.emptyFile, mount.target]
+        : ['--perms', '0555', ...(host.features.tmpfsSize ? ['--size', '4096'] : []), '--tmpfs', mount.target, '--remount-ro', mount.target];
+    case 'session-dir':
+      return ['--ro-bind', session.dir, mount.target];
+    case 'remount-ro':
+      return ['--remount-ro', mount.target];
+  }
+}
+
+function compileNamespaces(policy: Policy, host: BwrapHost): string[] {
+  const ns = policy.namespaces;
+  const out: string[] = [];
+  // The user namespace is not optional: without it bwrap would need setuid and the uid mapping
+  // below would not exist. bwrap refuses to start when the kernel forbids it (fail closed).
+  if (!ns.user) throw new SbxError('BACKEND_UNSUPPORTED', 'bwrap backend requires a user namespace', { hint: 'remove the profile setting that shares the user namespace' });
+  out.push('--unshare-user');
+  // A nested user namespace would give the child a fresh full capability set to attack the kernel with.
+  if (host.features.disableUserns) out.push('--disable-userns');
+  if (ns.pid) out.push('--unshare-pid');
+  if (ns.ipc) out.push('--unshare-ipc');
+  if (ns.uts) out.push('--unshare-uts');
+  if (ns.net) out.push('--unshare-net');
+  // Some kernels (or container runtimes) refuse a cgroup namespace; it only hides paths, so -try.
+  if (ns.cgroup) out.push('--unshare-cgroup-try');
+  return out;
+}
+
+function compileEnv(vars: Record<string, string>): string[] {
+  const out = ['--clearenv'];
+  for (const name of Object.keys(vars).sort()) out.push('--setenv', name, vars[name]!);
+  return out;
+}
+
+export function compileBwrap(policy: Policy, session: Session, host: BwrapHost): Launch {
+  const options = [
+    ...compileNamespaces(policy, host),
+    '--uid', String(policy.identity.uid),
+    '--gid', String(policy.identity.gid),
+    ...(policy.namespaces.uts ? ['--hostname', policy.hostname] : []),
+    '--die-with-parent',
+    // Without a TTY the child gets its own session so it cannot push input into sbx's terminal
+    // (CVE-2017-5226); an interactive shell keeps job control and TIOCSTI is left to seccomp.
+    ...(host.stdinIsTty ? [] : ['--new-session']),
+    '--cap-drop', 'ALL',
+    ...policy.mounts.flatMap((m) => compileMount(m, session, host)),
+    ...compileEnv(policy.env.vars),
+    '--chdir', policy.cwd,
+  ];
+  // Every option travels on a pipe (`--args 4`), never in bwrap's own argv: /proc/PID/cmdline is
+  // world-readable, and the options carry the environment's values and the host's paths. It also
+  // lifts ARG_MAX off long policies. The command itself stays in argv, as it would without sbx.
+  const statusFd = 3;
+  const argsFd = 4;
+  const seccompFd = 5;
+  // bwrap installs the filter last, just before exec: its own setup is not filtered, the command is.
+  const seccomp = policy.seccomp.rules.length > 0 ? assembleSeccompFilter(policy.seccomp.rules, host.arch) : undefined;
+  const tail = ['--json-status-fd', String(statusFd), ...(seccomp ? ['--seccomp', String(seccompFd)] : [])];
+  const data = new TextEncoder().encode([...options, ...tail].map((a) => a + '\0').join(''));
+  return {
+    file: host.path,
+    args: ['--args', String(argsFd), '--', ...commandOf(policy)],
+    env: {},
+    fds: [{ purpose: 'status' }, { purpose: 'args', data }, ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : [])],
+  };
+}
+
+/**
+ * The command bwrap starts: the user's, or the egress bridge in front of it. The bridge listens on
+ * 127.0.0.1 inside, forwards to the proxy's sockets, and starts the command once it listens.
+ */
+export function commandOf(policy: Policy): string[] {
+  if (policy.network.kind !== 'filtered' || !policy.network.bridge) return policy.command;
+  const dir = BRIDGE_DIR;
+  return [`${dir}/node`, `${dir}/bridge.cjs`, `${dir}/session/${EGRESS_HTTP_SOCKET}`, `${dir}/session/${EGRESS_SOCKS_SOCKET}`, '--', ...policy.command];
+}
+
+/** The argv as bwrap sees it once `--args FD` is read: for display (`explain`) and golden tests. */
+export function expandArgsFd(launch: Launch): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < launch.args.length; i++) {
+    const arg = launch.args[i]!;
+    const fd = arg === '--args' ? launch.fds[Number(launch.args[i + 1]) - 3] : undefined;
+    if (fd && fd.purpose === 'args') {
+      const text = new TextDecoder().decode(fd.data);
+      out.push(...text.split('\0').slice(0, -1));
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}

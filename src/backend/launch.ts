@@ -1,0 +1,29 @@
+// What a backend produces: exactly what will be spawned. `sbx explain` prints it; `run` spawns it.
+
+/** An extra descriptor for the launcher, numbered from 3 in array order. */
+export type ExtraFd =
+  /** Data the launcher reads (bwrap --args, --seccomp): written to a pipe, then closed. */
+  | { purpose: 'args' | 'seccomp'; data: Uint8Array }
+  /** A pipe the launcher writes its status to (bwrap --json-status-fd). */
+  | { purpose: 'status' };
+
+export interface Launch {
+  file: string;
+  args: string[];
+  /** The launcher's own environment, exactly (nothing is inherited). */
+  env: Record<string, string>;
+  fds: ExtraFd[];
+}
+
+/** Per-run facts a backend needs besides the policy. */
+export interface Session {
+  id: string;
+  /** Host directory owned by this run (removed at exit). */
+  dir: string;
+  /** An empty, read-only file in `dir`: the source of file masks. */
+  emptyFile: string;
+}
+
+/** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */
+export const EGRESS_HTTP_SOCKET = 'egress-http.sock';
+export const EGRESS_SOCKS_SOCKET = 'egress-socks.sock';

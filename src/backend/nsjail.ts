@@ -1,0 +1,377 @@
+// Policy + Session + NsjailHost → Launch for google/nsjail (this build: d6454b4). Pure. nsjail runs
+// once (-Mo) and supervises the command from outside its namespaces: the command is pid 1 inside.
+// Every nsjail default that would change the sandbox is overridden in the argv (time_limit 600,
+// nice 19, rlimit_fsize 1MiB, rlimit_nofile 32, ...), so the argv says what the sandbox is; only the
+// environment travels apart, as a config on fd 4. nsjail logs to fd 3 (nsjail-status.ts).
+// What nsjail cannot express is refused by name (NSJAIL_GAPS), never dropped.
+import { posix } from 'node:path';
+import { SbxError } from '../errors.js';
+import { isWithin } from '../policy/sensitive.js';
+import type { Mount, Policy } from '../policy/types.js';
+import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
+import { commandOf } from './bwrap.js';
+import type { Launch, Session } from './launch.js';
+
+export interface NsjailHost {
+  /** Absolute path of the nsjail binary. */
+  path: string;
+  stdinIsTty: boolean;
+  /** The Kafel policy is rendered for this architecture (kafel kills foreign ones). */
+  arch: SeccompArch;
+  /** The uid nsjail runs as: the outside half of the uid mapping. */
+  uid: number;
+  /**
+   * The absolute in-sandbox path of `policy.command[0]` when that is a bare name: nsjail execv()s
+   * (subproc.cc), it does not search PATH. The runtime finds it as bwrap's execvp would
+   * (runtime/command.ts); argv[0] stays as the user wrote it.
+   */
+  execPath?: string;
+}
+
+export interface NsjailGap {
+  /** The Policy field (`limits.cpuTimeSec`, `mounts.dev`) or backend behaviour (`nsjail.*`). */
+  feature: string;
+  effect: 'refused' | 'weaker' | 'equivalent';
+  detail: string;
+}
+
+/** Where nsjail differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
+export const NSJAIL_GAPS: readonly NsjailGap[] = [
+  { feature: 'nsjail.die-with-parent', effect: 'weaker', detail: 'nsjail has no --die-with-parent: if sbx itself is SIGKILLed, nsjail and the sandbox run on until the command exits (the command has PR_SET_PDEATHSIG=SIGKILL towards nsjail only)' },
+  { feature: 'nsjail.init', effect: 'weaker', detail: 'the command is pid 1 of its namespace (no init): signals it has no handler for are not delivered from outside, so SIGINT/SIGTERM to nsjail end the sandbox with SIGKILL (exit 128+the signal nsjail got), and orphans are reaped only if the command reaps them' },
+  { feature: 'nsjail.bind-flags', effect: 'weaker', detail: 'binds are not nosuid,nodev as bwrap makes them: set-uid bits are inert under no_new_privs, device nodes under a bound host path stay usable as their permissions allow' },
+  { feature: 'nsjail.argv', effect: 'weaker', detail: "host paths and the Kafel policy are on nsjail's argv, which /proc/PID/cmdline shows every local user (bwrap gets all its options on a descriptor); the environment is not: it is in the config nsjail reads from fd 4" },
+  { feature: 'nsjail.rlimits', effect: 'equivalent', detail: "nsjail sets soft = hard for every rlimit: unset ones become the current hard limit (a soft NOFILE of 1024 rises to the hard one), STACK keeps the soft one; the command cannot raise a limit later" },
+  { feature: 'nsjail.x32', effect: 'weaker', detail: 'Kafel cannot refuse the x32 ABI as a range; each denied syscall is also denied under its x32 number (seccomp/kafel.ts)' },
+  { feature: 'nsjail.mount-api', effect: 'equivalent', detail: '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)' },
+  { feature: 'nsjail.nested-userns', effect: 'refused', detail: 'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused' },
+  { feature: 'namespaces.user', effect: 'refused', detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)' },
+  { feature: 'mounts.paths', effect: 'refused', detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)" },
+  { feature: 'mounts.root-bind', effect: 'refused', detail: "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only" },
+  { feature: 'mounts.host-mountpoint', effect: 'refused', detail: 'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host' },
+  { feature: 'mounts.proc', effect: 'equivalent', detail: 'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused' },
+  { feature: 'mounts.dev', effect: 'equivalent', detail: 'a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links and a 64MiB /dev/shm (bwrap: same nodes on a writable tmpfs, /dev/shm unbounded)' },
+  { feature: 'mounts.remount-ro', effect: 'equivalent', detail: 'nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail\'s read-only root (no --rw)' },
+  { feature: 'mounts.bind.optional', effect: 'equivalent', detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)' },
+  { feature: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
+  { feature: 'limits.memoryBytes', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks" },
+  { feature: 'limits.pids', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)" },
+  { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },
+  { feature: 'limits.cpuTimeSec', effect: 'weaker', detail: 'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation' },
+  { feature: 'limits.fileSizeBytes', effect: 'refused', detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)' },
+  { feature: 'limits.required', effect: 'equivalent', detail: 'checked by planLimits before launch, as for bwrap' },
+  { feature: 'profile', effect: 'equivalent', detail: 'metadata (the command sees it as SBX_PROFILE in env.vars)' },
+  { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },
+  { feature: 'workspace', effect: 'equivalent', detail: 'expressed by its bind in mounts and by cwd' },
+  { feature: 'env.dropped', effect: 'equivalent', detail: 'report only: dropped names never reach nsjail' },
+  { feature: 'network.kind', effect: 'equivalent', detail: 'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount' },
+  { feature: 'network.allow', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
+  { feature: 'network.deny', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
+  { feature: 'network.allowPrivate', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
+  { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
+  { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
+];
+
+const STATUS_FD = 3;
+const CONFIG_FD = 4;
+const MIB = 1024 * 1024;
+/** /dev holds mount points only. */
+const DEV_TMPFS_BYTES = 64 * 1024;
+/** Docker's default --shm-size: POSIX semaphores and shm_open (Python multiprocessing) need /dev/shm. */
+const DEV_SHM_BYTES = 64 * MIB;
+const MASK_TMPFS_BYTES = 4096;
+/** The nodes bwrap --dev binds from the host. */
+const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
+const CLONE_NEWUSER = 0x10000000;
+
+interface Refusal {
+  feature: string;
+  message: string;
+  hint: string;
+}
+
+const OTHER_BACKEND = 'or use --backend bwrap';
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}
+
+function hostBacked(m: Mount): boolean {
+  return m.kind === 'bind' || m.kind === 'session-dir';
+}
+
+/** Whether the mount point of `m`, inside the host bind `parent`, is known to exist on the host. */
+function mountpointExists(m: Mount, parent: Mount): boolean {
+  if (m.kind === 'mask' || m.target === parent.target) return true; // derivePolicy masks existing paths only
+  if (parent.kind !== 'bind') return false;
+  return m.kind === 'bind' && posix.join(parent.source, posix.relative(parent.target, m.target)) === m.source;
+}
+
+function pathsOf(m: Mount): string[] {
+  switch (m.kind) {
+    case 'bind':
+      return [m.source, m.target];
+    case 'symlink':
+      return [m.linkTo, m.target];
+    default:
+      return [m.target];
+  }
+}
+
+/** Whether the rules close nested user namespaces (what bwrap --disable-userns does without seccomp). */
+function blocksNestedUserns(rules: readonly SeccompRule[]): boolean {
+  const denies = (syscall: string) =>
+    rules.some((r) => r.syscall === syscall && (r.when === undefined || (r.when.arg === 0 && r.when.op === 'masked-any' && (Number(r.when.value) & CLONE_NEWUSER) !== 0)));
+  return denies('unshare') && denies('clone') && rules.some((r) => r.syscall === 'clone3' && r.when === undefined);
+}
+
+/** What this policy needs that nsjail cannot do. Depends on the policy only (also used by `explain`). */
+function policyRefusals(policy: Policy): Refusal[] {
+  const out: Refusal[] = [];
+  if (!policy.namespaces.user) out.push({ feature: 'namespaces.user', message: 'the nsjail backend requires a user namespace', hint: 'remove the profile setting that shares the user namespace' });
+  if (!blocksNestedUserns(policy.seccomp.rules)) {
+    out.push({ feature: 'nsjail.nested-userns', message: `nsjail can only forbid nested user namespaces through seccomp, and seccomp (preset ${policy.seccomp.preset}) does not deny CLONE_NEWUSER for unshare, clone and clone3`, hint: `use seccomp preset default or strict and keep unshare, clone, clone3 out of seccomp.remove, ${OTHER_BACKEND}` });
+  }
+  const placed: Mount[] = [];
+  let proc: Mount | undefined;
+  policy.mounts.forEach((m, i) => {
+    for (const path of pathsOf(m)) {
+      if (path.includes(':')) out.push({ feature: 'mounts.paths', message: `${m.kind} ${m.target}: "${path}" contains ':', which nsjail's mount options use as separator`, hint: `move it to a path without ':', ${OTHER_BACKEND}` });
+    }
+    if (m.kind === 'remount-ro') {
+      const under = placed.findLast((p) => p.target === m.target);
+      if (m.target !== '/' && (!under || under.kind === 'symlink')) {
+        out.push({ feature: 'mounts.remount-ro', message: `remount-ro ${m.target}: not a mount point`, hint: OTHER_BACKEND });
+      }
+      return;
+    }
+    if (m.kind === 'bind' && m.target === '/') {
+      out.push({ feature: 'mounts.root-bind', message: `${m.source} is bound at / (as mode: danger does), which nsjail cannot layer mounts over: its new mount API attaches every later mount (masks, /dev, /proc) to the root tmpfs underneath`, hint: 'use --backend bwrap for --danger runs' });
+    }
+    if (proc && isWithin(m.target, proc.target)) out.push({ feature: 'mounts.proc', message: `${m.kind} ${m.target}: nsjail mounts procfs last, so nothing can be mounted at or below ${proc.target}`, hint: OTHER_BACKEND });
+    if (m.kind === 'proc') proc = m;
+    const parent = placed.findLast((p) => p.kind !== 'symlink' && isWithin(m.target, p.target));
+    if (parent && hostBacked(parent) && !mountpointExists(m, parent)) {
+      out.push({ feature: 'mounts.host-mountpoint', message: `${m.kind} ${m.target} (mount ${i + 1}) lies inside the host bind of ${parent.kind === 'bind' ? parent.source : 'the session directory'}: nsjail would create its mount point on the host`, hint: `mount it outside host binds (e.g. under /opt or /run), ${OTHER_BACKEND}` });
+    }
+    placed.push(m);
+  });
+  const fsize = policy.limits.fileSizeBytes;
+  if (fsize !== undefined && fsize % MIB !== 0) {
+    out.push({ feature: 'limits.fileSizeBytes', message: `limits.file_size (${fsize} bytes) is not a whole number of MiB, the unit of nsjail --rlimit_fsize`, hint: `round it to MiB (e.g. ${Math.max(1, Math.round(fsize / MIB))}MiB), ${OTHER_BACKEND}` });
+  }
+  for (const [name, value] of Object.entries(policy.env.vars)) {
+    if (name === '' || /[=\0]/.test(name) || value.includes('\0')) out.push({ feature: 'env.vars', message: `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`, hint: 'fix env.set in the profile' });
+  }
+  return out;
+}
+
+/** Refusals that depend on this run's session and host. */
+function launchRefusals(policy: Policy, session: Session, host: NsjailHost, command: string[]): Refusal[] {
+  const out: Refusal[] = [];
+  if (session.dir.includes(':') || session.emptyFile.includes(':')) {
+    out.push({ feature: 'mounts.paths', message: `the session directory ${session.dir} contains ':'`, hint: "set XDG_RUNTIME_DIR to a path without ':'" });
+  }
+  if (policy.identity.hostRoot !== (host.uid === 0)) {
+    out.push({ feature: 'identity', message: `the policy was derived for a ${policy.identity.hostRoot ? 'root' : 'non-root'} caller, nsjail runs as uid ${host.uid}`, hint: 'derive the policy on this host' });
+  }
+  const name = command[0] ?? '';
+  if (!name.includes('/') && !(host.execPath && posix.isAbsolute(host.execPath))) {
+    out.push({ feature: 'command', message: `nsjail needs the absolute path of "${name}" (it does not search PATH)`, hint: 'the runtime passes NsjailHost.execPath (runtime/command.ts finds it)' });
+  }
+  return out;
+}
+
+/**
+ * remount-ro entries folded into the mount they name: nsjail applies read-only flags only after all
+ * mounts are in place (mnt_newapi.cc), which equals bwrap's in-order non-recursive remount of that
+ * mount. Returns the mounts that are made read-only, and whether the root stays read-only.
+ */
+function foldRemounts(mounts: readonly Mount[]): { readOnly: Set<Mount>; rootReadOnly: boolean } {
+  const readOnly = new Set<Mount>();
+  let rootReadOnly = false;
+  mounts.forEach((m, i) => {
+    if (m.kind !== 'remount-ro') return;
+    const under = mounts.slice(0, i).findLast((p) => p.kind !== 'remount-ro' && p.target === m.target);
+    if (under) readOnly.add(under);
+    else if (m.target === '/') rootReadOnly = true;
+  });
+  return { readOnly, rootReadOnly };
+}
+
+function tmpfs(target: string, sizeBytes: number, mode: number, readOnly: boolean): string[] {
+  return ['--mount', `none:${target}:tmpfs:size=${sizeBytes},mode=${octal(mode)}${readOnly ? ',ro' : ''}`];
+}
+
+/** bwrap --dev's contents, built from nsjail mounts (nsjail makes no /dev of its own). */
+function compileDev(target: string): string[] {
+  const at = (name: string) => posix.join(target, name);
+  return [
+    ...tmpfs(target, DEV_TMPFS_BYTES, 0o755, true),
+    ...DEV_NODES.flatMap((n) => ['--bindmount', `/dev/${n}:${at(n)}`]),
+    // A private devpts instance: the sandbox cannot see or reach the host's terminals.
+    '--mount', `none:${at('pts')}:devpts:newinstance,ptmxmode=0666,mode=620`,
+    '--symlink', `pts/ptmx:${at('ptmx')}`,
+    ...tmpfs(at('shm'), DEV_SHM_BYTES, 0o1777, false),
+    '--symlink', `/proc/self/fd:${at('fd')}`,
+    ...['stdin', 'stdout', 'stderr'].flatMap((n, fd) => ['--symlink', `/proc/self/fd/${fd}:${at(n)}`]),
+  ];
+}
+
+function compileMount(m: Mount, readOnly: boolean, session: Session): string[] {
+  switch (m.kind) {
+    case 'bind':
+      return [m.access === 'rw' && !readOnly ? '--bindmount' : '--bindmount_ro', `${m.source}:${m.target}`];
+    case 'tmpfs':
+      return tmpfs(m.target, m.sizeBytes, m.mode, readOnly);
+    case 'proc':
+      // Read-only unless --proc_rw: /proc/sysrq-trigger and friends stay shut even to a child that is
+      // host uid 0. nsjail mounts it after all other mounts (cmdline.cc setupMounts).
+      return ['--proc_path', m.target];
+    case 'dev':
+      return compileDev(m.target);
+    case 'symlink':
+      return ['--symlink', `${m.linkTo}:${m.target}`];
+    case 'mask':
+      return m.what === 'file' ? ['--bindmount_ro', `${session.emptyFile}:${m.target}`] : tmpfs(m.target, MASK_TMPFS_BYTES, 0o555, true);
+    case 'session-dir':
+      return ['--bindmount_ro', `${session.dir}:${m.target}`];
+    case 'remount-ro':
+      return []; // folded into the mount it names (foldRemounts)
+  }
+}
+
+function compileNamespaces(policy: Policy): string[] {
+  const ns = policy.namespaces;
+  return [
+    ...(ns.net ? [] : ['--disable_clone_newnet']),
+    ...(ns.pid ? [] : ['--disable_clone_newpid']),
+    ...(ns.ipc ? [] : ['--disable_clone_newipc']),
+    ...(ns.uts ? ['--hostname', policy.hostname] : ['--disable_clone_newuts']),
+    ...(ns.cgroup ? [] : ['--disable_clone_newcgroup']),
+  ];
+}
+
+/**
+ * nsjail sets every rlimit itself, soft = hard, with small defaults (AS 4GiB, CPU 600s, FSIZE 1MiB,
+ * NOFILE 32), so each is given. The policy's CPU, FSIZE and NOFILE are exact values. AS and NPROC are
+ * the LimitPlan's run-time fallbacks for memory and pids: its trampoline sets them on nsjail, and
+ * `hard` hands nsjail's hard limit down. Otherwise `hard`: no more than the command could raise
+ * itself to; STACK stays `soft`, as an unlimited stack switches the kernel to the legacy mmap layout.
+ */
+function compileRlimits(limits: Policy['limits']): string[] {
+  const values: [string, string][] = [
+    ['as', 'hard'],
+    ['core', '0'],
+    ['cpu', limits.cpuTimeSec !== undefined ? String(limits.cpuTimeSec) : 'hard'],
+    ['fsize', limits.fileSizeBytes !== undefined ? String(limits.fileSizeBytes / MIB) : 'hard'],
+    ['nofile', limits.nofile !== undefined ? String(limits.nofile) : 'hard'],
+    ['nproc', 'hard'],
+    ['stack', 'soft'],
+    ['memlock', 'hard'],
+    ['rtprio', 'hard'],
+    ['msgqueue', 'hard'],
+  ];
+  return values.flatMap(([name, value]) => [`--rlimit_${name}`, value]);
+}
+
+/** A Protocol Buffers text-format string literal: ASCII only, every other byte as an octal escape. */
+function protoString(value: string): string {
+  let out = '"';
+  for (const byte of new TextEncoder().encode(value)) {
+    if (byte === 0x22 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`;
+    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte);
+    else out += `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  return out + '"';
+}
+
+/**
+ * The command's environment as an nsjail config (config.proto `envar`, text format). nsjail clears
+ * its own before exec (no --keep_env). It travels on a descriptor, not on the argv (/proc/PID/cmdline
+ * is world-readable) nor in nsjail's own environment (the launch chain — the limits trampoline's
+ * shell, the dynamic loader, nsjail — would act on SHELLOPTS, LD_PRELOAD and the like, on the host).
+ */
+function renderConfig(vars: Record<string, string>): string {
+  const lines = Object.keys(vars)
+    .sort()
+    .map((name) => `envar: ${protoString(`${name}=${vars[name]!}`)}`);
+  return ["# sbx: the command's environment", ...lines, ''].join('\n');
+}
+
+function refuse(refusals: Refusal[]): never {
+  const [first, ...rest] = refusals;
+  throw new SbxError('BACKEND_UNSUPPORTED', `nsjail backend: ${first!.message}`, { hint: first!.hint, details: rest.map((r) => r.message) });
+}
+
+export function compileNsjail(policy: Policy, session: Session, host: NsjailHost): Launch {
+  const command = commandOf(policy);
+  if (command.length === 0 || command[0] === '') throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
+  const refusals = [...policyRefusals(policy), ...launchRefusals(policy, session, host, command)];
+  if (refusals.length > 0) refuse(refusals);
+  const { readOnly, rootReadOnly } = foldRemounts(policy.mounts);
+  const timeoutMs = policy.limits.timeoutMs;
+  const hasProc = policy.mounts.some((m) => m.kind === 'proc');
+  // nsjail joins repeated --seccomp_string values with newlines: one per line keeps each argument
+  // line-free (and the golden files readable). It installs the filter last, right before execve.
+  const seccomp = policy.seccomp.rules.length > 0 ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n') : [];
+  const args = [
+    // Its log goes to a pipe sbx reads (nsjail-status.ts), not to the terminal; first, so that errors
+    // in the options that follow are logged there too.
+    '--log_fd', String(STATUS_FD),
+    // A config replaces every setting given before it (config.cc parseInternal: CopyFrom), so it
+    // comes before the flags. nsjail open()s the path, so the runtime passes this descriptor as a
+    // regular (unlinked) file: /proc/self/fd/N of a socketpair, Node's stdio "pipe", is ENXIO.
+    '--config', `/proc/self/fd/${CONFIG_FD}`,
+    '--mode', 'o',
+    '--experimental_mnt', 'new',
+    ...compileNamespaces(policy),
+    // Inside uid/gid : outside. The gid's outside half is nsjail's own gid (user.cc parseGid("")).
+    '--user', `${policy.identity.uid}:${host.uid}:1`,
+    '--group', String(policy.identity.gid),
+    '--cwd', policy.cwd,
+    // nsjail calls setsid() unless told not to: an interactive shell keeps job control, and TIOCSTI is
+    // left to seccomp, as with bwrap (CVE-2017-5226).
+    ...(host.stdinIsTty ? ['--skip_setsid'] : []),
+    '--nice_level', '0',
+    // sbx keeps the wall clock (exact, 124). nsjail's default limit is 600s; as a backstop it gets one
+    // second more than rounded up, as it counts whole seconds from time() and could fire early.
+    '--time_limit', timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
+    ...compileRlimits(policy.limits),
+    ...(rootReadOnly ? [] : ['--rw']),
+    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session)),
+    ...(hasProc ? [] : ['--disable_proc']),
+    ...seccomp.flatMap((line) => ['--seccomp_string', line]),
+    ...(command[0]!.includes('/') ? [] : ['--exec_file', host.execPath!]),
+    '--',
+    ...command,
+  ];
+  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: new TextEncoder().encode(renderConfig(policy.env.vars)) }] };
+}
+
+/** The launch as a reviewer reads it: nsjail's argv, then the config it reads from fd 4 (explain, golden files). */
+export function expandNsjailLaunch(launch: Launch): string[] {
+  const out = [launch.file, ...launch.args];
+  launch.fds.forEach((fd, i) => {
+    if (fd.purpose !== 'status') out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
+  });
+  return out;
+}
+
+/** Policy features the nsjail backend uses (gap keys). */
+function featuresUsed(policy: Policy): Set<string> {
+  const used = new Set(NSJAIL_GAPS.filter((g) => g.feature.startsWith('nsjail.')).map((g) => g.feature));
+  for (const m of policy.mounts) used.add(`mounts.${m.kind}`);
+  for (const [key, value] of Object.entries(policy.limits)) if (value !== undefined && key !== 'required') used.add(`limits.${key}`);
+  return used;
+}
+
+/** For `sbx explain --backend nsjail`: what would be refused, and what nsjail enforces more weakly than bwrap. */
+export function describeNsjailGaps(policy: Policy): string[] {
+  const refused = policyRefusals(policy);
+  const used = featuresUsed(policy);
+  return [
+    ...refused.map((r) => `refused ${r.feature}: ${r.message}`),
+    ...NSJAIL_GAPS.filter((g) => g.effect === 'weaker' && used.has(g.feature)).map((g) => `weaker ${g.feature}: ${g.detail}`),
+  ];
+}

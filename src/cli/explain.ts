@@ -1,0 +1,71 @@
+// `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
+import { compile } from '../api.js';
+import { expandArgsFd } from '../backend/bwrap.js';
+import type { Mount, Policy } from '../policy/types.js';
+import { shellJoin } from './quote.js';
+import { toRunOptions, type RunFlags } from './options.js';
+
+function describeMount(m: Mount): string {
+  switch (m.kind) {
+    case 'bind':
+      return `${m.access === 'rw' ? 'rw  ' : 'ro  '} ${m.target}${m.source !== m.target ? ` <- ${m.source}` : ''}`;
+    case 'tmpfs':
+      return `tmpfs ${m.target} (${Math.round(m.sizeBytes / 1048576)} MiB)`;
+    case 'proc':
+    case 'dev':
+      return `${m.kind.padEnd(5)} ${m.target}`;
+    case 'symlink':
+      return `link  ${m.target} -> ${m.linkTo}`;
+    case 'mask':
+      return `mask  ${m.target}`;
+    case 'session-dir':
+      return `ro    ${m.target} <- session dir`;
+    case 'remount-ro':
+      return `ro    ${m.target} (remount)`;
+  }
+}
+
+function describeNetwork(n: Policy['network']): string {
+  switch (n.kind) {
+    case 'host':
+      return 'HOST NETWORK (shared with the host, not isolated)';
+    case 'none':
+      return 'none (own namespace, loopback only)';
+    case 'filtered':
+      return [
+        `filtered: own namespace; TCP only through sbx's proxy to ${n.allow.length ? n.allow.join(' ') : 'nothing'}`,
+        n.deny.length ? `; denied: ${n.deny.join(' ')}` : '',
+        n.allowPrivate.length ? `; private addresses allowed: ${n.allowPrivate.join(' ')}` : '',
+        n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
+      ].join('');
+  }
+}
+
+export async function explainCommand(command: string[], flags: RunFlags & { json?: boolean }): Promise<void> {
+  const compiled = await compile(toRunOptions(flags, command));
+  if (flags.json) {
+    process.stdout.write(JSON.stringify({ profile: compiled.profile, policy: compiled.policy, launch: { file: compiled.launch.file, args: compiled.launch.args, argv: expandArgsFd(compiled.launch), env: compiled.launch.env, fds: compiled.launch.fds.map((f) => ({ purpose: f.purpose, ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}) })) }, bwrap: { path: compiled.bwrap.path, version: compiled.bwrap.version } }, null, 2) + '\n');
+    return;
+  }
+  const p = compiled.policy;
+  const out: string[] = [];
+  out.push(`profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})`);
+  out.push(`mode      ${p.mode}`);
+  out.push(`workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`);
+  out.push(`network   ${describeNetwork(p.network)}`);
+  out.push(`user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`);
+  out.push(`cwd       ${p.cwd}`);
+  out.push('mounts (in order):');
+  for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
+  out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
+  if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
+  // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
+  const argv = expandArgsFd(compiled.launch);
+  const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
+  const seccomp = compiled.policy.seccomp.rules.length > 0;
+  out.push(`seccomp   ${compiled.policy.seccomp.preset}: ${seccomp ? compiled.policy.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
+  out.push('');
+  out.push(`# ${compiled.bwrap.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
+  out.push(shellJoin([compiled.launch.file, ...inline]));
+  process.stdout.write(out.join('\n') + '\n');
+}

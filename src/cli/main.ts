@@ -1,0 +1,51 @@
+// The CLI door. `sbx run` with well-formed flags goes straight to the library; everything else goes
+// through commander (loaded lazily). Only this file prints sbx's own errors and sets the exit code.
+import { ExitCode, isSbxError, type SbxError } from '../errors.js';
+import { parseRunArgv } from './options.js';
+import { runCommand } from './run.js';
+
+/** commander signals help, --version and usage errors by throwing (exitOverride). */
+function isCommanderError(error: unknown): error is { code: string; exitCode: number } {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code?.toString().startsWith('commander.') === true;
+}
+
+async function printError(error: SbxError): Promise<void> {
+  const [{ formatError }, { chalkStderr }] = await Promise.all([import('./print-error.js'), import('chalk')]);
+  const color = (s: string) => chalkStderr.red.bold(s);
+  process.stderr.write(formatError(error, color).join('\n') + '\n');
+  if (process.env.SBX_DEBUG === '1' && error.stack) process.stderr.write(error.stack + '\n');
+}
+
+/** bin/sbx.js moved NODE_EXTRA_CA_CERTS aside to spare Node's start-up; the sandbox's env rules see it as it was. */
+function restoreMovedEnv(): void {
+  const moved = process.env.SBX_HOST_NODE_EXTRA_CA_CERTS;
+  if (moved === undefined) return;
+  delete process.env.SBX_HOST_NODE_EXTRA_CA_CERTS;
+  process.env.NODE_EXTRA_CA_CERTS = moved;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  restoreMovedEnv();
+  try {
+    const fast = argv[2] === 'run' ? parseRunArgv(argv.slice(3)) : undefined;
+    if (fast) {
+      await runCommand(fast.command, fast.flags);
+      return;
+    }
+    const { buildProgram } = await import('./program.js');
+    await (await buildProgram()).parseAsync(argv);
+  } catch (error) {
+    if (isCommanderError(error)) {
+      // commander already printed its message (or the help text).
+      process.exitCode = error.exitCode === 0 ? 0 : ExitCode.USAGE;
+      return;
+    }
+    if (isSbxError(error)) {
+      await printError(error);
+      process.exitCode = error.exitCode;
+      return;
+    }
+    process.stderr.write(`sbx: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = ExitCode.SETUP;
+  }
+}

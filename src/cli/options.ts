@@ -1,0 +1,172 @@
+// Flags of `run` and `explain`, defined once as data. commander builds help and errors from the table;
+// `sbx run` itself is parsed by parseRunArgv from the same table, so the launch path does not load
+// commander (about 12 ms) at all.
+import type { Command } from 'commander';
+import { SbxError } from '../errors.js';
+import type { RunOptions } from '../api.js';
+
+export interface RunFlags {
+  profile?: string;
+  workspace?: string;
+  bind: string[];
+  roBind: string[];
+  env: string[];
+  keepEnv: string[];
+  network?: 'none' | 'host';
+  allowDomain: string[];
+  danger?: boolean;
+  memory?: string;
+  pids?: string;
+  cpus?: string;
+  timeout?: string;
+  cpuTime?: string;
+  fileSize?: string;
+  nofile?: string;
+  tmpSize?: string;
+}
+
+export interface RunCliFlags extends RunFlags {
+  reportFile?: string;
+  reportFd?: string;
+  dryRun?: boolean;
+  verbose?: boolean;
+}
+
+interface FlagSpec {
+  long: string;
+  short?: string;
+  /** commander's placeholder; absent for boolean flags. */
+  value?: string;
+  multiple?: boolean;
+  choices?: string[];
+  description: string;
+}
+
+/** Shared by run and explain. */
+export const POLICY_FLAGS: readonly FlagSpec[] = [
+  { long: 'profile', short: 'p', value: '<name>', description: 'profile name or path to a .yaml file (default: default)' },
+  { long: 'workspace', short: 'w', value: '<dir>', description: 'workspace directory, bound read-write (default: the current directory)' },
+  { long: 'bind', value: '<src[:dest]>', multiple: true, description: 'also bind a host path read-write (repeatable)' },
+  { long: 'ro-bind', value: '<src[:dest]>', multiple: true, description: 'also bind a host path read-only (repeatable)' },
+  { long: 'env', short: 'e', value: '<name=value>', multiple: true, description: 'set a variable in the sandbox (repeatable)' },
+  { long: 'keep-env', value: '<name>', multiple: true, description: 'inherit this variable (or LC_*-style pattern) from your environment (repeatable)' },
+  { long: 'network', value: '<mode>', choices: ['none', 'host'], description: 'override the profile: none (own namespace, loopback only) or host' },
+  { long: 'allow-domain', value: '<name[:port]>', multiple: true, description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)' },
+  { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
+  { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB' },
+  { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512' },
+  { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5' },
+  { long: 'timeout', value: '<duration>', description: 'wall-clock limit, e.g. 90s or 10m (exit 124)' },
+  { long: 'cpu-time', value: '<duration>', description: 'CPU time per process, e.g. 10m' },
+  { long: 'file-size', value: '<size>', description: 'largest file a process may write, e.g. 1GiB' },
+  { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024' },
+  { long: 'tmp-size', value: '<size>', description: 'size of the private /tmp (and HOME), e.g. 256MiB' },
+];
+
+/** Only for run. */
+export const RUN_ONLY_FLAGS: readonly FlagSpec[] = [
+  { long: 'report-file', value: '<path>', description: 'write the JSON report to this file' },
+  { long: 'report-fd', value: '<n>', description: 'write the JSON report to this open file descriptor (3 or more)' },
+  { long: 'dry-run', description: 'print what would run (like explain) and run nothing' },
+  { long: 'verbose', short: 'v', description: 'print the summary even on success, and what was kept out' },
+];
+
+const camel = (long: string) => long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+export async function addFlags(cmd: Command, specs: readonly FlagSpec[]): Promise<Command> {
+  const { Option } = await import('commander');
+  for (const spec of specs) {
+    const option = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${spec.long}${spec.value ? ` ${spec.value}` : ''}`, spec.description);
+    if (spec.choices) option.choices(spec.choices);
+    if (spec.multiple) option.argParser(collect).default([]);
+    cmd.addOption(option);
+  }
+  return cmd;
+}
+
+/**
+ * `sbx run [flags] [--] COMMAND...` without commander: flags until `--` or the first non-flag, the
+ * rest is the command. Returns undefined for anything unusual (help, unknown flag, bad value) so the
+ * caller can let commander produce its full error message.
+ */
+export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; command: string[] } | undefined {
+  const specs = [...POLICY_FLAGS, ...RUN_ONLY_FLAGS];
+  const flags: Record<string, string | boolean | string[]> = { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [] };
+  let i = 0;
+  for (; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') break;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const spec = specs.find((s) => name === `--${s.long}` || (s.short !== undefined && name === `-${s.short}`));
+    if (!spec) return undefined;
+    const key = camel(spec.long);
+    if (!spec.value) {
+      if (eq > 0) return undefined;
+      flags[key] = true;
+      continue;
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (value === undefined || (spec.choices && !spec.choices.includes(value))) return undefined;
+    flags[key] = spec.multiple ? [...(flags[key] as string[]), value] : value;
+  }
+  const command = args.slice(i);
+  if (command.length === 0) return undefined;
+  return { flags: flags as unknown as RunCliFlags, command };
+}
+
+function splitBind(value: string, flag: string): { source: string; target?: string } {
+  const i = value.indexOf(':');
+  const source = i < 0 ? value : value.slice(0, i);
+  const target = i < 0 ? undefined : value.slice(i + 1);
+  if (!source || target === '') throw new SbxError('USAGE', `${flag} ${value}: expected SRC or SRC:DEST`, { hint: `e.g. ${flag} ~/tools:/opt/tools` });
+  return target === undefined ? { source } : { source, target };
+}
+
+export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
+  const env: Record<string, string> = {};
+  for (const pair of flags.env) {
+    const i = pair.indexOf('=');
+    // Messages name the variable, never the value: it may be a secret.
+    if (i <= 0) throw new SbxError('USAGE', '--env: expected NAME=VALUE', { hint: 'e.g. --env NODE_ENV=test' });
+    const name = pair.slice(0, i);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new SbxError('USAGE', `--env: "${name}" is not a valid variable name`, { hint: 'names match [A-Za-z_][A-Za-z0-9_]*' });
+    env[name] = pair.slice(i + 1);
+  }
+  for (const name of flags.keepEnv) {
+    if (!/^[A-Za-z0-9_*]+$/.test(name)) throw new SbxError('USAGE', `--keep-env ${name}: not a variable name or pattern`, { hint: 'e.g. --keep-env NODE_OPTIONS or --keep-env "LC_*"' });
+  }
+  return {
+    command,
+    ...(flags.profile ? { profile: flags.profile } : {}),
+    ...(flags.workspace ? { workspace: flags.workspace } : {}),
+    binds: [
+      ...flags.bind.map((b) => ({ ...splitBind(b, '--bind'), access: 'rw' as const })),
+      ...flags.roBind.map((b) => ({ ...splitBind(b, '--ro-bind'), access: 'ro' as const })),
+    ],
+    env,
+    keepEnv: flags.keepEnv,
+    ...(flags.network ? { network: flags.network } : {}),
+    ...(flags.allowDomain.length > 0 ? { allowDomains: flags.allowDomain } : {}),
+    danger: flags.danger ?? false,
+    limits: Object.fromEntries(
+      (
+        [
+          ['memory', flags.memory],
+          ['pids', flags.pids],
+          ['cpus', flags.cpus],
+          ['timeout', flags.timeout],
+          ['cpu_time', flags.cpuTime],
+          ['file_size', flags.fileSize],
+          ['nofile', flags.nofile],
+        ] as const
+      ).filter(([, v]) => v !== undefined),
+    ),
+    ...(flags.tmpSize !== undefined ? { tmpSize: flags.tmpSize } : {}),
+  };
+}

@@ -1,0 +1,83 @@
+// commander wiring for every command: help, suggestions, errors. Loaded only when `sbx run`'s fast
+// parser declines (help, other commands, a malformed flag).
+import { Command } from 'commander';
+import { VERSION } from '../version.js';
+import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './options.js';
+import { runCommand } from './run.js';
+
+const EXAMPLES = `
+Examples:
+  sbx run -- npm test                      default profile: workspace writable, no network
+  sbx run -p read-only -- git diff         nothing writable but a private /tmp
+  sbx run -p agent --report-fd 3 -- python3 tool.py 3>report.json
+  sbx run -p network -- npm install        default + host network
+  sbx run -- bash                          an interactive shell in the sandbox
+  sbx explain -- make                      show the policy and the exact bwrap command
+  sbx profiles list                        which profiles exist and where they come from
+  sbx doctor                               check bwrap, user namespaces, cgroups
+
+Exit codes: the command's own status passes through (128+N when killed by signal N).
+sbx's own: 2 usage, 125 profile/sandbox setup failed, 126 denied by policy or not executable,
+127 command not found in the sandbox. See the README for details.`;
+
+export async function buildProgram(): Promise<Command> {
+  const program = new Command('sbx')
+    .description('Run untrusted commands in a bubblewrap sandbox compiled from a named profile.')
+    .version(VERSION, '-V, --version')
+    .enablePositionalOptions()
+    .showSuggestionAfterError()
+    .addHelpText('after', EXAMPLES)
+    .exitOverride();
+
+  const run = program
+    .command('run')
+    .description("run COMMAND in the sandbox; its exit status becomes sbx's")
+    .argument('<command...>', 'the command and its arguments (put them after --)')
+    .passThroughOptions();
+  await addFlags(run, [...POLICY_FLAGS, ...RUN_ONLY_FLAGS]);
+  run.action(async (command: string[], flags: RunCliFlags) => {
+    await runCommand(command, flags);
+  });
+
+  const explain = program
+    .command('explain')
+    .description('show the resolved policy and the exact launcher argv, shell-quoted; runs nothing')
+    .argument('[command...]', 'the command (default: sh)')
+    .passThroughOptions()
+    .option('--json', 'machine-readable output');
+  await addFlags(explain, POLICY_FLAGS);
+  explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
+    const { explainCommand } = await import('./explain.js');
+    await explainCommand(command.length > 0 ? command : ['sh'], flags);
+  });
+
+  const profiles = program.command('profiles').description('list and show profiles');
+  profiles
+    .command('list')
+    .description('every visible profile and where it comes from (path, project, user, builtin)')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: { json?: boolean }) => {
+      const { listCommand } = await import('./profiles.js');
+      listCommand(flags);
+    });
+  profiles
+    .command('show')
+    .description('the merged profile, with the profile each value came from')
+    .argument('<name>', 'profile name or path')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, flags: { json?: boolean }) => {
+      const { showCommand } = await import('./profiles.js');
+      await showCommand(name, flags);
+    });
+
+  program
+    .command('doctor')
+    .description('check bwrap, user namespaces, cgroups and seccomp on this host, with fixes')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: { json?: boolean }) => {
+      const { doctorCommand } = await import('./doctor.js');
+      await doctorCommand(flags);
+    });
+  return program;
+}
+

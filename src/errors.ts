@@ -1,0 +1,83 @@
+// The error catalogue and exit codes. Imports nothing: every layer may throw these.
+
+/** sbx's own exit codes. The child's code passes through untouched; these never mean "the child said so". */
+export const ExitCode = {
+  /** Bad command line (unknown flag, missing `--`, bad value). */
+  USAGE: 2,
+  /** The sandboxed command ran longer than its wall-clock timeout. */
+  TIMEOUT: 124,
+  /** The profile is invalid or the sandbox could not be built (no bwrap, userns off, bind source missing). */
+  SETUP: 125,
+  /** Refused by policy, or the command exists but is not executable. */
+  DENIED: 126,
+  /** The command was not found inside the sandbox. */
+  NOT_FOUND: 127,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Every error code sbx can raise, with its exit code. Codes are permanent: add, never rename. */
+export const ErrorCatalogue = {
+  USAGE: ExitCode.USAGE,
+  PROFILE_NOT_FOUND: ExitCode.SETUP,
+  PROFILE_PARSE: ExitCode.SETUP,
+  PROFILE_INVALID: ExitCode.SETUP,
+  PROFILE_CYCLE: ExitCode.SETUP,
+  PROFILE_VARIABLE: ExitCode.SETUP,
+  DANGER_NOT_ALLOWED: ExitCode.DENIED,
+  ENV_RESERVED: ExitCode.DENIED,
+  BIND_SOURCE_MISSING: ExitCode.SETUP,
+  BIND_TARGET_INVALID: ExitCode.SETUP,
+  WORKSPACE_INVALID: ExitCode.SETUP,
+  BWRAP_MISSING: ExitCode.SETUP,
+  USERNS_DISABLED: ExitCode.SETUP,
+  SESSION_DIR: ExitCode.SETUP,
+  SANDBOX_SETUP: ExitCode.SETUP,
+  BACKEND_UNSUPPORTED: ExitCode.SETUP,
+  COMMAND_NOT_FOUND: ExitCode.NOT_FOUND,
+  COMMAND_NOT_EXECUTABLE: ExitCode.DENIED,
+  REPORT_FD: ExitCode.USAGE,
+  LIMIT_INVALID: ExitCode.SETUP,
+  LIMIT_UNENFORCEABLE: ExitCode.SETUP,
+  SECCOMP_INVALID: ExitCode.SETUP,
+  SECCOMP_UNSUPPORTED_ARCH: ExitCode.SETUP,
+  TIMEOUT: ExitCode.TIMEOUT,
+} as const satisfies Record<string, ExitCodeValue>;
+export type ErrorCode = keyof typeof ErrorCatalogue;
+
+export interface SourceLocation {
+  file: string;
+  line: number;
+  col: number;
+}
+
+export interface SbxErrorInit {
+  /** How to fix it: one line naming a flag, key or command. */
+  hint?: string;
+  location?: SourceLocation;
+  /** Further lines (e.g. every schema issue after the first). */
+  details?: string[];
+  cause?: unknown;
+}
+
+/** A failure of sbx itself (never of the sandboxed command), with a user-facing message and a stable exit code. */
+export class SbxError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: ExitCodeValue;
+  readonly hint: string | undefined;
+  readonly location: SourceLocation | undefined;
+  readonly details: string[];
+
+  constructor(code: ErrorCode, message: string, init: SbxErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'SbxError';
+    this.code = code;
+    this.exitCode = ErrorCatalogue[code];
+    this.hint = init.hint;
+    this.location = init.location;
+    this.details = init.details ?? [];
+  }
+}
+
+export function isSbxError(value: unknown): value is SbxError {
+  return value instanceof SbxError;
+}

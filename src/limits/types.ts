@@ -1,0 +1,96 @@
+// The limit types shared by the pure planner (plan.ts), the profile reader (parse.ts) and the runtime
+// that applies a plan (runtime/cgroup/). Plain data only.
+
+export type LimitName = 'memory' | 'pids' | 'cpus' | 'timeout' | 'cpu-time' | 'file-size' | 'nofile';
+
+export interface Limits {
+  memoryBytes?: number;
+  pids?: number;
+  cpus?: number;
+  timeoutMs?: number;
+  cpuTimeSec?: number;
+  fileSizeBytes?: number;
+  nofile?: number;
+  /** Limits that must be enforced exactly: approximation or nothing → LIMIT_UNENFORCEABLE. */
+  required: LimitName[];
+}
+
+export type CgroupController = 'memory' | 'pids' | 'cpu';
+
+/** What runtime/cgroup/probe.ts found. Paths are absolute host paths. */
+export interface HostLimitFacts {
+  uid: number;
+  cgroup:
+    | {
+        kind: 'v2';
+        /** Where the cgroup2 hierarchy is mounted. */
+        mount: string;
+        /** This process's cgroup, relative to the mount (`/user.slice/…/foo.scope`). */
+        ownPath: string;
+        /** A session cgroup can be created beside ours (see v2SessionParent) and we can move into it. */
+        writable: boolean;
+        /** Controllers a session cgroup there gets: enabled in the parent, or enableable by us. */
+        controllers: string[];
+      }
+    | {
+        kind: 'v1';
+        /** Per controller, the directory of this process's cgroup in that hierarchy; null if not mounted. */
+        controllers: Record<CgroupController, string | null>;
+        /** Every mounted one of them accepts a child cgroup from us. */
+        writable: boolean;
+      }
+    | { kind: 'none' };
+  /** systemd-run is on PATH and the manager it would use (the user's, or the system's for root) is reachable. */
+  systemdRun: boolean;
+}
+
+export type Mechanism = 'cgroup-v2' | 'systemd-scope' | 'cgroup-v1' | 'rlimit' | 'wall-clock' | 'none';
+
+export type RlimitResource = 'AS' | 'NPROC' | 'CPU' | 'FSIZE' | 'NOFILE' | 'CORE';
+
+/** One setrlimit(2), values in the kernel's units (bytes, seconds, counts). */
+export interface Rlimit {
+  resource: RlimitResource;
+  soft: number;
+  hard: number;
+  /** NPROC only: the uid whose running tasks the runtime adds at launch (RLIMIT_NPROC counts all of them). */
+  uid?: number;
+}
+
+export interface PlannedLimit {
+  name: LimitName;
+  /** In the base unit: bytes, count, CPUs, milliseconds (timeout), seconds (cpu-time). */
+  value: number;
+  /** As a human reads it: `512MiB`, `64`, `0.5`, `10m`. */
+  display: string;
+  mechanism: Mechanism;
+  /** false when the mechanism only approximates the limit, or is `none`. */
+  exact: boolean;
+  required: boolean;
+  /** One line: what enforces it, what it misses, or why nothing can. */
+  note: string;
+}
+
+export interface CgroupSettings {
+  memoryBytes?: number;
+  pids?: number;
+  cpus?: number;
+}
+
+export type CgroupPlan =
+  | { kind: 'none' }
+  /** Create `<parent>/sbx-<session>`; enable `controllers` in the parent's subtree_control first. */
+  | { kind: 'cgroup-v2'; parent: string; controllers: CgroupController[]; settings: CgroupSettings }
+  /** Create `<parent>/sbx-<session>` in each listed controller's hierarchy. */
+  | { kind: 'cgroup-v1'; parents: Partial<Record<CgroupController, string>>; settings: CgroupSettings }
+  | { kind: 'systemd-scope'; manager: 'user' | 'system'; settings: CgroupSettings };
+
+export interface LimitPlan {
+  /** Every configured limit, in LIMIT_NAMES order. */
+  limits: PlannedLimit[];
+  cgroup: CgroupPlan;
+  /** Applied by the launch trampoline. RLIMIT_CORE=0 is always first: a crashing sandboxed process must not drop a core of its memory on the host. */
+  rlimits: Rlimit[];
+  /** The runtime's wall clock. */
+  timeoutMs?: number;
+}

@@ -1,0 +1,333 @@
+// Profile + request + Host → Policy. Pure: everything it knows about the disk is in `host.paths`.
+import { posix } from 'node:path';
+import { SbxError } from '../errors.js';
+import { parseLimits, type LimitsInput } from '../limits/parse.js';
+import { parseSize } from '../limits/units.js';
+import { resolveSeccompRules } from '../seccomp/index.js';
+import type { BindEntry, Profile } from '../profile/schema.js';
+import { expandPath, expandVariables, type Variables } from '../profile/variables.js';
+import { buildEnv } from './env.js';
+import type { Host, PathFact } from './host.js';
+import { isWithin, sensitivePaths } from './sensitive.js';
+import { compileEgressRules } from './egress.js';
+import type { Mode, Mount, NetworkPolicy, Policy } from './types.js';
+
+/** What the caller asks for on top of the profile (CLI flags or library options). */
+export interface RunRequest {
+  command: string[];
+  workspace?: string;
+  binds?: { source: string; target?: string; access: 'ro' | 'rw' }[];
+  /** Extra variables (`--env K=V`). */
+  env?: Record<string, string>;
+  /** Extra names to inherit (`--keep-env NAME`). */
+  keepEnv?: string[];
+  network?: 'none' | 'host';
+  /** `--allow-domain`: added to the profile's allow list (and turns `none` into a filtered network). */
+  allowDomains?: string[];
+  /** `--danger`: the only way to get mode: danger. */
+  danger?: boolean;
+  /** `--memory`, `--pids`, ...: override the profile's limits one by one. */
+  limits?: Omit<LimitsInput, 'required'>;
+  /** `--tmp-size`: overrides tmp.size. */
+  tmpSize?: string;
+}
+
+export const DEFAULT_SYSTEM_PATHS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
+const DEFAULT_TMP_SIZE = '512MiB';
+
+/** /tmp and HOME: large enough for a build's scratch files, small enough to refuse a balloon. */
+const TMP_BOUNDS = { min: 1024 * 1024, max: 1024 ** 4, example: '256MiB or 2GiB' };
+const DEFAULT_HOSTNAME = 'sbx';
+/** Where the egress bridge's files appear inside (the sandbox root is otherwise empty there). */
+export const BRIDGE_DIR = '/run/sbx';
+/** The uid/gid a root-invoked sandbox runs as inside its namespace: "nobody" on every distribution. */
+const NOBODY = 65534;
+/** Directories that may never be a workspace or a writable bind: binding them rw would hand over the system. */
+const FORBIDDEN_ROOTS = ['/', '/usr', '/etc', '/bin', '/sbin', '/lib', '/lib64', '/boot', '/proc', '/sys', '/dev', '/run', '/var'];
+
+function normalizeTarget(path: string, where: string): string {
+  if (!posix.isAbsolute(path) || path.split('/').includes('..')) {
+    throw new SbxError('BIND_TARGET_INVALID', `${where}: "${path}" must be an absolute path without ".."`, {
+      hint: 'write the path inside the sandbox in full, e.g. /opt/tools',
+    });
+  }
+  return posix.normalize(path).replace(/(.)\/$/, '$1');
+}
+
+/** The workspace path as requested, before realpath (the runtime probes it). */
+export function requestedWorkspace(profile: Profile, request: RunRequest, vars: Omit<Variables, 'workspace'>): string {
+  const raw = request.workspace ?? profile.workspace?.path ?? '${cwd}';
+  if (raw.includes('${workspace}')) {
+    throw new SbxError('PROFILE_VARIABLE', 'workspace.path: ${workspace} cannot refer to itself', { hint: 'use ${cwd} or ${home}' });
+  }
+  return posix.resolve(vars.cwd, expandPath(raw, { ...vars, workspace: '' }, 'workspace.path'));
+}
+
+interface BindSpec {
+  path: string;
+  mountAt?: string;
+  optional: boolean;
+  where: string;
+}
+
+function bindSpecs(entries: readonly BindEntry[] | undefined, key: string, vars: Variables): BindSpec[] {
+  return (entries ?? []).map((entry, i) => {
+    const where = `${key}[${i}]`;
+    const e = typeof entry === 'string' ? { path: entry } : entry;
+    return {
+      path: posix.resolve(vars.cwd, expandPath(e.path, vars, where)),
+      ...(e.mountAt ? { mountAt: expandPath(e.mountAt, vars, where) } : {}),
+      optional: e.optional ?? false,
+      where,
+    };
+  });
+}
+
+function systemSpecs(profile: Profile, vars: Variables): BindSpec[] {
+  if (profile.system) return bindSpecs(profile.system, 'system', vars);
+  return DEFAULT_SYSTEM_PATHS.map((path) => ({ path, optional: true, where: 'system (default)' }));
+}
+
+function requestSpecs(request: RunRequest, vars: Variables, access: 'ro' | 'rw'): BindSpec[] {
+  return (request.binds ?? [])
+    .filter((b) => b.access === access)
+    .map((b) => ({
+      path: posix.resolve(vars.cwd, b.source),
+      ...(b.target ? { mountAt: b.target } : {}),
+      optional: false,
+      where: access === 'rw' ? '--bind' : '--ro-bind',
+    }));
+}
+
+/** Every host path whose facts derivePolicy needs. The runtime probes exactly these. */
+export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>): string[] {
+  const specs = [
+    ...systemSpecs(profile, vars),
+    ...bindSpecs(profile.read_only, 'read_only', vars),
+    ...bindSpecs(profile.writable_roots, 'writable_roots', vars),
+    ...requestSpecs(request, vars, 'ro'),
+    ...requestSpecs(request, vars, 'rw'),
+  ];
+  const sockets = typeof profile.network === 'object' ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p)) : [];
+  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitivePaths(vars.home, env)])];
+}
+
+function fact(host: Host, path: string): PathFact {
+  return host.paths[path] ?? { exists: false };
+}
+
+export interface DeriveInput {
+  profileName: string;
+  profileHash: string;
+  profile: Profile;
+  request: RunRequest;
+  host: Host;
+  vars: Variables;
+}
+
+export function derivePolicy(input: DeriveInput): Policy {
+  const { profile, request, host, vars } = input;
+  const mode: Mode = profile.mode ?? 'workspace-write';
+  if (mode === 'danger' && !request.danger) {
+    throw new SbxError('DANGER_NOT_ALLOWED', `profile "${input.profileName}" asks for mode: danger (the host filesystem, writable)`, {
+      hint: 'add --danger to allow it for this run, or pick a safer profile (default, read-only)',
+    });
+  }
+  const ws = fact(host, vars.workspace);
+  if (!ws.exists || ws.type !== 'dir') {
+    throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, { hint: 'pass --workspace DIR, or run sbx from the project directory' });
+  }
+  if (mode !== 'danger' && FORBIDDEN_ROOTS.includes(ws.real)) {
+    throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} resolves to ${ws.real}, a system directory`, {
+      hint: 'run sbx from a project directory or pass --workspace DIR',
+    });
+  }
+  const sensitiveReal = sensitivePaths(vars.home, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
+  const workspaceSandbox = mode === 'danger' ? ws.real : normalizeTarget(profile.workspace?.mountAt ? expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt') : ws.real, 'workspace.mountAt');
+  const workspaceAccess = mode === 'read-only' ? 'ro' : 'rw';
+
+  const mounts: Mount[] = [];
+  const layers: Mount[] = [];
+
+  const addBind = (spec: BindSpec, access: 'ro' | 'rw', reason: string) => {
+    const f = fact(host, spec.path);
+    if (!f.exists) {
+      if (spec.optional) return;
+      throw new SbxError('BIND_SOURCE_MISSING', `${spec.where}: ${spec.path} does not exist`, {
+        hint: 'create it, fix the path, or mark the entry `optional: true`',
+      });
+    }
+    // Bind the resolved path: a symlink (in the workspace or anywhere) cannot redirect a bind.
+    if (sensitiveReal.some((root) => isWithin(f.real, root))) {
+      throw new SbxError('DANGER_NOT_ALLOWED', `${spec.where}: ${spec.path} is (or is inside) a credential store`, {
+        hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need instead',
+      });
+    }
+    if (access === 'rw' && FORBIDDEN_ROOTS.includes(f.real)) {
+      throw new SbxError('BIND_TARGET_INVALID', `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`, {
+        hint: 'bind a subdirectory, or read-only',
+      });
+    }
+    if (f.link !== undefined && spec.mountAt === undefined && access === 'ro' && spec.where.startsWith('system')) {
+      // Merged-/usr systems: /bin -> usr/bin. Recreate the link instead of a second bind.
+      layers.push({ kind: 'symlink', target: spec.path, linkTo: f.link, reason });
+      return;
+    }
+    const target = normalizeTarget(spec.mountAt ?? f.real, spec.where);
+    layers.push({ kind: 'bind', source: f.real, target, access, optional: false, reason });
+  };
+
+  const tmpSize = request.tmpSize !== undefined ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS) : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
+  const limits = parseLimits({ ...profile.limits, ...request.limits });
+  const seccompPreset = profile.seccomp?.preset ?? 'default';
+  const seccompRules = resolveSeccompRules({
+    preset: seccompPreset,
+    add: profile.seccomp?.add ?? [],
+    remove: profile.seccomp?.remove ?? [],
+    allowIoUring: profile.seccomp?.io_uring ?? false,
+  });
+
+  if (mode === 'danger') {
+    layers.push({ kind: 'bind', source: '/', target: '/', access: 'rw', optional: false, reason: 'mode: danger (host filesystem)' });
+    layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev' });
+    layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
+  } else {
+    for (const spec of systemSpecs(profile, vars)) addBind(spec, 'ro', 'system, read-only');
+    layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
+    layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' });
+    layers.push({ kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' });
+    layers.push({ kind: 'tmpfs', target: normalizeTarget(vars.home, 'HOME'), sizeBytes: tmpSize, mode: 0o755, reason: 'private HOME, empty each session' });
+    layers.push({ kind: 'bind', source: ws.real, target: workspaceSandbox, access: workspaceAccess, optional: false, reason: `workspace (${workspaceAccess})` });
+    for (const spec of bindSpecs(profile.read_only, 'read_only', vars)) addBind(spec, 'ro', 'read_only');
+    for (const spec of bindSpecs(profile.writable_roots, 'writable_roots', vars)) {
+      addBind(spec, mode === 'read-only' ? 'ro' : 'rw', mode === 'read-only' ? 'writable_roots (read-only mode)' : 'writable_roots');
+    }
+  }
+  for (const spec of requestSpecs(request, vars, 'ro')) addBind(spec, 'ro', '--ro-bind');
+  for (const spec of requestSpecs(request, vars, 'rw')) addBind(spec, 'rw', '--bind');
+
+  const network = deriveNetwork(profile, request, host);
+  for (const path of network.kind === 'filtered' ? network.unixSockets : []) {
+    const f = fact(host, path);
+    if (!f.exists) {
+      throw new SbxError('BIND_SOURCE_MISSING', `network.unix_sockets: ${path} does not exist`, { hint: 'start the service first, or fix the path' });
+    }
+    // Connecting to a socket needs write permission on it: the one named socket, nothing around it.
+    layers.push({ kind: 'bind', source: f.real, target: normalizeTarget(path, 'network.unix_sockets'), access: 'rw', optional: false, reason: 'network.unix_sockets' });
+  }
+  if (network.kind === 'filtered' && network.bridge) {
+    layers.push(
+      { kind: 'bind', source: network.bridge.node, target: `${BRIDGE_DIR}/node`, access: 'ro', optional: false, reason: 'egress bridge: node' },
+      { kind: 'bind', source: network.bridge.script, target: `${BRIDGE_DIR}/bridge.cjs`, access: 'ro', optional: false, reason: 'egress bridge: script' },
+      { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
+    );
+  }
+
+  // Parents before children: a mount placed after a deeper one would hide it.
+  const depth = (m: Mount) => (m.target === '/' ? 0 : m.target.split('/').length);
+  mounts.push(...layers.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i).map(({ m }) => m));
+
+  // Every place a host path shows up inside: one per bind that contains it (the same tree may be
+  // bound twice, e.g. HOME and one of its parents).
+  const binds = mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
+  const sandboxPathsOf = (real: string): string[] =>
+    [...new Set(binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))))];
+  const mask = (real: string, dir: boolean, reason: string) => {
+    for (const target of sandboxPathsOf(real)) mounts.push({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason });
+  };
+
+  // Credential stores (and the agent sockets they come with) reachable through any bind are masked.
+  for (const root of sensitivePaths(vars.home, host.env)) {
+    const f = fact(host, root);
+    if (f.exists) mask(f.real, f.type === 'dir', 'sensitive root');
+  }
+
+  const identity =
+    profile.user === 'root'
+      ? { uid: 0, gid: 0, hostRoot: host.uid === 0 }
+      : host.uid === 0
+        ? { uid: NOBODY, gid: NOBODY, hostRoot: true }
+        : { uid: host.uid, gid: host.gid, hostRoot: false };
+  if (identity.hostRoot && profile.user !== 'root' && mode !== 'danger') {
+    // sbx runs as root, so the child's files are still root's on the host (the workspace must stay
+    // writable). Owner permissions would let it read /etc/shadow through the read-only bind: mask
+    // everything under the system binds that the world may not read.
+    for (const { path, dir } of host.rootOnly) mask(path, dir, 'root-only host file');
+  }
+  if (mode === 'read-only') {
+    mounts.push({ kind: 'remount-ro', target: normalizeTarget(vars.home, 'HOME'), reason: 'read-only mode: HOME is not writable' });
+  }
+  if (mode !== 'danger') mounts.push({ kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' });
+
+  const cwd =
+    mode === 'danger'
+      ? host.cwd
+      : isWithin(host.cwd, ws.real)
+        ? posix.join(workspaceSandbox, posix.relative(ws.real, host.cwd))
+        : workspaceSandbox;
+
+  const profileSet = Object.entries(profile.env?.set ?? {}).map(([k, v]) => [k, expandVariables(v, vars, `env.set.${k}`)] as [string, string]);
+  const env = buildEnv({
+    host: host.env,
+    keep: [...(profile.env?.keep ?? []), ...(request.keepEnv ?? [])],
+    set: [...profileSet, ...Object.entries(request.env ?? {})],
+    injected: {
+      HOME: vars.home,
+      SBX_SESSION_ID: vars.session,
+      SBX_PROFILE: input.profileName,
+      SBX_WORKSPACE: workspaceSandbox,
+    },
+  });
+  env.vars.PATH ??= DEFAULT_PATH;
+
+  return {
+    profile: { name: input.profileName, hash: input.profileHash },
+    mode,
+    workspace: { host: ws.real, sandbox: workspaceSandbox, access: mode === 'danger' ? 'rw' : workspaceAccess },
+    mounts,
+    env,
+    cwd,
+    hostname: profile.hostname ?? DEFAULT_HOSTNAME,
+    identity,
+    namespaces: { user: true, pid: true, ipc: true, uts: true, net: network.kind !== 'host', cgroup: true },
+    network,
+    limits,
+    seccomp: { preset: seccompPreset, rules: seccompRules },
+    command: request.command,
+  };
+}
+
+/** none, host, or filtered: the profile's choice, then --network, then --allow-domain on top. */
+function deriveNetwork(profile: Profile, request: RunRequest, host: Host): NetworkPolicy {
+  const fromProfile = profile.network ?? 'none';
+  const base = request.network ?? fromProfile;
+  const domains = request.allowDomains ?? [];
+  if (base === 'host') return { kind: 'host' };
+  if (base === 'none' && domains.length === 0) return { kind: 'none' };
+  const spec = typeof base === 'object' ? base : typeof fromProfile === 'object' && request.network === undefined ? fromProfile : {};
+  const allow = [...(spec.allow ?? []), ...domains];
+  const deny = spec.deny ?? [];
+  const allowPrivate = spec.allow_private ?? [];
+  // Validates every pattern now, so a typo is a profile error rather than a refusal at run time.
+  compileEgressRules({ allow, deny, allowPrivate });
+  return {
+    kind: 'filtered',
+    allow,
+    deny,
+    allowPrivate,
+    unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
+    bridge: allow.length > 0 ? host.bridge : null,
+  };
+}
+
+/**
+ * System binds to scan for root-only entries when the child keeps host uid 0. The binary trees
+ * (/usr, /bin, /lib...) hold no secrets by convention and are too large to walk on every run.
+ */
+export function rootOnlyScanRoots(profile: Profile, vars: Variables): string[] {
+  const binaryTrees = /^\/(usr|bin|sbin|lib|lib32|lib64|libx32)(\/|$)/;
+  return systemSpecs(profile, vars)
+    .map((s) => s.path)
+    .filter((p) => !binaryTrees.test(p));
+}

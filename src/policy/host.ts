@@ -1,0 +1,32 @@
+// What the pure core may know about the host, gathered once by runtime/host.ts. Plain data, so a
+// fixture Host makes every compiler test deterministic.
+
+export type PathFact =
+  | { exists: false }
+  | {
+      exists: true;
+      /** realpath: every symlink resolved. */
+      real: string;
+      type: 'file' | 'dir' | 'other';
+      /** When the path itself (not a parent) is a symlink: its target as written. */
+      link?: string;
+      uid: number;
+    };
+
+export interface Host {
+  uid: number;
+  gid: number;
+  /** The invoking user's HOME. */
+  home: string;
+  cwd: string;
+  /** Whether sbx's stdin is a terminal: interactive runs keep job control (no --new-session). */
+  stdinIsTty: boolean;
+  /** The invoking environment, to filter (never copied wholesale). */
+  env: Record<string, string>;
+  /** Facts about every path the profile names, keyed by the absolute path as written. */
+  paths: Record<string, PathFact>;
+  /** The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths). */
+  bridge: { node: string; script: string };
+  /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */
+  rootOnly: { path: string; dir: boolean }[];
+}

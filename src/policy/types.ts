@@ -1,0 +1,79 @@
+// The Policy IR: the normalised, fully resolved description of one sandbox. Plain JSON data; every
+// backend compiles it, `sbx explain` prints it, the report hashes it. Imports nothing at run time.
+import type { Limits } from '../limits/plan.js';
+import type { SeccompPreset, SeccompRule } from '../seccomp/index.js';
+
+export type Mode = 'read-only' | 'workspace-write' | 'danger';
+
+/** Mounts, applied in array order. Each carries the reason it exists (shown by `sbx explain`). */
+export type Mount =
+  | { kind: 'bind'; source: string; target: string; access: 'ro' | 'rw'; optional: boolean; reason: string }
+  | { kind: 'tmpfs'; target: string; sizeBytes: number; mode: number; reason: string }
+  | { kind: 'proc'; target: string; reason: string }
+  | { kind: 'dev'; target: string; reason: string }
+  | { kind: 'symlink'; target: string; linkTo: string; reason: string }
+  /** Hide a file (an empty read-only file over it) or a directory (an empty read-only tmpfs). */
+  | { kind: 'mask'; target: string; what: 'file' | 'dir'; reason: string }
+  /** This run's session directory (the egress proxy's sockets), read-only: connecting needs no write to the mount. */
+  | { kind: 'session-dir'; target: string; reason: string }
+  /** Make an earlier mount (or the sandbox root `/`) read-only once everything below it is in place. */
+  | { kind: 'remount-ro'; target: string; reason: string };
+
+export type MountKind = Mount['kind'];
+
+export interface DroppedEnv {
+  name: string;
+  reason: 'not-allowed' | 'credential' | 'reserved';
+}
+
+export interface Namespaces {
+  user: boolean;
+  pid: boolean;
+  ipc: boolean;
+  uts: boolean;
+  net: boolean;
+  cgroup: boolean;
+}
+
+export type NetworkPolicy =
+  | { kind: 'none' }
+  | { kind: 'host' }
+  /**
+   * Own network namespace; TCP only through sbx's proxy (outside the sandbox), which decides per
+   * destination. `bridge` holds the host files the in-sandbox bridge runs from.
+   */
+  | {
+      kind: 'filtered';
+      allow: string[];
+      deny: string[];
+      allowPrivate: string[];
+      unixSockets: string[];
+      bridge: { node: string; script: string } | null;
+    };
+
+/** Who the command is: inside its user namespace, and on the host (the kernel's view). */
+export interface Identity {
+  uid: number;
+  gid: number;
+  /** Whether the host-side (kernel) uid is 0: then root-only host files are masked. */
+  hostRoot: boolean;
+}
+
+export interface Policy {
+  profile: { name: string; hash: string };
+  mode: Mode;
+  workspace: { host: string; sandbox: string; access: 'ro' | 'rw' };
+  mounts: Mount[];
+  env: { vars: Record<string, string>; dropped: DroppedEnv[] };
+  cwd: string;
+  hostname: string;
+  identity: Identity;
+  namespaces: Namespaces;
+  network: NetworkPolicy;
+  /** Resource limits in base units; how each is enforced is decided at run time (LimitPlan). */
+  limits: Limits;
+  /** Syscalls denied inside the sandbox (empty with preset off). */
+  seccomp: { preset: SeccompPreset; rules: SeccompRule[] };
+  /** The command as given (argv[0] may be a bare name: it is looked up on the sandbox PATH). */
+  command: string[];
+}

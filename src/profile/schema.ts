@@ -1,0 +1,116 @@
+// The only definition of a profile. Types are inferred from it; every object is strict, so an
+// unknown key is an error (with a "did you mean" added by parse.ts), never silently ignored.
+import { z } from 'zod';
+
+/** Environment variable names: refuse anything that could be read as a bwrap option or break `--setenv`. */
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
+
+/** A keep pattern: a name, or a name with `*` wildcards (e.g. `LC_*`). */
+const envPattern = z
+  .string()
+  .regex(/^[A-Za-z0-9_*]+$/, 'must be a variable name, optionally with * wildcards (e.g. LC_*)');
+
+const pathString = z.string().min(1, 'must not be empty');
+
+/** A host path to bind, as a string or with options. */
+export const BindEntrySchema = z.union([
+  pathString,
+  z.strictObject({
+    path: pathString.describe('Host path (variables like ${workspace} expand).'),
+    mountAt: pathString.optional().describe('Path inside the sandbox. Default: the same as `path`.'),
+    optional: z.boolean().optional().describe('Skip the bind when the path does not exist. Default: false (missing = error).'),
+  }),
+]);
+
+export const NetworkSchema = z
+  .union([
+    z.enum(['none', 'host']),
+    z.strictObject({
+      allow: z.array(z.string()).optional().describe('Destinations reachable through sbx\'s proxy: example.com, *.example.com, host:port.'),
+      deny: z.array(z.string()).optional().describe('Destinations refused even if allowed (deny wins).'),
+      allow_private: z.array(z.string()).optional().describe('Private or loopback addresses the proxy may dial, e.g. 127.0.0.1:5432 (refused by default).'),
+      unix_sockets: z.array(z.string()).optional().describe('Host unix sockets bound into the sandbox (e.g. a local database).'),
+    }),
+  ], { error: 'must be "none", "host", or a map such as { allow: [registry.npmjs.org] }' })
+  .describe('none: own network namespace with only lo (default). host: share the host network. { allow: [...] }: only the listed destinations, through a proxy outside the sandbox.');
+
+const limitValue = z.union([z.string(), z.number()]);
+
+export const LimitsSchema = z.strictObject({
+  memory: limitValue.optional().describe('Memory (RAM + swap) for the whole sandbox, e.g. 2GiB. Default: none.'),
+  pids: limitValue.optional().describe('Processes and threads, e.g. 512. Default: none.'),
+  cpus: limitValue.optional().describe('CPU cores (fractions allowed), e.g. 2 or 0.5. Default: none.'),
+  timeout: limitValue.optional().describe('Wall-clock time, e.g. 30m; the whole sandbox is ended. Default: none.'),
+  cpu_time: limitValue.optional().describe('CPU time per process (RLIMIT_CPU), e.g. 10m. Default: none.'),
+  file_size: limitValue.optional().describe('Largest file a process may write (RLIMIT_FSIZE), e.g. 1GiB. Default: none.'),
+  nofile: limitValue.optional().describe('Open files per process (RLIMIT_NOFILE), e.g. 1024. Default: none.'),
+  required: z.array(z.string()).optional().describe('Limits that must be enforced exactly (cgroups), or the run is refused. Default: [].'),
+});
+
+const seccompPreset = z.enum(['default', 'strict', 'off']);
+
+/** `seccomp: strict` is shorthand for `{ preset: strict }`; normalising here makes `extends` merge it key by key. */
+export const SeccompSchema = z.preprocess(
+  (v) => (typeof v === 'string' ? { preset: v } : v),
+  z.strictObject({
+    preset: seccompPreset.optional().describe('default (Flatpak/Docker-like deny list), strict (more), off. Default: default.'),
+    add: z.array(z.string()).optional().describe('More syscalls to deny with EPERM.'),
+    remove: z.array(z.string()).optional().describe('Syscalls to let through despite the preset.'),
+    io_uring: z.boolean().optional().describe('Allow io_uring (denied by default: a large kernel attack surface). Default: false.'),
+  }),
+);
+
+export const ProfileSchema = z.strictObject({
+  description: z.string().optional().describe('One line shown by `sbx profiles list`.'),
+  extends: z
+    .union([z.string(), z.array(z.string()).min(1)])
+    .optional()
+    .describe('Parent profile name(s), merged left to right before this one.'),
+  mode: z
+    .enum(['read-only', 'workspace-write', 'danger'])
+    .optional()
+    .describe('read-only: nothing writable but /tmp. workspace-write (default): workspace and writable_roots. danger: the host filesystem (needs --danger).'),
+  workspace: z
+    .strictObject({
+      path: pathString.optional().describe('Host directory of the workspace. Default: ${cwd} (or --workspace).'),
+      mountAt: pathString.optional().describe('Where it appears inside. Default: its own path.'),
+    })
+    .optional(),
+  writable_roots: z.array(BindEntrySchema).optional().describe('Extra host paths bound read-write (workspace-write mode only).'),
+  read_only: z.array(BindEntrySchema).optional().describe('Extra host paths bound read-only (tools, skills, caches).'),
+  system: z
+    .array(BindEntrySchema)
+    .optional()
+    .describe('System paths bound read-only. Default: /usr /bin /sbin /lib /lib32 /lib64 /etc (missing ones skipped).'),
+  tmp: z
+    .strictObject({
+      size: z.union([z.string(), z.number()]).optional().describe('Size of the private /tmp tmpfs, e.g. 256MiB. Default: 512MiB.'),
+    })
+    .optional(),
+  env: z
+    .strictObject({
+      keep: z.array(envPattern).optional().describe('Names (or LC_*-style patterns) inherited from the invoking environment. Credential-like names are dropped unless named exactly.'),
+      set: z.record(envName, z.string()).optional().describe('Variables set in the sandbox (values may use variables).'),
+    })
+    .optional(),
+  network: NetworkSchema.optional(),
+  user: z
+    .enum(['sandbox', 'root'])
+    .optional()
+    .describe('sandbox (default): an unprivileged uid inside. root: uid 0 inside (and, when sbx runs as root, root\'s file access).'),
+  limits: LimitsSchema.optional(),
+  seccomp: SeccompSchema.optional(),
+  hostname: z
+    .string()
+    .regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/, 'must be a valid hostname label')
+    .optional()
+    .describe('Hostname inside the sandbox. Default: sbx.'),
+});
+
+export type Profile = z.infer<typeof ProfileSchema>;
+export type BindEntry = z.infer<typeof BindEntrySchema>;
+
+/** The top-level keys, for "did you mean". */
+export const profileKeys = Object.keys(ProfileSchema.shape);

@@ -1,0 +1,95 @@
+// Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { Outcome } from './outcome.js';
+import type { SbxError } from '../errors.js';
+import type { Violation } from '../policy/violation.js';
+
+export const REPORT_FORMAT = 1;
+
+export interface Report {
+  format: number;
+  sessionId?: string;
+  profile?: { name: string; file: string; hash: string };
+  backend?: string;
+  command: string[];
+  exitCode: number;
+  signal?: string;
+  /** Who chose the exit code: the sandboxed command, or sbx (a refusal or a setup failure). */
+  setBy: 'child' | 'sbx';
+  durationMs?: number;
+  violations: Violation[];
+  limits?: Outcome['limits'];
+  peaks?: Outcome['peaks'];
+  network?: Outcome['network'];
+  droppedEnv?: string[];
+  error?: { code: string; message: string; hint?: string };
+}
+
+export function reportFromOutcome(outcome: Outcome): Report {
+  return {
+    format: REPORT_FORMAT,
+    sessionId: outcome.sessionId,
+    profile: outcome.profile,
+    backend: outcome.backend,
+    command: outcome.command,
+    exitCode: outcome.exitCode,
+    ...(outcome.signal ? { signal: outcome.signal } : {}),
+    setBy: outcome.setBy,
+    durationMs: Math.round(outcome.durationMs * 10) / 10,
+    violations: outcome.violations,
+    ...(outcome.limits ? { limits: outcome.limits } : {}),
+    ...(outcome.peaks ? { peaks: outcome.peaks } : {}),
+    ...(outcome.network ? { network: outcome.network } : {}),
+    droppedEnv: outcome.droppedEnv,
+  };
+}
+
+export function reportFromError(error: SbxError, command: string[]): Report {
+  const violation: Violation[] =
+    error.exitCode === 126 && error.code !== 'COMMAND_NOT_EXECUTABLE'
+      ? [{ phase: 'preflight', kind: 'policy', rule: error.code.toLowerCase(), detail: error.message }]
+      : [];
+  return {
+    format: REPORT_FORMAT,
+    command,
+    exitCode: error.exitCode,
+    setBy: 'sbx',
+    violations: violation,
+    error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) },
+  };
+}
+
+export type ReportTarget = { kind: 'fd'; fd: number } | { kind: 'file'; path: string };
+
+/** One JSON document and a newline, written synchronously so it is complete before sbx exits. */
+export function writeReport(target: ReportTarget, report: Report): void {
+  const text = JSON.stringify(report) + '\n';
+  if (target.kind === 'fd') {
+    writeSync(target.fd, text);
+    return;
+  }
+  const fd = openSync(target.path, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
+export function summaryLines(report: Report): string[] {
+  const timedOut = report.violations.some((v) => v.kind === 'timeout');
+  const what = timedOut
+    ? `timed out (exit ${report.exitCode})`
+    : report.signal
+      ? `was killed by ${report.signal} (exit ${report.exitCode})`
+      : `exited ${report.exitCode}`;
+  const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
+  for (const v of report.violations) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  return lines;
+}

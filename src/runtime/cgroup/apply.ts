@@ -1,0 +1,236 @@
+// Applies a LimitPlan for one session: creates and configures the session cgroup(s), hands out the
+// trampoline that starts the launcher inside them, reads what fired afterwards, and removes them.
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { SbxError } from '../../errors.js';
+import type { CgroupController, CgroupPlan, CgroupSettings, LimitPlan, Rlimit } from '../../limits/plan.js';
+import { CPU_PERIOD_US, cpuQuotaUs } from '../../limits/plan.js';
+import type { Violation } from '../../policy/violation.js';
+import { effectiveRlimits } from './rlimits.js';
+import { shellTrampoline, systemdScopeArgv } from './trampoline.js';
+import { hasCgroupFile, makeCgroup, parseKeyed, parseNumber, readCgroupFile, removeCgroup, writeCgroupFile } from './tree.js';
+
+export { sweepStaleCgroups } from './sweep.js';
+
+export interface LaunchCommand {
+  file: string;
+  args: string[];
+  /** The launcher's environment, when known: lets the systemd path tell whether XDG_RUNTIME_DIR must be lent and taken back. */
+  env?: Readonly<Record<string, string>>;
+}
+
+export interface CollectedLimits {
+  violations: Violation[];
+  peaks: { memoryBytes?: number; pids?: number };
+}
+
+export interface PreparedLimits {
+  /** Wrap the sandbox launcher so that it starts inside the cgroup and under the rlimits: race-free, the untrusted command never runs outside. */
+  wrap(launch: LaunchCommand): { file: string; args: string[] };
+  /** After the run, before cleanup: the limits that fired (oom kills, refused forks) and resource peaks. */
+  collect(): Promise<CollectedLimits>;
+  /** Kill whatever is left in the session cgroup(s) and remove them. Idempotent. */
+  cleanup(): Promise<void>;
+  /** The session cgroup directories (none for systemd scopes and rlimit-only plans). */
+  readonly cgroupDirs: readonly string[];
+  /** The rlimits the trampoline sets, after clamping to sbx's own hard limits. */
+  readonly rlimits: readonly Rlimit[];
+}
+
+export interface PrepareOptions {
+  /** A fake cgroupfs root (tests): cgroup paths in the plan already point into it; also used for /proc/self/limits. */
+  root?: string;
+  /** PATH (to find systemd-run) and XDG_RUNTIME_DIR. Default: process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Session ids become directory and unit names: nothing that could climb out of the parent. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$/;
+
+export function sessionCgroupName(sessionId: string): string {
+  return `sbx-${sessionId}`;
+}
+
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir.startsWith('/') && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+function configureV2(dir: string, s: CgroupSettings): void {
+  if (s.memoryBytes !== undefined) {
+    writeCgroupFile(dir, 'memory.max', String(s.memoryBytes));
+    // Swap would let the sandbox hold its limit again in swap; without swap accounting the file is absent.
+    if (hasCgroupFile(dir, 'memory.swap.max')) writeCgroupFile(dir, 'memory.swap.max', '0');
+    // One OOM kill ends the whole sandbox: a build tree with one compiler shot is harder to read than a stop.
+    if (hasCgroupFile(dir, 'memory.oom.group')) writeCgroupFile(dir, 'memory.oom.group', '1');
+  }
+  if (s.pids !== undefined) writeCgroupFile(dir, 'pids.max', String(s.pids));
+  if (s.cpus !== undefined) writeCgroupFile(dir, 'cpu.max', `${cpuQuotaUs(s.cpus)} ${CPU_PERIOD_US}`);
+}
+
+function configureV1(controller: CgroupController, dir: string, s: CgroupSettings): void {
+  if (controller === 'memory' && s.memoryBytes !== undefined) {
+    writeCgroupFile(dir, 'memory.limit_in_bytes', String(s.memoryBytes));
+    // memsw (memory+swap) must be set after, and not below, the memory limit; present only with swapaccount=1.
+    if (hasCgroupFile(dir, 'memory.memsw.limit_in_bytes')) writeCgroupFile(dir, 'memory.memsw.limit_in_bytes', String(s.memoryBytes));
+  }
+  if (controller === 'pids' && s.pids !== undefined) writeCgroupFile(dir, 'pids.max', String(s.pids));
+  if (controller === 'cpu' && s.cpus !== undefined) {
+    writeCgroupFile(dir, 'cpu.cfs_period_us', String(CPU_PERIOD_US));
+    writeCgroupFile(dir, 'cpu.cfs_quota_us', String(cpuQuotaUs(s.cpus)));
+  }
+}
+
+/** Enable missing controllers for the parent's children, one at a time so an error names the one refused. */
+function enableControllers(parent: string, controllers: readonly CgroupController[]): void {
+  const enabled = (readCgroupFile(parent, 'cgroup.subtree_control') ?? '').split(/\s+/);
+  for (const c of controllers) if (!enabled.includes(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
+}
+
+/** Create and configure the session cgroup(s), pushing each directory to `created` as soon as it exists. */
+function createCgroups(cgroup: CgroupPlan, name: string, fake: boolean, created: string[]): void {
+  // Errors name the directory being worked on: fs messages name only the file, and not always that.
+  const step = (dir: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (e) {
+      throw new Error(`${dir}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  if (cgroup.kind === 'cgroup-v2') {
+    const dir = join(cgroup.parent, name);
+    step(cgroup.parent, () => enableControllers(cgroup.parent, cgroup.controllers));
+    step(dir, () => makeCgroup(dir, fake));
+    created.push(dir);
+    step(dir, () => configureV2(dir, cgroup.settings));
+  } else if (cgroup.kind === 'cgroup-v1') {
+    for (const [controller, parent] of Object.entries(cgroup.parents) as [CgroupController, string][]) {
+      const dir = join(parent, name);
+      step(dir, () => makeCgroup(dir, fake));
+      created.push(dir);
+      step(dir, () => configureV1(controller, dir, cgroup.settings));
+    }
+  }
+}
+
+function limitDisplay(plan: LimitPlan, name: 'memory' | 'pids'): string {
+  return plan.limits.find((l) => l.name === name)?.display ?? '';
+}
+
+/**
+ * What fired, from the session cgroup's event counters. A systemd scope has none to read: its cgroup
+ * goes with the last process, before sbx could look (the plan's notes say so).
+ */
+function collectFrom(plan: LimitPlan, dirs: readonly string[]): CollectedLimits {
+  const cg = plan.cgroup;
+  const violations: Violation[] = [];
+  const peaks: CollectedLimits['peaks'] = {};
+  if (cg.kind !== 'cgroup-v2' && cg.kind !== 'cgroup-v1') return { violations, peaks };
+  const v2 = cg.kind === 'cgroup-v2';
+  // v1: createCgroups made one directory per listed controller, in the order of `parents`.
+  const controllers = v2 ? [] : (Object.keys(cg.parents) as CgroupController[]);
+  const memoryDir = v2 ? dirs[0] : dirs[controllers.indexOf('memory')];
+  const pidsDir = v2 ? dirs[0] : dirs[controllers.indexOf('pids')];
+
+  if (memoryDir && cg.settings.memoryBytes !== undefined) {
+    // v2 memory.events counts OOM kills in the subtree; v1 reports them in memory.oom_control (Linux 4.13+).
+    const kills = parseKeyed(readCgroupFile(memoryDir, v2 ? 'memory.events' : 'memory.oom_control')).oom_kill ?? 0;
+    const limit = limitDisplay(plan, 'memory');
+    if (kills > 0) {
+      violations.push({
+        phase: 'runtime',
+        kind: 'oom',
+        rule: 'limits.memory',
+        limit,
+        detail: `out of memory: the kernel killed ${kills} process${kills === 1 ? '' : 'es'} at the ${limit} limit`,
+      });
+    }
+    const peak = parseNumber(readCgroupFile(memoryDir, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes'));
+    if (peak !== undefined) peaks.memoryBytes = peak;
+  }
+  if (pidsDir && cg.settings.pids !== undefined) {
+    // pids.events "max": forks refused because pids.max was reached (the same file in v1 and v2).
+    const refused = parseKeyed(readCgroupFile(pidsDir, 'pids.events')).max ?? 0;
+    const limit = limitDisplay(plan, 'pids');
+    if (refused > 0) {
+      violations.push({
+        phase: 'runtime',
+        kind: 'pids',
+        rule: 'limits.pids',
+        limit,
+        detail: `process limit reached: ${refused} fork${refused === 1 ? '' : 's'} refused at ${limit} tasks`,
+      });
+    }
+    const peak = parseNumber(readCgroupFile(pidsDir, 'pids.peak'));
+    if (peak !== undefined) peaks.pids = peak;
+  }
+  return { violations, peaks };
+}
+
+export async function prepareLimits(plan: LimitPlan, session: { id: string; dir: string }, opts: PrepareOptions = {}): Promise<PreparedLimits> {
+  if (!SESSION_ID.test(session.id)) {
+    throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(session.id)} cannot name a cgroup`, { hint: 'session ids are letters, digits, "_", "." and "-"' });
+  }
+  const root = opts.root ?? '';
+  const fake = opts.root !== undefined;
+  const env = opts.env ?? process.env;
+  const name = sessionCgroupName(session.id);
+  const rlimits = effectiveRlimits(plan, root);
+  const dirs: string[] = [];
+
+  try {
+    createCgroups(plan.cgroup, name, fake, dirs);
+  } catch (cause) {
+    await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
+    throw new SbxError('LIMIT_UNENFORCEABLE', `cannot set up the session cgroup ${(cause as Error).message}`, {
+      cause,
+      hint: 'check `sbx doctor`; remove the limits from the profile to run without them',
+    });
+  }
+
+  let systemdRun: string | undefined;
+  if (plan.cgroup.kind === 'systemd-scope') {
+    systemdRun = findOnPath('systemd-run', env);
+    if (!systemdRun) {
+      throw new SbxError('LIMIT_UNENFORCEABLE', 'systemd-run is not on PATH, but the limit plan needs a systemd scope', { hint: 'install systemd, or run as root' });
+    }
+  }
+
+  const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
+  let cleaned = false;
+  return {
+    cgroupDirs: dirs,
+    rlimits,
+    wrap(launch) {
+      const cg = plan.cgroup;
+      if (cg.kind === 'systemd-scope') {
+        // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
+        // environment lacks it and take it back in the trampoline.
+        const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
+        const runtimeDir = env.XDG_RUNTIME_DIR ?? `/run/user/${process.getuid?.() ?? 0}`;
+        const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
+        const argv = systemdScopeArgv(
+          { systemdRun: systemdRun!, manager: cg.manager, unit: `${name}.scope`, settings: cg.settings, ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}) },
+          rlimits,
+        );
+        return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
+      }
+      const argv = shellTrampoline(procsFiles, rlimits);
+      return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
+    },
+    async collect() {
+      return collectFrom(plan, dirs);
+    },
+    async cleanup() {
+      if (cleaned) return;
+      const results = await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        throw new SbxError('SANDBOX_SETUP', (failed.reason as Error).message, { cause: failed.reason, hint: 'the next sbx run sweeps it; or kill the listed processes and rmdir the cgroup as root' });
+      }
+      cleaned = true;
+    },
+  };
+}

@@ -1,0 +1,189 @@
+// Spawns a Launch and waits for it. Only node built-ins: this is the launch path.
+import { spawn, type StdioOptions } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import type { Launch } from '../backend/launch.js';
+
+export type StdioMode = 'inherit' | 'capture' | 'ignore';
+
+export interface ExecOptions {
+  stdio: StdioMode;
+  /** Bytes to feed the child's stdin in capture mode (otherwise stdin is empty). */
+  input?: Uint8Array | string;
+  /** Forward SIGINT/SIGTERM/SIGHUP received by this process to the sandboxed command (CLI). */
+  forwardSignals: boolean;
+  /** Interactive terminal: SIGINT/SIGQUIT already reach the child through the terminal. */
+  tty: boolean;
+  /** Abort (library callers): the sandbox is ended like on SIGTERM. */
+  signal?: AbortSignal;
+  /** Wall-clock limit: then SIGTERM to the command, and after `graceMs` SIGKILL to the whole sandbox. */
+  timeoutMs?: number;
+  graceMs?: number;
+}
+
+export type ExecResult =
+  /** The command ran; `code` is its exit status (128+N when killed by signal N). */
+  | { kind: 'ran'; code: number; durationMs: number; timedOut: boolean; stdout?: Buffer; stderr?: Buffer }
+  /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
+  | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer };
+
+/**
+ * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
+ * does not close them in the child, so they would cross into the sandbox: each is overlaid with
+ * /dev/null in the child's table. The caller's own descriptors are left exactly as they are.
+ */
+function leakedDescriptors(): number[] {
+  const leaked: number[] = [];
+  let fds: string[];
+  try {
+    fds = readdirSync('/proc/self/fd');
+  } catch {
+    return leaked;
+  }
+  for (const name of fds) {
+    const fd = Number(name);
+    if (fd <= 2) continue;
+    try {
+      const flags = /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      // O_CLOEXEC is 02000000 in fdinfo's octal flags.
+      if (flags !== undefined && (parseInt(flags, 8) & 0o2000000) === 0) leaked.push(fd);
+    } catch {
+      // closed meanwhile (readdir's own fd)
+    }
+  }
+  return leaked;
+}
+
+/** The pid (host view) of the sandboxed command: the child of bwrap's pid-1 init. */
+function commandPid(initPid: number): number | undefined {
+  try {
+    const children = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return children.length > 0 ? Number(children[0]) : initPid;
+  } catch {
+    return undefined;
+  }
+}
+
+function signalNumber(sig: NodeJS.Signals): number {
+  return osConstants.signals[sig];
+}
+
+export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const extraBase = 3;
+  const leaked = leakedDescriptors().filter((fd) => fd >= extraBase + launch.fds.length);
+  const devNull = leaked.length > 0 ? openSync('/dev/null', 'r') : -1;
+  const stdio: StdioOptions = [
+    opts.stdio === 'capture' ? (opts.input === undefined ? 'ignore' : 'pipe') : opts.stdio,
+    opts.stdio === 'capture' ? 'pipe' : opts.stdio,
+    opts.stdio === 'capture' ? 'pipe' : opts.stdio,
+    ...launch.fds.map(() => 'pipe' as const),
+  ];
+  for (const fd of leaked) {
+    while (stdio.length < fd) stdio.push('ignore');
+    stdio[fd] = devNull;
+  }
+
+  let child;
+  try {
+    child = spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
+  } finally {
+    if (devNull >= 0) closeSync(devNull);
+  }
+
+  let statusText = '';
+  launch.fds.forEach((fd, i) => {
+    const stream = child.stdio[extraBase + i] as (Readable & Writable) | null;
+    if (!stream) return;
+    if (fd.purpose === 'status') {
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (statusText += chunk));
+      stream.on('error', () => {});
+    } else {
+      stream.on('error', () => {});
+      stream.end(Buffer.from(fd.data));
+    }
+  });
+  if (opts.stdio === 'capture' && opts.input !== undefined && child.stdin) {
+    child.stdin.on('error', () => {});
+    child.stdin.end(typeof opts.input === 'string' ? opts.input : Buffer.from(opts.input));
+  }
+  const collect = (stream: Readable | null) => {
+    const chunks: Buffer[] = [];
+    stream?.on('data', (c: Buffer) => chunks.push(c));
+    return () => Buffer.concat(chunks);
+  };
+  const stdout = opts.stdio === 'capture' ? collect(child.stdout) : undefined;
+  const stderr = opts.stdio === 'capture' ? collect(child.stderr) : undefined;
+
+  const statusValue = (key: string): number | undefined => {
+    const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(statusText);
+    return m ? Number(m[1]) : undefined;
+  };
+
+  // Signals: the first is passed to the command; a second of the same kind ends the whole sandbox.
+  const received = new Set<string>();
+  const forward = (sig: NodeJS.Signals, escalate = true) => {
+    if (escalate && received.has(sig)) {
+      child.kill('SIGKILL');
+      return;
+    }
+    if (escalate) received.add(sig);
+    const init = statusValue('child-pid');
+    const pid = init === undefined ? undefined : commandPid(init);
+    if (pid === undefined) {
+      child.kill('SIGKILL');
+      return;
+    }
+    try {
+      process.kill(pid, sig);
+    } catch {
+      child.kill('SIGKILL');
+    }
+  };
+  const handlers: [NodeJS.Signals, () => void][] = [];
+  if (opts.forwardSignals) {
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
+      // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
+      const handler = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT') ? () => {} : () => forward(sig);
+      process.on(sig, handler);
+      handlers.push([sig, handler]);
+    }
+  }
+  const onAbort = () => forward('SIGTERM');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const timeoutTimer =
+    opts.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          forward('SIGTERM', false);
+          // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
+          killTimer = setTimeout(() => child.kill('SIGKILL'), opts.graceMs ?? 2000);
+        }, opts.timeoutMs);
+
+  try {
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (c, s) => resolve([c, s]));
+    });
+    const durationMs = performance.now() - started;
+    const childCode = statusValue('exit-code');
+    const captured = stdout ? { stdout: stdout(), stderr: stderr!() } : {};
+    if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, ...captured };
+    if (signal !== null && (received.size > 0 || timedOut)) {
+      // We ended the sandbox (second signal, or the timeout's grace ran out) before it reported.
+      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, ...captured };
+    }
+    return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr() } : {}) };
+  } finally {
+    clearTimeout(timeoutTimer);
+    clearTimeout(killTimer);
+    for (const [sig, handler] of handlers) process.off(sig, handler);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,156 @@
+// Probes the host once per run: paths the profile names, the invoking user, bwrap and its features.
+// Everything here is cheap synchronous syscalls; the one spawn (`bwrap --version`) is cached by the
+// binary's identity.
+import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { SbxError } from '../errors.js';
+import type { BwrapHost } from '../backend/bwrap.js';
+import type { PathFact } from '../policy/host.js';
+
+export function probePath(path: string): PathFact {
+  try {
+    const real = realpathSync(path);
+    const st = statSync(real);
+    const l = lstatSync(path);
+    return {
+      exists: true,
+      real,
+      type: st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other',
+      ...(l.isSymbolicLink() ? { link: readlinkSync(path) } : {}),
+      uid: st.uid,
+    };
+  } catch {
+    return { exists: false };
+  }
+}
+
+export function probePaths(paths: readonly string[]): Record<string, PathFact> {
+  return Object.fromEntries(paths.map((p) => [p, probePath(p)]));
+}
+
+/** Entries the world may not read under `roots` (pruned at the first such directory). */
+export function scanRootOnly(roots: readonly string[]): { path: string; dir: boolean }[] {
+  const out: { path: string; dir: boolean }[] = [];
+  const walk = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      // Symlinks are resolved inside the sandbox against its own mounts; their targets are checked
+      // where they live. Skipping them spares most lstat calls (/etc/ssl/certs is mostly links).
+      if (entry.isSymbolicLink()) continue;
+      const path = `${dir}/${entry.name}`;
+      let mode: number;
+      try {
+        mode = lstatSync(path).mode;
+      } catch {
+        continue;
+      }
+      const isDir = entry.isDirectory();
+      if ((mode & 0o004) === 0) out.push({ path, dir: isDir });
+      else if (isDir) walk(path);
+    }
+  };
+  for (const root of roots) {
+    const f = probePath(root);
+    if (f.exists && f.type === 'dir') walk(f.real === '/' ? '' : f.real);
+  }
+  return out;
+}
+
+function findOnPath(name: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  return undefined;
+}
+
+const INSTALL_BWRAP_HINT =
+  'install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora), pacman -S bubblewrap (Arch), zypper install bubblewrap (openSUSE)';
+
+function readVersion(bwrap: string): string {
+  try {
+    return execFileSync(bwrap, ['--version'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+  } catch (cause) {
+    throw new SbxError('BWRAP_MISSING', `${bwrap} does not run: ${(cause as Error).message.split('\n')[0]}`, { cause, hint: INSTALL_BWRAP_HINT });
+  }
+}
+
+function parseVersion(text: string): [number, number, number] {
+  const m = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : [0, 0, 0];
+}
+
+function atLeast(v: [number, number, number], want: [number, number, number]): boolean {
+  for (let i = 0; i < 3; i++) if (v[i] !== want[i]) return v[i]! > want[i]!;
+  return true;
+}
+
+export interface BwrapInfo {
+  path: string;
+  version: string;
+  features: BwrapHost['features'];
+}
+
+/** Locate bwrap (SBX_BWRAP overrides) and learn its version, cached by the binary's inode and mtime. */
+export function probeBwrap(env: Record<string, string | undefined>, cacheDir: string | undefined): BwrapInfo {
+  const path = env.SBX_BWRAP ?? findOnPath('bwrap', env.PATH);
+  if (!path) throw new SbxError('BWRAP_MISSING', 'bubblewrap (bwrap) is not installed or not on PATH', { hint: INSTALL_BWRAP_HINT });
+  let id: string;
+  try {
+    const st = statSync(path);
+    id = `${path}:${st.ino}:${st.mtimeMs}:${st.size}`;
+  } catch {
+    throw new SbxError('BWRAP_MISSING', `${path} does not exist`, { hint: INSTALL_BWRAP_HINT });
+  }
+  const cacheFile = cacheDir ? join(cacheDir, 'bwrap.json') : undefined;
+  let version: string | undefined;
+  if (cacheFile) {
+    try {
+      const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { id: string; version: string };
+      if (cached.id === id) version = cached.version;
+    } catch {
+      // no cache yet
+    }
+  }
+  if (version === undefined) {
+    version = readVersion(path);
+    if (cacheFile) {
+      try {
+        mkdirSync(cacheDir!, { recursive: true, mode: 0o700 });
+        writeFileSync(`${cacheFile}.${process.pid}`, JSON.stringify({ id, version }));
+        renameSync(`${cacheFile}.${process.pid}`, cacheFile);
+      } catch {
+        // cache is optional
+      }
+    }
+  }
+  const v = parseVersion(version);
+  return { path, version, features: { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: atLeast(v, [0, 8, 0]) } };
+}
+
+function readTrimmed(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why unprivileged user namespaces are off, if they visibly are. bwrap has the last word. */
+export function userNamespaceBlocker(uid: number): string | undefined {
+  if (readTrimmed('/proc/sys/user/max_user_namespaces') === '0') return 'user.max_user_namespaces is 0';
+  if (uid !== 0 && readTrimmed('/proc/sys/kernel/unprivileged_userns_clone') === '0') return 'kernel.unprivileged_userns_clone is 0';
+  return undefined;
+}

@@ -1,0 +1,111 @@
+// The host side of sandbox egress: an HTTP proxy (CONNECT + absolute-URI) and a SOCKS5 proxy on unix
+// sockets in the session dir. The sandbox has only `lo`; the bridge inside it (bridge.cjs) forwards
+// 127.0.0.1 ports to these sockets, so the proxy is the sandbox's only way out, and every destination
+// passes src/policy/egress.ts: the name first, then every address it resolves to.
+//
+// Records host and port only: URLs (paths, queries, userinfo) and headers carry secrets and never
+// reach a violation, an event or the stats.
+import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET } from '../../backend/launch.js';
+import type { Server } from 'node:http';
+import type { Server as NetServer, Socket } from 'node:net';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SbxError } from '../../errors.js';
+import type { EgressRules } from '../../policy/egress.js';
+import { createProxyState, DEFAULT_TIMEOUTS, type EgressEvent, type EgressStats, type EgressTimeouts } from './context.js';
+import { connectToAddress, resolveSystem } from './dial.js';
+import { createHttpProxy } from './http-proxy.js';
+import { createSocksProxy } from './socks-proxy.js';
+
+export interface EgressProxyOptions {
+  rules: EgressRules;
+  /** Directory for the two sockets (the session dir, bind-mounted into the sandbox). */
+  socketDir: string;
+  /** Name → addresses. Default: the system resolver (getaddrinfo), every address. Test seam. */
+  resolve?: (host: string) => Promise<string[]>;
+  /** Opens a TCP connection to an IP literal. Default: net.connect with DNS disabled. Test seam. */
+  connect?: (address: string, port: number) => Socket;
+  onEvent?: (event: EgressEvent) => void;
+  timeouts?: Partial<EgressTimeouts>;
+  /**
+   * Client connections each front end accepts at once (default 512); more are closed on accept. Each
+   * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
+   */
+  maxConnections?: number;
+}
+
+export interface EgressProxy {
+  httpSocket: string;
+  socksSocket: string;
+  stats(): EgressStats;
+  /** Ends every connection, stops listening, removes both socket files. Idempotent. */
+  close(): Promise<void>;
+}
+
+// sockaddr_un.sun_path is 108 bytes including the terminating NUL (unix(7)).
+const MAX_SOCKET_PATH = 107;
+
+function listen(server: NetServer | Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: NetServer | Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
+  const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
+  const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
+  if (Buffer.byteLength(socksSocket) > MAX_SOCKET_PATH) {
+    throw new SbxError('SANDBOX_SETUP', `egress proxy socket path is longer than ${MAX_SOCKET_PATH} bytes: ${socksSocket}`, {
+      hint: 'set XDG_RUNTIME_DIR to a shorter directory',
+    });
+  }
+  const state = createProxyState({
+    rules: opts.rules,
+    resolve: opts.resolve ?? resolveSystem,
+    connect: opts.connect ?? connectToAddress,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...opts.timeouts },
+    onEvent: opts.onEvent,
+  });
+  const http = createHttpProxy(state);
+  const socks = createSocksProxy(state);
+  http.maxConnections = opts.maxConnections ?? 512;
+  socks.maxConnections = opts.maxConnections ?? 512;
+  try {
+    await listen(http, httpSocket);
+    await listen(socks, socksSocket);
+  } catch (cause) {
+    state.shutdown();
+    await Promise.all([http.listening ? closeServer(http) : undefined, socks.listening ? closeServer(socks) : undefined]);
+    throw new SbxError('SANDBOX_SETUP', `cannot listen on the egress proxy sockets in ${opts.socketDir}: ${(cause as Error).message}`, {
+      cause,
+      hint: 'the session directory must be writable and must not already hold egress-*.sock',
+    });
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    httpSocket,
+    socksSocket,
+    stats: () => state.stats(),
+    close() {
+      closing ??= (async () => {
+        const done = Promise.all([closeServer(http), closeServer(socks)]);
+        state.shutdown();
+        http.closeAllConnections();
+        await done;
+        // libuv unlinks a listening pipe's path on close; this covers a server that never got there.
+        rmSync(httpSocket, { force: true });
+        rmSync(socksSocket, { force: true });
+      })();
+      return closing;
+    },
+  };
+}

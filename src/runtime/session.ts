@@ -1,0 +1,106 @@
+// One directory per run, owned by the run and removed when it ends. Stale ones (their sbx died) are
+// swept by the next run. Lives under $XDG_RUNTIME_DIR/sbx, else a private dir in /tmp.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SbxError } from '../errors.js';
+import type { Session } from '../backend/launch.js';
+
+export interface SessionHandle extends Session {
+  close(): void;
+}
+
+/** The parent of all session dirs for this user. */
+export function sessionBase(env: Record<string, string | undefined>, uid: number): string {
+  return env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, 'sbx') : join('/tmp', `sbx-${uid}`);
+}
+
+/** Create `dir` as a private directory, or accept it only if it already is one we own. */
+function ensurePrivateDir(dir: string, uid: number): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (cause) {
+    throw new SbxError('SESSION_DIR', `cannot create session directory ${dir}: ${(cause as Error).message}`, {
+      cause,
+      hint: 'set XDG_RUNTIME_DIR to a writable private directory',
+    });
+  }
+  // In /tmp another user could have planted the directory (or a symlink) first.
+  const st = lstatSync(dir);
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
+    throw new SbxError('SESSION_DIR', `session directory ${dir} is not a private directory owned by uid ${uid}`, {
+      hint: `remove it (rm -rf ${dir}) or set XDG_RUNTIME_DIR`,
+    });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether the session `id` under `base` belongs to a running sbx (its dir exists and its pid lives). */
+export function isSessionLive(base: string, id: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return false;
+  }
+  const name = names.find((n) => n.startsWith(`${id}.`));
+  const pid = Number(name?.slice(id.length + 1));
+  return Boolean(pid) && isAlive(pid);
+}
+
+/** Remove session dirs whose owning sbx process is gone. Returns how many. */
+export function sweepSessions(base: string): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const pid = Number(/^[0-9a-z]+-[0-9a-f]+\.(\d+)$/.exec(name)?.[1]);
+    if (!pid || isAlive(pid)) continue;
+    rmSync(join(base, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
+export function newSessionId(): string {
+  return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+export function openSession(env: Record<string, string | undefined>, uid: number, id = newSessionId()): SessionHandle {
+  const base = sessionBase(env, uid);
+  ensurePrivateDir(base, uid);
+  sweepSessions(base);
+  // The pid in the name lets the next run tell a live session from a crashed one.
+  const dir = join(base, `${id}.${process.pid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    const emptyFile = join(dir, 'empty');
+    writeFileSync(emptyFile, '', { mode: 0o444 });
+    chmodSync(emptyFile, 0o444);
+    let closed = false;
+    return {
+      id,
+      dir,
+      emptyFile,
+      close() {
+        if (closed) return;
+        closed = true;
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (cause) {
+    throw new SbxError('SESSION_DIR', `cannot create session directory ${dir}: ${(cause as Error).message}`, { cause, hint: 'check free space and permissions of ' + base });
+  }
+}

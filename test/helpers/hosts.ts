@@ -1,0 +1,97 @@
+// Fixture hosts (test/fixtures/hosts/*.json) and the fixed session/bwrap facts the golden tests use,
+// plus the whole pure pipeline (real loader → derivePolicy → compileBwrap) over them.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BwrapHost } from '../../src/backend/bwrap.js';
+import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap.js';
+import type { Launch, Session } from '../../src/backend/launch.js';
+import { derivePolicy, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
+import type { Host } from '../../src/policy/host.js';
+import type { Policy } from '../../src/policy/types.js';
+import { loadProfile, type ResolvedProfile } from '../../src/profile/load.js';
+import type { Profile } from '../../src/profile/schema.js';
+import type { Variables } from '../../src/profile/variables.js';
+import { BUILTIN_PROFILES_DIR, FIXTURES_DIR } from './paths.js';
+
+export const HOSTS_DIR = join(FIXTURES_DIR, 'hosts');
+
+export const FIXTURE_SESSION: Session = {
+  id: 'test-session',
+  dir: '/run/user/1000/sbx/test-session.1',
+  emptyFile: '/run/user/1000/sbx/test-session.1/empty',
+};
+
+export const FIXTURE_BWRAP: BwrapHost = {
+  path: '/usr/bin/bwrap',
+  features: { tmpfsSize: true, disableUserns: true },
+  stdinIsTty: false,
+  arch: 'x86_64',
+};
+
+export function hostFixtureNames(): string[] {
+  return readdirSync(HOSTS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort();
+}
+
+export function builtinProfileNames(): string[] {
+  return readdirSync(BUILTIN_PROFILES_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
+}
+
+/** A fresh copy of a fixture Host (tests may mutate it). */
+export function loadHost(name: string): Host {
+  return JSON.parse(readFileSync(join(HOSTS_DIR, `${name}.json`), 'utf8')) as Host;
+}
+
+/** Variables as the runtime builds them (src/api.ts): workspace is the realpath of the requested one. */
+export function fixtureVars(host: Host, profile: Profile, request: RunRequest, session = FIXTURE_SESSION.id): Variables {
+  const base = { home: host.home, cwd: host.cwd, session };
+  const requested = requestedWorkspace(profile, request, base);
+  const fact = host.paths[requested];
+  return { ...base, workspace: fact?.exists ? fact.real : requested };
+}
+
+/** Load a built-in profile through the real loader, with empty project/user dirs and no cache. */
+export async function loadBuiltin(name: string): Promise<ResolvedProfile> {
+  const empty = mkdtempSync(join(tmpdir(), 'sbx-golden-'));
+  try {
+    return await loadProfile(name, { cwd: empty, configHome: empty, builtinDir: BUILTIN_PROFILES_DIR, cacheDir: undefined }, 'test');
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
+}
+
+export function requestFor(profileName: string, extra: Partial<RunRequest> = {}): RunRequest {
+  return { command: ['sh', '-c', 'echo hi'], ...(profileName === 'danger' ? { danger: true } : {}), ...extra };
+}
+
+export interface Pipeline {
+  resolved: ResolvedProfile;
+  host: Host;
+  vars: Variables;
+  policy: Policy;
+  launch: Launch;
+  /** `[file, ...args]`: what a golden file holds. */
+  argv: string[];
+}
+
+export async function runPipeline(
+  profileName: string,
+  hostName: string,
+  options: { request?: Partial<RunRequest>; bwrap?: Partial<BwrapHost>; mutateHost?: (host: Host) => void; profile?: Partial<Profile> } = {},
+): Promise<Pipeline> {
+  const builtin = await loadBuiltin(profileName);
+  const resolved = options.profile ? { ...builtin, profile: { ...builtin.profile, ...options.profile } } : builtin;
+  const host = loadHost(hostName);
+  options.mutateHost?.(host);
+  const request = requestFor(profileName, options.request);
+  const vars = fixtureVars(host, resolved.profile, request);
+  const policy = derivePolicy({ profileName: resolved.name, profileHash: resolved.hash, profile: resolved.profile, request, host, vars });
+  const launch = compileBwrap(policy, FIXTURE_SESSION, { ...FIXTURE_BWRAP, stdinIsTty: host.stdinIsTty, ...options.bwrap });
+  return { resolved, host, vars, policy, launch, argv: [launch.file, ...expandArgsFd(launch)] };
+}

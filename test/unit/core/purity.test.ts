@@ -1,0 +1,90 @@
+// The pure core (STYLE §1, §2): functions of data. It may not import I/O, process spawning, the
+// terminal or the imperative shell (runtime/, report/, cli/), and errors.ts imports nothing at all.
+// Read from the source text, so a new file in policy/ or backend/ is covered the day it lands.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SRC_DIR } from '../../helpers/paths.js';
+
+const FORBIDDEN_MODULES = ['node:fs', 'node:fs/promises', 'node:child_process', 'node:net', 'node:os', 'fs', 'fs/promises', 'child_process', 'net', 'os', 'execa', 'chalk'];
+const SHELL_DIRS = ['runtime', 'report', 'cli'];
+
+const ts = (dir: string) =>
+  readdirSync(join(SRC_DIR, dir))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `${dir}/${f}`);
+
+const PURE_FILES = [
+  ...['schema', 'parse', 'merge', 'variables', 'suggest'].map((f) => `profile/${f}.ts`),
+  ...ts('policy'),
+  ...ts('backend'),
+  'errors.ts',
+].sort();
+
+/** Every module specifier a file names: static and type imports, re-exports, dynamic import(), require(). */
+function importSpecifiers(source: string): string[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const patterns = [
+    /\bimport\s+(?:type\s+)?[\w*{}\s,$]*?\s*from\s*['"]([^'"]+)['"]/g,
+    /\bexport\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s*from\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  return patterns.flatMap((re) => [...code.matchAll(re)].map((m) => m[1]!));
+}
+
+describe('importSpecifiers (the reader the purity rules rely on)', () => {
+  it('finds every form of import', () => {
+    const source = [
+      "import { a,",
+      "  b } from 'node:fs';",
+      "import type { X } from './types.js';",
+      "import * as os from 'node:os';",
+      "import def, { c } from \"execa\";",
+      "import 'chalk';",
+      "export { y } from '../runtime/exec.js';",
+      "export * from './z.js';",
+      "const m = await import('node:child_process');",
+      "const n = require('node:net');",
+      "// import { gone } from 'commented-out';",
+      "/* import 'also-gone'; */",
+    ].join('\n');
+    expect(importSpecifiers(source).sort()).toEqual(
+      ['node:fs', './types.js', 'node:os', 'execa', 'chalk', '../runtime/exec.js', './z.js', 'node:child_process', 'node:net'].sort(),
+    );
+  });
+});
+
+describe('pure core', () => {
+  it('the listed files exist (policy/ and backend/ are globbed)', () => {
+    for (const file of PURE_FILES) expect(existsSync(join(SRC_DIR, file)), file).toBe(true);
+    expect(PURE_FILES).toEqual(expect.arrayContaining(['policy/derive.ts', 'policy/env.ts', 'policy/sandbox-path.ts', 'backend/bwrap.ts', 'profile/parse.ts']));
+  });
+
+  it.each(PURE_FILES)('%s imports no I/O, process, terminal or shell module', (file) => {
+    const specifiers = importSpecifiers(readFileSync(join(SRC_DIR, file), 'utf8'));
+    expect(specifiers.filter((s) => FORBIDDEN_MODULES.includes(s)), 'forbidden modules').toEqual([]);
+    const intoShell = specifiers
+      .filter((s) => s.startsWith('.'))
+      .map((s) => relative(SRC_DIR, resolve(dirname(join(SRC_DIR, file)), s)))
+      .filter((target) => SHELL_DIRS.some((d) => target === d || target.startsWith(`${d}/`)) || target === 'api.js');
+    expect(intoShell, 'imports of runtime/, report/, cli/ or api').toEqual([]);
+  });
+
+  it.each(PURE_FILES)('%s reads no ambient state (process.env, cwd, uid, clock, randomness)', (file) => {
+    const code = readFileSync(join(SRC_DIR, file), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
+    const ambient = code.match(/\bprocess\.(env|cwd|getuid|getgid|pid|stdin|argv)\b|\bDate\.now\(|\bnew Date\(|\bMath\.random\(|\bcrypto\.random/g) ?? [];
+    expect(ambient).toEqual([]);
+  });
+
+  it('control: the same reader flags the imperative loader (profile/load.ts reads files)', () => {
+    expect(importSpecifiers(readFileSync(join(SRC_DIR, 'profile/load.ts'), 'utf8'))).toContain('node:fs');
+  });
+
+  it('errors.ts imports nothing', () => {
+    expect(importSpecifiers(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8'))).toEqual([]);
+  });
+});

@@ -1,0 +1,286 @@
+// planLimits: for every kind of host, which mechanism enforces each limit, and when `required` refuses.
+import { describe, expect, it } from 'vitest';
+import { SbxError } from '../../../src/errors.js';
+import { parseLimits } from '../../../src/limits/parse.js';
+import { describePlan, type HostLimitFacts, type LimitPlan, type Limits, planLimits, v2SessionParent } from '../../../src/limits/plan.js';
+
+const MiB = 1024 ** 2;
+
+/** Every limit set: 512MiB memory, 64 pids, half a CPU, 10m timeout, 60s CPU, 8MiB files, 256 fds. */
+const ALL: Limits = parseLimits({ memory: '512MiB', pids: 64, cpus: 0.5, timeout: '10m', cpu_time: '60s', file_size: '8MiB', nofile: 256 });
+
+const V2_ROOT: HostLimitFacts = {
+  uid: 0,
+  cgroup: { kind: 'v2', mount: '/sys/fs/cgroup', ownPath: '/user.slice/user-0.slice/session-1.scope', writable: true, controllers: ['cpuset', 'cpu', 'io', 'memory', 'pids'] },
+  systemdRun: true,
+};
+const V2_DELEGATED: HostLimitFacts = {
+  uid: 1000,
+  cgroup: { kind: 'v2', mount: '/sys/fs/cgroup', ownPath: '/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.scope', writable: true, controllers: ['memory', 'pids', 'cpu'] },
+  systemdRun: false,
+};
+const V2_SESSION_SYSTEMD: HostLimitFacts = {
+  uid: 1000,
+  cgroup: { kind: 'v2', mount: '/sys/fs/cgroup', ownPath: '/user.slice/user-1000.slice/session-3.scope', writable: false, controllers: ['memory', 'pids'] },
+  systemdRun: true,
+};
+const V2_SESSION_NO_SYSTEMD: HostLimitFacts = { ...V2_SESSION_SYSTEMD, systemdRun: false };
+const V1_CONTROLLERS = { memory: '/sys/fs/cgroup/memory/user.slice', pids: '/sys/fs/cgroup/pids/user.slice', cpu: '/sys/fs/cgroup/cpu,cpuacct/user.slice' };
+const V1_ROOT: HostLimitFacts = { uid: 0, cgroup: { kind: 'v1', controllers: V1_CONTROLLERS, writable: true }, systemdRun: false };
+const V1_USER: HostLimitFacts = { uid: 1000, cgroup: { kind: 'v1', controllers: V1_CONTROLLERS, writable: false }, systemdRun: false };
+const NONE_USER: HostLimitFacts = { uid: 1000, cgroup: { kind: 'none' }, systemdRun: false };
+const NONE_ROOT: HostLimitFacts = { uid: 0, cgroup: { kind: 'none' }, systemdRun: false };
+
+const mechanisms = (plan: LimitPlan) => Object.fromEntries(plan.limits.map((l) => [l.name, `${l.mechanism}${l.exact ? '' : '~'}`]));
+
+const EXACT_RLIMITS = [
+  { resource: 'CPU', soft: 60, hard: 61 },
+  { resource: 'FSIZE', soft: 8 * MiB, hard: 8 * MiB },
+  { resource: 'NOFILE', soft: 256, hard: 256 },
+];
+
+function unenforceable(fn: () => unknown): SbxError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(SbxError);
+    expect((e as SbxError).code).toBe('LIMIT_UNENFORCEABLE');
+    return e as SbxError;
+  }
+  throw new Error('expected LIMIT_UNENFORCEABLE');
+}
+
+describe('v2SessionParent', () => {
+  it('puts the session beside our own cgroup, or below the root of the hierarchy', () => {
+    expect(v2SessionParent('/sys/fs/cgroup', '/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.scope')).toBe(
+      '/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice',
+    );
+    expect(v2SessionParent('/sys/fs/cgroup', '/')).toBe('/sys/fs/cgroup');
+    expect(v2SessionParent('/sys/fs/cgroup', '/init.scope')).toBe('/sys/fs/cgroup');
+    expect(v2SessionParent('/tmp/fake/sys/fs/cgroup', '/a/b/')).toBe('/tmp/fake/sys/fs/cgroup/a');
+  });
+});
+
+describe('planLimits', () => {
+  it('v2 as root: every cgroup limit in one v2 cgroup beside ours, the rest as exact rlimits', () => {
+    const plan = planLimits(ALL, V2_ROOT);
+    expect(mechanisms(plan)).toEqual({
+      memory: 'cgroup-v2',
+      pids: 'cgroup-v2',
+      cpus: 'cgroup-v2',
+      timeout: 'wall-clock',
+      'cpu-time': 'rlimit',
+      'file-size': 'rlimit',
+      nofile: 'rlimit',
+    });
+    expect(plan.cgroup).toEqual({
+      kind: 'cgroup-v2',
+      parent: '/sys/fs/cgroup/user.slice/user-0.slice',
+      controllers: ['memory', 'pids', 'cpu'],
+      settings: { memoryBytes: 512 * MiB, pids: 64, cpus: 0.5 },
+    });
+    expect(plan.rlimits).toEqual([{ resource: 'CORE', soft: 0, hard: 0 }, ...EXACT_RLIMITS]);
+    expect(plan.timeoutMs).toBe(600_000);
+  });
+
+  it('v2 delegated to a user: the delegated subtree, no systemd needed', () => {
+    const plan = planLimits(ALL, V2_DELEGATED);
+    expect(plan.cgroup).toMatchObject({ kind: 'cgroup-v2', parent: '/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice' });
+    expect(mechanisms(plan)).toMatchObject({ memory: 'cgroup-v2', pids: 'cgroup-v2', cpus: 'cgroup-v2' });
+  });
+
+  it('v2 delegated without the cpu controller: cpus is not enforced, and says why', () => {
+    const host: HostLimitFacts = { ...V2_DELEGATED, cgroup: { ...V2_DELEGATED.cgroup, controllers: ['memory', 'pids'] } as HostLimitFacts['cgroup'] };
+    const plan = planLimits(ALL, host);
+    expect(mechanisms(plan)).toMatchObject({ memory: 'cgroup-v2', pids: 'cgroup-v2', cpus: 'none~' });
+    expect(plan.cgroup).toMatchObject({ kind: 'cgroup-v2', controllers: ['memory', 'pids'], settings: { memoryBytes: 512 * MiB, pids: 64 } });
+    expect(plan.limits.find((l) => l.name === 'cpus')!.note).toBe(
+      'not enforced, the cpu controller is not enabled for /sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice; no rlimit can cap CPU bandwidth',
+    );
+  });
+
+  it('v2 delegated without cpu but with systemd: the scope covers all three, so it wins', () => {
+    const host: HostLimitFacts = { ...V2_DELEGATED, systemdRun: true, cgroup: { ...V2_DELEGATED.cgroup, controllers: ['memory', 'pids'] } as HostLimitFacts['cgroup'] };
+    expect(planLimits(ALL, host).cgroup).toEqual({ kind: 'systemd-scope', manager: 'user', settings: { memoryBytes: 512 * MiB, pids: 64, cpus: 0.5 } });
+  });
+
+  it('v2 not delegated, systemd user manager: a transient scope', () => {
+    const plan = planLimits(ALL, V2_SESSION_SYSTEMD);
+    expect(plan.cgroup).toEqual({ kind: 'systemd-scope', manager: 'user', settings: { memoryBytes: 512 * MiB, pids: 64, cpus: 0.5 } });
+    expect(mechanisms(plan)).toMatchObject({ memory: 'systemd-scope', pids: 'systemd-scope', cpus: 'systemd-scope' });
+    expect(plan.rlimits).toEqual([{ resource: 'CORE', soft: 0, hard: 0 }, ...EXACT_RLIMITS]);
+  });
+
+  it('v2 not writable as root, systemd present: the system manager', () => {
+    const host: HostLimitFacts = { ...V2_SESSION_SYSTEMD, uid: 0 };
+    expect(planLimits(ALL, host).cgroup).toMatchObject({ kind: 'systemd-scope', manager: 'system' });
+  });
+
+  it('v1 as root: one directory per controller', () => {
+    const plan = planLimits(ALL, V1_ROOT);
+    expect(plan.cgroup).toEqual({ kind: 'cgroup-v1', parents: V1_CONTROLLERS, settings: { memoryBytes: 512 * MiB, pids: 64, cpus: 0.5 } });
+    expect(mechanisms(plan)).toMatchObject({ memory: 'cgroup-v1', pids: 'cgroup-v1', cpus: 'cgroup-v1' });
+  });
+
+  it('v1 with the pids controller not mounted: memory and cpu in v1, pids falls back (not for root)', () => {
+    const host: HostLimitFacts = { ...V1_ROOT, cgroup: { kind: 'v1', controllers: { ...V1_CONTROLLERS, pids: null }, writable: true } };
+    const plan = planLimits(ALL, host);
+    expect(plan.cgroup).toMatchObject({ kind: 'cgroup-v1', parents: { memory: V1_CONTROLLERS.memory, cpu: V1_CONTROLLERS.cpu } });
+    expect(plan.cgroup.kind === 'cgroup-v1' && Object.keys(plan.cgroup.parents)).toEqual(['memory', 'cpu']);
+    expect(mechanisms(plan)).toMatchObject({ pids: 'none~' });
+    expect(plan.limits.find((l) => l.name === 'pids')!.note).toBe('not enforced, the cgroup v1 pids controller is not mounted, and RLIMIT_NPROC does not bind root');
+  });
+
+  it('v1 as a user: rlimit approximations, and they say so', () => {
+    const plan = planLimits(ALL, V1_USER);
+    expect(plan.cgroup).toEqual({ kind: 'none' });
+    expect(mechanisms(plan)).toEqual({
+      memory: 'rlimit~',
+      pids: 'rlimit~',
+      cpus: 'none~',
+      timeout: 'wall-clock',
+      'cpu-time': 'rlimit',
+      'file-size': 'rlimit',
+      nofile: 'rlimit',
+    });
+    expect(plan.rlimits).toEqual([
+      { resource: 'CORE', soft: 0, hard: 0 },
+      { resource: 'AS', soft: 512 * MiB, hard: 512 * MiB },
+      { resource: 'NPROC', soft: 64, hard: 64, uid: 1000 },
+      ...EXACT_RLIMITS,
+    ]);
+    const notes = Object.fromEntries(plan.limits.map((l) => [l.name, l.note]));
+    expect(notes.memory).toMatch(/^approximate, cgroup v1 is not writable by uid 1000: RLIMIT_AS caps address space, not memory used/);
+    expect(notes.pids).toMatch(/^approximate, cgroup v1 is not writable by uid 1000: RLIMIT_NPROC counts every task of uid 1000/);
+  });
+
+  it('no cgroups at all: a user gets rlimits, root gets no pids limit (RLIMIT_NPROC does not bind root)', () => {
+    expect(mechanisms(planLimits(ALL, NONE_USER))).toMatchObject({ memory: 'rlimit~', pids: 'rlimit~', cpus: 'none~' });
+    const root = planLimits(ALL, NONE_ROOT);
+    expect(mechanisms(root)).toMatchObject({ memory: 'rlimit~', pids: 'none~', cpus: 'none~' });
+    expect(root.rlimits.map((r) => r.resource)).toEqual(['CORE', 'AS', 'CPU', 'FSIZE', 'NOFILE']);
+  });
+
+  it('v2 not writable, no systemd: like no cgroups, with the reason', () => {
+    const plan = planLimits({ memoryBytes: 256 * MiB, required: [] }, V2_SESSION_NO_SYSTEMD);
+    expect(plan.cgroup).toEqual({ kind: 'none' });
+    expect(plan.limits[0]!.note).toMatch(
+      /^approximate, cgroup v2 is not writable by uid 1000 at \/sys\/fs\/cgroup\/user.slice\/user-1000.slice and no systemd manager is reachable:/,
+    );
+  });
+
+  it('no limits but the exact ones: no cgroup, RLIMIT_CORE still 0', () => {
+    const plan = planLimits({ nofile: 128, required: [] }, V2_ROOT);
+    expect(plan.cgroup).toEqual({ kind: 'none' });
+    expect(plan.rlimits).toEqual([
+      { resource: 'CORE', soft: 0, hard: 0 },
+      { resource: 'NOFILE', soft: 128, hard: 128 },
+    ]);
+    expect(planLimits({ required: [] }, NONE_USER)).toEqual({ limits: [], cgroup: { kind: 'none' }, rlimits: [{ resource: 'CORE', soft: 0, hard: 0 }] });
+  });
+
+  it('is plain JSON data', () => {
+    for (const host of [V2_ROOT, V2_DELEGATED, V2_SESSION_SYSTEMD, V1_ROOT, V1_USER, NONE_ROOT]) {
+      const plan = planLimits(ALL, host);
+      expect(JSON.parse(JSON.stringify(plan))).toEqual(plan);
+    }
+  });
+
+  it('describePlan gives one line per limit for doctor', () => {
+    expect(describePlan(planLimits({ ...ALL, required: ['memory'] }, V2_ROOT)).slice(0, 2)).toEqual([
+      'memory 512MiB → cgroup-v2 [required]: memory.max, swap included (memory.swap.max=0); an OOM kill ends the whole sandbox (memory.oom.group)',
+      'pids 64 → cgroup-v2: pids.max: every task in the sandbox, threads included',
+    ]);
+    expect(describePlan(planLimits(ALL, NONE_ROOT))[1]).toMatch(/^pids 64 → none \(not enforced\): /);
+    expect(describePlan(planLimits(ALL, NONE_ROOT))[0]).toMatch(/^memory 512MiB → rlimit \(approximate\): /);
+  });
+});
+
+describe('required', () => {
+  it('is satisfied by cgroups, exact rlimits and the wall clock', () => {
+    const required: Limits['required'] = ['memory', 'pids', 'cpus', 'timeout', 'cpu-time', 'file-size', 'nofile'];
+    expect(() => planLimits({ ...ALL, required }, V2_ROOT)).not.toThrow();
+    expect(() => planLimits({ ...ALL, required }, V1_ROOT)).not.toThrow();
+    expect(() => planLimits({ ...ALL, required }, V2_SESSION_SYSTEMD)).not.toThrow();
+    expect(() => planLimits({ ...ALL, required: ['timeout', 'cpu-time', 'file-size', 'nofile'] }, NONE_USER)).not.toThrow();
+  });
+
+  it('refuses memory that would only get RLIMIT_AS, naming the limit, the reason and the fix', () => {
+    const e = unenforceable(() => planLimits({ ...ALL, required: ['memory'] }, V1_USER));
+    expect(e.message).toBe('limits.memory (512MiB) is required but cgroup v1 is not writable by uid 1000: it could only be approximated with an rlimit');
+    expect(e.hint).toBe(
+      'run as root (cgroup v1 cannot be delegated safely), or boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1) and systemd; or drop it from limits.required',
+    );
+    expect(e.details).toEqual([]);
+  });
+
+  it('refuses pids for root without a pids controller: nothing can enforce it', () => {
+    const e = unenforceable(() => planLimits({ ...ALL, required: ['pids'] }, NONE_ROOT));
+    expect(e.message).toBe('limits.pids (64) is required but no cgroup filesystem is mounted: nothing on this host can enforce it');
+    expect(e.hint).toBe('mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup), or run on a host with systemd; or drop it from limits.required');
+  });
+
+  it('on a non-delegated v2 without systemd, points at root, delegation and systemd', () => {
+    const e = unenforceable(() => planLimits({ ...ALL, required: ['cpus'] }, V2_SESSION_NO_SYSTEMD));
+    expect(e.message).toMatch(/^limits\.cpus \(0\.5\) is required but cgroup v2 is not writable by uid 1000/);
+    expect(e.hint).toMatch(/^run as root, or start sbx in a delegated cgroup \(systemd-run --user --scope -p Delegate=yes sbx …\), or install systemd/);
+  });
+
+  it('names a missing v2 controller and how to enable it', () => {
+    const host: HostLimitFacts = { ...V2_ROOT, systemdRun: false, cgroup: { ...V2_ROOT.cgroup, controllers: ['memory'] } as HostLimitFacts['cgroup'] };
+    const e = unenforceable(() => planLimits({ ...ALL, required: ['pids'] }, host));
+    expect(e.message).toBe('limits.pids (64) is required but the pids controller is not enabled for /sys/fs/cgroup/user.slice/user-0.slice: nothing on this host can enforce it');
+    expect(e.hint).toBe('enable it as root: echo +pids > /sys/fs/cgroup/user.slice/user-0.slice/cgroup.subtree_control; or drop it from limits.required');
+  });
+
+  it('reports every refused limit: the first in the message, the rest as details', () => {
+    const e = unenforceable(() => planLimits({ ...ALL, required: ['memory', 'pids', 'cpus', 'nofile'] }, V1_USER));
+    expect(e.message).toMatch(/^limits\.memory /);
+    expect(e.details).toEqual([
+      'limits.pids (64) is required but cgroup v1 is not writable by uid 1000: it could only be approximated with an rlimit',
+      'limits.cpus (0.5) is required but cgroup v1 is not writable by uid 1000: nothing on this host can enforce it',
+    ]);
+  });
+
+  it('control: the same limits, not required, plan without throwing', () => {
+    expect(() => planLimits(ALL, V1_USER)).not.toThrow();
+  });
+});
+
+describe('parseLimits', () => {
+  it('turns profile values into base units', () => {
+    expect(parseLimits({ memory: '2GiB', pids: '128', cpus: '1.5', timeout: '1h30m', cpu_time: '2m', file_size: 1048576, nofile: '1024', required: ['memory', 'cpu_time', 'file-size'] })).toEqual({
+      memoryBytes: 2 * 1024 ** 3,
+      pids: 128,
+      cpus: 1.5,
+      timeoutMs: 5_400_000,
+      cpuTimeSec: 120,
+      fileSizeBytes: MiB,
+      nofile: 1024,
+      required: ['memory', 'cpu-time', 'file-size'],
+    });
+    expect(parseLimits({})).toEqual({ required: [] });
+  });
+
+  it.each([
+    [{ memory: '3 potatoes' }, 'limits.memory: "3 potatoes" is not a size; use e.g. 512MiB or 2GiB'],
+    [{ memory: '100' }, 'limits.memory: "100" is below the minimum of 1MiB; use e.g. 512MiB or 2GiB'],
+    [{ pids: 2 }, 'limits.pids: 2 is below the minimum of 4; use e.g. 256'],
+    [{ nofile: 3 }, 'limits.nofile: 3 is below the minimum of 16; use e.g. 1024'],
+    [{ cpus: 0 }, 'limits.cpus: 0 is below the minimum of 0.01; use e.g. 2 or 0.5'],
+    [{ timeout: '30y' }, 'limits.timeout: "30y" is not a duration; use e.g. 30s, 10m or 1h30m'],
+    [{ cpu_time: '500ms' }, 'limits.cpu_time: "500ms" is below the minimum of 1s; use e.g. 60s or 10m'],
+    [{ cpu_time: '1500ms' }, 'limits.cpu_time: "1500ms" is not a whole number of seconds; use e.g. 60s or 10m'],
+    [{ file_size: '1PB1' }, 'limits.file_size: "1PB1" is not a size; use e.g. 64MiB or 1GiB'],
+    [{ required: ['disk'] }, 'limits.required[0]: "disk" is not a limit; use one of memory, pids, cpus, timeout, cpu_time, file_size, nofile'],
+    [{ memory: '1GiB', required: ['memory', 'pids'] }, 'limits.required[1]: "pids" is required but limits.pids is not set'],
+  ])('%j is refused: %s', (input, message) => {
+    try {
+      parseLimits(input);
+      throw new Error('expected a throw');
+    } catch (e) {
+      expect((e as SbxError).code).toBe('LIMIT_INVALID');
+      expect((e as SbxError).message).toBe(message);
+    }
+  });
+});

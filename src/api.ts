@@ -6,7 +6,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
-import { ExitCode, SbxError } from './errors.js';
+import { compileNsjail } from './backend/nsjail.js';
+import { nsjailSetupError, parseNsjailStatus } from './backend/nsjail-status.js';
+import { ExitCode, isSbxError, SbxError } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
@@ -18,8 +20,8 @@ import type { Outcome } from './report/outcome.js';
 import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
 import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
-import { execLaunch, type StdioMode } from './runtime/exec.js';
-import { probeBwrap, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
+import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
+import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
@@ -32,9 +34,13 @@ export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive.js';
 export { VERSION } from './version.js';
 
+export type BackendChoice = 'bwrap' | 'nsjail' | 'auto';
+
 export interface CompileOptions extends RunRequest {
   /** Profile name or path. Default: `default`. */
   profile?: string;
+  /** The launcher; overrides the profile's `backend`. auto: bwrap when installed, else nsjail. Default: bwrap. */
+  backend?: BackendChoice;
   /** Working directory (default: process.cwd()). Also the default workspace. */
   cwd?: string;
   /** The environment to filter for the child (default: process.env). Never passed through wholesale. */
@@ -56,12 +62,17 @@ export interface RunOptions extends CompileOptions {
   resolve?: (host: string) => Promise<string[]>;
 }
 
+/** The launcher binary a run uses. */
+export type Launcher =
+  | { backend: 'bwrap'; path: string; version: string; bwrap: BwrapInfo; chosenBy: BackendChoice }
+  | { backend: 'nsjail'; path: string; version: string; chosenBy: BackendChoice };
+
 export interface Compiled {
   sessionId: string;
   profile: { name: string; file: string; source: string; hash: string };
   policy: Policy;
   launch: Launch;
-  bwrap: BwrapInfo;
+  launcher: Launcher;
 }
 
 function packageRoot(): string {
@@ -88,8 +99,27 @@ interface Prepared {
   resolved: ResolvedProfile;
   policy: Policy;
   host: Host;
-  bwrap: BwrapInfo;
+  launcher: Launcher;
   sessionId: string;
+}
+
+/**
+ * The launcher asked for (flag, then profile, then bwrap). Fails closed: a named backend that is
+ * missing is an error, never a silent switch; only `auto` falls back, from bwrap to nsjail.
+ */
+function probeLauncher(choice: BackendChoice, env: Record<string, string | undefined>, cacheDir: string | undefined): Launcher {
+  if (choice === 'nsjail') return { backend: 'nsjail', ...probeNsjail(env), chosenBy: choice };
+  try {
+    const bwrap = probeBwrap(env, cacheDir);
+    return { backend: 'bwrap', path: bwrap.path, version: bwrap.version, bwrap, chosenBy: choice };
+  } catch (error) {
+    if (choice !== 'auto' || !isSbxError(error)) throw error;
+    try {
+      return { backend: 'nsjail', ...probeNsjail(env), chosenBy: choice };
+    } catch {
+      throw new SbxError(error.code, `--backend auto: neither bubblewrap nor nsjail is usable (bwrap: ${error.message})`, { ...(error.hint ? { hint: error.hint } : {}) });
+    }
+  }
 }
 
 async function prepare(options: CompileOptions): Promise<Prepared> {
@@ -100,7 +130,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
   const home = hostEnv.HOME || homedir();
   const search = profileSearch(cwd, hostEnv);
   const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
-  const bwrap = probeBwrap(hostEnv, search.cacheDir);
+  const launcher = probeLauncher(options.backend ?? resolved.profile.backend ?? 'bwrap', hostEnv, search.cacheDir);
 
   const sessionId = newSessionId();
   const baseVars = { home, cwd, session: sessionId };
@@ -128,7 +158,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     host,
     vars,
   });
-  return { resolved, policy, host, bwrap, sessionId };
+  return { resolved, policy, host, launcher, sessionId };
 }
 
 function describeProfile(resolved: ResolvedProfile) {
@@ -140,13 +170,56 @@ function plannedSession(env: Record<string, string | undefined>, uid: number, id
   return { id, dir, emptyFile: join(dir, 'empty') };
 }
 
+/** The policy compiled for the chosen launcher. nsjail does not search PATH: it gets the command's path inside. */
+function compileLaunch(p: Prepared, session: Session): Launch {
+  const arch = hostSeccompArch(process.arch);
+  if (p.launcher.backend === 'bwrap') {
+    return compileBwrap(p.policy, session, { path: p.launcher.path, features: p.launcher.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch });
+  }
+  const execPath = checkCommand(p.policy);
+  return compileNsjail(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, execPath });
+}
+
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
   const p = await prepare(options);
   const hostEnv = options.hostEnv ?? process.env;
-  const session = plannedSession(hostEnv, p.host.uid, p.sessionId);
-  const launch = compileBwrap(p.policy, session, { path: p.bwrap.path, features: p.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch: hostSeccompArch(process.arch) });
-  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, bwrap: p.bwrap };
+  const launch = compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
+  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, launcher: p.launcher };
+}
+
+/** What the launcher says became of the command: its status, or the SbxError for a sandbox that was never built. */
+interface Ran {
+  code: number;
+  timedOut: boolean;
+  durationMs: number;
+  /** Violations only the launcher knows of (nsjail's log: its time limit, a seccomp kill). */
+  violations: Violation[];
+  stdout?: Buffer;
+  stderr?: Buffer;
+}
+
+function interpret(result: ExecResult, uid: number): Ran {
+  const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {};
+  if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], ...captured };
+  if (result.kind === 'supervised') {
+    const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
+    if (!status.started) throw nsjailSetupError(status);
+    // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
+    const timedOut = result.timedOut || status.timedOut;
+    const code = timedOut ? ExitCode.TIMEOUT : status.code;
+    return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), ...captured };
+  }
+  const blocker = userNamespaceBlocker(uid);
+  throw new SbxError(
+    'SANDBOX_SETUP',
+    `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,
+    {
+      hint: blocker
+        ? `user namespaces are disabled (${blocker}): enable them, e.g. sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1`
+        : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
+    },
+  );
 }
 
 const SIGNAL_NAMES: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' };
@@ -166,6 +239,7 @@ function hasLimits(limits: Policy['limits']): boolean {
 export async function run(options: RunOptions): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
   const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
+  // Refused before anything is created: a command the sandbox cannot see is 127, not a setup failure.
   checkCommand(p.policy);
   const hostEnv = options.hostEnv ?? process.env;
   // Limits are planned before anything is created: a `required` limit this host cannot enforce
@@ -189,51 +263,45 @@ export async function run(options: RunOptions): Promise<Outcome> {
         ...(options.resolve ? { resolve: options.resolve } : {}),
       });
     }
-    let launch = compileBwrap(p.policy, session, { path: p.bwrap.path, features: p.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch: hostSeccompArch(process.arch) });
+    let launch = compileLaunch(p, session);
     if (plan && limitsModules) {
       const { prepareLimits, sweepStaleCgroups } = limitsModules[2];
       await sweepStaleCgroups({ isSessionLive: (id) => isSessionLive(sessionBase(hostEnv, p.host.uid), id) });
       limits = await prepareLimits(plan, session, { env: hostEnv });
       launch = { ...launch, ...limits.wrap(launch) };
     }
-    const result = await execLaunch(launch, {
-      stdio,
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      forwardSignals: options.forwardSignals ?? false,
-      tty: p.host.stdinIsTty,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(p.policy.limits.timeoutMs !== undefined ? { timeoutMs: p.policy.limits.timeoutMs } : {}),
-    });
-    if (result.kind === 'setup-failed') {
-      const blocker = userNamespaceBlocker(p.host.uid);
-      throw new SbxError(
-        'SANDBOX_SETUP',
-        `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,
-        {
-          hint: blocker
-            ? `user namespaces are disabled (${blocker}): enable them, e.g. sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1`
-            : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
-        },
-      );
-    }
+    const nsjail = p.launcher.backend === 'nsjail';
+    const result = interpret(
+      await execLaunch(launch, {
+        stdio,
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        forwardSignals: options.forwardSignals ?? false,
+        tty: p.host.stdinIsTty,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(p.policy.limits.timeoutMs !== undefined ? { timeoutMs: p.policy.limits.timeoutMs } : {}),
+        ...(nsjail ? { launcher: 'nsjail' as const, fdDir: session.dir } : {}),
+      }),
+      p.host.uid,
+    );
     const collected = limits ? await limits.collect() : { violations: [], peaks: {} };
     const egress = proxy?.stats();
     const signal = result.code > 128 ? SIGNAL_NAMES[result.code - 128] : undefined;
-    const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? [])];
+    const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? []), ...result.violations];
     if (result.timedOut) {
       const limit = plan?.limits.find((l) => l.name === 'timeout')?.display;
       violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`, ...(limit ? { limit } : {}) });
     } else if (signal && SIGNAL_VIOLATIONS[signal]) {
       const v = SIGNAL_VIOLATIONS[signal]!;
       const limit = plan?.limits.find((l) => `limits.${l.name.replace('-', '_')}` === v.rule)?.display;
-      violations.push({ phase: 'runtime', ...v, detail: `the command was killed by ${signal}`, ...(limit ? { limit } : {}) });
+      // nsjail's log may have named it already (a seccomp kill, with the syscall).
+      if (!violations.some((known) => known.kind === v.kind)) violations.push({ phase: 'runtime', ...v, detail: `the command was killed by ${signal}`, ...(limit ? { limit } : {}) });
     } else if (signal && !violations.some((v) => v.kind === 'oom' || v.kind === 'pids')) {
       violations.push({ phase: 'runtime', kind: 'signal', rule: 'signal', detail: `the command was killed by ${signal}` });
     }
     return {
       sessionId: p.sessionId,
       profile: { name: p.resolved.name, file: p.resolved.location.file, hash: p.resolved.hash },
-      backend: 'bwrap',
+      backend: p.launcher.backend,
       command: p.policy.command,
       exitCode: result.timedOut ? ExitCode.TIMEOUT : result.code,
       setBy: result.timedOut ? 'sbx' : 'child',

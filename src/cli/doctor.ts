@@ -1,7 +1,7 @@
 // `sbx doctor`: can this host build the sandbox? Each check says what it found and how to fix it.
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
-import { probeBwrap, userNamespaceBlocker } from '../runtime/host.js';
+import { probeBwrap, probeNsjail, userNamespaceBlocker, type NsjailInfo } from '../runtime/host.js';
 import { profileSearch } from '../api.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
@@ -81,10 +81,19 @@ async function userNamespaceCheck(bwrap: string | undefined): Promise<Check> {
       };
 }
 
+/** The optional backend: found, runs, has the mount API sbx compiles for, and can build a sandbox here. */
 async function nsjailCheck(): Promise<Check> {
-  const r = await execa('nsjail', ['--help'], { reject: false, timeout: 5000 });
-  if (r.failed && (r.code === 'ENOENT' || r.exitCode === 127)) return { name: 'nsjail', status: 'warn', detail: 'not installed (optional backend, not used yet)' };
-  return { name: 'nsjail', status: 'ok', detail: 'present' };
+  let info: NsjailInfo;
+  try {
+    info = probeNsjail(process.env);
+  } catch (error) {
+    if (!isSbxError(error)) throw error;
+    return { name: 'nsjail', status: 'warn', detail: `${error.message} (optional: --backend nsjail)`, ...(error.hint ? { fix: error.hint } : {}) };
+  }
+  const r = await execa(info.path, ['-Mo', '--quiet', '--experimental_mnt', 'new', '--chroot', '/', '--user', '0', '--group', '0', '--', '/bin/true'], { reject: false, env: {}, extendEnv: false, timeout: 10000 });
+  return r.exitCode === 0
+    ? { name: 'nsjail', status: 'ok', detail: `${info.version} at ${info.path}; it can build a sandbox as uid ${process.getuid?.() ?? 0}` }
+    : { name: 'nsjail', status: 'warn', detail: `${info.path} could not build a sandbox: ${r.stderr.trim().split('\n').pop() || `exit ${r.exitCode}`}`, fix: 'enable unprivileged user namespaces, or run it as root' };
 }
 
 export async function doctorCommand(flags: { json?: boolean }): Promise<void> {

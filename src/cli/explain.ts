@@ -1,6 +1,7 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
 import { compile } from '../api.js';
 import { expandArgsFd } from '../backend/bwrap.js';
+import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { shellJoin } from './quote.js';
 import { toRunOptions, type RunFlags } from './options.js';
@@ -44,12 +45,28 @@ function describeNetwork(n: Policy['network']): string {
 export async function explainCommand(command: string[], flags: RunFlags & { json?: boolean }): Promise<void> {
   const compiled = await compile(toRunOptions(flags, command));
   if (flags.json) {
-    process.stdout.write(JSON.stringify({ profile: compiled.profile, policy: compiled.policy, launch: { file: compiled.launch.file, args: compiled.launch.args, argv: expandArgsFd(compiled.launch), env: compiled.launch.env, fds: compiled.launch.fds.map((f) => ({ purpose: f.purpose, ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}) })) }, bwrap: { path: compiled.bwrap.path, version: compiled.bwrap.version } }, null, 2) + '\n');
+    const { launch, launcher } = compiled;
+    const argv = launcher.backend === 'bwrap' ? expandArgsFd(launch) : expandNsjailLaunch(launch);
+    const fds = launch.fds.map((f) => ({ purpose: f.purpose, ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}) }));
+    process.stdout.write(
+      JSON.stringify(
+        {
+          profile: compiled.profile,
+          policy: compiled.policy,
+          launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
+          launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
+          ...(launcher.backend === 'nsjail' ? { gaps: describeNsjailGaps(compiled.policy) } : {}),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
     return;
   }
   const p = compiled.policy;
   const out: string[] = [];
   out.push(`profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})`);
+  out.push(`backend   ${compiled.launcher.backend}${compiled.launcher.chosenBy === 'auto' ? ' (chosen by --backend auto)' : ''}`);
   out.push(`mode      ${p.mode}`);
   out.push(`workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`);
   out.push(`network   ${describeNetwork(p.network)}`);
@@ -59,13 +76,22 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
   if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
-  // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
-  const argv = expandArgsFd(compiled.launch);
-  const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
-  const seccomp = compiled.policy.seccomp.rules.length > 0;
-  out.push(`seccomp   ${compiled.policy.seccomp.preset}: ${seccomp ? compiled.policy.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
+  const seccomp = p.seccomp.rules.length > 0;
+  out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
   out.push('');
-  out.push(`# ${compiled.bwrap.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
-  out.push(shellJoin([compiled.launch.file, ...inline]));
+  if (compiled.launcher.backend === 'nsjail') {
+    const gaps = describeNsjailGaps(p);
+    if (gaps.length > 0) out.push('nsjail differs from bwrap here:', ...gaps.map((g) => `  ${g}`), '');
+    out.push(`# ${compiled.launcher.version} at ${compiled.launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`);
+    const expanded = expandNsjailLaunch(compiled.launch);
+    const config = expanded.findIndex((a) => a.startsWith('# fd '));
+    out.push(shellJoin(config < 0 ? expanded : expanded.slice(0, config)), ...(config < 0 ? [] : expanded.slice(config)));
+  } else {
+    // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
+    const argv = expandArgsFd(compiled.launch);
+    const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
+    out.push(`# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
+    out.push(shellJoin([compiled.launch.file, ...inline]));
+  }
   process.stdout.write(out.join('\n') + '\n');
 }

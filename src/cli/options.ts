@@ -15,6 +15,7 @@ export interface RunFlags {
   network?: 'none' | 'host';
   allowDomain: string[];
   danger?: boolean;
+  backend?: 'bwrap' | 'nsjail' | 'auto';
   memory?: string;
   pids?: string;
   cpus?: string;
@@ -52,6 +53,7 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'keep-env', value: '<name>', multiple: true, description: 'inherit this variable (or LC_*-style pattern) from your environment (repeatable)' },
   { long: 'network', value: '<mode>', choices: ['none', 'host'], description: 'override the profile: none (own namespace, loopback only) or host' },
   { long: 'allow-domain', value: '<name[:port]>', multiple: true, description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)' },
+  { long: 'backend', value: '<name>', choices: ['bwrap', 'nsjail', 'auto'], description: 'the launcher: bwrap (default), nsjail, or auto (bwrap when installed, else nsjail)' },
   { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
   { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB' },
   { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512' },
@@ -154,6 +156,7 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     ...(flags.network ? { network: flags.network } : {}),
     ...(flags.allowDomain.length > 0 ? { allowDomains: flags.allowDomain } : {}),
     danger: flags.danger ?? false,
+    ...(flags.backend ? { backend: flags.backend } : {}),
     limits: Object.fromEntries(
       (
         [

@@ -1,11 +1,18 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
-import { fstatSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { run } from '../api.js';
 import { isSbxError, SbxError } from '../errors.js';
-import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report, type ReportTarget } from '../report/report.js';
+import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
-function reportTarget(flags: RunCliFlags): ReportTarget | undefined {
+interface ReportTarget {
+  fd: number;
+  /** Opened by sbx for --report-file (closed after the write); a --report-fd descriptor is the caller's. */
+  owned: boolean;
+}
+
+/** Opened before anything runs: a report that cannot be written fails the run up front, not after it. */
+function openReport(flags: RunCliFlags): ReportTarget | undefined {
   if (flags.reportFd !== undefined) {
     const fd = Number(flags.reportFd);
     if (!Number.isInteger(fd) || fd < 3) {
@@ -18,9 +25,18 @@ function reportTarget(flags: RunCliFlags): ReportTarget | undefined {
     } catch {
       throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
     }
-    return { kind: 'fd', fd };
+    return { fd, owned: false };
   }
-  return flags.reportFile ? { kind: 'file', path: flags.reportFile } : undefined;
+  if (!flags.reportFile) return undefined;
+  try {
+    // Node opens with O_CLOEXEC: the sandbox never inherits it.
+    return { fd: openSync(flags.reportFile, 'w', 0o600), owned: true };
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new SbxError('REPORT_FILE', `--report-file ${flags.reportFile}: cannot open it for writing (${reason})`, {
+      hint: 'name a file in an existing directory you can write to',
+    });
+  }
 }
 
 export async function runCommand(command: string[], flags: RunCliFlags): Promise<void> {
@@ -29,9 +45,11 @@ export async function runCommand(command: string[], flags: RunCliFlags): Promise
     await explainCommand(command, flags);
     return;
   }
-  const target = reportTarget(flags);
+  const target = openReport(flags);
   const emit = (report: Report) => {
-    if (target) writeReport(target, report);
+    if (!target) return;
+    writeReport(target.fd, report);
+    if (target.owned) closeSync(target.fd);
   };
   let report: Report;
   try {
@@ -45,6 +63,7 @@ export async function runCommand(command: string[], flags: RunCliFlags): Promise
     throw error;
   }
   emit(report);
+  if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report).join('\n') + '\n');
   }

@@ -144,6 +144,12 @@ export function derivePolicy(input: DeriveInput): Policy {
     });
   }
   const sensitiveReal = sensitivePaths(vars.home, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
+  const credentialStoreError = (where: string, path: string) =>
+    new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
+      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need instead',
+    });
+  // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
+  if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root))) throw credentialStoreError('workspace', vars.workspace);
   const workspaceSandbox = mode === 'danger' ? ws.real : normalizeTarget(profile.workspace?.mountAt ? expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt') : ws.real, 'workspace.mountAt');
   const workspaceAccess = mode === 'read-only' ? 'ro' : 'rw';
 
@@ -159,11 +165,7 @@ export function derivePolicy(input: DeriveInput): Policy {
       });
     }
     // Bind the resolved path: a symlink (in the workspace or anywhere) cannot redirect a bind.
-    if (sensitiveReal.some((root) => isWithin(f.real, root))) {
-      throw new SbxError('DANGER_NOT_ALLOWED', `${spec.where}: ${spec.path} is (or is inside) a credential store`, {
-        hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need instead',
-      });
-    }
+    if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(spec.where, spec.path);
     if (access === 'rw' && FORBIDDEN_ROOTS.includes(f.real)) {
       throw new SbxError('BIND_TARGET_INVALID', `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`, {
         hint: 'bind a subdirectory, or read-only',

@@ -3,7 +3,7 @@ import { SbxError } from '../errors.js';
 import type { DroppedEnv } from './types.js';
 
 /**
- * Credential-shaped names. Dropped even when a keep pattern (`*`, `AWS_*`) matches them; only a
+ * Credential-shaped names, matched on the upper-cased name. Dropped even when a keep pattern (`*`, `AWS_*`) matches them; only a
  * keep entry naming the variable exactly lets one through.
  */
 const CREDENTIAL_PATTERNS: readonly RegExp[] = [
@@ -33,13 +33,15 @@ const CREDENTIAL_PATTERNS: readonly RegExp[] = [
   /^GPG_AGENT_INFO$/,
   /^KUBECONFIG$/,
   /^DOCKER_AUTH_CONFIG$/,
-  /^NPM_CONFIG__AUTH/i,
+  /^NPM_CONFIG__AUTH/,
 ];
 
 export const RESERVED_PREFIX = 'SBX_';
 
 export function isCredentialName(name: string): boolean {
-  return CREDENTIAL_PATTERNS.some((re) => re.test(name));
+  // Case-blind: `github_token` and `aws_secret_access_key` are as secret as their upper-case twins.
+  const upper = name.toUpperCase();
+  return CREDENTIAL_PATTERNS.some((re) => re.test(upper));
 }
 
 function patternToRegExp(pattern: string): RegExp {

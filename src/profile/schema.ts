@@ -102,6 +102,10 @@ export const ProfileSchema = z.strictObject({
     .describe('sandbox (default): an unprivileged uid inside. root: uid 0 inside (and, when sbx runs as root, root\'s file access).'),
   limits: LimitsSchema.optional(),
   seccomp: SeccompSchema.optional(),
+  backend: z
+    .enum(['bwrap', 'nsjail', 'auto'])
+    .optional()
+    .describe('The launcher: bwrap (default), nsjail, or auto (bwrap when installed, else nsjail). --backend overrides it.'),
   hostname: z
     .string()
     .regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/, 'must be a valid hostname label')

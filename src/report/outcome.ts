@@ -4,7 +4,7 @@ import type { Violation } from '../policy/violation.js';
 export interface Outcome {
   sessionId: string;
   profile: { name: string; file: string; hash: string };
-  backend: 'bwrap';
+  backend: 'bwrap' | 'nsjail';
   command: string[];
   /** The status to exit with: the command's code, or 128+N when it was killed by signal N. */
   exitCode: number;

@@ -1,5 +1,5 @@
 // Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import type { Outcome } from './outcome.js';
 import type { SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
@@ -59,21 +59,9 @@ export function reportFromError(error: SbxError, command: string[]): Report {
   };
 }
 
-export type ReportTarget = { kind: 'fd'; fd: number } | { kind: 'file'; path: string };
-
 /** One JSON document and a newline, written synchronously so it is complete before sbx exits. */
-export function writeReport(target: ReportTarget, report: Report): void {
-  const text = JSON.stringify(report) + '\n';
-  if (target.kind === 'fd') {
-    writeSync(target.fd, text);
-    return;
-  }
-  const fd = openSync(target.path, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
+export function writeReport(fd: number, report: Report): void {
+  writeSync(fd, JSON.stringify(report) + '\n');
 }
 
 function formatDuration(ms: number | undefined): string {
@@ -89,7 +77,9 @@ export function summaryLines(report: Report): string[] {
     : report.signal
       ? `was killed by ${report.signal} (exit ${report.exitCode})`
       : `exited ${report.exitCode}`;
-  const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
+  // bwrap is the default launcher: only another one is named.
+  const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
+  const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
   for (const v of report.violations) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
   return lines;
 }

@@ -20,7 +20,8 @@ function isExecutableFile(hostPath: string): 'yes' | 'no-exec' | 'missing' {
   }
 }
 
-export function checkCommand(policy: Policy): void {
+/** Refuses a command the sandbox cannot run; returns its absolute path inside the sandbox. */
+export function checkCommand(policy: Policy): string {
   const name = policy.command[0];
   if (name === undefined || name === '') {
     throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
@@ -33,7 +34,7 @@ export function checkCommand(policy: Policy): void {
     const host = hostPathOf(policy.mounts, inside);
     if (host === undefined) continue;
     const state = isExecutableFile(host);
-    if (state === 'yes') return;
+    if (state === 'yes') return inside;
     if (state === 'no-exec') sawNoExec ??= inside;
   }
   if (sawNoExec) {

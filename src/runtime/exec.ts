@@ -1,7 +1,8 @@
 // Spawns a Launch and waits for it. Only node built-ins: this is the launch path.
 import { spawn, type StdioOptions } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Launch } from '../backend/launch.js';
 
@@ -20,13 +21,26 @@ export interface ExecOptions {
   /** Wall-clock limit: then SIGTERM to the command, and after `graceMs` SIGKILL to the whole sandbox. */
   timeoutMs?: number;
   graceMs?: number;
+  /**
+   * Who reports on the command. bwrap: its --json-status-fd (the command's pid and exit code); sbx
+   * signals the command itself. nsjail: it supervises the command, so signals go to nsjail, and its
+   * log comes back raw for backend/nsjail-status.ts.
+   */
+  launcher?: 'bwrap' | 'nsjail';
+  /**
+   * Pass data descriptors as unlinked regular files created here instead of pipes: nsjail open()s
+   * /proc/self/fd/N, which fails (ENXIO) on node's socketpair pipes.
+   */
+  fdDir?: string;
 }
 
 export type ExecResult =
   /** The command ran; `code` is its exit status (128+N when killed by signal N). */
   | { kind: 'ran'; code: number; durationMs: number; timedOut: boolean; stdout?: Buffer; stderr?: Buffer }
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
-  | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer };
+  | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
+  /** nsjail ended (launcher: 'nsjail'): how, and its log; whether the command ran is for the log to say. */
+  | { kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean; stdout?: Buffer; stderr?: Buffer };
 
 /**
  * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
@@ -69,32 +83,47 @@ function signalNumber(sig: NodeJS.Signals): number {
   return osConstants.signals[sig];
 }
 
+/** Written private, opened read-only, unlinked before the launcher starts: nothing to clean up. */
+function dataFile(dir: string, index: number, data: Uint8Array): number {
+  const path = join(dir, `fd${index}`);
+  writeFileSync(path, data, { mode: 0o600, flag: 'wx' });
+  try {
+    return openSync(path, 'r');
+  } finally {
+    unlinkSync(path);
+  }
+}
+
 export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
   const started = performance.now();
   const extraBase = 3;
   const leaked = leakedDescriptors().filter((fd) => fd >= extraBase + launch.fds.length);
-  const devNull = leaked.length > 0 ? openSync('/dev/null', 'r') : -1;
-  const stdio: StdioOptions = [
-    opts.stdio === 'capture' ? (opts.input === undefined ? 'ignore' : 'pipe') : opts.stdio,
-    opts.stdio === 'capture' ? 'pipe' : opts.stdio,
-    opts.stdio === 'capture' ? 'pipe' : opts.stdio,
-    ...launch.fds.map(() => 'pipe' as const),
-  ];
-  for (const fd of leaked) {
-    while (stdio.length < fd) stdio.push('ignore');
-    stdio[fd] = devNull;
-  }
-
+  // Descriptors this process opens for the child only: closed once it is spawned.
+  const opened: number[] = [];
+  const keep = (fd: number) => (opened.push(fd), fd);
+  const devNull = leaked.length > 0 ? keep(openSync('/dev/null', 'r')) : -1;
   let child;
   try {
+    const fdDir = opts.fdDir;
+    const stdio: StdioOptions = [
+      opts.stdio === 'capture' ? (opts.input === undefined ? 'ignore' : 'pipe') : opts.stdio,
+      opts.stdio === 'capture' ? 'pipe' : opts.stdio,
+      opts.stdio === 'capture' ? 'pipe' : opts.stdio,
+      ...launch.fds.map((fd, i) => (fd.purpose === 'status' || fdDir === undefined ? ('pipe' as const) : keep(dataFile(fdDir, extraBase + i, fd.data)))),
+    ];
+    for (const fd of leaked) {
+      while (stdio.length < fd) stdio.push('ignore');
+      stdio[fd] = devNull;
+    }
     child = spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
   } finally {
-    if (devNull >= 0) closeSync(devNull);
+    for (const fd of opened) closeSync(fd);
   }
 
   let statusText = '';
   launch.fds.forEach((fd, i) => {
     const stream = child.stdio[extraBase + i] as (Readable & Writable) | null;
+    // null: a data descriptor passed as a file.
     if (!stream) return;
     if (fd.purpose === 'status') {
       stream.setEncoding('utf8');
@@ -124,12 +153,19 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
 
   // Signals: the first is passed to the command; a second of the same kind ends the whole sandbox.
   const received = new Set<string>();
+  let firstSignal: NodeJS.Signals | undefined;
   const forward = (sig: NodeJS.Signals, escalate = true) => {
     if (escalate && received.has(sig)) {
       child.kill('SIGKILL');
       return;
     }
     if (escalate) received.add(sig);
+    firstSignal ??= sig;
+    if (opts.launcher === 'nsjail') {
+      // nsjail ends the sandbox on SIGINT/SIGTERM/SIGHUP/SIGQUIT and reports the signal it got.
+      child.kill(sig);
+      return;
+    }
     const init = statusValue('child-pid');
     const pid = init === undefined ? undefined : commandPid(init);
     if (pid === undefined) {
@@ -172,12 +208,14 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       child.once('close', (c, s) => resolve([c, s]));
     });
     const durationMs = performance.now() - started;
-    const childCode = statusValue('exit-code');
     const captured = stdout ? { stdout: stdout(), stderr: stderr!() } : {};
+    if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, ...captured };
+    const childCode = statusValue('exit-code');
     if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, ...captured };
     if (signal !== null && (received.size > 0 || timedOut)) {
-      // We ended the sandbox (second signal, or the timeout's grace ran out) before it reported.
-      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, ...captured };
+      // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
+      // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
+      return { kind: 'ran', code: 128 + signalNumber(firstSignal ?? signal), durationMs, timedOut, ...captured };
     }
     return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr() } : {}) };
   } finally {

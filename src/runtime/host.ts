@@ -1,7 +1,7 @@
 // Probes the host once per run: paths the profile names, the invoking user, bwrap and its features.
 // Everything here is cheap synchronous syscalls; the one spawn (`bwrap --version`) is cached by the
 // binary's identity.
-import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
@@ -138,6 +138,35 @@ export function probeBwrap(env: Record<string, string | undefined>, cacheDir: st
   }
   const v = parseVersion(version);
   return { path, version, features: { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: atLeast(v, [0, 8, 0]) } };
+}
+
+export interface NsjailInfo {
+  path: string;
+  /** nsjail has no --version: what its --help shows it can do. */
+  version: string;
+}
+
+const INSTALL_NSJAIL_HINT =
+  'build nsjail (github.com/google/nsjail; most distributions have no package), put it on PATH or set SBX_NSJAIL=/path/to/nsjail, or use --backend bwrap';
+
+/**
+ * Locate nsjail (SBX_NSJAIL overrides) and check it runs and has the new mount API sbx compiles
+ * for (backend/nsjail.ts: --experimental_mnt new, kernel 5.12+).
+ */
+export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo {
+  const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH);
+  if (!path) throw new SbxError('NSJAIL_MISSING', 'nsjail is not installed or not on PATH', { hint: INSTALL_NSJAIL_HINT });
+  if (!existsSync(path)) throw new SbxError('NSJAIL_MISSING', `${path} does not exist`, { hint: INSTALL_NSJAIL_HINT });
+  let help: string;
+  try {
+    help = execFileSync(path, ['--help'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+  } catch (cause) {
+    throw new SbxError('NSJAIL_MISSING', `${path} does not run: ${(cause as Error).message.split('\n')[0]}`, { cause, hint: INSTALL_NSJAIL_HINT });
+  }
+  if (!help.includes('experimental_mnt')) {
+    throw new SbxError('NSJAIL_MISSING', `${path} is too old: it has no --experimental_mnt (the new mount API sbx relies on)`, { hint: 'build nsjail from a 2024 or later source' });
+  }
+  return { path, version: 'nsjail (no version flag; has --experimental_mnt)' };
 }
 
 function readTrimmed(path: string): string | undefined {

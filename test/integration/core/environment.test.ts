@@ -77,11 +77,9 @@ describe.skipIf(SKIP_INTEGRATION)('environment (real bwrap via bin/sbx.js)', () 
     }
   });
 
-  // BUG: the credential patterns (src/policy/env.ts CREDENTIAL_PATTERNS) are case-sensitive, so a
-  // lower-case credential (github_token, aws_secret_access_key) passes any keep pattern that matches
-  // it: `--keep-env '*'`, and the danger profile's own `keep: ["*"]`. Fix: test the patterns against
-  // name.toUpperCase() (or give them the i flag); an exact keep still lets one through.
-  it.fails("lower-case credential names are dropped under --keep-env '*' too", async () => {
+  // The credential patterns are case-blind: a lower-case credential (github_token) must not pass a
+  // keep pattern that matches it (`--keep-env '*'`, the danger profile's own `keep: ["*"]`).
+  it("lower-case credential names are dropped under --keep-env '*' too", async () => {
     const lower = { github_token: `lower-token-${tag}`, aws_secret_access_key: `lower-secret-${tag}` };
     const r = await runSbx(['--keep-env', '*', '--', 'env'], { env: { ...env, ...lower }, cwd: t.workspace });
     expect(r.code).toBe(0);

@@ -74,13 +74,9 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
       expect(r.out + r.err).not.toContain(MARKER);
     });
 
-    // BUG: the workspace is bound without the credential-store check that --bind/--ro-bind get
-    // (src/policy/derive.ts adds it straight to `layers`; only binds go through addBind), and masks only
-    // cover stores *inside* a bind. So running sbx from ~/.aws/sso (the default workspace is the cwd) or
-    // with --workspace ~/.ssh/keys binds that store read-write, contents visible. Fix: in derivePolicy,
-    // refuse a workspace whose realpath is within any sensitiveReal root (DANGER_NOT_ALLOWED, 126), as
-    // addBind does.
-    it.fails('a workspace inside a credential store (cwd ~/.aws/sso, --workspace ~/.ssh/keys) is refused (126) like a bind', async () => {
+    // Masks cover stores *inside* a bind; a workspace that is itself inside one (the default workspace
+    // is the cwd) must be refused as an explicit bind is, or the store would be bound read-write.
+    it('a workspace inside a credential store (cwd ~/.aws/sso, --workspace ~/.ssh/keys) is refused (126) like a bind', async () => {
       const sso = join(t.home, '.aws', 'sso', 'cache');
       const keys = join(t.home, '.ssh', 'keys');
       mkdirSync(sso, { recursive: true });

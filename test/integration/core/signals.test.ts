@@ -74,16 +74,12 @@ describe.skipIf(SKIP_INTEGRATION)('signals to sbx (real bwrap via bin/sbx.js)', 
     expect(survivors, `sandbox processes outlived sbx: ${survivors.join(' ')}`).toEqual([]);
   });
 
-  // BUG: a SIGTERM that reaches sbx after bwrap was spawned but before it reported the command's pid
-  // (bwrap still building the sandbox) makes execLaunch SIGKILL bwrap and then report that SIGKILL:
-  // exit 137, "sh was killed by SIGKILL", a runtime `signal` violation naming SIGKILL, though the
-  // command never ran and the user sent SIGTERM. Fix (src/runtime/exec.ts, the `signal !== null &&
-  // received.size > 0` branch): report 128 + the first signal *received* (143), not the SIGKILL sbx
-  // used internally. (Deferring the signal until bwrap reports the pid would also do, but then this
-  // test must release the wrapper below by writing a line to its stdin.)
+  // A SIGTERM that reaches sbx after bwrap was spawned but before it reported the command's pid (bwrap
+  // still building the sandbox) ends bwrap with SIGKILL; the status is still that of the signal the
+  // user sent (143), not of the SIGKILL sbx used internally.
   // The window is held open with SBX_BWRAP = a wrapper that waits for a line on stdin (never sent)
   // before exec'ing the real bwrap: sbx's SIGKILL is what ends it.
-  it.fails('SIGTERM while bwrap is still starting: exit 143 (the signal sent), not 137', async () => {
+  it('SIGTERM while bwrap is still starting: exit 143 (the signal sent), not 137', async () => {
     const real = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
     const wrapper = join(t.root, 'slow-bwrap');
     writeFileSync(wrapper, `#!/bin/sh\n[ "$1" = --version ] && exec ${real} "$@"\necho wrapper-ready\nread line\nexec ${real} "$@"\n`);

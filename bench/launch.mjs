@@ -51,6 +51,10 @@ if (seccompFd) writeFileSync(filterFile, Buffer.from(seccompFd.base64, 'base64')
 const withFilter = (stdio) => (seccompFd ? [...stdio, 'ignore', 'ignore', openSync(filterFile, 'r')] : stdio);
 
 writeFileSync(join(work, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [registry.npmjs.org]\n');
+// What seccomp and limits cost per run: the default profile without its filter, and with the
+// untrusted profile's limits (cgroup set-up, trampoline, collection and removal).
+writeFileSync(join(work, 'noseccomp.yaml'), 'extends: default\nseccomp: off\n');
+const limitFlags = ['--memory', '2GiB', '--pids', '512', '--cpus', '2', '--timeout', '30m', '--cpu-time', '20m', '--file-size', '1GiB', '--nofile', '4096'];
 const idealScript = join(work, 'ideal.cjs');
 writeFileSync(
   idealScript,
@@ -62,12 +66,16 @@ writeFileSync(
 const rows = [
   { id: 'sbx', what: 'sbx run -- true (CLI, default profile)', cmd: [sbx, 'run', '--', 'true'] },
   { id: 'sbx-allow', what: 'sbx run with an allow-list network (proxy + in-sandbox bridge)', cmd: [sbx, 'run', '-p', join(work, 'allow.yaml'), '--', 'true'] },
+  { id: 'sbx-noseccomp', what: 'sbx run with seccomp: off', cmd: [sbx, 'run', '-p', join(work, 'noseccomp.yaml'), '--', 'true'] },
+  { id: 'sbx-limits', what: "sbx run with untrusted's seven limits as flags", cmd: [sbx, 'run', ...limitFlags, '--', 'true'] },
   { id: 'bwrap', what: 'the same bwrap argv (and seccomp filter), invoked directly', cmd: [bwrap, ...bwrapArgs], filter: true },
   { id: 'node', what: 'node -e 0', cmd: [process.execPath, '-e', '0'] },
   // sbx's launcher keeps NODE_EXTRA_CA_CERTS out of its own Node start-up; this row shows that floor.
   ...(process.env.NODE_EXTRA_CA_CERTS ? [{ id: 'node-noca', what: 'node -e 0 without NODE_EXTRA_CA_CERTS', cmd: ['/usr/bin/env', '-u', 'NODE_EXTRA_CA_CERTS', process.execPath, '-e', '0'] }] : []),
   { id: 'node+bwrap', what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)', cmd: [process.execPath, idealScript] },
 ];
+// The nsjail backend, when one is installed (nsjail on PATH or SBX_NSJAIL).
+if (process.env.SBX_NSJAIL || which('nsjail')) rows.push({ id: 'sbx-nsjail', what: 'sbx run --backend nsjail -- true', cmd: [sbx, 'run', '--backend', 'nsjail', '--', 'true'] });
 if (peers) {
   const firejail = which('firejail');
   if (firejail) rows.push({ id: 'firejail', what: 'firejail --quiet --noprofile true', cmd: [firejail, '--quiet', '--noprofile', 'true'] });
@@ -119,7 +127,9 @@ console.log(`\nsbx adds ${over.toFixed(1)} ms over node start-up + direct bwrap 
 if (s['node-noca']) {
   console.log(`against the Node floor without NODE_EXTRA_CA_CERTS (what sbx's own start-up pays): sbx adds ${(s.sbx.median - (s['node-noca'].median + s.bwrap.median)).toFixed(1)} ms`);
 }
-console.log(`sbx peak RSS: ${fmt(peakRssMiB(rows[0].cmd))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(rows[2].cmd))} MiB`);
+const row = (id) => rows.find((r) => r.id === id).cmd;
+console.log(`seccomp filter: ${(s.sbx.median - s['sbx-noseccomp'].median).toFixed(1)} ms per run; limits: ${(s['sbx-limits'].median - s.sbx.median).toFixed(1)} ms per run`);
+console.log(`sbx peak RSS: ${fmt(peakRssMiB(row('sbx')))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(row('node')))} MiB`);
 
 // The library door: per-call cost inside one Node process.
 const { run } = await import(join(root, 'dist', 'api.js'));

@@ -32,6 +32,11 @@ export async function main(argv: string[]): Promise<void> {
       await runCommand(fast.command, fast.flags);
       return;
     }
+    // `sbx profiles list | head`: a reader that stopped reading is not an error.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
     const { buildProgram } = await import('./program.js');
     await (await buildProgram()).parseAsync(argv);
   } catch (error) {

@@ -50,7 +50,7 @@ function die(message, code) {
 // Half-close passes through (allowHalfOpen), pipe() gives backpressure, an error on either side
 // ends both.
 function forwardTo(path) {
-  return net.createServer({ allowHalfOpen: true }, (tcp) => {
+  return net.createServer({ allowHalfOpen: true, noDelay: true }, (tcp) => {
     const unix = net.connect({ path, allowHalfOpen: true });
     const both = () => {
       tcp.destroy();

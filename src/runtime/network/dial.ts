@@ -19,7 +19,7 @@ const refuseLookup: LookupFunction = (hostname, _options, callback) => {
 
 /** The default dialler: a TCP connection to an IP literal, half-close passed through. */
 export function connectToAddress(address: string, port: number): Socket {
-  return netConnect({ host: address, port, allowHalfOpen: true, lookup: refuseLookup });
+  return netConnect({ host: address, port, allowHalfOpen: true, noDelay: true, lookup: refuseLookup });
 }
 
 /** The default resolver: the system's (getaddrinfo, so /etc/hosts counts), every address. */

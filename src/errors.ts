@@ -43,6 +43,12 @@ export const ErrorCatalogue = {
   SECCOMP_INVALID: ExitCode.SETUP,
   SECCOMP_UNSUPPORTED_ARCH: ExitCode.SETUP,
   TIMEOUT: ExitCode.TIMEOUT,
+  COMMAND_DENIED: ExitCode.DENIED,
+  PATH_ESCAPE: ExitCode.DENIED,
+  SHELL_SYNTAX: ExitCode.DENIED,
+  APPROVAL_DENIED: ExitCode.DENIED,
+  SECRET_UNAVAILABLE: ExitCode.SETUP,
+  SECRET_STORE_UNSAFE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

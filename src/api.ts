@@ -1,8 +1,9 @@
 // The library door (`import { run, compile } from 'sbx'`) and the pipeline the CLI uses:
 // profile → policy → launch → exec → outcome.
-import { realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
@@ -12,17 +13,23 @@ import { ExitCode, isSbxError, SbxError } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, type RunRequest } from './policy/derive.js';
+import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
+import { compileSensitiveRules } from './policy/sensitive-files.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
 import type { Violation } from './policy/violation.js';
-import type { Outcome } from './report/outcome.js';
+import type { CapturedText, Outcome } from './report/outcome.js';
+import { appendAuditRecordOrWarn, redactArgv } from './report/ledger.js';
+import { isCredentialName } from './policy/env.js';
+import { isWithin } from './policy/sensitive.js';
 import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
 import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
+import { gateCommand, type Approver } from './runtime/command-gate.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
 
@@ -32,7 +39,9 @@ export type { Violation } from './policy/violation.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive.js';
+export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/command-gate.js';
 export { VERSION } from './version.js';
+export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
 
 export type BackendChoice = 'bwrap' | 'nsjail' | 'auto';
 
@@ -60,7 +69,22 @@ export interface RunOptions extends CompileOptions {
   forwardSignals?: boolean;
   /** Name resolution for the egress proxy (default: the system resolver). For tests and pinned DNS. */
   resolve?: (host: string) => Promise<string[]>;
+  /** Capture mode: bytes of each stream kept in `outcome.captured`, after scrubbing. Default: 16 KiB. */
+  captureLimitBytes?: number;
+  /**
+   * Append a record of this run (and of every approval answer) to this JSONL audit ledger. Default:
+   * none; the CLI passes $XDG_STATE_HOME/sbx/audit.jsonl. A ledger that cannot be written is a
+   * warning on stderr, never a failed run.
+   */
+  audit?: { file: string };
+  /**
+   * Asked when the profile's command rules say `default: ask` and no rule allows the command.
+   * Without it such a command is refused (APPROVAL_DENIED). The CLI asks on the terminal.
+   */
+  approve?: Approver;
 }
+
+export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;
 
 /** The launcher binary a run uses. */
 export type Launcher =
@@ -138,6 +162,12 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
   const wsFact = probePath(workspace);
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
   const paths = probePaths(pathsToProbe(resolved.profile, options, vars, hostEnv));
+  // Every mounted tree is walked for secret-looking files (.env, *.pem, .git/config, ...) to mask.
+  const scanRoots = sensitiveScanRoots(resolved.profile, options, vars).flatMap((path) => {
+    const f = paths[path];
+    return f?.exists && f.type === 'dir' ? [f.real] : [];
+  });
+  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, compileSensitiveRules(resolved.profile.sensitive ?? {})) : { masks: [], protect: [] };
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
     uid,
@@ -148,6 +178,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
+    sensitiveFiles: { masks: sensitiveFiles.masks, protect: sensitiveFiles.protect },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({
@@ -197,10 +228,11 @@ interface Ran {
   violations: Violation[];
   stdout?: Buffer;
   stderr?: Buffer;
+  streamBytes?: { stdout: number; stderr: number };
 }
 
 function interpret(result: ExecResult, uid: number): Ran {
-  const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {};
+  const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
   if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], ...captured };
   if (result.kind === 'supervised') {
     const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
@@ -235,13 +267,135 @@ function hasLimits(limits: Policy['limits']): boolean {
   return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
 }
 
+function policyHash(policy: Policy): string {
+  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
+}
+
+/** Values the captured output must not show: injected secrets and every credential-named variable of the invoking environment. */
+function scrubValues(host: Host, secretEnv: Record<string, string>): string[] {
+  return [...Object.values(secretEnv), ...Object.entries(host.env).filter(([name]) => isCredentialName(name)).map(([, value]) => value)];
+}
+
+/** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
+async function captureView(buf: Buffer, totalBytes: number, limitBytes: number, secrets: string[]): Promise<CapturedText> {
+  const { scrubCapture } = await import('./report/scrub.js');
+  const { text, droppedBytes, hits } = scrubCapture(buf, limitBytes, { secrets }, totalBytes);
+  return { text, droppedBytes, redactions: hits };
+}
+
 /** Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad profile, no sandbox). */
 export async function run(options: RunOptions): Promise<Outcome> {
+  const startedAt = new Date();
+  let ctx: AuditContext | undefined;
+  // Created before the host is probed: the default ledger's directory is a sensitive root, masked in
+  // the sandbox only if it exists (a workspace of $HOME must not reach it on the first run).
+  if (options.audit) ensureLedgerDir(options.audit.file);
+  try {
+    const outcome = await runPrepared(options, (c) => (ctx = c));
+    if (options.audit) {
+      appendAuditRecordOrWarn(options.audit.file, {
+        v: 1,
+        time: startedAt.toISOString(),
+        type: 'run',
+        sessionId: outcome.sessionId,
+        profile: outcome.profile.name,
+        policyHash: outcome.policyHash,
+        backend: outcome.backend,
+        workspace: ctx?.workspace ?? '',
+        argv: outcome.command,
+        exitCode: outcome.exitCode,
+        ...(outcome.signal ? { signal: outcome.signal } : {}),
+        setBy: outcome.setBy,
+        durationMs: Math.round(outcome.durationMs * 10) / 10,
+        violations: outcome.violations,
+      });
+    }
+    return outcome;
+  } catch (error) {
+    if (options.audit && isSbxError(error)) {
+      // Refusals are the records an auditor looks for first.
+      appendAuditRecordOrWarn(options.audit.file, {
+        v: 1,
+        time: startedAt.toISOString(),
+        type: 'run',
+        sessionId: ctx?.sessionId ?? '',
+        profile: ctx?.profile ?? options.profile ?? 'default',
+        policyHash: ctx?.hash ?? '',
+        backend: ctx?.backend ?? '',
+        workspace: ctx?.workspace ?? '',
+        argv: redactArgv(options.command, ctx?.secrets ?? []),
+        exitCode: error.exitCode,
+        setBy: 'sbx',
+        violations: error.violations,
+        error: { code: error.code, message: error.message },
+      });
+    }
+    throw error;
+  }
+}
+
+type AuditContext = { sessionId: string; profile: string; hash?: string; backend?: string; workspace?: string; secrets: string[] };
+
+function ensureLedgerDir(file: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  } catch {
+    // appendAuditRecord says why when it writes.
+  }
+}
+
+/**
+ * A ledger the sandboxed command can rewrite is no audit trail: refused when it lies in a writable
+ * bind, unless a mask hides it there (the default one sits in a masked sensitive root).
+ */
+function checkLedgerOutside(file: string, policy: Policy): void {
+  let dir = resolve(dirname(file));
+  try {
+    dir = realpathSync(dir);
+  } catch {
+    // Not created yet: its literal path is what the first append will create.
+  }
+  const path = join(dir, basename(file));
+  const masks = policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : []));
+  for (const m of policy.mounts) {
+    if (m.kind !== 'bind' || m.access !== 'rw' || !isWithin(path, m.source)) continue;
+    const inside = join(m.target, relative(m.source, path));
+    if (masks.some((t) => isWithin(inside, t))) continue;
+    throw new SbxError('AUDIT_FILE', `the audit ledger ${path} lies in ${m.source}, which the sandbox can write: the command could rewrite its own record`, {
+      hint: 'keep the ledger outside the workspace (--audit-file or SBX_AUDIT_FILE), or pass --no-audit',
+    });
+  }
+}
+
+async function runPrepared(options: RunOptions, noteContext: (c: AuditContext) => void): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
   const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
+  const hash = policyHash(p.policy);
+  const audit: AuditContext = { sessionId: p.sessionId, profile: p.resolved.name, hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
+  noteContext(audit);
+  if (options.audit) checkLedgerOutside(options.audit.file, p.policy);
+  const hostEnv = options.hostEnv ?? process.env;
+  // Secret values are read only now, and only into the session: never the Policy, argv or a message.
+  const secretEnv = p.resolved.profile.secrets?.length
+    ? (
+        await (
+          await import('./runtime/secrets.js')
+        ).loadSecrets(p.resolved.profile.secrets, { configHome: profileSearch(p.host.cwd, hostEnv).configHome, env: hostEnv, uid: p.host.uid, workspace: p.policy.workspace.host })
+      ).vars
+    : {};
+  audit.secrets = Object.values(secretEnv);
+  // The command rules, then (under `default: ask`) an approval: before anything is created.
+  await gateCommand({
+    policy: p.policy,
+    host: p.host,
+    sessionId: p.sessionId,
+    allowDenylisted: options.allowDenylistedCommands ?? false,
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    secrets: audit.secrets,
+  });
   // Refused before anything is created: a command the sandbox cannot see is 127, not a setup failure.
   checkCommand(p.policy);
-  const hostEnv = options.hostEnv ?? process.env;
   // Limits are planned before anything is created: a `required` limit this host cannot enforce
   // refuses the run here.
   // The cgroup machinery loads only for runs that have limits: the plain launch path stays lean.
@@ -249,7 +403,7 @@ export async function run(options: RunOptions): Promise<Outcome> {
     ? await Promise.all([import('./limits/plan.js'), import('./runtime/cgroup/probe.js'), import('./runtime/cgroup/apply.js')])
     : undefined;
   const plan: LimitPlan | undefined = limitsModules && limitsModules[0].planLimits(p.policy.limits, limitsModules[1].probeCgroupFacts());
-  const session = openSession(hostEnv, p.host.uid, p.sessionId);
+  const session = Object.assign(openSession(hostEnv, p.host.uid, p.sessionId), { secretEnv });
   let limits: PreparedLimits | undefined;
   let proxy: EgressProxy | undefined;
   try {
@@ -285,6 +439,15 @@ export async function run(options: RunOptions): Promise<Outcome> {
     );
     const collected = limits ? await limits.collect() : { violations: [], peaks: {} };
     const egress = proxy?.stats();
+    const limitBytes = options.captureLimitBytes ?? DEFAULT_CAPTURE_LIMIT_BYTES;
+    const scrub = result.stdout ? scrubValues(p.host, secretEnv) : [];
+    const captured =
+      result.stdout && result.stderr
+        ? {
+            stdout: await captureView(result.stdout, result.streamBytes?.stdout ?? result.stdout.length, limitBytes, scrub),
+            stderr: await captureView(result.stderr, result.streamBytes?.stderr ?? result.stderr.length, limitBytes, scrub),
+          }
+        : undefined;
     const signal = result.code > 128 ? SIGNAL_NAMES[result.code - 128] : undefined;
     const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? []), ...result.violations];
     if (result.timedOut) {
@@ -302,7 +465,9 @@ export async function run(options: RunOptions): Promise<Outcome> {
       sessionId: p.sessionId,
       profile: { name: p.resolved.name, file: p.resolved.location.file, hash: p.resolved.hash },
       backend: p.launcher.backend,
-      command: p.policy.command,
+      policyHash: hash,
+      // A secret typed on the command line is still a secret: reports and the ledger show a marker.
+      command: redactArgv(p.policy.command, audit.secrets),
       exitCode: result.timedOut ? ExitCode.TIMEOUT : result.code,
       setBy: result.timedOut ? 'sbx' : 'child',
       ...(signal ? { signal } : {}),
@@ -312,7 +477,10 @@ export async function run(options: RunOptions): Promise<Outcome> {
       ...(Object.keys(collected.peaks).length > 0 ? { peaks: collected.peaks } : {}),
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),
+      secrets: p.policy.env.secrets,
+      masked: p.policy.mounts.flatMap((m) => (m.kind === 'mask' && m.reason === 'sensitive file' ? [m.target] : [])),
       ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
+      ...(captured ? { captured } : {}),
     };
   } finally {
     await proxy?.close();

@@ -1,4 +1,5 @@
-// The error catalogue and exit codes. Imports nothing: every layer may throw these.
+// The error catalogue and exit codes. Imports nothing but a type: every layer may throw these.
+import type { Violation } from './policy/violation.js';
 
 /** sbx's own exit codes. The child's code passes through untouched; these never mean "the child said so". */
 export const ExitCode = {
@@ -49,6 +50,8 @@ export const ErrorCatalogue = {
   APPROVAL_DENIED: ExitCode.DENIED,
   SECRET_UNAVAILABLE: ExitCode.SETUP,
   SECRET_STORE_UNSAFE: ExitCode.SETUP,
+  SENSITIVE_SCAN_LIMIT: ExitCode.SETUP,
+  AUDIT_FILE: ExitCode.USAGE,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 
@@ -64,6 +67,8 @@ export interface SbxErrorInit {
   location?: SourceLocation;
   /** Further lines (e.g. every schema issue after the first). */
   details?: string[];
+  /** The rules that refused the run (command, path, approval refusals): for the report and the ledger. */
+  violations?: Violation[];
   cause?: unknown;
 }
 
@@ -74,6 +79,7 @@ export class SbxError extends Error {
   readonly hint: string | undefined;
   readonly location: SourceLocation | undefined;
   readonly details: string[];
+  readonly violations: Violation[];
 
   constructor(code: ErrorCode, message: string, init: SbxErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -83,6 +89,7 @@ export class SbxError extends Error {
     this.hint = init.hint;
     this.location = init.location;
     this.details = init.details ?? [];
+    this.violations = init.violations ?? [];
   }
 }
 

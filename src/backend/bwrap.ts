@@ -85,7 +85,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
     ...(host.stdinIsTty ? [] : ['--new-session']),
     '--cap-drop', 'ALL',
     ...policy.mounts.flatMap((m) => compileMount(m, session, host)),
-    ...compileEnv(policy.env.vars),
+    ...compileEnv({ ...policy.env.vars, ...session.secretEnv }),
     '--chdir', policy.cwd,
   ];
   // Every option travels on a pipe (`--args 4`), never in bwrap's own argv: /proc/PID/cmdline is

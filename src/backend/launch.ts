@@ -22,6 +22,11 @@ export interface Session {
   dir: string;
   /** An empty, read-only file in `dir`: the source of file masks. */
   emptyFile: string;
+  /**
+   * Values of the policy's `env.secrets`, by variable name. They travel with the rest of the
+   * environment on a descriptor (never argv, never the Policy); explain passes placeholders.
+   */
+  secretEnv?: Record<string, string>;
 }
 
 /** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */

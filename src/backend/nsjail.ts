@@ -64,6 +64,8 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },
   { feature: 'workspace', effect: 'equivalent', detail: 'expressed by its bind in mounts and by cwd' },
   { feature: 'env.dropped', effect: 'equivalent', detail: 'report only: dropped names never reach nsjail' },
+  { feature: 'commands', effect: 'equivalent', detail: 'judged by preflight before any launcher starts, the same for every backend' },
+  { feature: 'env.secrets', effect: 'equivalent', detail: "names only: the values come with the session (Session.secretEnv) and travel in the fd 4 config like every variable, never on nsjail's argv" },
   { feature: 'network.kind', effect: 'equivalent', detail: 'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount' },
   { feature: 'network.allow', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.deny', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
@@ -346,7 +348,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     '--',
     ...command,
   ];
-  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: new TextEncoder().encode(renderConfig(policy.env.vars)) }] };
+  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv })) }] };
 }
 
 /** The launch as a reviewer reads it: nsjail's argv, then the config it reads from fd 4 (explain, golden files). */

@@ -75,6 +75,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   out.push('mounts (in order):');
   for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
+  if (p.env.secrets.length > 0) out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);
   if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
   const seccomp = p.seccomp.rules.length > 0;
   out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);

@@ -15,6 +15,9 @@ export interface RunFlags {
   network?: 'none' | 'host';
   allowDomain: string[];
   danger?: boolean;
+  allowSensitiveRoots?: boolean;
+  allowDenylistedCommands?: boolean;
+  shell?: string;
   backend?: 'bwrap' | 'nsjail' | 'auto';
   memory?: string;
   pids?: string;
@@ -29,6 +32,12 @@ export interface RunFlags {
 export interface RunCliFlags extends RunFlags {
   reportFile?: string;
   reportFd?: string;
+  approval?: 'prompt' | 'never';
+  capture?: boolean;
+  captureLimit?: string;
+  auditFile?: string;
+  /** false with --no-audit (commander's negated-flag convention). */
+  audit?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
 }
@@ -55,6 +64,9 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'allow-domain', value: '<name[:port]>', multiple: true, description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)' },
   { long: 'backend', value: '<name>', choices: ['bwrap', 'nsjail', 'auto'], description: 'the launcher: bwrap (default), nsjail, or auto (bwrap when installed, else nsjail)' },
   { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
+  { long: 'allow-sensitive-roots', description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)' },
+  { long: 'allow-denylisted-commands', description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)" },
+  { long: 'shell', value: '<string>', description: "run a shell string (sh -c) instead of COMMAND, if the profile's command rules allow shells" },
   { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB' },
   { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512' },
   { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5' },
@@ -69,6 +81,11 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
 export const RUN_ONLY_FLAGS: readonly FlagSpec[] = [
   { long: 'report-file', value: '<path>', description: 'write the JSON report to this file' },
   { long: 'report-fd', value: '<n>', description: 'write the JSON report to this open file descriptor (3 or more)' },
+  { long: 'approval', value: '<mode>', choices: ['prompt', 'never'], description: 'commands the rules do not allow: prompt on the terminal (default) or refuse' },
+  { long: 'capture', description: "collect the command's stdout and stderr (bounded, secrets scrubbed) into the report instead of passing them through" },
+  { long: 'capture-limit', value: '<size>', description: 'bytes kept of each captured stream (default 16KiB)' },
+  { long: 'audit-file', value: '<path>', description: 'the audit ledger (default $XDG_STATE_HOME/sbx/audit.jsonl, or $SBX_AUDIT_FILE)' },
+  { long: 'no-audit', description: 'write no audit record for this run' },
   { long: 'dry-run', description: 'print what would run (like explain) and run nothing' },
   { long: 'verbose', short: 'v', description: 'print the summary even on success, and what was kept out' },
 ];
@@ -107,10 +124,12 @@ export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; com
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const spec = specs.find((s) => name === `--${s.long}` || (s.short !== undefined && name === `-${s.short}`));
     if (!spec) return undefined;
-    const key = camel(spec.long);
+    // commander's convention: --no-audit sets `audit` to false.
+    const negated = spec.long.startsWith('no-');
+    const key = camel(negated ? spec.long.slice(3) : spec.long);
     if (!spec.value) {
       if (eq > 0) return undefined;
-      flags[key] = true;
+      flags[key] = !negated;
       continue;
     }
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
@@ -118,7 +137,8 @@ export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; com
     flags[key] = spec.multiple ? [...(flags[key] as string[]), value] : value;
   }
   const command = args.slice(i);
-  if (command.length === 0) return undefined;
+  // --shell STRING takes the place of the command; both, or neither, is for commander to report.
+  if ((command.length === 0) === (flags.shell === undefined)) return undefined;
   return { flags: flags as unknown as RunCliFlags, command };
 }
 
@@ -156,6 +176,8 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     ...(flags.network ? { network: flags.network } : {}),
     ...(flags.allowDomain.length > 0 ? { allowDomains: flags.allowDomain } : {}),
     danger: flags.danger ?? false,
+    ...(flags.allowSensitiveRoots ? { allowSensitiveRoots: true } : {}),
+    ...(flags.allowDenylistedCommands ? { allowDenylistedCommands: true } : {}),
     ...(flags.backend ? { backend: flags.backend } : {}),
     limits: Object.fromEntries(
       (

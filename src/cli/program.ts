@@ -12,7 +12,10 @@ Examples:
   sbx run -p agent --report-fd 3 -- python3 tool.py 3>report.json
   sbx run -p network -- npm install        default + host network
   sbx run -- bash                          an interactive shell in the sandbox
+  sbx run -p agent --shell 'ls src'        a shell string, judged by the profile's command rules
+  sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
+  sbx log -n 5                             the last runs from the audit ledger
   sbx profiles list                        which profiles exist and where they come from
   sbx doctor                               check bwrap, user namespaces, cgroups
 
@@ -32,7 +35,7 @@ export async function buildProgram(): Promise<Command> {
   const run = program
     .command('run')
     .description("run COMMAND in the sandbox; its exit status becomes sbx's")
-    .argument('<command...>', 'the command and its arguments (put them after --)')
+    .argument('[command...]', 'the command and its arguments (put them after --), unless --shell is given')
     .passThroughOptions();
   await addFlags(run, [...POLICY_FLAGS, ...RUN_ONLY_FLAGS]);
   run.action(async (command: string[], flags: RunCliFlags) => {
@@ -48,7 +51,7 @@ export async function buildProgram(): Promise<Command> {
   await addFlags(explain, POLICY_FLAGS);
   explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
     const { explainCommand } = await import('./explain.js');
-    await explainCommand(command.length > 0 ? command : ['sh'], flags);
+    await explainCommand(flags.shell !== undefined ? ['sh', '-c', flags.shell] : command.length > 0 ? command : ['sh'], flags);
   });
 
   const profiles = program.command('profiles').description('list and show profiles');
@@ -68,6 +71,20 @@ export async function buildProgram(): Promise<Command> {
     .action(async (name: string, flags: { json?: boolean }) => {
       const { showCommand } = await import('./profiles.js');
       await showCommand(name, flags);
+    });
+
+  program
+    .command('log')
+    .description('recent runs and approval answers from the audit ledger')
+    .option('--json', 'one JSON record per line')
+    .option('--session <id>', 'only this session')
+    .option('--profile <name>', 'only runs under this profile')
+    .option('--violation <kind>', 'only runs with a violation of this kind (command, path, timeout, oom, network, ...)')
+    .option('-n, --limit <n>', 'the newest N records (default 20)')
+    .option('--file <path>', 'the ledger to read (default $SBX_AUDIT_FILE or $XDG_STATE_HOME/sbx/audit.jsonl)')
+    .action(async (flags: import('./log.js').LogFlags) => {
+      const { logCommand } = await import('./log.js');
+      await logCommand(flags);
     });
 
   program

@@ -10,7 +10,7 @@ import { buildEnv } from './env.js';
 import type { Host, PathFact } from './host.js';
 import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
-import type { Mode, Mount, NetworkPolicy, Policy } from './types.js';
+import type { CommandRules, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
 export interface RunRequest {
@@ -26,6 +26,10 @@ export interface RunRequest {
   allowDomains?: string[];
   /** `--danger`: the only way to get mode: danger. */
   danger?: boolean;
+  /** `--allow-sensitive-roots`: credential stores may be bound, and are not masked. */
+  allowSensitiveRoots?: boolean;
+  /** `--allow-denylisted-commands`: the command rules' deny list no longer refuses. */
+  allowDenylistedCommands?: boolean;
   /** `--memory`, `--pids`, ...: override the profile's limits one by one. */
   limits?: Omit<LimitsInput, 'required'>;
   /** `--tmp-size`: overrides tmp.size. */
@@ -110,7 +114,35 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
     ...requestSpecs(request, vars, 'rw'),
   ];
   const sockets = typeof profile.network === 'object' ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p)) : [];
-  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitivePaths(vars.home, env)])];
+  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitiveRoots(profile, vars, env)])];
+}
+
+/**
+ * The built-in credential stores, the agent sockets, sbx's own secret store and state (approvals
+ * decide what runs unasked, the ledger is the audit trail), and the profile's own additions.
+ */
+function sensitiveRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
+  // XDG base directory spec: relative values are invalid and ignored.
+  const xdg = (value: string | undefined, fallback: string) => (value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback));
+  const own = [posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx', 'secrets.yaml'), posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx')];
+  const extra = (profile.sensitive?.roots ?? []).map((p, i) => posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)));
+  return sensitivePaths(vars.home, env, [...own, ...extra]);
+}
+
+/**
+ * The mounted trees whose secret-looking files are masked: the workspace and every extra bind (not
+ * the system binds, which hold no project files). Host paths as written; danger mode mounts the
+ * whole host and is not scanned (its sensitive roots are still masked).
+ */
+export function sensitiveScanRoots(profile: Profile, request: RunRequest, vars: Variables): string[] {
+  if ((profile.mode ?? 'workspace-write') === 'danger') return [];
+  const specs = [
+    ...bindSpecs(profile.read_only, 'read_only', vars),
+    ...bindSpecs(profile.writable_roots, 'writable_roots', vars),
+    ...requestSpecs(request, vars, 'ro'),
+    ...requestSpecs(request, vars, 'rw'),
+  ];
+  return [...new Set([vars.workspace, ...specs.map((s) => s.path)])];
 }
 
 function fact(host: Host, path: string): PathFact {
@@ -143,10 +175,11 @@ export function derivePolicy(input: DeriveInput): Policy {
       hint: 'run sbx from a project directory or pass --workspace DIR',
     });
   }
-  const sensitiveReal = sensitivePaths(vars.home, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
+  // --allow-sensitive-roots is the only way in: no profile can lift the block by itself.
+  const sensitiveReal = request.allowSensitiveRoots ? [] : sensitiveRoots(profile, vars, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
   const credentialStoreError = (where: string, path: string) =>
     new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
-      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need instead',
+      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots',
     });
   // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
   if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root))) throw credentialStoreError('workspace', vars.workspace);
@@ -236,14 +269,30 @@ export function derivePolicy(input: DeriveInput): Policy {
   const sandboxPathsOf = (real: string): string[] =>
     [...new Set(binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))))];
   const mask = (real: string, dir: boolean, reason: string) => {
-    for (const target of sandboxPathsOf(real)) mounts.push({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason });
+    for (const target of sandboxPathsOf(real)) {
+      // Already hidden (e.g. ~/.ssh/id_rsa under a masked ~/.ssh): a mount point inside the read-only
+      // mask could not even be created.
+      if (mounts.some((m) => m.kind === 'mask' && isWithin(target, m.target))) continue;
+      mounts.push({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason });
+    }
   };
 
+  // Git hooks run on the host at the next commit: a sandboxed build must not be able to plant one.
+  // Bound before the masks, which must come last (a bind placed after a mask would uncover it).
+  for (const real of host.sensitiveFiles.protect) {
+    for (const target of sandboxPathsOf(real)) {
+      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason: 'sensitive: git hooks stay read-only' });
+    }
+  }
+
   // Credential stores (and the agent sockets they come with) reachable through any bind are masked.
-  for (const root of sensitivePaths(vars.home, host.env)) {
+  for (const root of request.allowSensitiveRoots ? [] : sensitiveRoots(profile, vars, host.env)) {
     const f = fact(host, root);
     if (f.exists) mask(f.real, f.type === 'dir', 'sensitive root');
   }
+
+  // Secret-looking files in the mounted trees (.env, *.pem, .git/config, ...): hidden wherever they appear.
+  for (const { path, dir } of host.sensitiveFiles.masks) mask(path, dir, 'sensitive file');
 
   const identity =
     profile.user === 'root'
@@ -282,13 +331,17 @@ export function derivePolicy(input: DeriveInput): Policy {
     },
   });
   env.vars.PATH ??= DEFAULT_PATH;
+  // Secrets are set by the runtime (their values never enter the Policy): a kept or set variable of
+  // the same name gives way.
+  const secrets = [...new Set((profile.secrets ?? []).map((s) => s.as ?? s.name))];
+  for (const name of secrets) delete env.vars[name];
 
   return {
     profile: { name: input.profileName, hash: input.profileHash },
     mode,
     workspace: { host: ws.real, sandbox: workspaceSandbox, access: mode === 'danger' ? 'rw' : workspaceAccess },
     mounts,
-    env,
+    env: { ...env, secrets },
     cwd,
     hostname: profile.hostname ?? DEFAULT_HOSTNAME,
     identity,
@@ -297,7 +350,13 @@ export function derivePolicy(input: DeriveInput): Policy {
     limits,
     seccomp: { preset: seccompPreset, rules: seccompRules },
     command: request.command,
+    commands: commandRulesOf(profile),
   };
+}
+
+function commandRulesOf(profile: Profile): CommandRules {
+  const c = profile.commands;
+  return { default: c?.default ?? 'allow', allow: c?.allow ?? {}, deny: c?.deny ?? [], paths: c?.paths ?? 'any', shellSyntax: c?.shell_syntax ?? 'full' };
 }
 
 /** none, host, or filtered: the profile's choice, then --network, then --allow-domain on top. */

@@ -29,4 +29,9 @@ export interface Host {
   bridge: { node: string; script: string };
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */
   rootOnly: { path: string; dir: boolean }[];
+  /**
+   * Secret-looking files found in the mounted trees (sensitiveScanRoots) by runtime/sensitive-scan.ts:
+   * `masks` are hidden, `protect` (git hooks) bound read-only over themselves. Host realpaths.
+   */
+  sensitiveFiles: { masks: { path: string; dir: boolean }[]; protect: string[] };
 }

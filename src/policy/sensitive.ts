@@ -27,11 +27,12 @@ export const SENSITIVE_HOME_ROOTS: readonly string[] = [
 ];
 
 /**
- * Absolute sensitive paths for this user: the HOME roots, plus the agent sockets named by the
+ * Absolute sensitive paths for this user: the HOME roots and a profile's additions (absolute,
+ * expanded), plus the agent sockets named by the
  * environment (dropping SSH_AUTH_SOCK from the env is not enough when a bind exposes the socket).
  */
-export function sensitivePaths(home: string, env: Record<string, string>): string[] {
-  const paths = SENSITIVE_HOME_ROOTS.map((rel) => (home === '/' ? `/${rel}` : `${home}/${rel}`));
+export function sensitivePaths(home: string, env: Record<string, string>, extra: readonly string[] = []): string[] {
+  const paths = [...SENSITIVE_HOME_ROOTS.map((rel) => (home === '/' ? `/${rel}` : `${home}/${rel}`)), ...extra];
   for (const value of [env.SSH_AUTH_SOCK, env.GPG_AGENT_INFO?.split(':')[0]]) {
     if (value && value.startsWith('/')) paths.push(value);
   }

@@ -59,12 +59,25 @@ export interface Identity {
   hostRoot: boolean;
 }
 
+/** Command rules (profile `commands`, defaults applied), judged by preflight before launch. */
+export interface CommandRules {
+  default: 'allow' | 'deny' | 'ask';
+  allow: Record<string, { allow?: string[]; block?: string[] }>;
+  deny: string[];
+  paths: 'workspace' | 'any';
+  shellSyntax: 'full' | 'restricted';
+}
+
 export interface Policy {
   profile: { name: string; hash: string };
   mode: Mode;
   workspace: { host: string; sandbox: string; access: 'ro' | 'rw' };
   mounts: Mount[];
-  env: { vars: Record<string, string>; dropped: DroppedEnv[] };
+  /**
+   * vars: the command's environment. secrets: names of variables whose values only the runtime
+   * holds (Session.secretEnv): never in the Policy, which explain prints and the ledger hashes.
+   */
+  env: { vars: Record<string, string>; dropped: DroppedEnv[]; secrets: string[] };
   cwd: string;
   hostname: string;
   identity: Identity;
@@ -76,4 +89,5 @@ export interface Policy {
   seccomp: { preset: SeccompPreset; rules: SeccompRule[] };
   /** The command as given (argv[0] may be a bare name: it is looked up on the sandbox PATH). */
   command: string[];
+  commands: CommandRules;
 }

@@ -29,7 +29,9 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   for (const part of [...path, undefined]) {
     // Unwrap wrappers until an object (or give up).
     for (;;) {
-      if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
+      if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable) schema = schema.unwrap() as z.ZodType;
+      // z.preprocess (seccomp: strict, secrets: [NAME]): the keys are those of what it feeds.
+      else if (schema instanceof z.ZodPipe) schema = schema.out as z.ZodType;
       else if (schema instanceof z.ZodUnion) {
         const obj = (schema.options as z.ZodType[]).find((o) => o instanceof z.ZodObject);
         if (!obj) return [];
@@ -39,6 +41,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
     if (part === undefined) return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
     if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(part)] ?? z.never();
     else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType;
+    else if (schema instanceof z.ZodRecord) schema = schema.valueType as z.ZodType;
     else return [];
   }
   return [];

@@ -1,6 +1,8 @@
 // The only definition of a profile. Types are inferred from it; every object is strict, so an
 // unknown key is an error (with a "did you mean" added by parse.ts), never silently ignored.
 import { z } from 'zod';
+import { CommandsSchema } from './schema-command-rules.js';
+import { SecretsSchema } from './schema-secrets.js';
 
 /** Environment variable names: refuse anything that could be read as a bwrap option or break `--setenv`. */
 const envName = z
@@ -102,6 +104,17 @@ export const ProfileSchema = z.strictObject({
     .describe('sandbox (default): an unprivileged uid inside. root: uid 0 inside (and, when sbx runs as root, root\'s file access).'),
   limits: LimitsSchema.optional(),
   seccomp: SeccompSchema.optional(),
+  sensitive: z
+    .strictObject({
+      roots: z.array(pathString).optional().describe('More host paths that never enter the sandbox, like the built-in ~/.ssh ~/.aws ... (added to them; only --allow-sensitive-roots lifts the block).'),
+      files: z.array(z.string().min(1)).optional().describe('More globs (minimatch, relative to each mounted tree) of files and dirs masked inside the sandbox, added to the built-in .env, *.pem, *secret* ...'),
+      except: z.array(z.string().min(1)).optional().describe('Globs never masked (added to the built-in .env.example, .env.sample ...).'),
+      skip: z.array(z.string().min(1)).optional().describe('Directories (relative to each mounted tree) the sensitive-file scan does not enter, for speed, e.g. node_modules. Default: .git/objects and other content-addressed stores.'),
+    })
+    .optional()
+    .describe('Credential stores and secret-looking files kept out of the sandbox.'),
+  secrets: SecretsSchema.optional(),
+  commands: CommandsSchema.optional(),
   backend: z
     .enum(['bwrap', 'nsjail', 'auto'])
     .optional()

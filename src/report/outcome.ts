@@ -1,10 +1,20 @@
 // What a run produced, as the library returns it.
 import type { Violation } from '../policy/violation.js';
 
+/** A captured stream as an agent may see it: bounded, scrubbed, with what was cut and redacted. */
+export interface CapturedText {
+  text: string;
+  droppedBytes: number;
+  /** Scrubbing rules that fired and how often (never the values). */
+  redactions: { rule: string; count: number }[];
+}
+
 export interface Outcome {
   sessionId: string;
   profile: { name: string; file: string; hash: string };
   backend: 'bwrap' | 'nsjail';
+  /** sha256 (16 hex) of the resolved Policy: two runs with the same hash had the same sandbox. */
+  policyHash: string;
   command: string[];
   /** The status to exit with: the command's code, or 128+N when it was killed by signal N. */
   exitCode: number;
@@ -22,6 +32,13 @@ export interface Outcome {
   violations: Violation[];
   /** Names (never values) of the environment variables kept out of the sandbox. */
   droppedEnv: string[];
+  /** Names of the secrets injected from the profile's `secrets` (never values). */
+  secrets: string[];
+  /** Paths inside the sandbox hidden as sensitive files (.env, *.pem, .git/config, ...). */
+  masked: string[];
+  /** Capture mode: the raw streams (up to 64 MiB each). */
   stdout?: Buffer;
   stderr?: Buffer;
+  /** Capture mode: each stream bounded (captureLimitBytes) and scrubbed of secrets: what the JSON report carries. */
+  captured?: { stdout: CapturedText; stderr: CapturedText };
 }

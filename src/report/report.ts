@@ -5,12 +5,16 @@ import type { SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
 
 export const REPORT_FORMAT = 1;
+/** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
+const MASKED_SHOWN = 100;
 
 export interface Report {
   format: number;
   sessionId?: string;
   profile?: { name: string; file: string; hash: string };
   backend?: string;
+  /** sha256 (16 hex) of the resolved Policy. */
+  policyHash?: string;
   command: string[];
   exitCode: number;
   signal?: string;
@@ -22,6 +26,12 @@ export interface Report {
   peaks?: Outcome['peaks'];
   network?: Outcome['network'];
   droppedEnv?: string[];
+  /** Names of injected secrets (never values). */
+  secrets?: string[];
+  /** Sensitive files hidden in the sandbox: how many, and the first MASKED_SHOWN of their paths inside. */
+  masked?: { count: number; paths: string[] };
+  /** --capture: each stream bounded and scrubbed. */
+  captured?: Outcome['captured'];
   error?: { code: string; message: string; hint?: string };
 }
 
@@ -31,6 +41,7 @@ export function reportFromOutcome(outcome: Outcome): Report {
     sessionId: outcome.sessionId,
     profile: outcome.profile,
     backend: outcome.backend,
+    policyHash: outcome.policyHash,
     command: outcome.command,
     exitCode: outcome.exitCode,
     ...(outcome.signal ? { signal: outcome.signal } : {}),
@@ -41,14 +52,20 @@ export function reportFromOutcome(outcome: Outcome): Report {
     ...(outcome.peaks ? { peaks: outcome.peaks } : {}),
     ...(outcome.network ? { network: outcome.network } : {}),
     droppedEnv: outcome.droppedEnv,
+    ...(outcome.secrets.length > 0 ? { secrets: outcome.secrets } : {}),
+    masked: { count: outcome.masked.length, paths: outcome.masked.slice(0, MASKED_SHOWN) },
+    ...(outcome.captured ? { captured: outcome.captured } : {}),
   };
 }
 
 export function reportFromError(error: SbxError, command: string[]): Report {
+  // A refusal names the rules that refused; an older-style one without them becomes one policy violation.
   const violation: Violation[] =
-    error.exitCode === 126 && error.code !== 'COMMAND_NOT_EXECUTABLE'
-      ? [{ phase: 'preflight', kind: 'policy', rule: error.code.toLowerCase(), detail: error.message }]
-      : [];
+    error.violations.length > 0
+      ? error.violations
+      : error.exitCode === 126 && error.code !== 'COMMAND_NOT_EXECUTABLE'
+        ? [{ phase: 'preflight', kind: 'policy', rule: error.code.toLowerCase(), detail: error.message }]
+        : [];
   return {
     format: REPORT_FORMAT,
     command,

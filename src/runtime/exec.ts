@@ -32,15 +32,26 @@ export interface ExecOptions {
    * /proc/self/fd/N, which fails (ENXIO) on node's socketpair pipes.
    */
   fdDir?: string;
+  /** Capture mode: bytes kept of each stream (the rest is read and counted, never held). Default: 64 MiB. */
+  captureMaxBytes?: number;
 }
 
 export type ExecResult =
   /** The command ran; `code` is its exit status (128+N when killed by signal N). */
-  | { kind: 'ran'; code: number; durationMs: number; timedOut: boolean; stdout?: Buffer; stderr?: Buffer }
+  | ({ kind: 'ran'; code: number; durationMs: number; timedOut: boolean } & Captured)
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
   /** nsjail ended (launcher: 'nsjail'): how, and its log; whether the command ran is for the log to say. */
-  | { kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean; stdout?: Buffer; stderr?: Buffer };
+  | ({ kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean } & Captured);
+
+/** Capture mode: the kept head of each stream, and how many bytes each carried in all. */
+export interface Captured {
+  stdout?: Buffer;
+  stderr?: Buffer;
+  streamBytes?: { stdout: number; stderr: number };
+}
+
+const DEFAULT_CAPTURE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
@@ -138,10 +149,20 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
     child.stdin.on('error', () => {});
     child.stdin.end(typeof opts.input === 'string' ? opts.input : Buffer.from(opts.input));
   }
+  // Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only.
+  const maxBytes = opts.captureMaxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
   const collect = (stream: Readable | null) => {
     const chunks: Buffer[] = [];
-    stream?.on('data', (c: Buffer) => chunks.push(c));
-    return () => Buffer.concat(chunks);
+    let kept = 0;
+    let total = 0;
+    stream?.on('data', (c: Buffer) => {
+      total += c.length;
+      if (kept >= maxBytes) return;
+      const part = c.length > maxBytes - kept ? c.subarray(0, maxBytes - kept) : c;
+      chunks.push(part);
+      kept += part.length;
+    });
+    return () => ({ buf: Buffer.concat(chunks), total });
   };
   const stdout = opts.stdio === 'capture' ? collect(child.stdout) : undefined;
   const stderr = opts.stdio === 'capture' ? collect(child.stderr) : undefined;
@@ -208,7 +229,11 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       child.once('close', (c, s) => resolve([c, s]));
     });
     const durationMs = performance.now() - started;
-    const captured = stdout ? { stdout: stdout(), stderr: stderr!() } : {};
+    const captured: Captured = {};
+    if (stdout && stderr) {
+      const [out, err] = [stdout(), stderr()];
+      Object.assign(captured, { stdout: out.buf, stderr: err.buf, streamBytes: { stdout: out.total, stderr: err.total } });
+    }
     if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, ...captured };
     const childCode = statusValue('exit-code');
     if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, ...captured };
@@ -217,7 +242,7 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
       return { kind: 'ran', code: 128 + signalNumber(firstSignal ?? signal), durationMs, timedOut, ...captured };
     }
-    return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr() } : {}) };
+    return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr().buf } : {}) };
   } finally {
     clearTimeout(timeoutTimer);
     clearTimeout(killTimer);

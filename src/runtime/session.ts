@@ -5,6 +5,7 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { Session } from '../backend/launch.js';
+import { isProcessAlive } from '../report/lock-file.js';
 
 export interface SessionHandle extends Session {
   close(): void;
@@ -34,14 +35,6 @@ function ensurePrivateDir(dir: string, uid: number): void {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Whether the session `id` under `base` belongs to a running sbx (its dir exists and its pid lives). */
 export function isSessionLive(base: string, id: string): boolean {
@@ -53,7 +46,7 @@ export function isSessionLive(base: string, id: string): boolean {
   }
   const name = names.find((n) => n.startsWith(`${id}.`));
   const pid = Number(name?.slice(id.length + 1));
-  return Boolean(pid) && isAlive(pid);
+  return Boolean(pid) && isProcessAlive(pid);
 }
 
 /** Remove session dirs whose owning sbx process is gone. Returns how many. */
@@ -67,7 +60,7 @@ export function sweepSessions(base: string): number {
   }
   for (const name of names) {
     const pid = Number(/^[0-9a-z]+-[0-9a-f]+\.(\d+)$/.exec(name)?.[1]);
-    if (!pid || isAlive(pid)) continue;
+    if (!pid || isProcessAlive(pid)) continue;
     rmSync(join(base, name), { recursive: true, force: true });
     removed++;
   }

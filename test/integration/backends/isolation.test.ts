@@ -82,6 +82,28 @@ describe.skipIf(SKIP_INTEGRATION).each(BACKENDS)('isolation through --backend $n
     expect(r.out).toMatch(/^SBX_PROFILE=default$/m);
   });
 
+  it.skipIf(skip)('a .env in the workspace reads empty and cannot be written, .git/hooks cannot be planted; control: both work unsandboxed', async () => {
+    writeFileSync(join(t.workspace, '.env'), `TOKEN=${KEY_MARKER}\n`);
+    mkdirSync(join(t.workspace, '.git', 'hooks'), { recursive: true });
+    expect((await runHost(['cat', '.env'], opts())).out).toContain(KEY_MARKER);
+    const r = await sbx(['--', 'sh', '-c', 'cat .env; echo x >> .env; echo "env=$?"; echo x > .git/hooks/pre-commit; echo "hook=$?"']);
+    expect(r.out + r.err).not.toContain(KEY_MARKER);
+    expect(r.out).toBe('env=2\nhook=2\n');
+    expect(readdirSync(join(t.workspace, '.git', 'hooks'))).toEqual([]);
+  });
+
+  it.skipIf(skip)('a profile secret reaches the command by value and nowhere else', async () => {
+    const sbxConfig = join(t.configHome, 'sbx');
+    mkdirSync(join(sbxConfig, 'profiles'), { recursive: true });
+    writeFileSync(join(sbxConfig, 'secrets.yaml'), `API_KEY: "${SECRET_VALUE}-stored"\n`, { mode: 0o600 });
+    writeFileSync(join(sbxConfig, 'profiles', 'secret.yaml'), 'extends: default\nsecrets: [API_KEY]\n');
+    // Matched by a pattern, so the value itself is in no argv.
+    const { r, report: rep } = await report(['-p', 'secret', '--', 'sh', '-c', 'case "$API_KEY" in backend-secret-*-stored) echo same;; esac; tr "\\0" " " < /proc/1/cmdline']);
+    expect(r.out.split('\n')[0]).toBe('same');
+    expect(r.out.split('\n')[1]).not.toContain(`${SECRET_VALUE}-stored`);
+    expect(JSON.stringify(rep)).not.toContain(`${SECRET_VALUE}-stored`);
+  });
+
   it.skipIf(skip)('writes outside the workspace fail and leave nothing on the host; writes inside land', async () => {
     const outside = join(t.root, 'outside');
     const file = `w-${name}`;

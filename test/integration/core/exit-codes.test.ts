@@ -114,7 +114,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
     it.each([[['run']], [['run', '--']], [['run', '--no-such-flag', 'true']], [['run', '-p']]])('usage error %j → 2', async (args) => {
       const r = await runSbxRaw(args, opts());
       expect(r.code).toBe(2);
-      expect(r.err).toMatch(/error: (missing required argument 'command'|unknown option '--no-such-flag'|option '-p, --profile <name>' argument missing)/);
+      expect(r.err).toMatch(/error: (no command given|unknown option '--no-such-flag'|option '-p, --profile <name>' argument missing)/);
       expect(r.out).toBe('');
     });
   });

@@ -62,7 +62,7 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
     const home = join(work, 'home');
     env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(work, 'run'), XDG_CACHE_HOME: join(work, 'cache'), XDG_CONFIG_HOME: join(work, 'config') };
     for (const d of [home, env.XDG_RUNTIME_DIR!]) spawnSync('mkdir', ['-p', '-m', '700', d]);
-    copyFileSync(CERT_PATH, join(work, 'ca.pem'));
+    copyFileSync(CERT_PATH, join(work, 'ca.crt'));
   });
   afterAll(async () => {
     await up?.close();
@@ -81,7 +81,7 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
       filtered(),
       [
         `curl -sS http://allowed.test:${up.httpPort}/hello`,
-        `curl -sS --cacert ca.pem https://allowed.test:${up.httpsPort}/hello`,
+        `curl -sS --cacert ca.crt https://allowed.test:${up.httpsPort}/hello`,
         `curl -sS --proxy "$ALL_PROXY" http://allowed.test:${up.httpPort}/hello`,
       ].join('; '),
     );

@@ -115,6 +115,11 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     if (h.uid === 0 && profile !== 'danger') {
       for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
     }
+    // The fixture's secret-looking files in the workspace are masked; its git hooks bound read-only.
+    for (const { path } of h.sensitiveFiles.masks) expect([...masked], `${path} masked`).toContain(path);
+    for (const hooks of h.sensitiveFiles.protect) {
+      expect(mounts.filter((m) => m.flag === '--ro-bind' && m.operands[0] === hooks).map((m) => m.operands[1]), `${hooks} read-only`).toEqual([hooks]);
+    }
 
     // Environment: built from nothing, credentials never in the argv (names nor values).
     const env = setenvMap(parsed);

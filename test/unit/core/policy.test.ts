@@ -29,6 +29,8 @@ const file = (real: string) => ({ exists: true as const, real, type: 'file' as c
 
 function derive(profile: Profile, options: { request?: Partial<RunRequest>; host?: (host: Host) => void; hostName?: string } = {}): Policy {
   const host = loadHost(options.hostName ?? 'alice');
+  // The fixture's scan results are exercised by the golden tests and by the sensitive-file cases below.
+  host.sensitiveFiles = { masks: [], protect: [] };
   options.host?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   const vars = fixtureVars(host, profile, request);
@@ -364,6 +366,42 @@ describe('derivePolicy: what it builds', () => {
     const lastBind = policy.mounts.map((m) => m.kind).lastIndexOf('bind');
     const firstMask = policy.mounts.findIndex((m) => m.kind === 'mask');
     expect(firstMask).toBeGreaterThan(lastBind);
+  });
+
+  it("masks sbx's own secret store and state (approvals, ledger) when they are reachable", () => {
+    const policy = derive({}, { host: (h) => {
+      h.cwd = '/home/alice';
+      h.paths['/home/alice'] = dir('/home/alice');
+      h.paths['/home/alice/.config/sbx/secrets.yaml'] = file('/home/alice/.config/sbx/secrets.yaml');
+      h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
+    } });
+    expect(masksOf(policy)).toEqual(expect.arrayContaining([
+      ['/home/alice/.config/sbx/secrets.yaml', 'file'],
+      ['/home/alice/.local/state/sbx', 'dir'],
+    ]));
+  });
+
+  it('masks sensitive files found by the scan at every sandbox path, and binds git hooks read-only before the masks', () => {
+    const policy = derive({ read_only: [{ path: '/home/alice/proj', mountAt: '/src' }] }, { host: (h) => {
+      h.sensitiveFiles = { masks: [{ path: '/home/alice/proj/.env', dir: false }, { path: '/home/alice/proj/keys', dir: true }], protect: ['/home/alice/proj/.git/hooks'] };
+    } });
+    expect(masksOf(policy).filter(([t]) => !String(t).includes('/.ssh') && !String(t).includes('/.aws') && !String(t).includes('.netrc')).sort()).toEqual([
+      ['/home/alice/proj/.env', 'file'],
+      ['/home/alice/proj/keys', 'dir'],
+      ['/src/.env', 'file'],
+      ['/src/keys', 'dir'],
+    ]);
+    const hooks = policy.mounts.filter((m) => m.kind === 'bind' && m.source === '/home/alice/proj/.git/hooks');
+    expect(hooks.map((m) => [m.target, m.kind === 'bind' && m.access]).sort()).toEqual([['/home/alice/proj/.git/hooks', 'ro'], ['/src/.git/hooks', 'ro']]);
+    const lastHooks = policy.mounts.findLastIndex((m) => m.kind === 'bind' && m.source === '/home/alice/proj/.git/hooks');
+    expect(policy.mounts.findIndex((m) => m.kind === 'mask')).toBeGreaterThan(lastHooks);
+  });
+
+  it('secrets: names in env.secrets (values never in the policy), replacing a kept or set variable of the same name', () => {
+    const policy = derive({ secrets: [{ name: 'ANTHROPIC_API_KEY' }, { name: 'GH', from: 'env', as: 'GITHUB_TOKEN' }], env: { set: { ANTHROPIC_API_KEY: 'placeholder' } } });
+    expect(policy.env.secrets).toEqual(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']);
+    expect(policy.env.vars).not.toHaveProperty('ANTHROPIC_API_KEY');
+    expect(policy.env.vars).not.toHaveProperty('GITHUB_TOKEN');
   });
 
   it('masks a credential store under a bound parent at its sandbox path (mountAt)', () => {

@@ -16,7 +16,10 @@ const ts = (dir: string) =>
 
 const PURE_FILES = [
   ...['schema', 'parse', 'merge', 'variables', 'suggest'].map((f) => `profile/${f}.ts`),
+  'profile/schema-secrets.ts',
+  'profile/schema-command-rules.ts',
   ...ts('policy'),
+  ...ts('preflight'),
   ...ts('backend'),
   'errors.ts',
 ].sort();
@@ -84,7 +87,9 @@ describe('pure core', () => {
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'profile/load.ts'), 'utf8'))).toContain('node:fs');
   });
 
-  it('errors.ts imports nothing', () => {
-    expect(importSpecifiers(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8'))).toEqual([]);
+  it('errors.ts imports nothing but the Violation type (itself import-free)', () => {
+    expect(importSpecifiers(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8'))).toEqual(['./policy/violation.js']);
+    expect(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8')).toMatch(/^import type \{ Violation \} from '\.\/policy\/violation\.js';$/m);
+    expect(importSpecifiers(readFileSync(join(SRC_DIR, 'policy/violation.ts'), 'utf8'))).toEqual([]);
   });
 });

@@ -55,10 +55,10 @@ async function samplePolicies(): Promise<Policy[]> {
   return out;
 }
 
-/** Leaf paths: nested objects are walked; arrays, maps (env.vars) and the network bridge are leaves; mounts by kind. */
+/** Leaf paths: nested objects are walked; arrays, maps (env.vars, commands.allow) and the network bridge are leaves; mounts by kind. */
 function leafPaths(value: unknown, prefix: string): string[] {
   if (prefix === 'mounts') return (value as Mount[]).flatMap((m) => Object.keys(m).filter((k) => k !== 'kind').map((k) => `mounts.${m.kind}.${k}`));
-  if (Array.isArray(value) || value === null || typeof value !== 'object' || ['env.vars', 'network.bridge'].includes(prefix)) return [prefix];
+  if (Array.isArray(value) || value === null || typeof value !== 'object' || ['env.vars', 'network.bridge', 'commands.allow'].includes(prefix)) return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));
 }
 

@@ -119,7 +119,10 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     // Masks: root-only host files (root host) and reachable credential stores are covered.
     const masked = new Set(mounts.filter((m) => (m.flag === '--bindmount_ro' && m.source === FIXTURE_SESSION.emptyFile) || (m.fstype === 'tmpfs' && m.options === 'size=4096,mode=0555,ro')).map((m) => m.target));
     if (h.uid === 0) for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
-    expect(masked.size).toBe(h.uid === 0 ? h.rootOnly.length : 0);
+    // The fixture's sensitive files (.env, certs/) sit in the workspace: masked wherever it is bound.
+    const sensitive = h.sensitiveFiles.masks.map((m) => m.path);
+    for (const path of sensitive) expect([...masked], `${path} masked`).toContain(path);
+    expect(masked.size).toBe((h.uid === 0 ? h.rootOnly.length : 0) + sensitive.length);
 
     // Environment: exactly the policy's, in the config only; no credential (name or value) anywhere.
     expect(configEnv(launch)).toEqual(policy.env.vars);

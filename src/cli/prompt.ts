@@ -1,0 +1,120 @@
+// The approval question (seed 001 "Approval integration"). Asked on the controlling terminal, not on
+// stdin/stdout: those belong to the command, and a pipe on stdin must never answer for the user.
+import { closeSync, openSync } from 'node:fs';
+import { ReadStream, WriteStream, isatty } from 'node:tty';
+import { shellJoin } from './quote.js';
+
+import type { ApprovalAnswer, ApprovalRequest } from '../runtime/command-gate.js';
+
+export type { ApprovalAnswer };
+
+export interface PromptIo {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+}
+
+export interface Tty extends PromptIo {
+  close(): void;
+}
+
+/** An answer longer than this is not one of ours: stop buffering and deny. */
+const MAX_ANSWER_CHARS = 64;
+
+/** The command may be hostile: escape C0 and C1 controls so it cannot repaint the question (ESC/CSI sequences, \r). */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+}
+
+function answerOf(line: string): ApprovalAnswer {
+  const word = line.trim().toLowerCase();
+  if (word === 'o' || word === 'once') return 'once';
+  if (word === 'a' || word === 'always') return 'always';
+  return 'deny';
+}
+
+/** Read up to the first newline; EOF or an error first counts as no answer (deny). */
+function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
+  // An input that already ended (a second question after EOF) would never emit 'end' again.
+  if ((input as { readableEnded?: boolean }).readableEnded) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    let buffered = '';
+    const finish = (line: string | undefined) => {
+      input.off('data', onData);
+      input.off('end', onEnd);
+      input.off('error', onEnd);
+      input.pause();
+      resolve(line);
+    };
+    const onData = (chunk: Buffer | string) => {
+      buffered += chunk.toString();
+      const newline = buffered.indexOf('\n');
+      if (newline >= 0) finish(buffered.slice(0, newline));
+      else if (buffered.length > MAX_ANSWER_CHARS) finish('');
+    };
+    const onEnd = () => finish(undefined);
+    input.on('data', onData);
+    input.on('end', onEnd);
+    input.on('error', onEnd);
+    input.resume();
+  });
+}
+
+/** Ask whether to run `argv`. Anything but o/once/a/always, including EOF, is a denial. */
+export async function askApproval(q: ApprovalRequest, io: PromptIo): Promise<ApprovalAnswer> {
+  const profile = printable(q.profile);
+  io.output.write(
+    [
+      `sbx: approval needed (profile ${profile})`,
+      `  command: ${shellJoin(q.argv)}`,
+      `  reason:  ${printable(q.reason)}`,
+      `[o]nce  [a]lways for profile ${profile}  [d]eny (default): `,
+    ].join('\n'),
+  );
+  const line = await readLine(io.input);
+  // At EOF the user's terminal line still ends in the question.
+  if (line === undefined) io.output.write('\n');
+  return line === undefined ? 'deny' : answerOf(line);
+}
+
+/** The controlling terminal for reading and writing, or undefined when there is none (cron, CI, setsid). */
+export function openTty(): Tty | undefined {
+  let readFd: number | undefined;
+  let writeFd: number | undefined;
+  try {
+    readFd = openSync('/dev/tty', 'r');
+    writeFd = openSync('/dev/tty', 'w');
+  } catch {
+    // ENXIO: no controlling terminal; ENOENT: no /dev/tty at all (some containers).
+    if (readFd !== undefined) closeSync(readFd);
+    return undefined;
+  }
+  if (!isatty(readFd) || !isatty(writeFd)) {
+    closeSync(readFd);
+    closeSync(writeFd);
+    return undefined;
+  }
+  // tty.ReadStream, not fs.createReadStream: a pending fs read on a terminal blocks a libuv thread
+  // until a key is pressed, so the process could not exit; a tty stream can be destroyed at once.
+  const input = new ReadStream(readFd);
+  const output = new WriteStream(writeFd);
+  return {
+    input,
+    output,
+    close() {
+      input.destroy();
+      output.destroy();
+    },
+  };
+}
+
+/** The CLI's approver: asks on the controlling terminal; undefined (refused) when there is none. */
+export async function askOnTerminal(request: ApprovalRequest): Promise<ApprovalAnswer | undefined> {
+  const tty = openTty();
+  if (!tty) return undefined;
+  try {
+    return await askApproval(request, tty);
+  } finally {
+    tty.close();
+  }
+}

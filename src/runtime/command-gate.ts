@@ -1,0 +1,128 @@
+// The command rules at run time: the pure decision (preflight/commands.ts) on the facts it needs, then,
+// for a command no rule allows under `default: ask`, the approval: a remembered answer, or the user
+// asked on the terminal. Seed 001 "Command policy", "Approval integration", "Approval persistence".
+import { SbxError, type ErrorCode } from '../errors.js';
+import type { Host } from '../policy/host.js';
+import type { Policy } from '../policy/types.js';
+import type { Violation } from '../policy/violation.js';
+import { decideCommand, pathsToCheck } from '../preflight/command-rules.js';
+import { isWithin } from '../policy/sensitive.js';
+import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
+import { probePaths } from './host.js';
+
+export type ApprovalAnswer = 'once' | 'always' | 'deny';
+
+export interface ApprovalRequest {
+  argv: readonly string[];
+  profile: string;
+  /** Why approval is needed (no rule allows the command). */
+  reason: string;
+}
+
+/** Asks someone. undefined: nobody can be asked (no terminal), which refuses the command. */
+export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer | undefined>;
+
+export interface GateInput {
+  policy: Policy;
+  host: Host;
+  sessionId: string;
+  allowDenylisted: boolean;
+  approve?: Approver;
+  audit?: { file: string };
+  /** Values to redact from the argv written to the ledger. */
+  secrets: readonly string[];
+}
+
+function refusalCode(violations: readonly Violation[]): ErrorCode {
+  if (violations.some((v) => v.rule === 'commands.shell_syntax')) return 'SHELL_SYNTAX';
+  if (violations.every((v) => v.kind === 'path')) return 'PATH_ESCAPE';
+  return 'COMMAND_DENIED';
+}
+
+/** The fix for the first refusal, in the words of the flag or key that changes it. */
+function refusalHint(v: Violation): string {
+  if (v.kind === 'path') return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
+  if (v.rule === 'commands.deny') return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
+  if (v.rule === 'commands.offline') return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
+  if (v.rule === 'commands.shell_syntax') return 'pass a single command without ; && || | < > $ or backticks, or run it as COMMAND ARGS after --';
+  if (v.rule === 'commands.default') return "add the command to the profile's commands.allow";
+  return `the profile's ${v.rule} refuses it; change the command or the profile`;
+}
+
+export function refusal(violations: Violation[]): SbxError {
+  const [first] = violations;
+  const more = violations.length > 1 ? ` (and ${violations.length - 1} more reason${violations.length > 2 ? 's' : ''})` : '';
+  return new SbxError(refusalCode(violations), `${first!.detail}${more}`, { hint: refusalHint(first!), violations });
+}
+
+/**
+ * Returns when the command may run; throws the refusal (exit 126) otherwise. Every approval answer,
+ * remembered or given, is in the ledger before anything runs: a crash after the answer keeps it.
+ */
+export async function gateCommand(input: GateInput): Promise<void> {
+  const { policy, host } = input;
+  const rules = policy.commands;
+  const argv = policy.command;
+  const workspace = { host: policy.workspace.host, sandbox: policy.workspace.sandbox };
+  // Relative arguments resolve against the command's cwd: the invoking one when it lies in the
+  // workspace, else the workspace root (where the sandbox starts the command).
+  const base = isWithin(host.cwd, workspace.host) ? host.cwd : workspace.host;
+  const decision = decideCommand({
+    rules,
+    argv,
+    mode: policy.mode,
+    network: policy.network.kind,
+    allowDenylisted: input.allowDenylisted,
+    workspace,
+    base,
+    paths: probePaths(pathsToCheck(argv, rules, policy.mode, workspace, base)),
+  });
+  if (decision.verdict === 'allow') return;
+  if (decision.verdict === 'deny') throw refusal(decision.violations);
+
+  const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import('./approvals.js');
+  const profile = policy.profile.name;
+  const fingerprint = fingerprintOf(profile, argv);
+  const record = (decision: Extract<AuditRecord, { type: 'approval' }>['decision'], by: Extract<AuditRecord, { type: 'approval' }>['by']) => {
+    if (!input.audit) return;
+    appendAuditRecordOrWarn(input.audit.file, {
+      v: 1,
+      time: new Date().toISOString(),
+      type: 'approval',
+      sessionId: input.sessionId,
+      profile,
+      argv: redactArgv(argv, input.secrets),
+      fingerprint,
+      decision,
+      by,
+    });
+  };
+  const denied = (why: string, hint: string) =>
+    new SbxError('APPROVAL_DENIED', `${decision.detail}: ${why}`, {
+      hint,
+      violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${decision.detail}; ${why}` }],
+    });
+
+  const store = openApprovalStore({ stateHome: stateHomeOf(host.env, host.home), uid: host.uid, workspace: policy.workspace.host });
+  const now = Date.now();
+  const remembered = lookupDecision(store, profile, fingerprint, now);
+  if (remembered === 'deny') {
+    record('deny', 'stored');
+    throw denied('denied earlier for this profile (remembered for 10 minutes)', 'change the command, or wait for the denial to expire');
+  }
+  if (remembered === 'allow') {
+    record('always', 'stored');
+    return;
+  }
+  const answer = input.approve ? await input.approve({ argv, profile, reason: decision.detail }) : undefined;
+  if (answer === undefined) {
+    record('refused', input.approve ? 'no-tty' : 'policy');
+    throw denied(
+      input.approve ? 'needs approval, and there is no terminal to ask on' : 'needs approval, and approvals are off (--approval never)',
+      "add it to the profile's commands.allow, or run sbx on a terminal with --approval prompt",
+    );
+  }
+  record(answer, 'user');
+  if (answer === 'always' || answer === 'deny') await recordDecision(store, profile, fingerprint, answer, now);
+  if (answer === 'deny') throw denied('denied by the user', "the denial is remembered for 10 minutes; to allow it for good, add it to the profile's commands.allow");
+}

@@ -1,0 +1,289 @@
+// Command rules, pure: every rule with an allowed and a refused case, asserting the exact verdict and
+// rule ids. Path facts are fixtures; the integration suite runs the same rules through real bwrap.
+import { describe, expect, it } from 'vitest';
+import type { PathFact } from '../../../src/policy/host.js';
+import type { CommandRules, Mode } from '../../../src/policy/types.js';
+import { decideCommand, pathsToCheck, type CommandDecision } from '../../../src/preflight/command-rules.js';
+import { parseRestrictedShell } from '../../../src/preflight/shell-words.js';
+import { CommandsSchema } from '../../../src/profile/schema-command-rules.js';
+
+const WS = { host: '/home/alice/proj', sandbox: '/home/alice/proj' };
+const dir = (real: string): PathFact => ({ exists: true, real, type: 'dir', uid: 1000 });
+const file = (real: string): PathFact => ({ exists: true, real, type: 'file', uid: 1000 });
+
+const rules = (over: Partial<CommandRules> = {}): CommandRules => ({ default: 'allow', allow: {}, deny: [], paths: 'any', shellSyntax: 'full', ...over });
+
+function decide(argv: string[], over: Partial<CommandRules> = {}, opts: { network?: 'none' | 'host' | 'filtered'; allowDenylisted?: boolean; mode?: Mode; paths?: Record<string, PathFact>; base?: string } = {}): CommandDecision {
+  return decideCommand({
+    rules: rules(over),
+    argv,
+    mode: opts.mode ?? 'workspace-write',
+    network: opts.network ?? 'host',
+    allowDenylisted: opts.allowDenylisted ?? false,
+    workspace: WS,
+    base: opts.base ?? WS.host,
+    paths: opts.paths ?? {},
+  });
+}
+
+const rulesOf = (d: CommandDecision) => (d.verdict === 'deny' ? d.violations.map((v) => v.rule) : d.verdict);
+
+/** The seed's agent kernel: an allow list, the deny groups, path guards, restricted shell strings. */
+const SEED: Partial<CommandRules> = {
+  default: 'ask',
+  allow: { ls: {}, cat: {}, sh: {}, git: { allow: ['status', 'diff', 'log', 'rev-parse', 'branch', 'show', 'grep', 'push', 'clean', 'reset'], block: ['push --force', 'reset --hard', 'clean -fd'] }, npm: { allow: ['install', 'test', 'run', 'build'] } },
+  deny: ['@network', '@delete'],
+  paths: 'workspace',
+};
+
+describe('deny list and groups', () => {
+  it('refuses a denied command by basename, naming the group, unless --allow-denylisted-commands', () => {
+    expect(rulesOf(decide(['/usr/bin/curl', 'x'], { deny: ['@network'] }))).toEqual(['commands.deny']);
+    const d = decide(['rm', '-rf', 'build'], { deny: ['@delete'] });
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe("rm is on the profile's deny list (@delete)");
+    expect(decide(['rm', '-rf', 'build'], { deny: ['@delete'] }, { allowDenylisted: true })).toEqual({ verdict: 'allow' });
+    expect(decide(['make'], { deny: ['@delete', 'curl'] })).toEqual({ verdict: 'allow' });
+  });
+
+  it('looks through wrappers: env, timeout, nice, nohup, xargs, busybox, sudo', () => {
+    for (const argv of [
+      ['env', 'FOO=1', 'curl', 'x'],
+      ['env', '-u', 'HOME', '--', 'wget', 'x'],
+      ['env', '-S', 'curl -s x'],
+      ['timeout', '-s', 'KILL', '5', 'nc', 'h', '1'],
+      ['nice', '-n', '10', 'nohup', 'ssh', 'h'],
+      ['xargs', '-n', '1', 'curl'],
+      ['busybox', 'wget', 'x'],
+      ['stdbuf', '-oL', 'curl', 'x'],
+    ]) {
+      expect(rulesOf(decide(argv, { deny: ['@network'] })), argv.join(' ')).toEqual(['commands.deny']);
+    }
+    // The wrapper itself is judged too.
+    expect(rulesOf(decide(['sudo', 'make'], { deny: ['@privilege'] }))).toEqual(['commands.deny']);
+    expect(decide(['timeout', '5', 'make'], { deny: ['@network'] })).toEqual({ verdict: 'allow' });
+  });
+});
+
+describe('offline (network none)', () => {
+  const none = { network: 'none' as const };
+  it('refuses network tools and git remote subcommands, whatever else the profile says', () => {
+    expect(rulesOf(decide(['curl', 'x'], {}, none))).toEqual(['commands.offline']);
+    for (const sub of ['clone', 'fetch', 'pull', 'push', 'ls-remote']) expect(rulesOf(decide(['git', sub], {}, none)), sub).toEqual(['commands.offline']);
+    expect(rulesOf(decide(['git', '-C', 'sub', 'submodule', 'update', '--init'], {}, none))).toEqual(['commands.offline']);
+    expect(decide(['git', 'status'], {}, none)).toEqual({ verdict: 'allow' });
+    expect(decide(['curl', 'x'], { deny: [] }, { network: 'host' })).toEqual({ verdict: 'allow' });
+    // --allow-denylisted-commands does not give the sandbox a network.
+    expect(rulesOf(decide(['curl', 'x'], {}, { ...none, allowDenylisted: true }))).toEqual(['commands.offline']);
+  });
+
+  it('refuses an argument with a URL to another host (the host only in the detail: a URL may carry a token); loopback is fine', () => {
+    const d = decide(['node', 'fetch.js', '--url=https://user:pw@api.example.com/v1?token=abc123'], {}, none);
+    expect(rulesOf(d)).toEqual(['commands.offline']);
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('an argument names "api.example.com", and this profile has no network');
+    expect(JSON.stringify(d)).not.toContain('abc123');
+    expect(JSON.stringify(d)).not.toContain('pw@');
+    expect(rulesOf(decide(['git', 'remote', 'add', 'o', 'git@github.com:o/r.git'], {}, none))).toEqual(['commands.offline']);
+    for (const url of ['http://127.0.0.1:3000/x', 'http://localhost:8080', 'ws://[::1]:9229']) expect(decide(['npm', 'test', '--', url], {}, none), url).toEqual({ verdict: 'allow' });
+  });
+});
+
+describe('per-command rules', () => {
+  it('block: git push --force in every spelling, reset --hard, clean -fd (and -df, -fdx)', () => {
+    for (const argv of [
+      ['git', 'push', '--force'],
+      ['git', 'push', '-f', 'origin', 'main'],
+      ['git', 'push', 'origin', 'main', '--force-with-lease'],
+      ['git', '-C', 'sub', '-c', 'x=y', 'push', '--force'],
+      ['git', 'push', 'origin', '+main'],
+      ['git', 'reset', '--hard', 'HEAD~1'],
+      ['git', 'clean', '-fd'],
+      ['git', 'clean', '-df'],
+      ['git', 'clean', '-f', '-d', '-x'],
+      ['git', 'clean', '-fdx'],
+    ]) {
+      const d = decide(argv, SEED);
+      expect(d.verdict, argv.join(' ')).toBe('deny');
+      expect(rulesOf(d), argv.join(' ')).toEqual(['commands.allow.git.block']);
+    }
+    for (const argv of [['git', 'push', 'origin', 'main'], ['git', 'clean', '-n'], ['git', 'reset', '--soft', 'HEAD~1'], ['git', 'status']]) {
+      expect(decide(argv, SEED), argv.join(' ')).toEqual({ verdict: 'allow' });
+    }
+  });
+
+  it('allow: only the listed subcommands; another is asked about under ask, refused otherwise', () => {
+    expect(decide(['npm', 'test'], SEED)).toEqual({ verdict: 'allow' });
+    expect(decide(['npm', '--prefix', 'web', 'run', 'build'], SEED)).toEqual({ verdict: 'allow' });
+    expect(decide(['npm', 'publish'], SEED)).toEqual({ verdict: 'ask', detail: 'npm "publish" is not among the allowed subcommands (commands.allow.npm.allow: install, test, run, build)' });
+    expect(rulesOf(decide(['npm', 'publish'], { ...SEED, default: 'allow' }))).toEqual(['commands.allow.npm']);
+    expect(rulesOf(decide(['npm', 'publish'], { ...SEED, default: 'deny' }))).toEqual(['commands.allow.npm']);
+    expect(decide(['npm', 'run', 'build'], { allow: { npm: { allow: ['run build'] } } })).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['npm', 'run', 'deploy'], { allow: { npm: { allow: ['run build'] } } }))).toEqual(['commands.allow.npm']);
+  });
+
+  it('default: allow, deny or ask for a command no rule names', () => {
+    expect(decide(['make'], { default: 'allow' })).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['make'], { default: 'deny' }))).toEqual(['commands.default']);
+    expect(decide(['make'], { default: 'ask' })).toEqual({ verdict: 'ask', detail: "make is not on the profile's allow list" });
+    // A refusal wins over a question.
+    expect(rulesOf(decide(['curl', 'x'], { default: 'ask', deny: ['@network'] }))).toEqual(['commands.deny']);
+    // Seed allow list examples.
+    for (const argv of [['ls'], ['git', 'status'], ['git', 'diff'], ['git', 'log'], ['git', 'rev-parse', 'HEAD'], ['cat', 'README.md']]) {
+      expect(decide(argv, SEED, { paths: { [`${WS.host}/README.md`]: file(`${WS.host}/README.md`), [WS.host]: dir(WS.host) } }), argv.join(' ')).toEqual({ verdict: 'allow' });
+    }
+  });
+});
+
+describe('shell strings', () => {
+  const restricted: Partial<CommandRules> = { shellSyntax: 'restricted' };
+  it('restricted: one simple command is judged as a command of its own', () => {
+    expect(decide(['sh', '-c', 'make test'], restricted)).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['sh', '-c', 'curl "http://x"'], { ...restricted, deny: ['curl'] }))).toEqual(['commands.deny']);
+    expect(rulesOf(decide(['bash', '-ec', "git push -f"], { ...restricted, allow: { bash: {}, git: { block: ['push --force'] } } }))).toEqual(['commands.allow.git.block']);
+  });
+
+  it('restricted: chaining, pipes, redirections and substitutions are refused', () => {
+    for (const script of ['make; rm -rf /', 'a && b', 'a || b', 'a | b', 'a > out', 'a < in', 'echo $(id)', 'echo `id`', 'echo $HOME', 'sleep 1 &', '(cd x)', '{ a; }', 'a\nb']) {
+      const d = decide(['sh', '-c', script], restricted);
+      expect(rulesOf(d), JSON.stringify(script)).toEqual(['commands.shell_syntax']);
+    }
+  });
+
+  it('full: the string is not parsed (the shell itself is judged)', () => {
+    expect(decide(['sh', '-c', 'a | b; c'], {})).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['sh', '-c', 'make'], { deny: ['@shells'] }))).toEqual(['commands.deny']);
+  });
+});
+
+describe('path guards (paths: workspace)', () => {
+  const guarded: Partial<CommandRules> = { paths: 'workspace' };
+  const facts = (entries: Record<string, PathFact>) => ({ '/': dir('/'), '/home': dir('/home'), '/home/alice': dir('/home/alice'), [WS.host]: dir(WS.host), ...entries });
+
+  it('refuses .. segments and absolute paths outside the workspace; allows relative, inside-absolute and /dev/null', () => {
+    expect(rulesOf(decide(['cat', '../secret'], guarded))).toEqual(['paths.traversal']);
+    expect(rulesOf(decide(['cp', 'a', 'x/../../b'], guarded))).toEqual(['paths.traversal']);
+    expect(rulesOf(decide(['cat', '/etc/passwd'], guarded))).toEqual(['paths.absolute']);
+    expect(rulesOf(decide(['tool', '--out=/tmp/x'], guarded))).toEqual(['paths.absolute']);
+    expect(decide(['cat', 'src/a.ts', `${WS.host}/README.md`, '/dev/null'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
+    // A message, a ref range, a URL: not paths (no /), or not a segment.
+    expect(decide(['git', 'log', 'main..feature', '-m', 'fix', 'https://example.com/a'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
+    // danger mode and paths: any turn the guards off.
+    expect(decide(['cat', '/etc/passwd'], guarded, { mode: 'danger' })).toEqual({ verdict: 'allow' });
+    expect(decide(['cat', '/etc/passwd'], {})).toEqual({ verdict: 'allow' });
+  });
+
+  it('resolves symlinks: a link out of the workspace, or a new file under a linked directory, escapes', () => {
+    const link = `${WS.host}/innocent`;
+    // A bare word is a path when it exists.
+    expect(rulesOf(decide(['cat', 'innocent'], guarded, { paths: facts({ [link]: file('/home/alice/.ssh/id_rsa') }) }))).toEqual(['paths.escape']);
+    expect(decide(['git', 'status'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
+    const d = decide(['touch', 'linkdir/new-file'], guarded, { paths: facts({ [`${WS.host}/linkdir`]: dir('/etc') }) });
+    expect(rulesOf(d)).toEqual(['paths.escape']);
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('"linkdir/new-file" leads outside the workspace (to "/etc/new-file") through a symlink');
+    // A link that stays inside is fine.
+    expect(decide(['cat', 'alias'], guarded, { paths: facts({ [`${WS.host}/alias`]: file(`${WS.host}/real`) }) })).toEqual({ verdict: 'allow' });
+  });
+
+  it('asks for exactly the facts it needs: each argument that may be a path, and its ancestors', () => {
+    expect(pathsToCheck(['cat', 'src/a b.ts', '-n', 'plain'], rules(guarded), 'workspace-write', WS, WS.host).sort()).toEqual(
+      ['/', '/home', '/home/alice', WS.host, `${WS.host}/src`, `${WS.host}/src/a b.ts`, `${WS.host}/plain`].sort(),
+    );
+    expect(pathsToCheck(['cat', 'src/a'], rules(), 'workspace-write', WS, WS.host)).toEqual([]);
+    expect(pathsToCheck(['cat', 'src/a'], rules(guarded), 'danger', WS, WS.host)).toEqual([]);
+  });
+
+  it('spaces, newlines, unicode and a symlink loop: judged, quoted in details, never thrown', () => {
+    const weird = ['dir with spaces/file', 'new\nline/x', '日本語/ファイル', 'loop/x'];
+    expect(decide(['cat', ...weird], guarded, { paths: facts({ [`${WS.host}/loop`]: { exists: false } }) })).toEqual({ verdict: 'allow' });
+    const d = decide(['cat', '../new\nline'], guarded);
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('"../new\\nline" has a .. segment: paths must stay inside the workspace');
+  });
+
+  it('maps a workspace mounted elsewhere (mountAt) back to the host before the symlink check', () => {
+    const ws = { host: WS.host, sandbox: '/work' };
+    const d = decideCommand({ rules: rules(guarded), argv: ['cat', '/work/a.txt', '/work/link'], mode: 'workspace-write', network: 'host', allowDenylisted: false, workspace: ws, base: WS.host, paths: facts({ [`${WS.host}/link`]: file('/etc/shadow') }) });
+    expect(rulesOf(d)).toEqual(['paths.escape']);
+  });
+});
+
+describe('never throws', () => {
+  it('random argv arrays', () => {
+    let seed = 0x2f6e2b1;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+    const pieces = ['sh', '-c', 'git', 'push', '-f', '+x', 'env', 'A=1', 'timeout', '5', '--', '..', '/', 'a/b', '$(x)', "'", '"', '\\', 'http://h', 'u@h:p', '', '-', 'xargs', 'busybox', '\n'];
+    for (let i = 0; i < 3000; i++) {
+      const argv = Array.from({ length: 1 + (next() % 7) }, () => pieces[next() % pieces.length]!);
+      expect(() => decide(argv, { ...SEED, shellSyntax: 'restricted' }, { network: 'none' })).not.toThrow();
+    }
+  });
+});
+
+describe('parseRestrictedShell', () => {
+  it('splits words as sh would (quotes, escapes)', () => {
+    const ok: [string, string[]][] = [
+      ['make test', ['make', 'test']],
+      ['  ls   -la  ', ['ls', '-la']],
+      ["echo 'a b' \"c d\"", ['echo', 'a b', 'c d']],
+      ["echo it\\'s", ['echo', "it's"]],
+      ['echo "say \\"hi\\""', ['echo', 'say "hi"']],
+      ["echo '$HOME;|&'", ['echo', '$HOME;|&']],
+      ['echo ""', ['echo', '']],
+      ['grep -r "foo bar" src/*.ts', ['grep', '-r', 'foo bar', 'src/*.ts']],
+      ['echo a#b', ['echo', 'a#b']],
+      ['cat 日本語.txt', ['cat', '日本語.txt']],
+    ];
+    for (const [script, argv] of ok) expect(parseRestrictedShell(script), script).toEqual({ ok: true, argv });
+  });
+
+  it('refuses everything beyond one simple command, saying what', () => {
+    const refused: [string, RegExp][] = [
+      ['a; b', /chaining/],
+      ['a && b', /chaining/],
+      ['a || b', /pipes or chaining/],
+      ['a | b', /pipes/],
+      ['a & ', /background/],
+      ['a > f', /redirections/],
+      ['a 2>&1', /redirections/],
+      ['a < f', /redirections/],
+      ['a <<EOF', /redirections/],
+      ['echo $(id)', /expansions/],
+      ['echo `id`', /substitution/],
+      ['echo "$(id)"', /inside double quotes/],
+      ['echo "`id`"', /inside double quotes/],
+      ['echo $HOME', /expansions/],
+      ['echo ${x}', /expansions/],
+      ['diff <(a) <(b)', /redirections/],
+      ['(cd x && make)', /subshells/],
+      ['{ make; }', /grouping/],
+      ['echo {a,b}', /brace/],
+      ['make\nrm -rf /', /several lines/],
+      ['make # comment', /comments/],
+      ['LD_PRELOAD=./x.so ls', /assignments/],
+      ["echo 'unterminated", /unterminated single/],
+      ['echo "unterminated', /unterminated double/],
+      ['echo trailing\\', /trailing backslash/],
+      ['', /no command/],
+      ['   ', /no command/],
+    ];
+    for (const [script, reason] of refused) {
+      const r = parseRestrictedShell(script);
+      expect(r.ok, JSON.stringify(script)).toBe(false);
+      if (!r.ok) expect(r.reason, JSON.stringify(script)).toMatch(reason);
+    }
+  });
+});
+
+describe('the commands schema', () => {
+  it('accepts the README example; `ls:` (null) is an empty rule', () => {
+    const parsed = CommandsSchema.parse({ default: 'ask', allow: { ls: null, git: { block: ['push --force'] } }, deny: ['@network', 'sudo'], paths: 'workspace', shell_syntax: 'restricted' });
+    expect(parsed.allow).toEqual({ ls: {}, git: { block: ['push --force'] } });
+  });
+
+  it('rejects unknown keys, unknown groups and odd command names', () => {
+    expect(CommandsSchema.safeParse({ defualt: 'ask' }).success).toBe(false);
+    const group = CommandsSchema.safeParse({ deny: ['@netwrok'] });
+    expect(group.success).toBe(false);
+    expect(group.error?.issues[0]?.message).toBe('unknown group; the groups are @network @shells @delete @privilege');
+    expect(CommandsSchema.safeParse({ allow: { 'a b': {} } }).success).toBe(false);
+    expect(CommandsSchema.safeParse({ allow: { git: { blok: [] } } }).success).toBe(false);
+  });
+});

@@ -45,6 +45,7 @@ const WRAPPERS: Record<string, Wrapper> = {
   nice: { withValue: ['-n', '--adjustment'] },
   ionice: { withValue: ['-c', '--class', '-n', '--classdata', '-p', '--pid', '-P', '--pgid', '-u', '--uid'] },
   nohup: { withValue: [] },
+  setsid: { withValue: [] },
   timeout: { withValue: ['-s', '--signal', '-k', '--kill-after'], positionals: 1 },
   stdbuf: { withValue: ['-i', '-o', '-e', '--input', '--output', '--error'] },
   time: { withValue: ['-f', '--format', '-o', '--output'] },
@@ -73,6 +74,8 @@ const FLAG_ALIASES: Record<string, Record<string, string>> = {
 const SHELLS = new Set(COMMAND_GROUPS['@shells']);
 const OFFLINE_GIT = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote']);
 const OFFLINE_GIT_PAIRS = new Set(['submodule update', 'submodule add', 'submodule sync', 'remote update']);
+/** Wrappers that only change how a command runs: the command is judged, the wrapper needs no allow rule. */
+const PURE_WRAPPERS = new Set(['env', 'nice', 'ionice', 'nohup', 'setsid', 'timeout', 'stdbuf', 'time', 'command', 'exec', 'xargs', 'busybox']);
 const URL = /\b(?:https?|ftps?|wss?|ssh|git|rsync|sftp):\/\/(?:[^\s/?#@]*@)?(\[[^\]\s]*\]|[^\s/?#:]+)/gi;
 const SCP_LIKE = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):/;
 
@@ -198,6 +201,7 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
     refuse(out, 'commands.deny', `${name} is on the profile's deny list${group ? ` (${group})` : ''}`);
   }
   if (input.network === 'none') judgeOffline(layer, out);
+  if (PURE_WRAPPERS.has(name) && layer.length > 1) return;
   const entry = Object.hasOwn(rules.allow, name) ? rules.allow[name]! : undefined;
   if (!entry) {
     if (rules.default === 'deny') refuse(out, 'commands.default', `${name} is not on the profile's allow list (commands.default: deny)`);

@@ -20,9 +20,13 @@ function isWithin(path: string, root: string): boolean {
   return path === root || root === '/' || path.startsWith(`${root}/`);
 }
 
-/** The argument as a reader can safely see it: JSON-quoted (a newline cannot forge a line), bounded. */
+/**
+ * The argument as a reader can safely see it: JSON-quoted (a newline cannot forge a line), bounded,
+ * and with bidi and invisible format characters escaped (they can make a name read as another).
+ */
 export function shown(arg: string): string {
-  return JSON.stringify(arg.length > MAX_SHOWN ? `${arg.slice(0, MAX_SHOWN)}…` : arg);
+  const quoted = JSON.stringify(arg.length > MAX_SHOWN ? `${arg.slice(0, MAX_SHOWN)}…` : arg);
+  return quoted.replace(/[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

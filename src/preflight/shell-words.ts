@@ -66,6 +66,11 @@ export function parseRestrictedShell(script: string): ShellWords {
     const operator = OPERATORS[c];
     if (operator) return refuse(operator);
     if (c === '#' && !inWord) return refuse('comments (#)');
+    // Expanded by sh into names the rules never see: `.*` can yield `..`, `~` the home directory.
+    if (c === '*' || c === '?' || c === '[') return refuse(`unquoted globs (${c}); quote the word if it is literal`);
+    if (c === '~') return refuse('unquoted ~ (home directory expansion)');
+    // eslint-disable-next-line no-control-regex
+    if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(c)) return refuse('control characters');
     word += c;
     inWord = true;
   }

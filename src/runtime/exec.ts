@@ -237,6 +237,11 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
     if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, ...captured };
     const childCode = statusValue('exit-code');
     if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, ...captured };
+    // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
+    // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
+    if (signal !== null && statusValue('child-pid') !== undefined && firstSignal === undefined && !timedOut) {
+      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, ...captured };
+    }
     if (signal !== null && (received.size > 0 || timedOut)) {
       // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
       // timeout's grace ran out) before it reported: the status is that of the signal we were sent.

@@ -61,6 +61,9 @@ describe('deny list and groups', () => {
     // The wrapper itself is judged too.
     expect(rulesOf(decide(['sudo', 'make'], { deny: ['@privilege'] }))).toEqual(['commands.deny']);
     expect(decide(['timeout', '5', 'make'], { deny: ['@network'] })).toEqual({ verdict: 'allow' });
+    // A wrapper needs no allow rule of its own: the command it runs is what is judged.
+    expect(decide(['timeout', '5', 'make'], { default: 'ask', allow: { make: {} } })).toEqual({ verdict: 'allow' });
+    expect(decide(['env', 'A=1', 'uname'], { default: 'ask', allow: { make: {} } })).toEqual({ verdict: 'ask', detail: "uname is not on the profile's allow list" });
   });
 });
 
@@ -196,6 +199,9 @@ describe('path guards (paths: workspace)', () => {
     expect(decide(['cat', ...weird], guarded, { paths: facts({ [`${WS.host}/loop`]: { exists: false } }) })).toEqual({ verdict: 'allow' });
     const d = decide(['cat', '../new\nline'], guarded);
     expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('"../new\\nline" has a .. segment: paths must stay inside the workspace');
+    // A right-to-left override cannot make the name read as another one.
+    const bidi = decide(['cat', '../\u202egnp.exe'], guarded);
+    expect(bidi.verdict === 'deny' && bidi.violations[0]!.detail).toBe('"../\\u202egnp.exe" has a .. segment: paths must stay inside the workspace');
   });
 
   it('maps a workspace mounted elsewhere (mountAt) back to the host before the symlink check', () => {
@@ -227,7 +233,7 @@ describe('parseRestrictedShell', () => {
       ['echo "say \\"hi\\""', ['echo', 'say "hi"']],
       ["echo '$HOME;|&'", ['echo', '$HOME;|&']],
       ['echo ""', ['echo', '']],
-      ['grep -r "foo bar" src/*.ts', ['grep', '-r', 'foo bar', 'src/*.ts']],
+      ['grep -r "foo bar" "src/*.ts"', ['grep', '-r', 'foo bar', 'src/*.ts']],
       ['echo a#b', ['echo', 'a#b']],
       ['cat 日本語.txt', ['cat', '日本語.txt']],
     ];
@@ -261,6 +267,11 @@ describe('parseRestrictedShell', () => {
       ["echo 'unterminated", /unterminated single/],
       ['echo "unterminated', /unterminated double/],
       ['echo trailing\\', /trailing backslash/],
+      ['cat .*/secret', /unquoted globs/],
+      ['ls src/?.ts', /unquoted globs/],
+      ['ls [a]', /unquoted globs/],
+      ['cat ~/.ssh/id_rsa', /unquoted ~/],
+      ['echo a\x1bb', /control characters/],
       ['', /no command/],
       ['   ', /no command/],
     ];

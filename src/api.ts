@@ -1,9 +1,9 @@
 // The library door (`import { run, compile } from 'sbx'`) and the pipeline the CLI uses:
 // profile → policy → launch → exec → outcome.
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
@@ -19,9 +19,9 @@ import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
 import type { Violation } from './policy/violation.js';
 import type { CapturedText, Outcome } from './report/outcome.js';
-import { appendAuditRecordOrWarn, redactArgv } from './report/ledger.js';
+import { redactArgv } from './report/ledger.js';
+import { openAuditTrail, type AuditTrail, type RunContext } from './runtime/audit-trail.js';
 import { isCredentialName } from './policy/env.js';
-import { isWithin } from './policy/sensitive.js';
 import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
 import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
@@ -285,95 +285,24 @@ async function captureView(buf: Buffer, totalBytes: number, limitBytes: number, 
 
 /** Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad profile, no sandbox). */
 export async function run(options: RunOptions): Promise<Outcome> {
-  const startedAt = new Date();
-  let ctx: AuditContext | undefined;
-  // Created before the host is probed: the default ledger's directory is a sensitive root, masked in
-  // the sandbox only if it exists (a workspace of $HOME must not reach it on the first run).
-  if (options.audit) ensureLedgerDir(options.audit.file);
+  const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
   try {
-    const outcome = await runPrepared(options, (c) => (ctx = c));
-    if (options.audit) {
-      appendAuditRecordOrWarn(options.audit.file, {
-        v: 1,
-        time: startedAt.toISOString(),
-        type: 'run',
-        sessionId: outcome.sessionId,
-        profile: outcome.profile.name,
-        policyHash: outcome.policyHash,
-        backend: outcome.backend,
-        workspace: ctx?.workspace ?? '',
-        argv: outcome.command,
-        exitCode: outcome.exitCode,
-        ...(outcome.signal ? { signal: outcome.signal } : {}),
-        setBy: outcome.setBy,
-        durationMs: Math.round(outcome.durationMs * 10) / 10,
-        violations: outcome.violations,
-      });
-    }
+    const outcome = await runPrepared(options, trail);
+    trail?.ran(outcome);
     return outcome;
   } catch (error) {
-    if (options.audit && isSbxError(error)) {
-      // Refusals are the records an auditor looks for first.
-      appendAuditRecordOrWarn(options.audit.file, {
-        v: 1,
-        time: startedAt.toISOString(),
-        type: 'run',
-        sessionId: ctx?.sessionId ?? '',
-        profile: ctx?.profile ?? options.profile ?? 'default',
-        policyHash: ctx?.hash ?? '',
-        backend: ctx?.backend ?? '',
-        workspace: ctx?.workspace ?? '',
-        argv: redactArgv(options.command, ctx?.secrets ?? []),
-        exitCode: error.exitCode,
-        setBy: 'sbx',
-        violations: error.violations,
-        error: { code: error.code, message: error.message },
-      });
-    }
+    // Refusals are the records an auditor looks for first.
+    if (isSbxError(error)) trail?.refused(error, options.command);
     throw error;
   }
 }
 
-type AuditContext = { sessionId: string; profile: string; hash?: string; backend?: string; workspace?: string; secrets: string[] };
-
-function ensureLedgerDir(file: string): void {
-  try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  } catch {
-    // appendAuditRecord says why when it writes.
-  }
-}
-
-/**
- * A ledger the sandboxed command can rewrite is no audit trail: refused when it lies in a writable
- * bind, unless a mask hides it there (the default one sits in a masked sensitive root).
- */
-function checkLedgerOutside(file: string, policy: Policy): void {
-  let dir = resolve(dirname(file));
-  try {
-    dir = realpathSync(dir);
-  } catch {
-    // Not created yet: its literal path is what the first append will create.
-  }
-  const path = join(dir, basename(file));
-  const masks = policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : []));
-  for (const m of policy.mounts) {
-    if (m.kind !== 'bind' || m.access !== 'rw' || !isWithin(path, m.source)) continue;
-    const inside = join(m.target, relative(m.source, path));
-    if (masks.some((t) => isWithin(inside, t))) continue;
-    throw new SbxError('AUDIT_FILE', `the audit ledger ${path} lies in ${m.source}, which the sandbox can write: the command could rewrite its own record`, {
-      hint: 'keep the ledger outside the workspace (--audit-file or SBX_AUDIT_FILE), or pass --no-audit',
-    });
-  }
-}
-
-async function runPrepared(options: RunOptions, noteContext: (c: AuditContext) => void): Promise<Outcome> {
+async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
   const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
   const hash = policyHash(p.policy);
-  const audit: AuditContext = { sessionId: p.sessionId, profile: p.resolved.name, hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
-  noteContext(audit);
-  if (options.audit) checkLedgerOutside(options.audit.file, p.policy);
+  const audit: RunContext = { sessionId: p.sessionId, profile: p.resolved.name, policyHash: hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
+  trail?.prepared(audit, p.policy);
   const hostEnv = options.hostEnv ?? process.env;
   // Secret values are read only now, and only into the session: never the Policy, argv or a message.
   const secretEnv = p.resolved.profile.secrets?.length
@@ -383,7 +312,7 @@ async function runPrepared(options: RunOptions, noteContext: (c: AuditContext) =
         ).loadSecrets(p.resolved.profile.secrets, { configHome: profileSearch(p.host.cwd, hostEnv).configHome, env: hostEnv, uid: p.host.uid, workspace: p.policy.workspace.host })
       ).vars
     : {};
-  audit.secrets = Object.values(secretEnv);
+  audit.secrets.push(...Object.values(secretEnv));
   // The command rules, then (under `default: ask`) an approval: before anything is created.
   await gateCommand({
     policy: p.policy,

@@ -1,0 +1,93 @@
+// One run's records in the audit ledger: where it may live (never where the sandbox can rewrite it),
+// and the record written when the run ends or is refused. The approval records are written by
+// command-gate.ts as answers arrive.
+import { mkdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { SbxError } from '../errors.js';
+import { isWithin } from '../policy/sensitive.js';
+import type { Policy } from '../policy/types.js';
+import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
+import type { Outcome } from '../report/outcome.js';
+
+/** What is known of the run once its policy is resolved. `secrets` fills in when they are loaded. */
+export interface RunContext {
+  sessionId: string;
+  profile: string;
+  policyHash: string;
+  backend: string;
+  workspace: string;
+  /** Values to redact from argv; the array is filled in place once the secrets are read. */
+  secrets: string[];
+}
+
+export interface AuditTrail {
+  /** Checks the ledger's place against the policy (throws AUDIT_FILE) and remembers the context. */
+  prepared(context: RunContext, policy: Policy): void;
+  ran(outcome: Outcome): void;
+  refused(error: SbxError, argv: readonly string[]): void;
+}
+
+/**
+ * A ledger the sandboxed command can rewrite is no audit trail: refused when it lies in a writable
+ * bind, unless a mask hides it there (the default one sits in a masked sensitive root).
+ */
+function checkLedgerOutside(file: string, policy: Policy): void {
+  let dir = resolve(dirname(file));
+  try {
+    dir = realpathSync(dir);
+  } catch {
+    // Not created: its literal path is what the first append creates.
+  }
+  const path = join(dir, basename(file));
+  const masks = policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : []));
+  for (const m of policy.mounts) {
+    if (m.kind !== 'bind' || m.access !== 'rw' || !isWithin(path, m.source)) continue;
+    if (masks.some((t) => isWithin(join(m.target, relative(m.source, path)), t))) continue;
+    throw new SbxError('AUDIT_FILE', `the audit ledger ${path} lies in ${m.source}, which the sandbox can write: the command could rewrite its own record`, {
+      hint: 'keep the ledger outside the workspace (--audit-file or SBX_AUDIT_FILE), or pass --no-audit',
+    });
+  }
+}
+
+export function openAuditTrail(file: string, requestedProfile: string): AuditTrail {
+  // Created before the host is probed: the default ledger's directory is a sensitive root, masked in
+  // the sandbox only if it exists (a workspace of $HOME must not reach it on the first run).
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  } catch {
+    // appendAuditRecord says why when it writes.
+  }
+  const time = new Date().toISOString();
+  let context: RunContext | undefined;
+  const base = (argv: readonly string[]) => ({
+    v: 1 as const,
+    time,
+    type: 'run' as const,
+    sessionId: context?.sessionId ?? '',
+    profile: context?.profile ?? requestedProfile,
+    policyHash: context?.policyHash ?? '',
+    backend: context?.backend ?? '',
+    workspace: context?.workspace ?? '',
+    argv: redactArgv(argv, context?.secrets ?? []),
+  });
+  const append = (record: AuditRecord) => appendAuditRecordOrWarn(file, record);
+  return {
+    prepared(c, policy) {
+      context = c;
+      checkLedgerOutside(file, policy);
+    },
+    ran(outcome) {
+      append({
+        ...base(outcome.command),
+        exitCode: outcome.exitCode,
+        ...(outcome.signal ? { signal: outcome.signal } : {}),
+        setBy: outcome.setBy,
+        durationMs: Math.round(outcome.durationMs * 10) / 10,
+        violations: outcome.violations,
+      });
+    },
+    refused(error, argv) {
+      append({ ...base(argv), exitCode: error.exitCode, setBy: 'sbx', violations: error.violations, error: { code: error.code, message: error.message } });
+    },
+  };
+}

@@ -25,7 +25,8 @@ import { isCredentialName } from './policy/env.js';
 import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
 import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
-import { gateCommand, type Approver } from './runtime/command-gate.js';
+import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
+import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
@@ -40,6 +41,7 @@ export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/command-gate.js';
+export type { CommandDecision } from './preflight/command-rules.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
 
@@ -97,6 +99,8 @@ export interface Compiled {
   policy: Policy;
   launch: Launch;
   launcher: Launcher;
+  /** What the command rules say of this command (an `ask` is put to the user only by run()). */
+  commandDecision: CommandDecision;
 }
 
 function packageRoot(): string {
@@ -216,7 +220,8 @@ export async function compile(options: CompileOptions): Promise<Compiled> {
   const p = await prepare(options);
   const hostEnv = options.hostEnv ?? process.env;
   const launch = compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
-  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, launcher: p.launcher };
+  const commandDecision = judgeCommand(p.policy, p.host, options.allowDenylistedCommands ?? false);
+  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, launcher: p.launcher, commandDecision };
 }
 
 /** What the launcher says became of the command: its status, or the SbxError for a sandbox that was never built. */

@@ -1,5 +1,5 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
-import { compile } from '../api.js';
+import { compile, type CommandDecision } from '../api.js';
 import { expandArgsFd } from '../backend/bwrap.js';
 import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
 import type { Mount, Policy } from '../policy/types.js';
@@ -42,6 +42,23 @@ function describeNetwork(n: Policy['network']): string {
   }
 }
 
+function describeRules(c: Policy['commands']): string {
+  const allow = Object.keys(c.allow);
+  return [
+    `default ${c.default}`,
+    allow.length ? `allow ${allow.join(' ')}` : '',
+    c.deny.length ? `deny ${c.deny.join(' ')}` : '',
+    `paths ${c.paths}`,
+    `shell syntax ${c.shellSyntax}`,
+  ].filter(Boolean).join('; ');
+}
+
+function describeDecision(d: CommandDecision): string {
+  if (d.verdict === 'allow') return 'allowed';
+  if (d.verdict === 'ask') return `needs approval: ${d.detail}`;
+  return `REFUSED: ${d.violations.map((v) => `${v.rule}: ${v.detail}`).join('; ')}`;
+}
+
 export async function explainCommand(command: string[], flags: RunFlags & { json?: boolean }): Promise<void> {
   const compiled = await compile(toRunOptions(flags, command));
   if (flags.json) {
@@ -55,6 +72,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           policy: compiled.policy,
           launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
+          commandDecision: compiled.commandDecision,
           ...(launcher.backend === 'nsjail' ? { gaps: describeNsjailGaps(compiled.policy) } : {}),
         },
         null,
@@ -77,6 +95,8 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
   if (p.env.secrets.length > 0) out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);
   if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
+  out.push(`commands  ${describeRules(p.commands)}`);
+  out.push(`verdict   ${describeDecision(compiled.commandDecision)}`);
   const seccomp = p.seccomp.rules.length > 0;
   out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
   out.push('');

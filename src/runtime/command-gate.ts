@@ -5,7 +5,7 @@ import { SbxError, type ErrorCode } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
-import { decideCommand, pathsToCheck } from '../preflight/command-rules.js';
+import { decideCommand, pathsToCheck, type CommandDecision } from '../preflight/command-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
 import { probePaths } from './host.js';
@@ -59,24 +59,29 @@ export function refusal(violations: Violation[]): SbxError {
  * Returns when the command may run; throws the refusal (exit 126) otherwise. Every approval answer,
  * remembered or given, is in the ledger before anything runs: a crash after the answer keeps it.
  */
-export async function gateCommand(input: GateInput): Promise<void> {
-  const { policy, host } = input;
+/** The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is asked. */
+export function judgeCommand(policy: Policy, host: Host, allowDenylisted: boolean): CommandDecision {
   const rules = policy.commands;
-  const argv = policy.command;
   const workspace = { host: policy.workspace.host, sandbox: policy.workspace.sandbox };
   // Relative arguments resolve against the command's cwd: the invoking one when it lies in the
   // workspace, else the workspace root (where the sandbox starts the command).
   const base = isWithin(host.cwd, workspace.host) ? host.cwd : workspace.host;
-  const decision = decideCommand({
+  return decideCommand({
     rules,
-    argv,
+    argv: policy.command,
     mode: policy.mode,
     network: policy.network.kind,
-    allowDenylisted: input.allowDenylisted,
+    allowDenylisted,
     workspace,
     base,
-    paths: probePaths(pathsToCheck(argv, rules, policy.mode, workspace, base)),
+    paths: probePaths(pathsToCheck(policy.command, rules, policy.mode, workspace, base)),
   });
+}
+
+export async function gateCommand(input: GateInput): Promise<void> {
+  const { policy, host } = input;
+  const argv = policy.command;
+  const decision = judgeCommand(policy, host, input.allowDenylisted);
   if (decision.verdict === 'allow') return;
   if (decision.verdict === 'deny') throw refusal(decision.violations);
 

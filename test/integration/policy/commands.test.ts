@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 let ledger: string;
@@ -58,6 +58,9 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(r.report.error?.code).toBe('COMMAND_DENIED');
     expect(r.report.violations).toEqual([expect.objectContaining({ phase: 'preflight', kind: 'command', rule: 'commands.deny' })]);
     expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(true);
+    // explain says so without running anything.
+    const explained = await runSbxRaw(['explain', '-p', 'rules', '--', 'rm', 'victim.txt'], opts());
+    expect(explained.out.split('\n').filter((l) => l.startsWith('verdict'))).toEqual(["verdict   REFUSED: commands.deny: rm is on the profile's deny list (@delete)"]);
     const lifted = await runSbx(['-p', 'rules', '--allow-denylisted-commands', '--', 'rm', 'victim.txt'], opts());
     expect(lifted.code).toBe(0);
     expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(false);

@@ -14,7 +14,6 @@ import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
 import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
-import { compileSensitiveRules } from './policy/sensitive-files.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
 import type { Violation } from './policy/violation.js';
@@ -30,7 +29,7 @@ import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
-import { scanMountedTrees } from './runtime/sensitive-scan.js';
+import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
 
@@ -171,7 +170,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, compileSensitiveRules(resolved.profile.sensitive ?? {})) : { masks: [], protect: [] };
+  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
     uid,

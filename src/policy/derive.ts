@@ -118,13 +118,18 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
 }
 
 /**
- * The built-in credential stores, the agent sockets, sbx's own secret store and state (approvals
- * decide what runs unasked, the ledger is the audit trail), and the profile's own additions.
+ * The built-in credential stores, the agent sockets, sbx's own secret store, state (approvals
+ * decide what runs unasked, the ledger is the audit trail) and cache, and the profile's additions.
  */
 function sensitiveRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
   // XDG base directory spec: relative values are invalid and ignored.
   const xdg = (value: string | undefined, fallback: string) => (value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback));
-  const own = [posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx', 'secrets.yaml'), posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx')];
+  // The cache too: it holds the compiled sensitive-file rules and resolved profiles a later run trusts.
+  const own = [
+    posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx', 'secrets.yaml'),
+    posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx'),
+    posix.join(xdg(env.XDG_CACHE_HOME, '.cache'), 'sbx'),
+  ];
   const extra = (profile.sensitive?.roots ?? []).map((p, i) => posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)));
   return sensitivePaths(vars.home, env, [...own, ...extra]);
 }

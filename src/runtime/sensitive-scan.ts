@@ -2,9 +2,15 @@
 // policy/sensitive-files.ts mask or protect there. Runs on every launch before bwrap, so it is
 // written for speed: no stat calls (d_type from readdir), no path built for an entry whose basename
 // no rule can match, one RegExp test per entry.
-import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
 import { SbxError } from '../errors.js';
-import type { SensitiveRules } from '../policy/sensitive-files.js';
+import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
+import { BUILTIN_EXCEPT_GLOBS, BUILTIN_MASK_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS } from '../policy/sensitive-globs.js';
+import { sensitiveRulesFrom, type SensitiveRuleData } from '../policy/sensitive-matcher.js';
+import { VERSION } from '../version.js';
+import type { SensitiveRules } from '../policy/sensitive-matcher.js';
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
@@ -150,4 +156,43 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
     }
   }
   return { masks: [...masks].map(([path, dir]) => ({ path, dir })), protect: [...protect], scanned };
+}
+
+/**
+ * The compiled rules for this input, from `cacheDir` when a run compiled them before: compiling the
+ * globs (and loading minimatch to do it) costs a launch more than the scan of a small tree. The key
+ * covers the built-in lists, the profile's additions and the sbx version. The cache lives in a
+ * sensitive root (never visible in a sandbox); a file that does not revive is recompiled.
+ */
+export async function loadSensitiveRules(input: SensitiveRuleInput, cacheDir: string | undefined): Promise<SensitiveRules> {
+  const key = createHash('sha256')
+    .update(JSON.stringify([VERSION, BUILTIN_MASK_GLOBS, BUILTIN_EXCEPT_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS, input.files ?? [], input.except ?? [], input.skip ?? []]))
+    .digest('hex')
+    .slice(0, 32);
+  const file = cacheDir ? join(cacheDir, `sensitive-rules-${key}.json`) : undefined;
+  if (file) {
+    try {
+      return sensitiveRulesFrom(JSON.parse(readFileSync(file, 'utf8')) as SensitiveRuleData);
+    } catch {
+      // not cached yet, or unreadable: compile
+    }
+  }
+  const { compileSensitiveRuleData } = await import('../policy/sensitive-files.js');
+  let data: SensitiveRuleData;
+  try {
+    data = compileSensitiveRuleData(input);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new SbxError('PROFILE_INVALID', `sensitive: ${error.message}`, { hint: 'write minimatch globs relative to the mounted tree, e.g. "*.sqlite" or "secrets/"' });
+  }
+  if (file) {
+    try {
+      mkdirSync(cacheDir!, { recursive: true, mode: 0o700 });
+      writeFileSync(`${file}.${process.pid}`, JSON.stringify(data), { mode: 0o600 });
+      renameSync(`${file}.${process.pid}`, file);
+    } catch {
+      // the cache is optional
+    }
+  }
+  return sensitiveRulesFrom(data);
 }

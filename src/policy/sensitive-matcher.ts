@@ -1,0 +1,80 @@
+// The sensitive-file rules at match time: compiled RegExps (from sensitive-files.ts, or from the
+// runtime's cache of them) behind three questions the scan asks. No minimatch here: a launch whose
+// rules are cached does not load it. Pure.
+
+/** A RegExp as data (JSON-serialisable). */
+export interface RegExpData {
+  source: string;
+  flags: string;
+}
+
+/** Globs of one kind: those tested against the basename, and those tested against the whole path. */
+export interface MatcherData {
+  basename: RegExpData[];
+  path: RegExpData[];
+}
+
+/** Rules for any entry, and rules for directories only (a trailing `/`). */
+export interface RuleSetData {
+  any: MatcherData;
+  dirOnly: MatcherData;
+}
+
+export interface SensitiveRuleData {
+  mask: RuleSetData;
+  except: RuleSetData;
+  protect: RuleSetData;
+  skip: RegExpData[];
+  /** A literal every skip match contains, or null when none can be sure (then no pre-filter). */
+  skipLiterals: RegExpData | null;
+  /** A literal every matching basename contains, or null. */
+  names: RegExpData | null;
+}
+
+export type SensitiveClass = 'mask' | 'protect';
+
+export interface SensitiveRules {
+  /**
+   * What to do with `relPath` (relative to the tree root, `/`-separated, no leading `./`). `isDir` is
+   * true for directories and for symlinks (they may resolve to one). Masking beats protection: a
+   * masked hooks directory is already out of reach.
+   */
+  classify(relPath: string, isDir: boolean): SensitiveClass | undefined;
+  /** Whether the walk may skip everything below `relDir` (a skip directory or inside one). */
+  canPrune(relDir: string): boolean;
+  /**
+   * Cheap pre-check on a basename: false means `classify` returns undefined for every path ending in
+   * `name`, so the walk need not build the path. True for every name when a rule ends in `**`.
+   */
+  mayMatchName(name: string): boolean;
+}
+
+const revive = (list: readonly RegExpData[]) => list.map((r) => new RegExp(r.source, r.flags));
+const testsAny = (union: readonly RegExp[], text: string) => union.some((re) => re.test(text));
+
+function ruleSetMatcher(data: RuleSetData): (relPath: string, isDir: boolean) => boolean {
+  const any = { basename: revive(data.any.basename), path: revive(data.any.path) };
+  const dirOnly = { basename: revive(data.dirOnly.basename), path: revive(data.dirOnly.path) };
+  return (relPath, isDir) => {
+    const name = relPath.slice(relPath.lastIndexOf('/') + 1);
+    return testsAny(any.basename, name) || testsAny(any.path, relPath) || (isDir && (testsAny(dirOnly.basename, name) || testsAny(dirOnly.path, relPath)));
+  };
+}
+
+export function sensitiveRulesFrom(data: SensitiveRuleData): SensitiveRules {
+  const mask = ruleSetMatcher(data.mask);
+  const except = ruleSetMatcher(data.except);
+  const protect = ruleSetMatcher(data.protect);
+  const skip = revive(data.skip);
+  const skipLiterals = data.skipLiterals && new RegExp(data.skipLiterals.source, data.skipLiterals.flags);
+  const names = data.names && new RegExp(data.names.source, data.names.flags);
+  return {
+    classify(relPath, isDir) {
+      if (mask(relPath, isDir) && !except(relPath, isDir)) return 'mask';
+      if (protect(relPath, isDir)) return 'protect';
+      return undefined;
+    },
+    canPrune: (relDir) => (skipLiterals?.test(relDir) ?? true) && testsAny(skip, relDir),
+    mayMatchName: (name) => names?.test(name) ?? true,
+  };
+}

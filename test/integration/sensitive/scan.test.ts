@@ -2,12 +2,12 @@
 // for files, directories, symlinks (never followed) and awkward names; skip directories; the entry
 // bound (fail closed); an unreadable directory, scanned by an unprivileged uid, masked whole.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
-import { scanSensitiveFiles } from '../../../src/runtime/sensitive-scan.js';
+import { loadSensitiveRules, scanSensitiveFiles } from '../../../src/runtime/sensitive-scan.js';
 import { IS_ROOT } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
@@ -166,5 +166,29 @@ describe('an unreadable directory', () => {
     }
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout).masks).toEqual([{ path: join(root, 'locked'), what: 'dir' }]);
+  });
+});
+
+describe('loadSensitiveRules: compiled once, then read from the cache', () => {
+  it('writes the compiled rules, reuses them (even a hand-edited file: it is trusted as sbx wrote it), recompiles when unreadable', async () => {
+    const cache = makeTempDir('sbx-rules-cache-');
+    const first = await loadSensitiveRules({ files: ['*.sqlite'] }, cache);
+    expect(first.classify('db/app.sqlite', false)).toBe('mask');
+    const files = readdirSync(cache).filter((f) => f.startsWith('sensitive-rules-'));
+    expect(files).toHaveLength(1);
+    // Proof the second load reads the file: a rule edited there takes effect.
+    const path = join(cache, files[0]!);
+    const data = JSON.parse(readFileSync(path, 'utf8')) as { mask: { any: { basename: { source: string }[] } } };
+    data.mask.any.basename[0]!.source += '|^edited-marker$';
+    writeFileSync(path, JSON.stringify(data));
+    expect((await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false)).toBe('mask');
+    // Another input is another key; a corrupt file is recompiled, not trusted.
+    writeFileSync(path, '{not json');
+    expect((await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false)).toBeUndefined();
+    expect((await loadSensitiveRules({}, cache)).classify('db/app.sqlite', false)).toBeUndefined();
+  });
+
+  it('a glob that names nothing is a profile error (PROFILE_INVALID, 125), not a crash', async () => {
+    await expect(loadSensitiveRules({ files: ['/'] }, undefined)).rejects.toMatchObject({ code: 'PROFILE_INVALID', exitCode: 125 });
   });
 });

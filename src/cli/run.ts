@@ -51,7 +51,7 @@ function commandOf(command: string[], flags: RunCliFlags): string[] {
   return command;
 }
 
-/** 4 KiB to 64 MiB: an agent reads the report; more than that belongs in a file the command writes. */
+/** Up to 64 MiB: an agent reads the report; more than that belongs in a file the command writes. */
 function captureLimit(flags: RunCliFlags): number | undefined {
   if (flags.captureLimit === undefined) return undefined;
   try {

@@ -114,24 +114,33 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
     ...requestSpecs(request, vars, 'rw'),
   ];
   const sockets = typeof profile.network === 'object' ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p)) : [];
-  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitiveRoots(profile, vars, env)])];
+  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitiveRoots(profile, request, vars, env)])];
 }
 
 /**
- * The built-in credential stores, the agent sockets, sbx's own secret store, state (approvals
- * decide what runs unasked, the ledger is the audit trail) and cache, and the profile's additions.
+ * sbx's own secret store, state (approvals decide what runs unasked, the ledger is the audit trail)
+ * and cache (compiled rules and profiles a later run trusts): hidden from every sandbox, whatever the
+ * flags.
  */
-function sensitiveRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
+function ownRoots(vars: Variables, env: Record<string, string>): string[] {
   // XDG base directory spec: relative values are invalid and ignored.
   const xdg = (value: string | undefined, fallback: string) => (value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback));
-  // The cache too: it holds the compiled sensitive-file rules and resolved profiles a later run trusts.
-  const own = [
+  return [
     posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx', 'secrets.yaml'),
     posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx'),
     posix.join(xdg(env.XDG_CACHE_HOME, '.cache'), 'sbx'),
   ];
+}
+
+/** The built-in credential stores, the agent sockets and the profile's additions: --allow-sensitive-roots lifts these. */
+function credentialRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
   const extra = (profile.sensitive?.roots ?? []).map((p, i) => posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)));
-  return sensitivePaths(vars.home, env, [...own, ...extra]);
+  return sensitivePaths(vars.home, env, extra);
+}
+
+/** Every sensitive root this run keeps out. */
+function sensitiveRoots(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>): string[] {
+  return [...ownRoots(vars, env), ...(request.allowSensitiveRoots ? [] : credentialRoots(profile, vars, env))];
 }
 
 /**
@@ -180,11 +189,11 @@ export function derivePolicy(input: DeriveInput): Policy {
       hint: 'run sbx from a project directory or pass --workspace DIR',
     });
   }
-  // --allow-sensitive-roots is the only way in: no profile can lift the block by itself.
-  const sensitiveReal = request.allowSensitiveRoots ? [] : sensitiveRoots(profile, vars, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
+  // --allow-sensitive-roots is the only way in to credential stores: no profile can lift the block by itself.
+  const sensitiveReal = sensitiveRoots(profile, request, vars, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
   const credentialStoreError = (where: string, path: string) =>
     new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
-      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots',
+      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx\'s own state never enters)',
     });
   // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
   if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root))) throw credentialStoreError('workspace', vars.workspace);
@@ -291,7 +300,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   }
 
   // Credential stores (and the agent sockets they come with) reachable through any bind are masked.
-  for (const root of request.allowSensitiveRoots ? [] : sensitiveRoots(profile, vars, host.env)) {
+  for (const root of sensitiveRoots(profile, request, vars, host.env)) {
     const f = fact(host, root);
     if (f.exists) mask(f.real, f.type === 'dir', 'sensitive root');
   }

@@ -381,6 +381,15 @@ describe('derivePolicy: what it builds', () => {
     ]));
   });
 
+  it('--allow-sensitive-roots unmasks credential stores, never sbx\'s own state', () => {
+    const policy = derive({}, { request: { allowSensitiveRoots: true }, host: (h) => {
+      h.cwd = '/home/alice';
+      h.paths['/home/alice'] = dir('/home/alice');
+      h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
+    } });
+    expect(masksOf(policy)).toEqual([['/home/alice/.local/state/sbx', 'dir']]);
+  });
+
   it('masks sensitive files found by the scan at every sandbox path, and binds git hooks read-only before the masks', () => {
     const policy = derive({ read_only: [{ path: '/home/alice/proj', mountAt: '/src' }] }, { host: (h) => {
       h.sensitiveFiles = { masks: [{ path: '/home/alice/proj/.env', dir: false }, { path: '/home/alice/proj/keys', dir: true }], protect: ['/home/alice/proj/.git/hooks'] };

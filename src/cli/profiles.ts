@@ -3,6 +3,8 @@ import { profileSearch } from '../api.js';
 import { listProfiles, loadProfile } from '../profile/load.js';
 import { VERSION } from '../version.js';
 import { readFileSync } from 'node:fs';
+// Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports.
+import { stringify } from 'yaml';
 
 function firstComment(file: string): string {
   try {
@@ -30,7 +32,6 @@ export async function showCommand(name: string, flags: { json?: boolean }): Prom
     process.stdout.write(JSON.stringify({ name: resolved.name, chain: resolved.chain, profile: resolved.profile, origins: resolved.origins }, null, 2) + '\n');
     return;
   }
-  const { stringify } = await import('yaml');
   process.stdout.write(`# ${resolved.name}: merged from ${resolved.chain.map((c) => `${c.name} (${c.source}: ${c.file})`).join(' <- ')}\n`);
   process.stdout.write('# origin of each value:\n');
   for (const [path, from] of Object.entries(resolved.origins).sort()) process.stdout.write(`#   ${path.padEnd(20)} ${from.join(', ')}\n`);

@@ -21,6 +21,7 @@ import {
 } from '../../../src/runtime/approvals.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 
 const UID = process.getuid!();
 const T0 = 1_700_000_000_000;
@@ -34,15 +35,6 @@ function storedDecisions(store: ApprovalStore): unknown[] {
   return (JSON.parse(readFileSync(store.path, 'utf8')) as { decisions: unknown[] }).decisions;
 }
 
-function thrown(fn: () => unknown): SbxError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(SbxError);
-    return e as SbxError;
-  }
-  throw new Error('expected an SbxError');
-}
 
 describe('fingerprintOf', () => {
   it('is sha256 hex, and separates profile and arguments unambiguously', () => {
@@ -72,7 +64,7 @@ describe('openApprovalStore', () => {
 
   it('refuses a store inside the workspace, where the sandbox could approve itself', () => {
     const workspace = makeTempDir('sbx-ws-');
-    const error = thrown(() => openApprovalStore({ stateHome: join(workspace, '.local', 'state'), uid: UID, workspace }));
+    const error = sbxErrorOf(() => openApprovalStore({ stateHome: join(workspace, '.local', 'state'), uid: UID, workspace }));
     expect(error.code).toBe('APPROVAL_DENIED');
     expect(error.message).toMatch(/lies inside the workspace/);
   });
@@ -81,10 +73,10 @@ describe('openApprovalStore', () => {
     const stateHome = makeTempDir('sbx-state-');
     mkdirSync(join(stateHome, 'sbx'), { mode: 0o700 });
     chmodSync(join(stateHome, 'sbx'), 0o777);
-    expect(thrown(() => openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' })).message).toMatch(/writable by group or others/);
+    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' })).message).toMatch(/writable by group or others/);
     chmodSync(join(stateHome, 'sbx'), 0o755);
     expect(openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' }).uid).toBe(UID);
-    expect(thrown(() => openApprovalStore({ stateHome, uid: UID + 1, workspace: '/nonexistent' })).message).toMatch(/not a directory owned by uid/);
+    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID + 1, workspace: '/nonexistent' })).message).toMatch(/not a directory owned by uid/);
   });
 });
 
@@ -133,7 +125,7 @@ describe('lookupDecision / recordDecision', () => {
     const store = newStore();
     await recordDecision(store, 'agent', FP, 'always', T0);
     chmodSync(store.path, 0o666);
-    const error = thrown(() => lookupDecision(store, 'agent', FP, T0));
+    const error = sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0));
     expect(error.code).toBe('APPROVAL_DENIED');
     expect(error.hint).toBe(`remove it (rm ${store.path}); sbx will ask again`);
     await expect(recordDecision(store, 'agent', FP, 'always', T0)).rejects.toThrow(/not a private file/);
@@ -142,9 +134,9 @@ describe('lookupDecision / recordDecision', () => {
   it('refuses a corrupt store instead of forgetting it', async () => {
     const store = newStore();
     writeFileSync(store.path, '{"version":1,"decisions":[{"profile":"agent"', { mode: 0o600 });
-    expect(thrown(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not valid JSON/);
+    expect(sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not valid JSON/);
     writeFileSync(store.path, '{"version":2,"decisions":[]}');
-    expect(thrown(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not in the format this sbx writes/);
+    expect(sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not in the format this sbx writes/);
     await expect(recordDecision(store, 'agent', FP, 'deny', T0)).rejects.toBeInstanceOf(SbxError);
   });
 });

@@ -1,7 +1,7 @@
 // Profile + request + Host → Policy: variables, the environment filter, the refusals, the cwd
 // mapping and the sandbox-path → host-path walk. All pure; the hosts are fixtures.
 import { describe, expect, it } from 'vitest';
-import { ExitCode, SbxError } from '../../../src/errors.js';
+import { ExitCode } from '../../../src/errors.js';
 import { derivePolicy, pathsToProbe, requestedWorkspace, type RunRequest } from '../../../src/policy/derive.js';
 import { buildEnv, isCredentialName, type EnvInput } from '../../../src/policy/env.js';
 import type { Host } from '../../../src/policy/host.js';
@@ -11,18 +11,10 @@ import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { expandPath, expandVariables, type Variables } from '../../../src/profile/variables.js';
 import { fixtureVars, loadHost } from '../../helpers/hosts.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 
 const VARS: Variables = { workspace: '/home/alice/proj', home: '/home/alice', session: 'sess-1', cwd: '/home/alice/proj/src' };
 
-function thrown(fn: () => unknown): SbxError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof SbxError) return error;
-    throw error;
-  }
-  throw new Error('expected an SbxError');
-}
 
 const dir = (real: string, extra: Partial<{ link: string; uid: number }> = {}) => ({ exists: true as const, real, type: 'dir' as const, uid: 1000, ...extra });
 const file = (real: string) => ({ exists: true as const, real, type: 'file' as const, uid: 1000 });
@@ -52,17 +44,17 @@ describe('variables', () => {
   });
 
   it('an unknown variable is PROFILE_VARIABLE naming where it was and the known ones', () => {
-    const error = thrown(() => expandVariables('${worksapce}/x', VARS, 'read_only[2]'));
+    const error = sbxErrorOf(() => expandVariables('${worksapce}/x', VARS, 'read_only[2]'));
     expect(error.code).toBe('PROFILE_VARIABLE');
     expect(error.exitCode).toBe(ExitCode.SETUP);
     expect(error.message).toBe('read_only[2]: unknown variable ${worksapce}');
     expect(error.hint).toContain('${workspace}');
-    expect(thrown(() => expandVariables('${}', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
-    expect(thrown(() => expandVariables('${HOME}', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
+    expect(sbxErrorOf(() => expandVariables('${}', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
+    expect(sbxErrorOf(() => expandVariables('${HOME}', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
   });
 
   it('an unterminated ${ is an error, not a literal', () => {
-    expect(thrown(() => expandVariables('${home/x', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
+    expect(sbxErrorOf(() => expandVariables('${home/x', VARS, 'k')).code).toBe('PROFILE_VARIABLE');
   });
 
   it('~ and ~/ mean HOME; ~user and a ~ elsewhere do not', () => {
@@ -75,7 +67,7 @@ describe('variables', () => {
 
   it('the workspace may not refer to itself; relative and ~ workspaces resolve', () => {
     const base = { home: '/home/alice', cwd: '/home/alice/proj', session: 's' };
-    expect(thrown(() => requestedWorkspace({ workspace: { path: '${workspace}/x' } }, { command: [] }, base)).code).toBe('PROFILE_VARIABLE');
+    expect(sbxErrorOf(() => requestedWorkspace({ workspace: { path: '${workspace}/x' } }, { command: [] }, base)).code).toBe('PROFILE_VARIABLE');
     expect(requestedWorkspace({}, { command: [] }, base)).toBe('/home/alice/proj');
     expect(requestedWorkspace({ workspace: { path: '~/w' } }, { command: [] }, base)).toBe('/home/alice/w');
     expect(requestedWorkspace({ workspace: { path: '~/w' } }, { command: [], workspace: '../other' }, base)).toBe('/home/alice/other');
@@ -137,7 +129,7 @@ describe('buildEnv', () => {
   });
 
   it('refuses SBX_* in env.set or --env (ENV_RESERVED)', () => {
-    const error = thrown(() => env({ set: [['SBX_WORKSPACE', '/evil']] }));
+    const error = sbxErrorOf(() => env({ set: [['SBX_WORKSPACE', '/evil']] }));
     expect(error.code).toBe('ENV_RESERVED');
     expect(error.exitCode).toBe(ExitCode.DENIED);
     expect(error.message).not.toContain('/evil');
@@ -195,7 +187,7 @@ describe('buildEnv', () => {
 
 describe('derivePolicy: refusals', () => {
   it('mode: danger needs request.danger (DANGER_NOT_ALLOWED)', () => {
-    const error = thrown(() => derive({ mode: 'danger' }));
+    const error = sbxErrorOf(() => derive({ mode: 'danger' }));
     expect(error.code).toBe('DANGER_NOT_ALLOWED');
     expect(error.exitCode).toBe(ExitCode.DENIED);
     expect(error.hint).toContain('--danger');
@@ -205,19 +197,19 @@ describe('derivePolicy: refusals', () => {
   it('a workspace that resolves to / or a system directory is WORKSPACE_INVALID', () => {
     for (const real of ['/', '/usr', '/etc', '/var']) {
       // The runtime probes the realpath too (vars.workspace is it), so both facts exist.
-      const error = thrown(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = h.paths[real] = dir(real, { link: real })) }));
+      const error = sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = h.paths[real] = dir(real, { link: real })) }));
       expect(error.code, real).toBe('WORKSPACE_INVALID');
       expect(error.message).toBe(`workspace ${real} resolves to ${real}, a system directory`);
     }
   });
 
   it('a missing workspace, or a file, is WORKSPACE_INVALID', () => {
-    expect(thrown(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = { exists: false }) })).code).toBe('WORKSPACE_INVALID');
-    expect(thrown(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = file('/home/alice/proj')) })).code).toBe('WORKSPACE_INVALID');
+    expect(sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = { exists: false }) })).code).toBe('WORKSPACE_INVALID');
+    expect(sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = file('/home/alice/proj')) })).code).toBe('WORKSPACE_INVALID');
   });
 
   it('a missing bind source is BIND_SOURCE_MISSING naming the entry; an optional one is skipped', () => {
-    const error = thrown(() => derive({ read_only: ['/opt/tools', '/opt/missing'] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) }));
+    const error = sbxErrorOf(() => derive({ read_only: ['/opt/tools', '/opt/missing'] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) }));
     expect(error.code).toBe('BIND_SOURCE_MISSING');
     expect(error.message).toBe('read_only[1]: /opt/missing does not exist');
     expect(error.hint).toContain('optional: true');
@@ -225,7 +217,7 @@ describe('derivePolicy: refusals', () => {
     const policy = derive({ read_only: ['/opt/tools', { path: '/opt/missing', optional: true }] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) });
     expect(targetsOf(policy, 'bind')).toContain('/opt/tools');
     expect(targetsOf(policy, 'bind')).not.toContain('/opt/missing');
-    expect(thrown(() => derive({}, { request: { binds: [{ source: '/nope', access: 'ro' }] } })).code).toBe('BIND_SOURCE_MISSING');
+    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/nope', access: 'ro' }] } })).code).toBe('BIND_SOURCE_MISSING');
   });
 
   it('refuses to bind a credential store or anything inside one', () => {
@@ -237,7 +229,7 @@ describe('derivePolicy: refusals', () => {
       { profile: {}, request: { binds: [{ source: '/home/alice/.ssh', access: 'ro' }] } },
     ];
     for (const { profile, request } of cases) {
-      const error = thrown(() =>
+      const error = sbxErrorOf(() =>
         derive(profile, {
           ...(request ? { request } : {}),
           host: (h) => void (h.paths['/home/alice/.aws/credentials'] = file('/home/alice/.aws/credentials')),
@@ -248,14 +240,14 @@ describe('derivePolicy: refusals', () => {
   });
 
   it('refuses a symlink whose realpath is inside ~/.ssh', () => {
-    const error = thrown(() => derive({ read_only: ['~/proj/keys'] }, { host: (h) => void (h.paths['/home/alice/proj/keys'] = dir('/home/alice/.ssh/keys', { link: '../.ssh/keys' })) }));
+    const error = sbxErrorOf(() => derive({ read_only: ['~/proj/keys'] }, { host: (h) => void (h.paths['/home/alice/proj/keys'] = dir('/home/alice/.ssh/keys', { link: '../.ssh/keys' })) }));
     expect(error.code).toBe('DANGER_NOT_ALLOWED');
     expect(error.message).toContain('/home/alice/proj/keys');
   });
 
   it('refuses a credential store reached through a symlinked HOME component', () => {
     // ~/.ssh itself is a symlink to a dotfiles checkout: its realpath is the store.
-    const error = thrown(() =>
+    const error = sbxErrorOf(() =>
       derive({ read_only: ['/srv/dotfiles/ssh/config'] }, {
         host: (h) => {
           h.paths['/home/alice/.ssh'] = dir('/srv/dotfiles/ssh', { link: '/srv/dotfiles/ssh' });
@@ -267,9 +259,9 @@ describe('derivePolicy: refusals', () => {
   });
 
   it('refuses a writable bind of /etc or another system root, even through a symlink; read-only is fine', () => {
-    expect(thrown(() => derive({ writable_roots: ['/etc'] })).code).toBe('BIND_TARGET_INVALID');
-    expect(thrown(() => derive({}, { request: { binds: [{ source: '/usr', access: 'rw' }] } })).code).toBe('BIND_TARGET_INVALID');
-    const viaLink = thrown(() => derive({ writable_roots: ['~/etc'] }, { host: (h) => void (h.paths['/home/alice/etc'] = dir('/etc', { link: '/etc' })) }));
+    expect(sbxErrorOf(() => derive({ writable_roots: ['/etc'] })).code).toBe('BIND_TARGET_INVALID');
+    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/usr', access: 'rw' }] } })).code).toBe('BIND_TARGET_INVALID');
+    const viaLink = sbxErrorOf(() => derive({ writable_roots: ['~/etc'] }, { host: (h) => void (h.paths['/home/alice/etc'] = dir('/etc', { link: '/etc' })) }));
     expect(viaLink.code).toBe('BIND_TARGET_INVALID');
     expect(viaLink.message).toContain('resolves to /etc');
     expect(derive({ read_only: ['/etc'] }).mounts.filter((m) => m.kind === 'bind' && m.target === '/etc').map((m) => m.kind === 'bind' && m.access)).toEqual(['ro', 'ro']);
@@ -278,24 +270,24 @@ describe('derivePolicy: refusals', () => {
   it('refuses a relative or ".." mountAt (BIND_TARGET_INVALID)', () => {
     const host = (h: Host) => void (h.paths['/opt/tools'] = dir('/opt/tools'));
     for (const mountAt of ['tools', './tools', '/opt/../etc', '~/../../etc']) {
-      expect(thrown(() => derive({ read_only: [{ path: '/opt/tools', mountAt }] }, { host })).code, mountAt).toBe('BIND_TARGET_INVALID');
+      expect(sbxErrorOf(() => derive({ read_only: [{ path: '/opt/tools', mountAt }] }, { host })).code, mountAt).toBe('BIND_TARGET_INVALID');
     }
-    expect(thrown(() => derive({ workspace: { mountAt: 'work' } })).code).toBe('BIND_TARGET_INVALID');
-    expect(thrown(() => derive({}, { host, request: { binds: [{ source: '/opt/tools', target: 'rel', access: 'ro' }] } })).code).toBe('BIND_TARGET_INVALID');
+    expect(sbxErrorOf(() => derive({ workspace: { mountAt: 'work' } })).code).toBe('BIND_TARGET_INVALID');
+    expect(sbxErrorOf(() => derive({}, { host, request: { binds: [{ source: '/opt/tools', target: 'rel', access: 'ro' }] } })).code).toBe('BIND_TARGET_INVALID');
   });
 
   it('an unknown variable in a bind or env.set value is PROFILE_VARIABLE', () => {
-    expect(thrown(() => derive({ read_only: ['${tools}/bin'] })).message).toBe('read_only[0]: unknown variable ${tools}');
-    expect(thrown(() => derive({ env: { set: { X: '${nope}' } } })).message).toBe('env.set.X: unknown variable ${nope}');
+    expect(sbxErrorOf(() => derive({ read_only: ['${tools}/bin'] })).message).toBe('read_only[0]: unknown variable ${tools}');
+    expect(sbxErrorOf(() => derive({ env: { set: { X: '${nope}' } } })).message).toBe('env.set.X: unknown variable ${nope}');
   });
 
   it('SBX_* in env.set or --env is ENV_RESERVED', () => {
-    expect(thrown(() => derive({ env: { set: { SBX_PROFILE: 'x' } } })).code).toBe('ENV_RESERVED');
-    expect(thrown(() => derive({}, { request: { env: { SBX_SESSION_ID: 'x' } } })).code).toBe('ENV_RESERVED');
+    expect(sbxErrorOf(() => derive({ env: { set: { SBX_PROFILE: 'x' } } })).code).toBe('ENV_RESERVED');
+    expect(sbxErrorOf(() => derive({}, { request: { env: { SBX_SESSION_ID: 'x' } } })).code).toBe('ENV_RESERVED');
   });
 
   it('refuses a /tmp size below 1MiB or unparsable (LIMIT_INVALID)', () => {
-    for (const size of ['1k', 'lots', '-5MiB', 1000]) expect(thrown(() => derive({ tmp: { size } })).code, String(size)).toBe('LIMIT_INVALID');
+    for (const size of ['1k', 'lots', '-5MiB', 1000]) expect(sbxErrorOf(() => derive({ tmp: { size } })).code, String(size)).toBe('LIMIT_INVALID');
     const tmp = derive({ tmp: { size: '256MiB' } }).mounts.find((m) => m.target === '/tmp');
     expect(tmp).toMatchObject({ kind: 'tmpfs', sizeBytes: 256 * 1024 * 1024, mode: 0o1777 });
   });
@@ -488,7 +480,7 @@ describe('derivePolicy: what it builds', () => {
     const custom = derive({ system: ['/usr'] });
     expect(targetsOf(custom, 'bind')).toEqual(['/usr', '/home/alice/proj']);
     expect(targetsOf(custom, 'symlink')).toEqual([]);
-    expect(thrown(() => derive({ system: ['/opt/nonexistent'] })).code).toBe('BIND_SOURCE_MISSING');
+    expect(sbxErrorOf(() => derive({ system: ['/opt/nonexistent'] })).code).toBe('BIND_SOURCE_MISSING');
   });
 
   it('env: profile keep + --keep-env, env.set expanded, then --env; PATH defaults when not kept', () => {

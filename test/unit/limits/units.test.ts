@@ -1,22 +1,13 @@
 // Human units: what each spelling means, what is refused and with which message.
 import { describe, expect, it } from 'vitest';
-import { SbxError } from '../../../src/errors.js';
 import { formatCpus, formatDuration, formatSize, parseCount, parseCpus, parseDuration, parseSize } from '../../../src/limits/units.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 const SIZE = { min: MiB, max: 1024 ** 5, example: '512MiB or 2GiB' };
 const DURATION = { min: 1, max: 24 * 86_400_000, example: '30s, 10m or 1h30m' };
 
-function errorOf(fn: () => unknown): SbxError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(SbxError);
-    return e as SbxError;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('parseSize', () => {
   it.each([
@@ -58,7 +49,7 @@ describe('parseSize', () => {
     [-5, 'limits.memory: -5 is below the minimum of 1MiB; use e.g. 512MiB or 2GiB'],
     ['1\u001b[2J', 'limits.memory: "1\\u001b[2J" is not a size; use e.g. 512MiB or 2GiB'],
   ])('%j is refused', (value, message) => {
-    const e = errorOf(() => parseSize(value, 'limits.memory', SIZE));
+    const e = sbxErrorOf(() => parseSize(value, 'limits.memory', SIZE));
     expect(e.code).toBe('LIMIT_INVALID');
     expect(e.message).toBe(message);
     expect(e.hint).toMatch(/KiB MiB GiB TiB \(×1024\), kB MB GB TB \(×1000\)/);
@@ -94,7 +85,7 @@ describe('parseDuration', () => {
     ['25d', '"25d" is above the maximum of 24d'],
     [-1, '-1 is not a duration'],
   ])('%j is refused', (value, what) => {
-    const e = errorOf(() => parseDuration(value, 'limits.timeout', DURATION));
+    const e = sbxErrorOf(() => parseDuration(value, 'limits.timeout', DURATION));
     expect(e.code).toBe('LIMIT_INVALID');
     expect(e.message).toBe(`limits.timeout: ${what}; use e.g. 30s, 10m or 1h30m`);
     expect(e.hint).toMatch(/units d h m s ms in lower case/);
@@ -118,7 +109,7 @@ describe('parseCount and parseCpus', () => {
     ['0', 'limits.pids: "0" is below the minimum of 4; use e.g. 256'],
     [5_000_000, 'limits.pids: 5000000 is above the maximum of 4194304; use e.g. 256'],
   ])('count %j is refused', (value, message) => {
-    expect(errorOf(() => parseCount(value, 'limits.pids', PIDS)).message).toBe(message);
+    expect(sbxErrorOf(() => parseCount(value, 'limits.pids', PIDS)).message).toBe(message);
   });
 
   it('reads CPUs as decimals', () => {
@@ -134,7 +125,7 @@ describe('parseCount and parseCpus', () => {
     [Number.POSITIVE_INFINITY, 'limits.cpus: Infinity is not a number of CPUs; use e.g. 2 or 0.5'],
     ['4096', 'limits.cpus: "4096" is above the maximum of 1024; use e.g. 2 or 0.5'],
   ])('cpus %j is refused', (value, message) => {
-    const e = errorOf(() => parseCpus(value, 'limits.cpus', CPUS));
+    const e = sbxErrorOf(() => parseCpus(value, 'limits.cpus', CPUS));
     expect(e.code).toBe('LIMIT_INVALID');
     expect(e.message).toBe(message);
   });

@@ -7,7 +7,6 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statS
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatLogTable, logCommand } from '../../../src/cli/log.js';
-import { SbxError } from '../../../src/errors.js';
 import {
   appendAuditRecord,
   type AuditRecord,
@@ -18,6 +17,7 @@ import {
   redactArgv,
 } from '../../../src/report/ledger.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 
 function run(sessionId: string, over: Partial<Extract<AuditRecord, { type: 'run' }>> = {}): AuditRecord {
   return {
@@ -52,15 +52,6 @@ function lines(file: string): string[] {
   return text.slice(0, -1).split('\n');
 }
 
-function thrown(fn: () => unknown): SbxError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SbxError) return e;
-    throw e;
-  }
-  throw new Error('expected an SbxError');
-}
 
 const ids = (records: AuditRecord[]) => records.map((r) => r.sessionId);
 
@@ -137,7 +128,7 @@ describe('appendAuditRecord / readAuditRecords', () => {
     const target = join(file, '..', 'elsewhere');
     writeFileSync(target, '');
     symlinkSync(target, file);
-    const error = thrown(() => appendAuditRecord(file, run('s1')));
+    const error = sbxErrorOf(() => appendAuditRecord(file, run('s1')));
     expect(error.code).toBe('AUDIT_FILE');
     expect(error.message).toContain(file);
     expect(readFileSync(target, 'utf8')).toBe('');
@@ -147,12 +138,12 @@ describe('appendAuditRecord / readAuditRecords', () => {
     const file = ledger();
     mkdirSync(join(file, '..'), { recursive: true });
     expect(spawnSync('mkfifo', [file]).status).toBe(0);
-    expect(thrown(() => appendAuditRecord(file, run('s1'))).code).toBe('AUDIT_FILE');
+    expect(sbxErrorOf(() => appendAuditRecord(file, run('s1'))).code).toBe('AUDIT_FILE');
   });
 
   it('refuses nonsensical rotation settings', () => {
-    expect(thrown(() => appendAuditRecord(ledger(), run('s1'), { keep: 0 })).code).toBe('USAGE');
-    expect(thrown(() => appendAuditRecord(ledger(), run('s1'), { maxBytes: 0 })).code).toBe('USAGE');
+    expect(sbxErrorOf(() => appendAuditRecord(ledger(), run('s1'), { keep: 0 })).code).toBe('USAGE');
+    expect(sbxErrorOf(() => appendAuditRecord(ledger(), run('s1'), { maxBytes: 0 })).code).toBe('USAGE');
   });
 });
 
@@ -310,7 +301,7 @@ describe('line bound', () => {
 
   it('refuses a record too long even without its arguments, and writes nothing', () => {
     const file = ledger();
-    const error = thrown(() => appendAuditRecord(file, run('s1', { workspace: '/w'.repeat(40_000) })));
+    const error = sbxErrorOf(() => appendAuditRecord(file, run('s1', { workspace: '/w'.repeat(40_000) })));
     expect(error.code).toBe('AUDIT_FILE');
     expect(error.message).toContain(`${MAX_LINE_BYTES}-byte`);
     expect(existsSync(file)).toBe(false);

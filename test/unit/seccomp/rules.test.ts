@@ -1,25 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SbxError } from '../../../src/errors.js';
 import { type SeccompSettings, assembleSeccompFilter, hostSeccompArch, resolveSeccompRules } from '../../../src/seccomp/index.js';
 import { SYSCALLS_AARCH64 } from '../../../src/seccomp/syscalls-aarch64.js';
 import { SYSCALLS_X86_64 } from '../../../src/seccomp/syscalls-x86_64.js';
 import { SRC_DIR } from '../../helpers/paths.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 
 function settings(overrides: Partial<SeccompSettings> = {}): SeccompSettings {
   return { preset: 'default', add: [], remove: [], allowIoUring: false, ...overrides };
 }
 
-function thrown(fn: () => unknown): SbxError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof SbxError) return error;
-    throw error;
-  }
-  throw new Error('expected an SbxError');
-}
 
 const names = (overrides: Partial<SeccompSettings> = {}) => resolveSeccompRules(settings(overrides)).map((rule) => rule.syscall);
 
@@ -79,11 +70,11 @@ describe('resolveSeccompRules', () => {
   });
 
   it('an unknown name is SECCOMP_INVALID with a did-you-mean and the key in the hint', () => {
-    const error = thrown(() => resolveSeccompRules(settings({ add: ['ptrce'] })));
+    const error = sbxErrorOf(() => resolveSeccompRules(settings({ add: ['ptrce'] })));
     expect(error.code).toBe('SECCOMP_INVALID');
     expect(error.message).toBe('unknown syscall "ptrce" (did you mean "ptrace"?)');
     expect(error.hint).toContain('seccomp.add');
-    const removeError = thrown(() => resolveSeccompRules(settings({ remove: ['io_uring_setpu', 'zzzzzzzzzzzz'] })));
+    const removeError = sbxErrorOf(() => resolveSeccompRules(settings({ remove: ['io_uring_setpu', 'zzzzzzzzzzzz'] })));
     expect(removeError.message).toContain('did you mean "io_uring_setup"');
     expect(removeError.hint).toContain('seccomp.remove');
     expect(removeError.details).toEqual(['unknown syscall "zzzzzzzzzzzz"']);
@@ -95,7 +86,7 @@ describe('resolveSeccompRules', () => {
 
   it('Object.prototype keys are not syscalls', () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
-      expect(thrown(() => resolveSeccompRules(settings({ add: [name] }))).code).toBe('SECCOMP_INVALID');
+      expect(sbxErrorOf(() => resolveSeccompRules(settings({ add: [name] }))).code).toBe('SECCOMP_INVALID');
     }
   });
 });
@@ -112,7 +103,7 @@ describe('assembleSeccompFilter input checks', () => {
       { syscall: 'clone', errno: 'EPERM', when: { arg: 0, op: 'lt', value: 1 } },
     ];
     for (const rule of bad) {
-      expect(thrown(() => assembleSeccompFilter([rule as never], 'x86_64')).code, JSON.stringify(rule)).toBe('SECCOMP_INVALID');
+      expect(sbxErrorOf(() => assembleSeccompFilter([rule as never], 'x86_64')).code, JSON.stringify(rule)).toBe('SECCOMP_INVALID');
     }
   });
 });
@@ -123,7 +114,7 @@ describe('hostSeccompArch', () => {
     expect(hostSeccompArch('arm64')).toBe('aarch64');
   });
   it.each(['ia32', 'arm', 'riscv64', 's390x', 'ppc64', ''])('refuses %j with SECCOMP_UNSUPPORTED_ARCH', (arch) => {
-    const error = thrown(() => hostSeccompArch(arch));
+    const error = sbxErrorOf(() => hostSeccompArch(arch));
     expect(error.code).toBe('SECCOMP_UNSUPPORTED_ARCH');
     expect(error.hint).toContain('seccomp.preset');
   });

@@ -7,8 +7,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
-import { compileNsjail } from './backend/nsjail.js';
-import { nsjailSetupError, parseNsjailStatus } from './backend/nsjail-status.js';
 import { ExitCode, isSbxError, SbxError } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
@@ -205,12 +203,14 @@ function plannedSession(env: Record<string, string | undefined>, uid: number, id
 }
 
 /** The policy compiled for the chosen launcher. nsjail does not search PATH: it gets the command's path inside. */
-function compileLaunch(p: Prepared, session: Session): Launch {
+async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
   const arch = hostSeccompArch(process.arch);
   if (p.launcher.backend === 'bwrap') {
     return compileBwrap(p.policy, session, { path: p.launcher.path, features: p.launcher.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch });
   }
   const execPath = checkCommand(p.policy);
+  // The nsjail compiler (and its status reader) load only for nsjail runs: bwrap launches skip them.
+  const { compileNsjail } = await import('./backend/nsjail.js');
   return compileNsjail(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, execPath });
 }
 
@@ -218,7 +218,7 @@ function compileLaunch(p: Prepared, session: Session): Launch {
 export async function compile(options: CompileOptions): Promise<Compiled> {
   const p = await prepare(options);
   const hostEnv = options.hostEnv ?? process.env;
-  const launch = compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
+  const launch = await compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
   const commandDecision = judgeCommand(p.policy, p.host, options.allowDenylistedCommands ?? false);
   return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, launcher: p.launcher, commandDecision };
 }
@@ -235,10 +235,11 @@ interface Ran {
   streamBytes?: { stdout: number; stderr: number };
 }
 
-function interpret(result: ExecResult, uid: number): Ran {
+async function interpret(result: ExecResult, uid: number): Promise<Ran> {
   const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
   if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], ...captured };
   if (result.kind === 'supervised') {
+    const { nsjailSetupError, parseNsjailStatus } = await import('./backend/nsjail-status.js');
     const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
     if (!status.started) throw nsjailSetupError(status);
     // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
@@ -350,7 +351,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
         ...(options.resolve ? { resolve: options.resolve } : {}),
       });
     }
-    let launch = compileLaunch(p, session);
+    let launch = await compileLaunch(p, session);
     if (plan && limitsModules) {
       const { prepareLimits, sweepStaleCgroups } = limitsModules[2];
       await sweepStaleCgroups({ isSessionLive: (id) => isSessionLive(sessionBase(hostEnv, p.host.uid), id) });
@@ -358,7 +359,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       launch = { ...launch, ...limits.wrap(launch) };
     }
     const nsjail = p.launcher.backend === 'nsjail';
-    const result = interpret(
+    const result = await interpret(
       await execLaunch(launch, {
         stdio,
         ...(options.input !== undefined ? { input: options.input } : {}),

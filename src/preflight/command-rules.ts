@@ -5,10 +5,12 @@ import { posix } from 'node:path';
 import type { PathFact } from '../policy/host.js';
 import type { CommandRules, Mode } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
+import type { CommandGroupName } from '../profile/schema-command-rules.js';
 import { checkPathArgs, pathFactsNeeded, shown, type Workspace } from './path-guards.js';
 import { parseRestrictedShell } from './shell-words.js';
 
-export const COMMAND_GROUPS: Record<string, readonly string[]> = {
+/** The members of each group the schema accepts (typed by its list, so the two cannot drift apart). */
+export const COMMAND_GROUPS: Record<CommandGroupName, readonly string[]> = {
   '@network': ['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'ftp', 'tftp', 'lftp', 'aria2c', 'http', 'https', 'xh', 'mosh', 'ssh-keyscan'],
   '@shells': ['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'pwsh', 'powershell', 'cmd'],
   '@delete': ['rm', 'rmdir', 'unlink', 'shred', 'del', 'erase', 'srm', 'wipe'],
@@ -72,6 +74,7 @@ const FLAG_ALIASES: Record<string, Record<string, string>> = {
 };
 
 const SHELLS = new Set(COMMAND_GROUPS['@shells']);
+const groupMembers = (name: string): readonly string[] | undefined => (COMMAND_GROUPS as Record<string, readonly string[]>)[name];
 const OFFLINE_GIT = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote']);
 const OFFLINE_GIT_PAIRS = new Set(['submodule update', 'submodule add', 'submodule sync', 'remote update']);
 /** Wrappers that only change how a command runs: the command is judged, the wrapper needs no allow rule. */
@@ -180,7 +183,7 @@ function refuse(out: Verdicts, rule: string, detail: string): void {
 /** Network tools, git's remote subcommands and URLs to other hosts, when the sandbox has no network. */
 function judgeOffline(layer: readonly string[], out: Verdicts): void {
   const name = basename(layer[0]!);
-  if (COMMAND_GROUPS['@network']!.includes(name)) refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
+  if (COMMAND_GROUPS['@network'].includes(name)) refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
   const git = name === 'git' ? subcommandOf(layer) : undefined;
   if (git && (OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${git.rest.find((a) => !a.startsWith('-')) ?? ''}`))) {
     refuse(out, 'commands.offline', `git ${git.sub} needs the network, and this profile has none`);
@@ -197,7 +200,7 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
   const { rules } = input;
   const name = basename(layer[0]!);
   if (!input.allowDenylisted && deny.has(name)) {
-    const group = rules.deny.find((d) => d.startsWith('@') && COMMAND_GROUPS[d]?.includes(name));
+    const group = rules.deny.find((d) => d.startsWith('@') && groupMembers(d)?.includes(name));
     refuse(out, 'commands.deny', `${name} is on the profile's deny list${group ? ` (${group})` : ''}`);
   }
   if (input.network === 'none') judgeOffline(layer, out);
@@ -259,7 +262,7 @@ export function pathsToCheck(argv: readonly string[], rules: CommandRules, mode:
 export function decideCommand(input: PreflightInput): CommandDecision {
   const out: Verdicts = { violations: [], asks: [] };
   if (input.argv.length === 0) return { verdict: 'allow' };
-  const deny = new Set(input.rules.deny.flatMap((d) => COMMAND_GROUPS[d] ?? [d]));
+  const deny = new Set(input.rules.deny.flatMap((d) => groupMembers(d) ?? [d]));
   const layers = commandsToJudge(input.argv, input.rules, out);
   for (const layer of layers) judgeLayer(layer, input, deny, out);
   if (guardsApply(input.rules, input.mode)) out.violations.push(...checkPathArgs(argumentsOf(layers), input.workspace, input.base, input.paths));

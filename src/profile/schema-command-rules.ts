@@ -3,6 +3,7 @@
 import { z } from 'zod';
 
 export const COMMAND_GROUP_NAMES = ['@network', '@shells', '@delete', '@privilege'] as const;
+export type CommandGroupName = (typeof COMMAND_GROUP_NAMES)[number];
 
 const commandName = z.string().regex(/^[A-Za-z0-9._+-]+$/, 'must be a command name (a basename such as git or npm)');
 
@@ -45,5 +46,3 @@ export const CommandsSchema = z
       .describe('restricted: a shell string (--shell, sh -c) may not chain, pipe, redirect, substitute or expand, and its words are judged as a command. Default: full.'),
   })
   .describe('Command rules, judged against the command sbx is given (not what it runs next). Default: everything allowed.');
-
-export type Commands = z.infer<typeof CommandsSchema>;

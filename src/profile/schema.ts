@@ -128,6 +128,3 @@ export const ProfileSchema = z.strictObject({
 
 export type Profile = z.infer<typeof ProfileSchema>;
 export type BindEntry = z.infer<typeof BindEntrySchema>;
-
-/** The top-level keys, for "did you mean". */
-export const profileKeys = Object.keys(ProfileSchema.shape);

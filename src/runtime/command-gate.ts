@@ -34,7 +34,8 @@ export interface GateInput {
 }
 
 function refusalCode(violations: readonly Violation[]): ErrorCode {
-  if (violations.some((v) => v.rule === 'commands.shell_syntax')) return 'SHELL_SYNTAX';
+  // The first refusal names the error: `curl x; cd /` is refused for curl before the cd.
+  if (violations[0]?.rule === 'commands.shell_syntax') return 'SHELL_SYNTAX';
   if (violations.every((v) => v.kind === 'path')) return 'PATH_ESCAPE';
   return 'COMMAND_DENIED';
 }

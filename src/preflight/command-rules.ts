@@ -31,7 +31,10 @@ export interface PreflightInput {
   paths: Record<string, PathFact>;
 }
 
-export type Verdict = { verdict: 'allow' } | { verdict: 'ask'; detail: string } | { verdict: 'deny'; violations: Violation[] };
+export type Verdict =
+  | { verdict: 'allow' }
+  | { verdict: 'ask'; detail: string }
+  | { verdict: 'deny'; violations: Violation[] };
 
 /** The verdict on one command of a shell string (`sbx explain --shell` shows each). */
 export interface CommandVerdict {
@@ -256,7 +259,10 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
  * program a name runs, what runs on exit) or run a string of their own: in a shell string, the
  * rules could no longer judge what follows. `cd`: use git -C, npm --prefix, make -C, or the cwd.
  */
-const SHELL_STATE_BUILTINS = new Set(['cd', 'chdir', 'pushd', 'popd', 'export', 'unset', 'readonly', 'local', 'declare', 'typeset', 'read', 'getopts', 'alias', 'unalias', 'trap', 'eval', '.', 'source', 'builtin', 'enable', 'shopt', 'let', 'hash']);
+const SHELL_STATE_BUILTINS = new Set([
+  ...['cd', 'chdir', 'pushd', 'popd', 'export', 'unset', 'readonly', 'local', 'declare', 'typeset', 'read', 'getopts'],
+  ...['alias', 'unalias', 'trap', 'eval', '.', 'source', 'builtin', 'enable', 'shopt', 'let', 'hash'],
+]);
 /** sh -c inside sh -c inside ...: deep enough for real use, bounded for a hostile string. */
 const MAX_SHELL_DEPTH = 4;
 
@@ -271,7 +277,10 @@ function scriptUnits(script: string, depth: number, out: Verdicts): Unit[] {
     refuse(out, 'commands.shell_syntax', `the shell string uses ${what}, which shell_syntax: restricted refuses`);
     return [];
   }
-  return parsed.commands.flatMap((c) => [{ argv: c.argv, redirects: c.redirects, inScript: true }, ...nestedUnits(c.argv, depth + 1, out)]);
+  return parsed.commands.flatMap((c) => [
+    { argv: c.argv, redirects: c.redirects, inScript: true },
+    ...nestedUnits(c.argv, depth + 1, out),
+  ]);
 }
 
 function nestedUnits(argv: readonly string[], depth: number, out: Verdicts): Unit[] {
@@ -289,7 +298,8 @@ function unitsOf(command: CommandLine, rules: CommandRules, out: Verdicts): Unit
     return scriptUnits(command.script, 0, out);
   }
   if (command.argv.length === 0) return [];
-  return [{ argv: command.argv, redirects: [], inScript: false }, ...(restricted ? nestedUnits(command.argv, 1, out) : [])];
+  const given: Unit = { argv: command.argv, redirects: [], inScript: false };
+  return [given, ...(restricted ? nestedUnits(command.argv, 1, out) : [])];
 }
 
 function guardsApply(rules: CommandRules, mode: Mode): boolean {
@@ -310,7 +320,13 @@ function operandsOf(unit: Unit): PathOperands {
 }
 
 /** Host paths whose realpath facts decideCommand needs (empty when path guards are off). */
-export function pathsToCheck(command: CommandLine, rules: CommandRules, mode: Mode, workspace: Workspace, base: string): string[] {
+export function pathsToCheck(
+  command: CommandLine,
+  rules: CommandRules,
+  mode: Mode,
+  workspace: Workspace,
+  base: string,
+): string[] {
   if (!guardsApply(rules, mode)) return [];
   const units = unitsOf(command, rules, { violations: [], asks: [] });
   return [...new Set(units.flatMap((unit) => pathFactsNeeded(operandsOf(unit), workspace, base)))];
@@ -323,11 +339,14 @@ function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>)
     const name = basename(layer[0]!);
     // `exec` alone keeps the shell and redirects it for every command after it.
     if (unit.inScript && (SHELL_STATE_BUILTINS.has(name) || (name === 'exec' && layer.length === 1))) {
-      refuse(out, 'commands.shell_syntax', `the shell string runs the builtin ${shown(name)}, which changes the shell for the commands after it`);
+      const what = `the shell string runs the builtin ${shown(name)}`;
+      refuse(out, 'commands.shell_syntax', `${what}, which changes the shell for the commands after it`);
     }
     judgeLayer(layer, input, deny, out);
   }
-  if (guardsApply(input.rules, input.mode)) out.violations.push(...checkPathArgs(operandsOf(unit), input.workspace, input.base, input.paths));
+  if (guardsApply(input.rules, input.mode)) {
+    out.violations.push(...checkPathArgs(operandsOf(unit), input.workspace, input.base, input.paths));
+  }
   return out;
 }
 
@@ -352,6 +371,10 @@ export function decideCommand(input: PreflightInput): CommandDecision {
   }
   const decision = verdictOf(out);
   if (!judged.some(({ unit }) => unit.inScript)) return decision;
-  const commands = judged.map(({ unit, verdicts }) => ({ argv: [...unit.argv], redirects: [...unit.redirects], decision: verdictOf(verdicts) }));
+  const commands = judged.map(({ unit, verdicts }) => ({
+    argv: [...unit.argv],
+    redirects: [...unit.redirects],
+    decision: verdictOf(verdicts),
+  }));
   return { ...decision, commands };
 }

@@ -96,7 +96,12 @@ function resolvedThroughLinks(path: string, facts: Record<string, PathFact>): st
  * Violations for the path-like arguments. `base` is the host directory relative paths resolve
  * against (the command's cwd, mapped to the host).
  */
-export function checkPathArgs(operands: PathOperands, workspace: Workspace, base: string, facts: Record<string, PathFact>): Violation[] {
+export function checkPathArgs(
+  operands: PathOperands,
+  workspace: Workspace,
+  base: string,
+  facts: Record<string, PathFact>,
+): Violation[] {
   const violations: Violation[] = [];
   const refuse = (rule: string, detail: string) => violations.push({ phase: 'preflight', kind: 'path', rule, detail });
   for (const { arg, path } of pathsOf(operands)) {

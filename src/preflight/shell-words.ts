@@ -36,7 +36,10 @@ const REFUSED_CHARACTERS: Record<string, string> = {
  * command name they would hide the commands of a compound command (`if curl x; then ...`) behind a
  * name no rule means.
  */
-const RESERVED_WORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', '!', '[[', ']]', 'time', 'coproc']);
+const RESERVED_WORDS = new Set([
+  ...['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', '!'],
+  ...['function', 'select', '[[', ']]', 'time', 'coproc'],
+]);
 
 type Connector = 'start' | '|' | '&&' | '||' | ';' | '\n' | 'end';
 
@@ -58,7 +61,9 @@ export function parseShellScript(script: string): ShellScript {
     if (!inWord) return undefined;
     if (pending) {
       if (word === '') return 'a redirection to an empty name';
-      if (pending.op === '>&' && (quoted || !/^[0-2]$/.test(word))) return `duplication of a descriptor other than 0, 1 or 2 (>&${word})`;
+      if (pending.op === '>&' && (quoted || !/^[0-2]$/.test(word))) {
+        return `duplication of a descriptor other than 0, 1 or 2 (>&${word})`;
+      }
       command.redirects.push({ ...pending, target: word });
       pending = undefined;
     } else {
@@ -79,7 +84,8 @@ export function parseShellScript(script: string): ShellScript {
       // sh reads on after a newline that follows `|`, `&&` or `||`, and skips blank lines.
       if (connector === '\n') return undefined;
       if (connector === 'end' && (previous === ';' || previous === '\n')) return undefined;
-      return connector === 'end' && previous === 'start' ? 'no command' : 'an empty command (nothing between two operators)';
+      if (connector === 'end' && previous === 'start') return 'no command';
+      return 'an empty command (nothing between two operators)';
     }
     if (command.argv.length === 0) return 'a redirection without a command';
     const name = command.argv[0]!;

@@ -46,7 +46,10 @@ function refusalHint(v: Violation): string {
   if (v.rule === 'commands.deny') return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
   if (v.rule === 'commands.offline') return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
   if (v.rule === 'commands.shell_syntax') {
-    return 'join simple commands with | && || ; only (no $, backticks, globs, ( ), &, here-documents or cd: use git -C, make -C), or run COMMAND ARGS after --';
+    return (
+      'join simple commands with | && || ; only (no $, backticks, globs, ( ), &, here-documents or cd: use git -C, ' +
+      'make -C), or run COMMAND ARGS after --'
+    );
   }
   if (v.rule === 'commands.default') return "add the command to the profile's commands.allow";
   return `the profile's ${v.rule} refuses it; change the command or the profile`;
@@ -70,7 +73,8 @@ export function judgeCommand(policy: Policy, host: Host, allowDenylisted: boolea
   // workspace, else the workspace root (where the sandbox starts the command).
   const base = isWithin(host.cwd, workspace.host) ? host.cwd : workspace.host;
   // Only derivePolicy sets `shell`, and only from a shell string it turned into `command` itself.
-  const command: CommandLine = policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };
+  const command: CommandLine =
+    policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };
   return decideCommand({
     rules,
     command,

@@ -14,6 +14,7 @@ import type { EgressProxy } from './runtime/network/index.js';
 import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
+import { shellArgv } from './policy/command-line.js';
 import type { Violation } from './policy/violation.js';
 import type { CapturedText, Outcome } from './report/outcome.js';
 import { redactArgv } from './report/ledger.js';
@@ -297,7 +298,9 @@ export async function run(options: RunOptions): Promise<Outcome> {
     return outcome;
   } catch (error) {
     // Refusals are the records an auditor looks for first.
-    if (isSbxError(error)) trail?.refused(error, options.command);
+    if (isSbxError(error)) {
+      trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
+    }
     throw error;
   }
 }

@@ -65,6 +65,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'workspace', effect: 'equivalent', detail: 'expressed by its bind in mounts and by cwd' },
   { feature: 'env.dropped', effect: 'equivalent', detail: 'report only: dropped names never reach nsjail' },
   { feature: 'commands', effect: 'equivalent', detail: 'judged by preflight before any launcher starts, the same for every backend' },
+  {
+    feature: 'shell',
+    effect: 'equivalent',
+    detail: 'judged by preflight like commands; the launcher runs `command`, which derivePolicy built from it',
+  },
   { feature: 'env.secrets', effect: 'equivalent', detail: "names only: the values come with the session (Session.secretEnv) and travel in the fd 4 config like every variable, never on nsjail's argv" },
   { feature: 'network.kind', effect: 'equivalent', detail: 'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount' },
   { feature: 'network.allow', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },

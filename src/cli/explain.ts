@@ -1,5 +1,6 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
 import { compile, type CommandDecision } from '../api.js';
+import type { Verdict } from '../preflight/command-rules.js';
 import { expandArgsFd } from '../backend/bwrap.js';
 import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
 import type { Mount, Policy } from '../policy/types.js';
@@ -53,10 +54,21 @@ function describeRules(c: Policy['commands']): string {
   ].filter(Boolean).join('; ');
 }
 
-function describeDecision(d: CommandDecision): string {
+function describeDecision(d: Verdict): string {
   if (d.verdict === 'allow') return 'allowed';
   if (d.verdict === 'ask') return `needs approval: ${d.detail}`;
   return `REFUSED: ${d.violations.map((v) => `${v.rule}: ${v.detail}`).join('; ')}`;
+}
+
+/** A shell string's commands, one line each with its own verdict. */
+function describeCommands(d: CommandDecision): string[] {
+  return (d.commands ?? []).map((c) => {
+    const redirects = c.redirects.map((r) => {
+      const fd = r.fd === (r.op === '<' ? 0 : 1) ? '' : String(r.fd);
+      return `${fd}${r.op}${r.op === '>&' ? r.target : shellJoin([r.target])}`;
+    });
+    return `  ${[shellJoin(c.argv), ...redirects].join(' ')}: ${describeDecision(c.decision)}`;
+  });
 }
 
 export async function explainCommand(command: string[], flags: RunFlags & { json?: boolean }): Promise<void> {
@@ -96,7 +108,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   if (p.env.secrets.length > 0) out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);
   if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
   out.push(`commands  ${describeRules(p.commands)}`);
-  out.push(`verdict   ${describeDecision(compiled.commandDecision)}`);
+  out.push(`verdict   ${describeDecision(compiled.commandDecision)}`, ...describeCommands(compiled.commandDecision));
   const seccomp = p.seccomp.rules.length > 0;
   out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
   out.push('');

@@ -66,7 +66,11 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
   { long: 'allow-sensitive-roots', description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)' },
   { long: 'allow-denylisted-commands', description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)" },
-  { long: 'shell', value: '<string>', description: "run a shell string (sh -c) instead of COMMAND, if the profile's command rules allow shells" },
+  {
+    long: 'shell',
+    value: '<string>',
+    description: 'run a shell string with /bin/sh instead of COMMAND (under restricted syntax each command is judged)',
+  },
   { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB' },
   { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512' },
   { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5' },
@@ -165,6 +169,7 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
   }
   return {
     command,
+    ...(flags.shell !== undefined ? { shell: flags.shell } : {}),
     ...(flags.profile ? { profile: flags.profile } : {}),
     ...(flags.workspace ? { workspace: flags.workspace } : {}),
     binds: [

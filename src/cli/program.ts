@@ -51,7 +51,7 @@ export async function buildProgram(): Promise<Command> {
   await addFlags(explain, POLICY_FLAGS);
   explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
     const { explainCommand } = await import('./explain.js');
-    await explainCommand(flags.shell !== undefined ? ['sh', '-c', flags.shell] : command.length > 0 ? command : ['sh'], flags);
+    await explainCommand(flags.shell !== undefined || command.length > 0 ? command : ['sh'], flags);
   });
 
   const profiles = program.command('profiles').description('list and show profiles');

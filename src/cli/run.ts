@@ -2,6 +2,7 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { run, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
+import { shellArgv } from '../policy/command-line.js';
 import { ledgerPath } from '../report/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
@@ -41,12 +42,15 @@ function openReport(flags: RunCliFlags): ReportTarget | undefined {
   }
 }
 
-/** `--shell STRING` is `sh -c STRING`, judged by the command rules like any argv; it replaces COMMAND. */
+/**
+ * The argv that runs (for the report). `--shell STRING` replaces COMMAND: sbx runs it with the system
+ * shell and, under shell_syntax: restricted, judges each command of the string (policy/command-line.ts).
+ */
 function commandOf(command: string[], flags: RunCliFlags): string[] {
   if (flags.shell !== undefined && command.length > 0) {
     throw new SbxError('USAGE', '--shell takes the place of COMMAND: give one or the other', { hint: "e.g. sbx run --shell 'make test', or sbx run -- make test" });
   }
-  if (flags.shell !== undefined) return ['sh', '-c', flags.shell];
+  if (flags.shell !== undefined) return shellArgv(flags.shell);
   if (command.length === 0) throw new SbxError('USAGE', 'no command given', { hint: 'put it after --, e.g. sbx run -- npm test (or use --shell STRING)' });
   return command;
 }
@@ -79,10 +83,10 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   const command = commandOf(given, flags);
   if (flags.dryRun) {
     const { explainCommand } = await import('./explain.js');
-    await explainCommand(command, flags);
+    await explainCommand(given, flags);
     return;
   }
-  const options = runOptionsOf(command, flags);
+  const options = runOptionsOf(given, flags);
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
   const target = openReport(flags) ?? (flags.capture ? { fd: 1, owned: false } : undefined);

@@ -10,11 +10,18 @@ import { buildEnv } from './env.js';
 import type { Host, PathFact } from './host.js';
 import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
+import { requestedArgv } from './command-line.js';
 import type { CommandRules, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
 export interface RunRequest {
-  command: string[];
+  /** The command and its arguments; may be empty (or absent) when `shell` is given. */
+  command?: string[];
+  /**
+   * A shell string to run instead (`--shell`), with the system shell: under `shell_syntax:
+   * restricted` each of its commands is judged by the command rules, not the shell.
+   */
+  shell?: string;
   workspace?: string;
   binds?: { source: string; target?: string; access: 'ro' | 'rw' }[];
   /** Extra variables (`--env K=V`). */
@@ -363,7 +370,8 @@ export function derivePolicy(input: DeriveInput): Policy {
     network,
     limits,
     seccomp: { preset: seccompPreset, rules: seccompRules },
-    command: request.command,
+    command: requestedArgv(request),
+    ...(request.shell !== undefined ? { shell: request.shell } : {}),
     commands: commandRulesOf(profile),
   };
 }

@@ -89,5 +89,7 @@ export interface Policy {
   seccomp: { preset: SeccompPreset; rules: SeccompRule[] };
   /** The command as given (argv[0] may be a bare name: it is looked up on the sandbox PATH). */
   command: string[];
+  /** Set when sbx built `command` from a shell string (command-line.ts): the string, judged command by command. */
+  shell?: string;
   commands: CommandRules;
 }

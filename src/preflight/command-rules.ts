@@ -6,8 +6,9 @@ import type { PathFact } from '../policy/host.js';
 import type { CommandRules, Mode } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import type { CommandGroupName } from '../profile/schema-command-rules.js';
-import { checkPathArgs, pathFactsNeeded, shown, type Workspace } from './path-guards.js';
-import { parseRestrictedShell } from './shell-words.js';
+import { shellArgv } from '../policy/command-line.js';
+import { checkPathArgs, pathFactsNeeded, shown, type PathOperands, type Workspace } from './path-guards.js';
+import { parseShellScript, type Redirect } from './shell-words.js';
 
 /** The members of each group the schema accepts (typed by its list, so the two cannot drift apart). */
 export const COMMAND_GROUPS: Record<CommandGroupName, readonly string[]> = {
@@ -19,7 +20,7 @@ export const COMMAND_GROUPS: Record<CommandGroupName, readonly string[]> = {
 
 export interface PreflightInput {
   rules: CommandRules;
-  argv: readonly string[];
+  command: CommandLine;
   mode: Mode;
   network: 'none' | 'host' | 'filtered';
   allowDenylisted: boolean;
@@ -30,7 +31,20 @@ export interface PreflightInput {
   paths: Record<string, PathFact>;
 }
 
-export type CommandDecision = { verdict: 'allow' } | { verdict: 'ask'; detail: string } | { verdict: 'deny'; violations: Violation[] };
+export type Verdict =
+  | { verdict: 'allow' }
+  | { verdict: 'ask'; detail: string }
+  | { verdict: 'deny'; violations: Violation[] };
+
+/** The verdict on one command of a shell string (`sbx explain --shell` shows each). */
+export interface CommandVerdict {
+  argv: string[];
+  redirects: Redirect[];
+  decision: Verdict;
+}
+
+/** The verdict; for a shell string judged command by command, each command's own verdict too. */
+export type CommandDecision = Verdict & { commands?: CommandVerdict[] };
 
 /** How to skip a wrapper's own options to reach the command it runs. */
 interface Wrapper {
@@ -119,15 +133,21 @@ function layersOf(argv: readonly string[]): string[][] {
   return layers;
 }
 
-/** The script of `sh -c SCRIPT` (also `-ec`, `-lc`), when the layer is a shell running one. */
-function shellScript(layer: readonly string[]): string | undefined {
+/**
+ * Where the script of `sh [options] -c [options] [--] SCRIPT` sits in the layer (also `-ec`, `-lc`,
+ * `bash -O opt -c`); undefined when the shell runs no -c string. A missing script is past the end.
+ */
+function shellScriptAt(layer: readonly string[]): number | undefined {
   if (!SHELLS.has(basename(layer[0]!))) return undefined;
-  for (let i = 1; i < layer.length; i++) {
+  const c = layer.findIndex((arg, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(arg));
+  if (c < 0) return undefined;
+  for (let i = c + 1; i < layer.length; i++) {
     const arg = layer[i]!;
-    if (!arg.startsWith('-') || arg === '-' || arg === '--') return undefined;
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) return layer[i + 1] ?? '';
+    if (arg === '--') return i + 1;
+    if (/^[-+][oO]$/.test(arg)) i++;
+    else if (!/^[-+]./.test(arg)) return i;
   }
-  return undefined;
+  return layer.length;
 }
 
 /** Subcommand and what follows it, skipping global options (and their values). */
@@ -174,6 +194,17 @@ function matchesAllowed(entry: string, sub: string, rest: readonly string[]): bo
 interface Verdicts {
   violations: Violation[];
   asks: string[];
+}
+
+/** What is judged: the argv given, or a shell string sbx runs with the system shell (policy/command-line.ts). */
+export type CommandLine = { kind: 'argv'; argv: readonly string[] } | { kind: 'shell'; script: string };
+
+/** One simple command to judge: a direct argv, or one command of a shell string. */
+interface Unit {
+  argv: readonly string[];
+  redirects: readonly Redirect[];
+  /** A command of a shell string: sh runs it, so its shell builtins matter. */
+  inScript: boolean;
 }
 
 function refuse(out: Verdicts, rule: string, detail: string): void {
@@ -223,17 +254,52 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
   }
 }
 
-/** Every command layer to judge: wrappers, the wrapped command, and a restricted shell string's command. */
-function commandsToJudge(argv: readonly string[], rules: CommandRules, out: Verdicts): string[][] {
-  const layers = layersOf(argv);
-  const script = rules.shellSyntax === 'restricted' && layers.length > 0 ? shellScript(layers[layers.length - 1]!) : undefined;
-  if (script === undefined) return layers;
-  const words = parseRestrictedShell(script);
-  if (!words.ok) {
-    refuse(out, 'commands.shell_syntax', `the shell string uses ${words.reason}, which shell_syntax: restricted refuses`);
-    return layers;
+/**
+ * Builtins that change the shell for the commands after them (where relative paths resolve, which
+ * program a name runs, what runs on exit) or run a string of their own: in a shell string, the
+ * rules could no longer judge what follows. `cd`: use git -C, npm --prefix, make -C, or the cwd.
+ */
+const SHELL_STATE_BUILTINS = new Set([
+  ...['cd', 'chdir', 'pushd', 'popd', 'export', 'unset', 'readonly', 'local', 'declare', 'typeset', 'read', 'getopts'],
+  ...['alias', 'unalias', 'trap', 'eval', '.', 'source', 'builtin', 'enable', 'shopt', 'let', 'hash'],
+]);
+/** sh -c inside sh -c inside ...: deep enough for real use, bounded for a hostile string. */
+const MAX_SHELL_DEPTH = 4;
+
+/**
+ * The simple commands of a shell string, and of any shell string one of them runs (`xargs sh -c
+ * '...'`), or a shell_syntax refusal naming the construct.
+ */
+function scriptUnits(script: string, depth: number, out: Verdicts): Unit[] {
+  const parsed = parseShellScript(script);
+  if (!parsed.ok || depth >= MAX_SHELL_DEPTH) {
+    const what = parsed.ok ? `shells nested more than ${MAX_SHELL_DEPTH} deep` : parsed.construct;
+    refuse(out, 'commands.shell_syntax', `the shell string uses ${what}, which shell_syntax: restricted refuses`);
+    return [];
   }
-  return [...layers, ...layersOf(words.argv)];
+  return parsed.commands.flatMap((c) => [
+    { argv: c.argv, redirects: c.redirects, inScript: true },
+    ...nestedUnits(c.argv, depth + 1, out),
+  ]);
+}
+
+function nestedUnits(argv: readonly string[], depth: number, out: Verdicts): Unit[] {
+  const last = layersOf(argv).at(-1);
+  const at = last === undefined ? undefined : shellScriptAt(last);
+  return at === undefined ? [] : scriptUnits(last![at] ?? '', depth, out);
+}
+
+/** Every simple command to judge: the argv given (and the string of a shell it runs), or a shell string's commands. */
+function unitsOf(command: CommandLine, rules: CommandRules, out: Verdicts): Unit[] {
+  const restricted = rules.shellSyntax === 'restricted';
+  if (command.kind === 'shell') {
+    // Under full syntax the string is not read: the shell is judged as the command (README).
+    if (!restricted) return [{ argv: shellArgv(command.script), redirects: [], inScript: false }];
+    return scriptUnits(command.script, 0, out);
+  }
+  if (command.argv.length === 0) return [];
+  const given: Unit = { argv: command.argv, redirects: [], inScript: false };
+  return [given, ...(restricted ? nestedUnits(command.argv, 1, out) : [])];
 }
 
 function guardsApply(rules: CommandRules, mode: Mode): boolean {
@@ -241,32 +307,74 @@ function guardsApply(rules: CommandRules, mode: Mode): boolean {
 }
 
 /**
- * The arguments path guards look at: those of every layer but its command name. A shell's script is
- * not a path: under restricted syntax its words are a layer of their own, under full syntax it is
- * not judged (the README says so).
+ * What path guards look at: the arguments of every layer but its command name, and the redirection
+ * targets. A shell's script is not a path: under restricted syntax its commands are units of their
+ * own, under full syntax it is not judged (the README says so).
  */
-function argumentsOf(layers: readonly string[][]): string[] {
-  return layers.flatMap((layer) => {
-    const script = shellScript(layer);
-    const at = script === undefined ? -1 : layer.lastIndexOf(script);
+function operandsOf(unit: Unit): PathOperands {
+  const args = layersOf(unit.argv).flatMap((layer) => {
+    const at = shellScriptAt(layer);
     return layer.slice(1).filter((_, i) => i + 1 !== at);
   });
+  return { args, targets: unit.redirects.flatMap((r) => (r.op === '>&' ? [] : [r.target])) };
 }
 
 /** Host paths whose realpath facts decideCommand needs (empty when path guards are off). */
-export function pathsToCheck(argv: readonly string[], rules: CommandRules, mode: Mode, workspace: Workspace, base: string): string[] {
-  if (!guardsApply(rules, mode) || argv.length === 0) return [];
-  return pathFactsNeeded(argumentsOf(commandsToJudge(argv, rules, { violations: [], asks: [] })), workspace, base);
+export function pathsToCheck(
+  command: CommandLine,
+  rules: CommandRules,
+  mode: Mode,
+  workspace: Workspace,
+  base: string,
+): string[] {
+  if (!guardsApply(rules, mode)) return [];
+  const units = unitsOf(command, rules, { violations: [], asks: [] });
+  return [...new Set(units.flatMap((unit) => pathFactsNeeded(operandsOf(unit), workspace, base)))];
 }
 
-export function decideCommand(input: PreflightInput): CommandDecision {
+function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>): Verdicts {
   const out: Verdicts = { violations: [], asks: [] };
-  if (input.argv.length === 0) return { verdict: 'allow' };
-  const deny = new Set(input.rules.deny.flatMap((d) => groupMembers(d) ?? [d]));
-  const layers = commandsToJudge(input.argv, input.rules, out);
-  for (const layer of layers) judgeLayer(layer, input, deny, out);
-  if (guardsApply(input.rules, input.mode)) out.violations.push(...checkPathArgs(argumentsOf(layers), input.workspace, input.base, input.paths));
+  const layers = layersOf(unit.argv);
+  for (const layer of layers) {
+    const name = basename(layer[0]!);
+    // `exec` alone keeps the shell and redirects it for every command after it.
+    if (unit.inScript && (SHELL_STATE_BUILTINS.has(name) || (name === 'exec' && layer.length === 1))) {
+      const what = `the shell string runs the builtin ${shown(name)}`;
+      refuse(out, 'commands.shell_syntax', `${what}, which changes the shell for the commands after it`);
+    }
+    judgeLayer(layer, input, deny, out);
+  }
+  if (guardsApply(input.rules, input.mode)) {
+    out.violations.push(...checkPathArgs(operandsOf(unit), input.workspace, input.base, input.paths));
+  }
+  return out;
+}
+
+function verdictOf(out: Verdicts): Verdict {
   if (out.violations.length > 0) return { verdict: 'deny', violations: out.violations };
   if (out.asks.length > 0) return { verdict: 'ask', detail: out.asks.join('; ') };
   return { verdict: 'allow' };
+}
+
+/**
+ * The rules' verdict. A refusal names the first command that is refused, in the string's order; an
+ * approval is one question for the whole string, naming each command that needs it.
+ */
+export function decideCommand(input: PreflightInput): CommandDecision {
+  const out: Verdicts = { violations: [], asks: [] };
+  const units = unitsOf(input.command, input.rules, out);
+  const deny = new Set(input.rules.deny.flatMap((d) => groupMembers(d) ?? [d]));
+  const judged = units.map((unit) => ({ unit, verdicts: judgeUnit(unit, input, deny) }));
+  for (const { verdicts } of judged) {
+    out.violations.push(...verdicts.violations);
+    out.asks.push(...verdicts.asks);
+  }
+  const decision = verdictOf(out);
+  if (!judged.some(({ unit }) => unit.inScript)) return decision;
+  const commands = judged.map(({ unit, verdicts }) => ({
+    argv: [...unit.argv],
+    redirects: [...unit.redirects],
+    decision: verdictOf(verdicts),
+  }));
+  return { ...decision, commands };
 }

@@ -29,6 +29,13 @@ export function shown(arg: string): string {
   return quoted.replace(/[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** What the guards look at: a command's arguments, and the targets of its redirections. */
+export interface PathOperands {
+  args: readonly string[];
+  /** Always paths (`> out` writes the file out, whatever its name looks like). */
+  targets: readonly string[];
+}
+
 /**
  * The path an argument may name: the argument, or the value of `--opt=value`. `certain` when it has
  * the shape of one (a `/`, `.` or `..`); a bare word is a path only if it exists (`cat notes`).
@@ -37,6 +44,14 @@ function pathOfArg(arg: string): { path: string; certain: boolean } | undefined 
   const value = /^--?[A-Za-z0-9][A-Za-z0-9-]*=/.test(arg) ? arg.slice(arg.indexOf('=') + 1) : arg;
   if (value.startsWith('-') || value === '' || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value)) return undefined;
   return { path: value, certain: value === '.' || value === '..' || value.includes('/') };
+}
+
+/** Each operand as written, with the path it may name. */
+function pathsOf(operands: PathOperands): { arg: string; path: { path: string; certain: boolean } | undefined }[] {
+  return [
+    ...operands.args.map((arg) => ({ arg, path: pathOfArg(arg) })),
+    ...operands.targets.map((arg) => ({ arg, path: { path: arg, certain: true } })),
+  ];
 }
 
 type Located = { kind: 'host'; path: string } | { kind: 'allowed' } | { kind: 'absolute' } | { kind: 'traversal' };
@@ -53,10 +68,9 @@ function locate(path: string, workspace: Workspace, base: string): Located {
 }
 
 /** Host paths whose facts checkPathArgs needs: each path-like argument and its ancestors. */
-export function pathFactsNeeded(args: readonly string[], workspace: Workspace, base: string): string[] {
+export function pathFactsNeeded(operands: PathOperands, workspace: Workspace, base: string): string[] {
   const out = new Set<string>();
-  for (const arg of args) {
-    const path = pathOfArg(arg);
+  for (const { path } of pathsOf(operands)) {
     const where = path === undefined ? undefined : locate(path.path, workspace, base);
     if (where?.kind !== 'host') continue;
     for (let p = where.path; ; p = posix.dirname(p)) {
@@ -82,11 +96,15 @@ function resolvedThroughLinks(path: string, facts: Record<string, PathFact>): st
  * Violations for the path-like arguments. `base` is the host directory relative paths resolve
  * against (the command's cwd, mapped to the host).
  */
-export function checkPathArgs(args: readonly string[], workspace: Workspace, base: string, facts: Record<string, PathFact>): Violation[] {
+export function checkPathArgs(
+  operands: PathOperands,
+  workspace: Workspace,
+  base: string,
+  facts: Record<string, PathFact>,
+): Violation[] {
   const violations: Violation[] = [];
   const refuse = (rule: string, detail: string) => violations.push({ phase: 'preflight', kind: 'path', rule, detail });
-  for (const arg of args) {
-    const path = pathOfArg(arg);
+  for (const { arg, path } of pathsOf(operands)) {
     const where = path === undefined ? undefined : locate(path.path, workspace, base);
     if (where === undefined || where.kind === 'allowed') continue;
     if (!path!.certain && !(where.kind === 'host' && facts[where.path]?.exists)) continue;

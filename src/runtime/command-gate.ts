@@ -5,7 +5,7 @@ import { SbxError, type ErrorCode } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
-import { decideCommand, pathsToCheck, type CommandDecision } from '../preflight/command-rules.js';
+import { decideCommand, pathsToCheck, type CommandDecision, type CommandLine } from '../preflight/command-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
 import { probePaths } from './host.js';
@@ -34,7 +34,8 @@ export interface GateInput {
 }
 
 function refusalCode(violations: readonly Violation[]): ErrorCode {
-  if (violations.some((v) => v.rule === 'commands.shell_syntax')) return 'SHELL_SYNTAX';
+  // The first refusal names the error: `curl x; cd /` is refused for curl before the cd.
+  if (violations[0]?.rule === 'commands.shell_syntax') return 'SHELL_SYNTAX';
   if (violations.every((v) => v.kind === 'path')) return 'PATH_ESCAPE';
   return 'COMMAND_DENIED';
 }
@@ -44,7 +45,12 @@ function refusalHint(v: Violation): string {
   if (v.kind === 'path') return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
   if (v.rule === 'commands.deny') return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
   if (v.rule === 'commands.offline') return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
-  if (v.rule === 'commands.shell_syntax') return 'pass a single command without ; && || | < > $ or backticks, or run it as COMMAND ARGS after --';
+  if (v.rule === 'commands.shell_syntax') {
+    return (
+      'join simple commands with | && || ; only (no $, backticks, globs, ( ), &, here-documents or cd: use git -C, ' +
+      'make -C), or run COMMAND ARGS after --'
+    );
+  }
   if (v.rule === 'commands.default') return "add the command to the profile's commands.allow";
   return `the profile's ${v.rule} refuses it; change the command or the profile`;
 }
@@ -66,15 +72,18 @@ export function judgeCommand(policy: Policy, host: Host, allowDenylisted: boolea
   // Relative arguments resolve against the command's cwd: the invoking one when it lies in the
   // workspace, else the workspace root (where the sandbox starts the command).
   const base = isWithin(host.cwd, workspace.host) ? host.cwd : workspace.host;
+  // Only derivePolicy sets `shell`, and only from a shell string it turned into `command` itself.
+  const command: CommandLine =
+    policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };
   return decideCommand({
     rules,
-    argv: policy.command,
+    command,
     mode: policy.mode,
     network: policy.network.kind,
     allowDenylisted,
     workspace,
     base,
-    paths: probePaths(pathsToCheck(policy.command, rules, policy.mode, workspace, base)),
+    paths: probePaths(pathsToCheck(command, rules, policy.mode, workspace, base)),
   });
 }
 

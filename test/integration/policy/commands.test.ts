@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 let ledger: string;
@@ -100,24 +100,86 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(ok.out).toBe('keep me\n');
   });
 
-  it('--shell with restricted syntax: one command runs, a pipe or substitution is refused (SHELL_SYNTAX) and nothing runs', async () => {
-    const ok = await runSbx(['-p', 'rules', '--shell', 'cat "victim.txt"'], opts());
+  it('--shell with restricted syntax: chained commands run, a substitution, subshell or background job is refused (SHELL_SYNTAX) and nothing runs', async () => {
+    const ok = await runSbx(['-p', 'rules', '--shell', 'cat "victim.txt" | cat && echo "a;b"'], opts());
     expect(ok.code).toBe(0);
-    expect(ok.out).toBe('keep me\n');
-    for (const script of ['touch made-by-pipe | cat', 'touch $(echo made-by-subst)', 'touch made-by-chain; true']) {
+    expect(ok.out).toBe('keep me\na;b\n');
+    for (const script of ['touch made-by-subst $(echo x)', 'touch made-by-bg & true', '(touch made-by-subshell)', 'true; touch made-by-glob *']) {
       const r = await sbxReport(['-p', 'rules', '--shell', script]);
       expect(r.code, script).toBe(126);
       expect(r.report.error?.code, script).toBe('SHELL_SYNTAX');
+      expect(r.report.violations.map((v) => v.rule), script).toEqual(['commands.shell_syntax']);
     }
-    for (const f of ['made-by-pipe', 'made-by-subst', 'made-by-chain']) expect(existsSync(join(t.workspace, f)), f).toBe(false);
-    // The words of the string are judged like a command: rm is on the deny list.
+    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-glob']) expect(existsSync(join(t.workspace, f)), f).toBe(false);
+    // The commands of the string are judged like a command: rm is on the deny list, after a pipe too.
     expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
+    expect((await sbxReport(['-p', 'rules', '--shell', 'echo victim.txt | xargs rm'])).report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
+    expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(true);
   });
 
-  it('the agent profile refuses shells (so --shell too), and asks for commands not on its allow list; no terminal: refused', async () => {
-    const shell = await sbxReport(['-p', 'agent', '--shell', 'ls']);
-    expect(shell.code).toBe(126);
-    expect(shell.report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
+  it('agent --shell: `ls src | wc -l` prints the count it prints outside; redirections stay in the workspace', async () => {
+    mkdirSync(join(t.workspace, 'src'), { recursive: true });
+    for (const f of ['a.ts', 'b.ts', 'c.ts']) writeFileSync(join(t.workspace, 'src', f), '');
+    const host = await runHost(['sh', '-c', 'ls src | wc -l'], opts());
+    expect(host.out).toBe('3\n');
+    const r = await runSbx(['-p', 'agent', '--shell', 'ls src | wc -l'], opts());
+    expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: host.out });
+    const chained = await runSbx(['-p', 'agent', '--shell', 'ls src > listing.txt 2>&1 && wc -l < listing.txt; cat missing 2>/dev/null || echo none'], opts());
+    expect({ code: chained.code, out: chained.out }).toEqual({ code: 0, out: '3\nnone\n' });
+    expect(readFileSync(join(t.workspace, 'listing.txt'), 'utf8')).toBe('a.ts\nb.ts\nc.ts\n');
+    // A redirection target is a path the command writes: .. is refused before anything runs.
+    const escape = await sbxReport(['-p', 'agent', '--shell', 'touch made-before-escape && echo x > ../escaped.txt']);
+    expect(escape.code).toBe(126);
+    expect(escape.report.error?.code).toBe('PATH_ESCAPE');
+    expect(escape.report.violations.map((v) => v.rule)).toEqual(['paths.traversal']);
+    expect(existsSync(join(t.workspace, 'made-before-escape'))).toBe(false);
+    expect(existsSync(join(t.root, 'escaped.txt'))).toBe(false);
+  });
+
+  it('agent --shell: curl ... | sh is refused naming curl (126), and nothing of the string ran; the control runs it', async () => {
+    const script = 'touch ran-marker && curl -s http://127.0.0.1:1/ | sh';
+    const r = await sbxReport(['-p', 'agent', '--shell', script]);
+    expect(r.code).toBe(126);
+    expect(r.report.error?.code).toBe('COMMAND_DENIED');
+    expect(r.report.violations[0]).toEqual({ phase: 'preflight', kind: 'command', rule: 'commands.deny', detail: "curl is on the profile's deny list (@network)" });
+    expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.deny', 'commands.offline', 'commands.deny']);
+    expect(r.err).toContain("curl is on the profile's deny list (@network)");
+    expect(existsSync(join(t.workspace, 'ran-marker'))).toBe(false);
+    // Control: without command rules the same string runs (touch first, then curl fails to connect).
+    const control = await runSbx(['--shell', script], opts());
+    expect(control.code).toBe(0);
+    expect(existsSync(join(t.workspace, 'ran-marker'))).toBe(true);
+  });
+
+  it("agent: the user's own sh -c stays refused (sh is on the deny list); explain --shell shows each command's verdict", async () => {
+    const explicit = await sbxReport(['-p', 'agent', '--', 'sh', '-c', 'ls']);
+    expect(explicit.code).toBe(126);
+    expect(explicit.report.violations.map((v) => [v.rule, v.detail])).toEqual([['commands.deny', "sh is on the profile's deny list (@shells)"]]);
+    const explained = await runSbxRaw(['explain', '-p', 'agent', '--shell', 'ls src | curl -s http://127.0.0.1:1/ 2>&1'], opts());
+    const lines = explained.out.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('verdict'));
+    expect(lines.slice(at, at + 3)).toEqual([
+      "verdict   REFUSED: commands.deny: curl is on the profile's deny list (@network); commands.offline: curl needs the network, and this profile has none",
+      '  ls src: allowed',
+      "  curl -s http://127.0.0.1:1/ 2>&1: REFUSED: commands.deny: curl is on the profile's deny list (@network); commands.offline: curl needs the network, and this profile has none",
+    ]);
+  });
+
+  it('the library takes the same shell string (run({ shell })); uname needs an approval, asked once for the string', async () => {
+    const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const base = { profile: 'agent', cwd: t.workspace, hostEnv: { ...t.env, XDG_STATE_HOME: join(t.root, 'lib-state') }, stdio: 'capture' as const };
+    const o = await run({ ...base, shell: 'ls src | wc -l' });
+    expect(o.exitCode).toBe(0);
+    expect(o.stdout?.toString()).toBe('3\n');
+    expect(o.command).toEqual(['/bin/sh', '-c', '--', 'ls src | wc -l']);
+    const asked: string[] = [];
+    const once = await run({ ...base, shell: 'uname | wc -l', approve: async (req) => (asked.push(req.reason), 'once') });
+    expect(once.stdout?.toString()).toBe('1\n');
+    expect(asked).toEqual(["uname is not on the profile's allow list"]);
+    await expect(run({ ...base, command: ['ls'], shell: 'ls' })).rejects.toMatchObject({ code: 'USAGE' });
+  });
+
+  it('the agent profile asks for commands not on its allow list; no terminal: refused', async () => {
     const ask = await sbxReport(['-p', 'agent', '--', 'uname']);
     expect(ask.code).toBe(126);
     expect(ask.report.error?.code).toBe('APPROVAL_DENIED');

@@ -51,6 +51,7 @@ async function samplePolicies(): Promise<Policy[]> {
         profile: { limits: { required: ['memory'] } },
       })
     ).policy,
+    (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
   );
   return out;
 }

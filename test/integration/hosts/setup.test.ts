@@ -68,7 +68,8 @@ describe('sbx setup', () => {
   });
 
   it('refuses a bwrap path that could widen the attachment or inject rules', () => {
-    for (const path of ['/opt/my bwrap', '/usr/bin/bw*', '/x/{a,b}', '/x\n  capability,', 'bwrap', '/usr/../tmp/bwrap']) {
+    const crafted = ['/opt/my bwrap', '/usr/bin/bw*', '/x/{a,b}', '/x\n  capability,', 'bwrap', '/usr/../tmp/bwrap'];
+    for (const path of crafted) {
       expect(sbxErrorOf(() => apparmorProfile(path)).code).toBe('HOST_SETUP');
     }
   });
@@ -91,13 +92,15 @@ describe('sbx setup', () => {
 
   it('--dry-run prints the profile and the sudo command, and writes nothing', () => {
     const installed = existsSync(APPARMOR_PROFILE_FILE);
-    const r = spawnSync(process.execPath, [SBX_BIN, 'setup', '--dry-run', '--bwrap', '/usr/bin/bwrap'], { encoding: 'utf8' });
+    const argv = [SBX_BIN, 'setup', '--dry-run', '--bwrap', '/usr/bin/bwrap'];
+    const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
     expect(r.status).toBe(0);
     const [first, ...rest] = r.stdout.split('\n');
     expect(first).toMatch(/^this host (does not restrict|restricts unprivileged) user namespaces/);
     expect(existsSync(APPARMOR_PROFILE_FILE)).toBe(installed);
     expect(rest.join('\n')).toBe(
-      `# /etc/apparmor.d/sbx-bwrap\n${PROFILE}--dry-run: nothing written. To install it: sudo ${SBX_BIN} setup --bwrap /usr/bin/bwrap\n`,
+      `# /etc/apparmor.d/sbx-bwrap\n${PROFILE}` +
+        `--dry-run: nothing written. To install it: sudo ${SBX_BIN} setup --bwrap /usr/bin/bwrap\n`,
     );
   });
 

@@ -248,8 +248,8 @@ async function interpret(result: ExecResult, uid: number, bwrap: string, env: Re
     return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), ...captured };
   }
   // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
-  const [{ diagnoseUserNamespaces }, { describeCause }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
-  const [cause] = diagnoseUserNamespaces({ uid, bwrap, env });
+  const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
+  const [cause] = isNamespaceFailure(result.stderr?.toString()) ? diagnoseUserNamespaces({ uid, bwrap, env }) : [];
   throw new SbxError(
     'SANDBOX_SETUP',
     `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,

@@ -208,3 +208,18 @@ export function diagnoseHost(f: HostFacts): Cause[] {
 export function describeCause(cause: Cause): string {
   return `${cause.message}; fix: ${cause.fix}`;
 }
+
+const NAMESPACE_FAILURE =
+  /namespace|uid map|gid map|RTM_NEWADDR|mount proc|Permission denied|Operation not permitted|No space left/i;
+
+/**
+ * Whether bwrap's last words are about namespaces, mounts or permissions (what a blocked user namespace
+ * produces: "No permissions to create new namespace", "setting up uid map: Permission denied",
+ * "Creating new namespace failed: No space left on device", "Can't mount proc ...: Operation not
+ * permitted", "loopback: Failed RTM_NEWADDR"). Another failure (a missing bind source) keeps the generic
+ * hint rather than a wrong diagnosis. Unknown (not captured): the diagnosis is the best guess.
+ */
+export function isNamespaceFailure(bwrapStderr: string | undefined): boolean {
+  if (bwrapStderr === undefined || bwrapStderr.trim() === '') return true;
+  return NAMESPACE_FAILURE.test(bwrapStderr);
+}

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeCause, diagnoseHost } from '../../../src/policy/host-diagnosis.js';
+import { describeCause, diagnoseHost, isNamespaceFailure } from '../../../src/policy/host-diagnosis.js';
 import { diagnoseUserNamespaces, probeHostFacts } from '../../../src/runtime/host-facts.js';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -229,5 +229,23 @@ describe('host facts probe: bounded', () => {
     expect(facts.maxUserNamespaces).toBeUndefined();
     expect(facts.inUserNamespace).toBe(false);
     expect(diagnoseHost(facts)).toEqual([]);
+  });
+});
+
+describe('isNamespaceFailure: only a namespace failure gets the host diagnosis', () => {
+  it.each([
+    'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user ' +
+      'namespaces.',
+    'bwrap: setting up uid map: Permission denied',
+    'bwrap: Creating new namespace failed: No space left on device',
+    "bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
+    'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted',
+  ])('%s', (stderr) => {
+    expect(isNamespaceFailure(stderr)).toBe(true);
+  });
+
+  it('another failure keeps the generic hint; an uncaptured one gets the diagnosis', () => {
+    expect(isNamespaceFailure("bwrap: Can't find source path /nope: No such file or directory")).toBe(false);
+    expect(isNamespaceFailure(undefined)).toBe(true);
   });
 });

@@ -30,6 +30,14 @@ function readSmall(root: string, path: string): string | undefined {
   }
 }
 
+/**
+ * Values that reach error messages and doctor's output: the environment is the caller's, so a crafted
+ * SBX_SESSION_ID could carry terminal escapes. Only short plain words pass.
+ */
+function printable(value: string | undefined): string | undefined {
+  return value !== undefined && /^[A-Za-z0-9._-]{1,64}$/.test(value) ? value : undefined;
+}
+
 function readInt(root: string, path: string): number | undefined {
   const text = readSmall(root, path)?.trim();
   return text && /^-?\d+$/.test(text) ? Number(text) : undefined;
@@ -50,7 +58,7 @@ function detectContainer(root: string, env: Record<string, string | undefined>):
   if (/\/docker\/containers\//.test(readSmall(root, 'proc/self/mountinfo') ?? '')) {
     return found('docker', '/proc/self/mountinfo mounts from /var/lib/docker/containers');
   }
-  const systemd = readSmall(root, 'run/systemd/container')?.trim();
+  const systemd = printable(readSmall(root, 'run/systemd/container')?.trim());
   if (!systemd) return undefined;
   const kind = systemd === 'lxc' || systemd === 'docker' || systemd === 'podman' ? systemd : 'container';
   return found(kind, `/run/systemd/container says ${systemd}`);
@@ -109,7 +117,7 @@ export function probeHostFacts({ uid, bwrap, env, root = '/' }: HostFactsInput):
     // The initial user namespace maps every id: "0 0 4294967295".
     inUserNamespace: uidMap.length >= 3 && uidMap.join(' ') !== '0 0 4294967295',
     procMasked: mountPoints.some((m) => m.startsWith('/proc/') && m !== '/proc/sys/fs/binfmt_misc'),
-    outerSbxSession: env.SBX_SESSION_ID || undefined,
+    outerSbxSession: env.SBX_SESSION_ID ? (printable(env.SBX_SESSION_ID) ?? '(unprintable id)') : undefined,
     wsl: wslVersion(root, env),
   };
 }

@@ -170,6 +170,13 @@ describe('host diagnosis: the cause and its exact fix', () => {
     ]);
   });
 
+  it('a crafted SBX_SESSION_ID never reaches the terminal', () => {
+    const [cause] = causesOf('nested-sbx', { env: { SBX_SESSION_ID: 'x\u001b]0;owned\u0007' } });
+    expect(cause!.message).toBe(
+      'this is already inside an sbx sandbox (session (unprintable id)), which forbids new user namespaces',
+    );
+  });
+
   it('nested inside another sandbox (bwrap --disable-userns, srt): its user namespace and seccomp filter', () => {
     expect(causesOf('outer-bwrap')).toEqual([
       {

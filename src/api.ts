@@ -26,7 +26,7 @@ import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
-import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
+import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
@@ -236,7 +236,7 @@ interface Ran {
   streamBytes?: { stdout: number; stderr: number };
 }
 
-async function interpret(result: ExecResult, uid: number): Promise<Ran> {
+async function interpret(result: ExecResult, uid: number, bwrap: string, env: Record<string, string | undefined>): Promise<Ran> {
   const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
   if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], ...captured };
   if (result.kind === 'supervised') {
@@ -248,13 +248,15 @@ async function interpret(result: ExecResult, uid: number): Promise<Ran> {
     const code = timedOut ? ExitCode.TIMEOUT : status.code;
     return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), ...captured };
   }
-  const blocker = userNamespaceBlocker(uid);
+  // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
+  const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
+  const [cause] = isNamespaceFailure(result.stderr?.toString()) ? diagnoseUserNamespaces({ uid, bwrap, env }) : [];
   throw new SbxError(
     'SANDBOX_SETUP',
     `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,
     {
-      hint: blocker
-        ? `user namespaces are disabled (${blocker}): enable them, e.g. sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1`
+      hint: cause
+        ? describeCause(cause)
         : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
     },
   );
@@ -373,6 +375,8 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
         ...(nsjail ? { launcher: 'nsjail' as const, fdDir: session.dir } : {}),
       }),
       p.host.uid,
+      p.launcher.path,
+      p.host.env,
     );
     const collected = limits ? await limits.collect() : { violations: [], peaks: {} };
     const egress = proxy?.stats();

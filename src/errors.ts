@@ -52,6 +52,7 @@ export const ErrorCatalogue = {
   SECRET_STORE_UNSAFE: ExitCode.SETUP,
   SENSITIVE_SCAN_LIMIT: ExitCode.SETUP,
   AUDIT_FILE: ExitCode.USAGE,
+  HOST_SETUP: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

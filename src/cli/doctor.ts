@@ -1,7 +1,9 @@
 // `sbx doctor`: can this host build the sandbox? Each check says what it found and how to fix it.
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
-import { probeBwrap, probeNsjail, userNamespaceBlocker, type NsjailInfo } from '../runtime/host.js';
+import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host.js';
+import { probeHostFacts } from '../runtime/host-facts.js';
+import { diagnoseHost, type Cause, type HostFacts } from '../policy/host-diagnosis.js';
 import { profileSearch } from '../api.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
@@ -65,20 +67,35 @@ function seccompCheck(): Check {
     : { name: 'seccomp', status: 'fail', detail: 'this kernel reports no seccomp support', fix: 'use a kernel built with CONFIG_SECCOMP_FILTER' };
 }
 
-async function userNamespaceCheck(bwrap: string | undefined): Promise<Check> {
-  const uid = process.getuid?.() ?? 0;
-  const blocker = userNamespaceBlocker(uid);
-  if (blocker) return { name: 'user namespaces', status: 'fail', detail: blocker, fix: 'sysctl -w user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 on older Debian)' };
-  if (!bwrap) return { name: 'user namespaces', status: 'warn', detail: 'not tested: no bwrap' };
+/** Where sbx runs: a container, WSL, another sandbox. Informational: the user namespace check judges. */
+function hostCheck(facts: HostFacts): Check {
+  const where = [
+    facts.container ? `a ${facts.container.kind} container (${facts.container.evidence})` : undefined,
+    facts.wsl ? `WSL ${facts.wsl}` : undefined,
+    facts.outerSbxSession !== undefined ? `inside sbx session ${facts.outerSbxSession}` : undefined,
+    facts.inUserNamespace ? 'inside a user namespace' : undefined,
+    facts.seccompMode === 2 ? `under ${facts.seccompFilters} seccomp filter(s)` : undefined,
+    facts.noNewPrivs ? 'NoNewPrivs' : undefined,
+  ].filter(Boolean);
+  const detail = where.length ? where.join('; ') : 'not a container, not nested in a sandbox';
+  return { name: 'host', status: 'ok', detail };
+}
+
+async function userNamespaceCheck(bwrap: string | undefined, uid: number, causes: Cause[]): Promise<Check> {
+  const [cause] = causes.filter((c) => c.kind !== 'no-bwrap');
+  if (!bwrap) {
+    return cause
+      ? { name: 'user namespaces', status: 'fail', detail: cause.message, fix: cause.fix }
+      : { name: 'user namespaces', status: 'warn', detail: 'not tested: no bwrap' };
+  }
+  // bwrap has the last word: the facts only explain its failure.
   const r = await execa(bwrap, ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], { reject: false, env: {}, extendEnv: false, timeout: 10000 });
-  return r.exitCode === 0
-    ? { name: 'user namespaces', status: 'ok', detail: `bwrap can create user and pid namespaces as uid ${uid}` }
-    : {
-        name: 'user namespaces',
-        status: 'fail',
-        detail: `bwrap failed: ${r.stderr.trim() || `exit ${r.exitCode}`}`,
-        fix: 'enable unprivileged user namespaces (on Ubuntu 24.04+ AppArmor must allow bwrap: install the distribution bwrap package)',
-      };
+  const name = 'user namespaces';
+  if (r.exitCode === 0) return { name, status: 'ok', detail: `bwrap can create user and pid namespaces as uid ${uid}` };
+  const failed = `bwrap failed: ${r.stderr.trim() || `exit ${r.exitCode}`}`;
+  if (cause) return { name, status: 'fail', detail: `${failed}\n${' '.repeat(22)}cause: ${cause.message}`, fix: cause.fix };
+  const fix = 'nothing visible blocks user namespaces: run `sbx explain -- true` and try its bwrap command by hand';
+  return { name, status: 'fail', detail: failed, fix };
 }
 
 /** The optional backend: found, runs, has the mount API sbx compiles for, and can build a sandbox here. */
@@ -113,9 +130,13 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
     if (!isSbxError(error)) throw error;
     checks.push({ name: 'bubblewrap', status: 'fail', detail: error.message, ...(error.hint ? { fix: error.hint } : {}) });
   }
-  checks.push(await userNamespaceCheck(bwrapPath), cgroupCheck(), limitsCheck(), seccompCheck(), await nsjailCheck());
+  const uid = process.getuid?.() ?? 0;
+  const facts = probeHostFacts({ uid, bwrap: bwrapPath, env: process.env });
+  const causes = diagnoseHost(facts);
+  checks.push(hostCheck(facts), await userNamespaceCheck(bwrapPath, uid, causes));
+  checks.push(cgroupCheck(), limitsCheck(), seccompCheck(), await nsjailCheck());
   if (flags.json) {
-    process.stdout.write(JSON.stringify(checks, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ checks, host: facts, causes }, null, 2) + '\n');
   } else {
     const { default: chalk } = await import('chalk');
     const mark = { ok: chalk.green('ok  '), warn: chalk.yellow('warn'), fail: chalk.red('FAIL') };

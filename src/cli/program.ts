@@ -18,6 +18,7 @@ Examples:
   sbx log -n 5                             the last runs from the audit ledger
   sbx profiles list                        which profiles exist and where they come from
   sbx doctor                               check bwrap, user namespaces, cgroups
+  sudo sbx setup                           Ubuntu 24.04+: let bwrap create user namespaces (--dry-run first)
 
 Exit codes: the command's own status passes through (128+N when killed by signal N).
 sbx's own: 2 usage, 125 profile/sandbox setup failed, 126 denied by policy or not executable,
@@ -94,6 +95,17 @@ export async function buildProgram(): Promise<Command> {
     .action(async (flags: { json?: boolean }) => {
       const { doctorCommand } = await import('./doctor.js');
       await doctorCommand(flags);
+    });
+
+  program
+    .command('setup')
+    .description('host changes that need root (Ubuntu 23.10+: AppArmor profile letting bwrap create user namespaces)')
+    .option('--dry-run', 'print what would be written and loaded; change nothing')
+    .option('--bwrap <path>', 'the bwrap to write the profile for (default: the one sbx uses)')
+    .option('--remove', 'unload and delete the profile sbx setup wrote')
+    .action(async (flags: import('./setup.js').SetupFlags) => {
+      const { setupCommand } = await import('./setup.js');
+      await setupCommand(flags);
     });
   return program;
 }

@@ -168,18 +168,3 @@ export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo
   }
   return { path, version: 'nsjail (no version flag; has --experimental_mnt)' };
 }
-
-function readTrimmed(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Why unprivileged user namespaces are off, if they visibly are. bwrap has the last word. */
-export function userNamespaceBlocker(uid: number): string | undefined {
-  if (readTrimmed('/proc/sys/user/max_user_namespaces') === '0') return 'user.max_user_namespaces is 0';
-  if (uid !== 0 && readTrimmed('/proc/sys/kernel/unprivileged_userns_clone') === '0') return 'kernel.unprivileged_userns_clone is 0';
-  return undefined;
-}

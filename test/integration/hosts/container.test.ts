@@ -1,0 +1,123 @@
+// sbx where CI runners and dev containers put it: inside a real Docker container (the image and daemon of
+// ../shared/tools/container-host.sh, always --network none), as root and as uid 1000.
+//  - Docker's defaults (seccomp profile, masked /proc): sbx refuses, naming the container and the exact
+//    `docker run` options; `sbx doctor --json` names the container.
+//  - With exactly those options: sbx runs on bwrap, and really trying shows the HOME secret unreadable,
+//    the workspace writable, /usr and a directory beside the workspace not; the report names the backend.
+//  - sbx inside that sbx refuses, naming the outer sandbox.
+// Needs root and a running Docker with image sbx-host:latest; otherwise skipped, saying why.
+import { spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { IS_ROOT } from '../../helpers/sbx-cli.js';
+import { REPO_ROOT } from '../../helpers/paths.js';
+import { makeTempDir } from '../../helpers/tmp.js';
+
+const IMAGE = 'sbx-host:latest';
+const FIX = ['--security-opt', 'seccomp=unconfined', '--security-opt', 'systempaths=unconfined'];
+const DOCKER_HINT =
+  'sbx: hint: this is a docker container (/.dockerenv exists) whose seccomp filter forbids new namespaces ' +
+  '(Seccomp: 2, 1 filter); fix: start the container with: docker run --security-opt seccomp=unconfined ' +
+  '--security-opt systempaths=unconfined ...';
+
+function unavailable(): string | undefined {
+  if (!IS_ROOT) return 'needs root to drive Docker';
+  if (!existsSync(join(REPO_ROOT, 'dist', 'cli.js'))) return 'dist/ is missing: run npm run build';
+  const info = spawnSync('docker', ['image', 'inspect', IMAGE], { encoding: 'utf8', timeout: 30_000 });
+  if (info.status !== 0) return `no Docker with ${IMAGE}: run ../shared/tools/container-host.sh (as root)`;
+  return undefined;
+}
+const SKIP = unavailable();
+
+/** The probe each run executes inside the container; every line is `name:result`. */
+const PROBE = `cd /ws
+echo "control-secret:$(cat /home/u/.ssh/id_test 2>&1)"
+echo "control-data:$( (echo x > /data/control && cat /data/control) 2>&1)"
+node /sbx/bin/sbx.js run --report-fd 3 -- sh -c '
+  echo "secret:$(cat /home/u/.ssh/id_test 2>&1)"
+  echo "ws:$( (echo w > /ws/made && cat /ws/made) 2>&1)"
+  echo "usr:$( (echo x > /usr/sbx-x) 2>&1)"
+  echo "data:$( (echo x > /data/x) 2>&1)"
+' 3>/tmp/report.json
+echo "exit:$?"
+printf 'report:%s\\n' "$(cat /tmp/report.json)"
+`;
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  lines: Record<string, string>;
+}
+
+/** One `docker run --network none` of `script` as `uid`; HOME holds a secret; HOME, /ws and /data belong to uid. */
+function inContainer(uid: number, script: string, opts: string[] = []): Run {
+  const host = makeTempDir('sbx-container-');
+  for (const dir of ['home/.ssh', 'ws', 'data']) mkdirSync(join(host, dir), { recursive: true });
+  writeFileSync(join(host, 'home/.ssh/id_test'), 'TOPSECRET\n');
+  writeFileSync(join(host, 'probe.sh'), script);
+  for (const path of ['home', 'home/.ssh', 'home/.ssh/id_test', 'ws', 'data']) chownSync(join(host, path), uid, uid);
+  const r = spawnSync(
+    'docker',
+    [
+      'run', '--rm', '--network', 'none', ...opts, '--user', `${uid}:${uid}`, '-e', 'HOME=/home/u',
+      '-v', `${REPO_ROOT}:/sbx:ro`, '-v', `${host}/home:/home/u`, '-v', `${host}/ws:/ws`, '-v', `${host}/data:/data`,
+      '-v', `${host}/probe.sh:/probe.sh:ro`, IMAGE, 'sh', '/probe.sh',
+    ],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  const lines = Object.fromEntries(
+    r.stdout.split('\n').flatMap((line) => {
+      const at = line.indexOf(':');
+      return at > 0 ? [[line.slice(0, at), line.slice(at + 1)]] : [];
+    }),
+  );
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, lines };
+}
+
+describe.skipIf(SKIP !== undefined)(`inside Docker${SKIP ? ` (skipped: ${SKIP})` : ''}`, () => {
+  for (const uid of [0, 1000]) {
+    it(`uid ${uid}, Docker's defaults: sbx refuses with the container and the exact docker run options`, () => {
+      const r = inContainer(uid, 'cd /ws; node /sbx/bin/sbx.js run -- true; echo "exit:$?"');
+      expect(r.lines.exit).toBe('125');
+      expect(r.stderr).toContain(`${DOCKER_HINT}\n`);
+    });
+
+    it(`uid ${uid}, with those options: on bwrap, HOME secret unreadable, only the workspace writable`, () => {
+      const r = inContainer(uid, PROBE, FIX);
+      // Controls: unsandboxed, the secret reads and the directory beside the workspace takes a write.
+      expect(r.lines['control-secret']).toBe('TOPSECRET');
+      expect(r.lines['control-data']).toBe('x');
+      expect(r.lines.secret).toBe('cat: /home/u/.ssh/id_test: No such file or directory');
+      expect(r.lines.ws).toBe('w');
+      expect(r.lines.usr).toBe('sh: 4: cannot create /usr/sbx-x: Read-only file system');
+      expect(r.lines.data).toBe('sh: 5: cannot create /data/x: Directory nonexistent');
+      expect(r.lines.exit).toBe('0');
+      expect(JSON.parse(r.lines.report!)).toMatchObject({ backend: 'bwrap', exitCode: 0, setBy: 'child' });
+    });
+  }
+
+  it('sbx doctor --json names the container and the cause', () => {
+    const r = inContainer(1000, 'node /sbx/bin/sbx.js doctor --json');
+    expect(r.status).toBe(1);
+    type Doctor = { host: { container: unknown }; causes: { kind: string }[]; checks: unknown[] };
+    const doctor = JSON.parse(r.stdout) as Doctor;
+    expect(doctor.host.container).toEqual({ kind: 'docker', evidence: '/.dockerenv exists' });
+    expect(doctor.causes.map((c) => c.kind)).toEqual(['container-seccomp']);
+    const detail = 'a docker container (/.dockerenv exists); under 1 seccomp filter(s)';
+    expect(doctor.checks).toContainEqual({ name: 'host', status: 'ok', detail });
+  });
+
+  it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {
+    const nested = 'cd /sbx; node /sbx/bin/sbx.js run -- node /sbx/bin/sbx.js run -- true; echo "exit:$?"';
+    const r = inContainer(1000, nested, FIX);
+    expect(r.lines.exit).toBe('125');
+    const session = /sbx: hint: this is already inside an sbx sandbox \(session ([a-z0-9]+-[0-9a-f]+)\)/.exec(r.stderr);
+    expect(session).not.toBeNull();
+    expect(r.stderr).toContain(
+      `(session ${session![1]}), which forbids new user namespaces; fix: run the command directly ` +
+        '(the outer sbx sandbox already confines it), or run sbx outside that sandbox\n',
+    );
+  });
+});

@@ -1,4 +1,4 @@
-// `shell_syntax: restricted` (seed 003): a shell string that is one simple command, split into its
+// `shell_syntax: restricted` (docs/DESIGN.md): a shell string that is one simple command, split into its
 // words the way sh would, or the reason it is more than that. Anything sh would interpret beyond
 // quoting (chaining, pipes, redirections, substitutions, expansions, grouping, comments,
 // assignments) is refused, so the words judged are exactly the argv sh will run. Pure.

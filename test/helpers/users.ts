@@ -12,6 +12,7 @@ const OVERFLOW_ID = 65534;
 
 /** The user to drop to; only root can switch to it, so anyone else gets an error that says why. */
 export function unprivilegedUser(): TestUser {
-  if (process.getuid?.() !== 0) throw new Error(`dropping to uid ${OVERFLOW_ID} needs root (running as uid ${process.getuid?.()})`);
+  const uid = process.getuid?.();
+  if (uid !== 0) throw new Error(`dropping to uid ${OVERFLOW_ID} needs root (running as uid ${uid})`);
   return { uid: OVERFLOW_ID, gid: OVERFLOW_ID };
 }

@@ -10,7 +10,14 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, SKIP_INTEGRATION, start, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  SKIP_INTEGRATION,
+  start,
+  type Ran,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 interface Manifest {
@@ -28,7 +35,9 @@ interface LockEntry {
 }
 
 const MANIFEST = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest;
-const LOCK = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+const LOCK = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, LockEntry>;
+};
 /** npm and its installs are slow on a loaded 2-core machine; this is a safety net, not a measurement. */
 const NPM_MS = 120_000;
 
@@ -54,7 +63,9 @@ function ok(r: Ran, what: string): Ran {
 
 /** package-lock.json for a project whose only dependency is the packed tarball. */
 function projectLock(tarball: string, integrity: string): object {
-  const production = Object.entries(LOCK.packages).filter(([path, e]) => path.startsWith('node_modules/') && !e.dev && !e.devOptional);
+  const production = Object.entries(LOCK.packages).filter(
+    ([path, e]) => path.startsWith('node_modules/') && !e.dev && !e.devOptional,
+  );
   const { name, version, bin, dependencies, engines, license } = MANIFEST;
   return {
     name: 'pack-check',
@@ -62,7 +73,15 @@ function projectLock(tarball: string, integrity: string): object {
     requires: true,
     packages: {
       '': { name: 'pack-check', dependencies: { [name]: `file:${tarball}` } },
-      [`node_modules/${name}`]: { version, resolved: `file:${tarball}`, integrity, license, dependencies, bin, engines },
+      [`node_modules/${name}`]: {
+        version,
+        resolved: `file:${tarball}`,
+        integrity,
+        license,
+        dependencies,
+        bin,
+        engines,
+      },
       ...Object.fromEntries(production),
     },
   };
@@ -73,12 +92,15 @@ describe.skipIf(SKIP_INTEGRATION)(`the packed package (${MANIFEST.name}), instal
     requireIntegrationPrerequisites();
     t = makeTestHost('pack');
     project = t.root;
-    const packed = ok(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', project], REPO_ROOT), 'npm pack');
+    const pack = ['pack', '--ignore-scripts', '--json', '--pack-destination', project];
+    const packed = ok(await npm(pack, REPO_ROOT), 'npm pack');
     const [{ filename }] = JSON.parse(packed.out) as [{ filename: string }];
     const integrity = `sha512-${createHash('sha512').update(readFileSync(join(project, filename))).digest('base64')}`;
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, dependencies: { [MANIFEST.name]: `file:${filename}` } }));
+    const manifest = { name: 'pack-check', private: true, dependencies: { [MANIFEST.name]: `file:${filename}` } };
+    writeFileSync(join(project, 'package.json'), JSON.stringify(manifest));
     writeFileSync(join(project, 'package-lock.json'), JSON.stringify(projectLock(filename, integrity)));
-    ok(await npm(['ci', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], project), 'npm ci of the packed tarball');
+    const ci = ['ci', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'];
+    ok(await npm(ci, project), 'npm ci of the packed tarball');
   }, NPM_MS * 2);
   afterAll(() => t?.cleanup());
 
@@ -94,7 +116,8 @@ describe.skipIf(SKIP_INTEGRATION)(`the packed package (${MANIFEST.name}), instal
   });
 
   it('the installed `sbx run` sandboxes a command with a built-in profile (shipped in "files")', async () => {
-    const r = await exec(join(project, 'node_modules', '.bin', 'sbx'), ['run', '--', 'sh', '-c', 'echo "ran in $(pwd)"'], t.workspace);
+    const sbx = join(project, 'node_modules', '.bin', 'sbx');
+    const r = await exec(sbx, ['run', '--', 'sh', '-c', 'echo "ran in $(pwd)"'], t.workspace);
     expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: `ran in ${t.workspace}\n` });
   });
 
@@ -102,9 +125,11 @@ describe.skipIf(SKIP_INTEGRATION)(`the packed package (${MANIFEST.name}), instal
     const script = [
       `import { run } from '${MANIFEST.name}';`,
       `const o = await run({ command: ['true'], stdio: 'capture', cwd: process.argv[1], hostEnv: process.env });`,
-      `console.log(JSON.stringify({ from: import.meta.resolve('${MANIFEST.name}'), exitCode: o.exitCode, backend: o.backend, profile: o.profile.name }));`,
+      `const from = import.meta.resolve('${MANIFEST.name}');`,
+      'console.log(JSON.stringify({ from, exitCode: o.exitCode, backend: o.backend, profile: o.profile.name }));',
     ].join('\n');
-    const r = ok(await exec(process.execPath, ['--input-type=module', '-e', script, t.workspace], project), 'the library import');
+    const node = ['--input-type=module', '-e', script, t.workspace];
+    const r = ok(await exec(process.execPath, node, project), 'the library import');
     expect(JSON.parse(r.out)).toEqual({
       from: `file://${join(realpathSync(project), 'node_modules', MANIFEST.name, 'dist', 'api.js')}`,
       exitCode: 0,

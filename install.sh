@@ -74,6 +74,6 @@ case ":$PATH:" in *":$bindir:"*) ;; *) say "note: $bindir is not on your PATH; a
 sbx=$link
 if [ "$(command -v sbx || true)" = "$link" ]; then sbx=sbx
 elif command -v sbx >/dev/null; then say "note: \`sbx\` on your PATH is $(command -v sbx), not $link"; fi
-first='echo "hello from $(hostname) as uid $(id -u); $(ls -A ~ | wc -l) entries in HOME, $(ls -A /tmp | wc -l) in /tmp"'
+first='echo "hello from $(hostname) as uid $(id -u); entries in HOME: $(ls -A ~ | wc -l), in /tmp: $(ls -A /tmp | wc -l)"'
 say "first sandboxed command: $sbx run -- sh -c '$first'"
 "$sbx" run -- sh -c "$first"

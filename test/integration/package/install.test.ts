@@ -44,7 +44,7 @@ const NPM_MS = 120_000;
 let t: TestHost;
 let project: string;
 
-/** npm runs with the runner's own environment: its cache (under HOME) is what makes the install offline. */
+/** npm runs with the runner's own environment: its cache (under HOME) lets the install skip the registry. */
 function npm(args: readonly string[], cwd: string): Promise<Ran> {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
   return start('npm', args, { cwd, env: { ...env, npm_config_update_notifier: 'false' }, timeoutMs: NPM_MS }).done;

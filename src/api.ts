@@ -1,4 +1,4 @@
-// The library door (`import { run, compile } from 'sbx'`) and the pipeline the CLI uses:
+// The library door (`import { run, compile } from 'sbx-sandbox'`) and the pipeline the CLI uses:
 // profile → policy → launch → exec → outcome.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';

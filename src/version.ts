@@ -1,2 +1,3 @@
-// Kept equal to package.json's version by test/unit/version.test.ts.
+// Kept equal to package.json's version by test/integration/package/install.test.ts (`sbx --version`
+// of the packed package).
 export const VERSION = '0.1.0';

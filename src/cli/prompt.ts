@@ -1,4 +1,4 @@
-// The approval question (seed 001 "Approval integration"). Asked on the controlling terminal, not on
+// The approval question (docs/DESIGN.md, "Approvals"). Asked on the controlling terminal, not on
 // stdin/stdout: those belong to the command, and a pipe on stdin must never answer for the user.
 import { closeSync, openSync } from 'node:fs';
 import { ReadStream, WriteStream, isatty } from 'node:tty';

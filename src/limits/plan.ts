@@ -5,7 +5,8 @@
 // Order of preference: a cgroup (v2 we can write, a systemd scope, v1 we can write) enforces memory,
 // pids and cpus exactly for the whole sandbox. Without one, memory and pids fall back to rlimits that
 // only approximate them (RLIMIT_AS is address space, not memory; RLIMIT_NPROC counts the whole uid),
-// cpus to nothing. A limit listed in `required` is refused rather than approximated (STYLE §1.5).
+// cpus to nothing. A limit listed in `required` is refused rather than approximated (fail closed:
+// docs/DESIGN.md, "Limits").
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { LIMIT_KEYS, LIMIT_NAMES, limitValue } from './parse.js';

@@ -1,4 +1,4 @@
-// Egress rules: which destinations the sandbox's proxy may dial. Pure (seed 003, "SSRF protection").
+// Egress rules: which destinations the sandbox's proxy may dial. Pure (docs/DESIGN.md, "Network").
 // Two decisions, made in order by the proxy:
 //   decideHost(name the client asked for)   allow/deny patterns; deny wins
 //   decideAddress(each address it resolved) non-public addresses only via allow_private

@@ -1,4 +1,4 @@
-// The built-in sensitive-file globs (seed 000 "Sensitive File Deny List"); their dialect is described
+// The built-in sensitive-file globs (docs/DESIGN.md, "Sensitive roots and files"); their dialect is described
 // in sensitive-files.ts, which compiles them. Data only: the runtime keys its cache of the compiled
 // rules on these lists.
 

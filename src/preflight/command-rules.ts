@@ -1,4 +1,4 @@
-// Command rules (seeds 000, 001, 004): the command sbx is given → allow, ask, or deny with every
+// Command rules (docs/DESIGN.md, "Command rules"): the command sbx is given → allow, ask, or deny with every
 // reason. Judges each layer of it: wrappers (`env X=1 timeout 5 curl`) are looked through, and a
 // restricted shell string is split into the command it runs. Pure: path facts arrive from the runtime.
 import { posix } from 'node:path';

@@ -1,4 +1,4 @@
-// Path guards (seed 001 "Path guards"): in read-only and workspace-write modes, path-like arguments
+// Path guards (docs/DESIGN.md, "Path guards"): in read-only and workspace-write modes, path-like arguments
 // must stay inside the workspace: no `..` segment, no absolute path elsewhere, and no symlink that
 // leads out (realpath containment). Pure: the realpaths arrive as facts probed by the runtime.
 import { posix } from 'node:path';

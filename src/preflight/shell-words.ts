@@ -1,4 +1,4 @@
-// `shell_syntax: restricted`: a shell string read the way sh reads it, as simple commands joined by
+// `shell_syntax: restricted` (docs/DESIGN.md): a shell string read the way sh reads it, as simple commands joined by
 // `|`, `&&`, `||`, `;` or newlines, each with its words and redirections, or the construct that makes
 // it more than that. Only what can be judged before it runs is accepted: quoting, file redirections of
 // descriptors 0-2 and `2>&1`. Everything whose meaning is decided inside the sandbox at run time

@@ -1,5 +1,5 @@
 // The `commands` profile key: rules judged against the command sbx is given, before anything runs
-// (seed 001 "Command policy", seed 003 shell syntax). Pure; schema.ts mounts it.
+// (docs/DESIGN.md, "Command rules" and "Restricted shell strings"). Pure; schema.ts mounts it.
 import { z } from 'zod';
 
 export const COMMAND_GROUP_NAMES = ['@network', '@shells', '@delete', '@privilege'] as const;

@@ -1,5 +1,5 @@
 // The `secrets` profile key: credentials handed to the command without living in the profile or the
-// workspace (seed 000 Layer 3: "API keys injected, not stored in campaign"). Pure; schema.ts mounts it.
+// workspace (docs/DESIGN.md, "Secrets": named in the profile, injected at run time). Pure; schema.ts mounts it.
 import { z } from 'zod';
 
 /** A name that is safe as an environment variable and as a `--setenv`-style argument; SBX_* is sbx's own. */

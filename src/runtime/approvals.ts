@@ -1,6 +1,6 @@
-// Remembered approval answers (seed 001 "Approval persistence"): "always" allows a command for a
+// Remembered approval answers (docs/DESIGN.md, "Approvals"): "always" allows a command for a
 // profile for good; "deny" refuses it again without asking for DENY_TTL_MS, so a command that keeps
-// retrying cannot wear the user down with prompts ("denied fingerprint is auto-denied, no silent loops").
+// retrying cannot wear the user down with prompts (no silent approval loops).
 // One JSON file per user; several sbx processes may answer at once, so every write re-reads, merges
 // and replaces the file under a lock, and never drops another process's decision.
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 // One table of isolation cases, run through the CLI (`node bin/sbx.js run --backend NAME`) against
 // both launchers: the same profile must give the same sandbox, whichever builds it. Each case tries
 // the forbidden thing and asserts it failed; its control shows the same probe works unsandboxed.
-// nsjail: $SBX_NSJAIL, else the build of /work/shared/tools/build-nsjail.sh; without one its half is
+// nsjail: $SBX_NSJAIL, else a build under ~/.cache/sbx-test (nsjail/harness.ts); without one its half is
 // skipped and says why.
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

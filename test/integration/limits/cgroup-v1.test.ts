@@ -3,8 +3,8 @@
 // descriptors) beside a control that stays within the limit. Bounded: every hog runs under the limit it
 // tests, and a test that overruns is killed with its cgroup by onTestFinished.
 //
-// Needs root, bwrap, and cgroup v1 memory + pids controllers; the unprivileged half runs as user
-// `sbxtest`, dropped to from root (so a run that does not start as root skips the file and says so).
+// Needs root, bwrap, and cgroup v1 memory + pids controllers; the unprivileged half runs as uid 65534,
+// dropped to from root (test/helpers/users.ts; a run that does not start as root skips the file and says so).
 // SBX_SKIP_CGROUP_V1_INTEGRATION=1 skips (e.g. on a cgroup v2 host).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,9 +17,10 @@ import type { Violation } from '../../../src/policy/violation.js';
 import { type PreparedLimits, prepareLimits, sweepStaleCgroups } from '../../../src/runtime/cgroup/apply.js';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+import { type TestUser, unprivilegedUser } from '../../helpers/users.js';
 
 const NOT_ROOT = process.getuid!() !== 0;
-if (NOT_ROOT) console.warn('[cgroup v1 integration] SKIPPED: these tests start as root (the unprivileged half drops to sbxtest itself)');
+if (NOT_ROOT) console.warn('[cgroup v1 integration] SKIPPED: these tests start as root (the unprivileged half drops to uid 65534 itself)');
 const SKIP = process.env.SBX_SKIP_CGROUP_V1_INTEGRATION === '1' || NOT_ROOT;
 const BWRAP = '/usr/bin/bwrap';
 const SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent'];
@@ -41,7 +42,7 @@ interface RunResult {
 }
 
 let sequence = 0;
-let sbxtest: { uid: number; gid: number } | undefined;
+let sbxtest: TestUser | undefined;
 
 /** Pids whose /proc/<pid>/cgroup names this session's cgroup. */
 function processesIn(id: string): number[] {
@@ -220,13 +221,9 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
   });
 });
 
-describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (user sbxtest)', () => {
+describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (uid 65534)', () => {
   beforeAll(() => {
-    if (process.getuid!() !== 0) throw new Error('these tests start as root and drop to sbxtest; or set SBX_SKIP_CGROUP_V1_INTEGRATION=1');
-    const id = spawnSync('id', ['-u', 'sbxtest'], { encoding: 'utf8' });
-    const gid = spawnSync('id', ['-g', 'sbxtest'], { encoding: 'utf8' });
-    if (id.status !== 0) throw new Error('user sbxtest is required (useradd sbxtest); or set SBX_SKIP_CGROUP_V1_INTEGRATION=1');
-    sbxtest = { uid: Number(id.stdout), gid: Number(gid.stdout) };
+    sbxtest = unprivilegedUser();
   });
 
   it('v1 is not writable for the user: memory and pids fall back to rlimits, marked approximate', () => {

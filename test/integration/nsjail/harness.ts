@@ -25,7 +25,7 @@ const BUILT = join(process.env.HOME ?? '/root', '.cache', 'sbx-test', 'nsjail', 
 export function findNsjail(): { path: string } | { missing: string } {
   const candidates = [process.env.SBX_NSJAIL, BUILT, '/root/.cache/sbx-test/nsjail/nsjail/nsjail'].filter((p): p is string => Boolean(p));
   const path = candidates.find((p) => existsSync(p));
-  return path ? { path } : { missing: `no nsjail binary (looked at ${candidates.join(', ')}); build one with /work/shared/tools/build-nsjail.sh or set SBX_NSJAIL` };
+  return path ? { path } : { missing: `no nsjail binary (looked at ${candidates.join(', ')}); build one from https://github.com/google/nsjail and set SBX_NSJAIL to it` };
 }
 
 /** Host secrets the sandbox must never see. */

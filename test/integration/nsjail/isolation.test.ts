@@ -1,7 +1,7 @@
 // Real nsjail, started with exactly what compileNsjail produces for the default profile on a temp
 // workspace. Each test attempts the forbidden thing and asserts the precise failure, beside a control
 // showing the same probe works unsandboxed. Runs as root and as an unprivileged user (user namespaces).
-// nsjail: $SBX_NSJAIL, else the build of /work/shared/tools/build-nsjail.sh; without one the suite is
+// nsjail: $SBX_NSJAIL, else a build under ~/.cache/sbx-test (harness.ts); without one the suite is
 // skipped and says why.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

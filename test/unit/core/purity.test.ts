@@ -1,5 +1,6 @@
-// The pure core (STYLE §1, §2): functions of data. It may not import I/O, process spawning, the
-// terminal or the imperative shell (runtime/, report/, cli/), and errors.ts imports nothing at all.
+// The pure core (docs/ARCHITECTURE.md, "Pure core, imperative shell"): functions of data. It may not
+// import I/O, process spawning, the terminal or the imperative shell (runtime/, report/, cli/), and
+// errors.ts imports nothing at all.
 // Read from the source text, so a new file in policy/ or backend/ is covered the day it lands.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

@@ -1,5 +1,5 @@
-// src/limits is pure core (STYLE §1): host facts come in as HostLimitFacts, nothing is read or spawned.
-// Globbed, so a new file is covered the day it lands.
+// src/limits is pure core (docs/ARCHITECTURE.md): host facts come in as HostLimitFacts, nothing is
+// read or spawned. Globbed, so a new file is covered the day it lands.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

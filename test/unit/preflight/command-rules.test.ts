@@ -48,7 +48,7 @@ const AGENT: Partial<CommandRules> = (() => {
 
 const rulesOf = (d: CommandDecision) => (d.verdict === 'deny' ? d.violations.map((v) => v.rule) : d.verdict);
 
-/** The seed's agent kernel: an allow list, the deny groups, path guards, restricted shell strings. */
+/** Rules shaped like the agent profile's: an allow list, the deny groups, path guards, restricted shell strings. */
 const SEED: Partial<CommandRules> = {
   default: 'ask',
   allow: { ls: {}, cat: {}, sh: {}, git: { allow: ['status', 'diff', 'log', 'rev-parse', 'branch', 'show', 'grep', 'push', 'clean', 'reset'], block: ['push --force', 'reset --hard', 'clean -fd'] }, npm: { allow: ['install', 'test', 'run', 'build'] } },

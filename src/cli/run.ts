@@ -1,9 +1,12 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
-import { closeSync, fstatSync, openSync } from 'node:fs';
-import { run, type RunOptions } from '../api.js';
+import { closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { runUnchecked, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
+import type { Policy } from '../policy/types.js';
 import { ledgerPath } from '../report/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
+import { writableRootHolding } from '../report/report-file.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
@@ -11,33 +14,122 @@ interface ReportTarget {
   fd: number;
   /** Opened by sbx for --report-file (closed after the write); a --report-fd descriptor is the caller's. */
   owned: boolean;
+  /** For messages: the flag that named it. */
+  name: string;
 }
 
-/** Opened before anything runs: a report that cannot be written fails the run up front, not after it. */
-function openReport(flags: RunCliFlags): ReportTarget | undefined {
-  if (flags.reportFd !== undefined) {
-    const fd = Number(flags.reportFd);
-    if (!Number.isInteger(fd) || fd < 3) {
-      throw new SbxError('REPORT_FD', `--report-fd ${flags.reportFd}: must be a descriptor number of 3 or more`, {
-        hint: 'stdout and stderr belong to the command; e.g. --report-fd 3 3>report.json',
+/** fdinfo's flags are octal: O_CLOEXEC 02000000, O_PATH 010000000, the access mode in the low 2 bits. */
+const FDINFO_CLOEXEC = 0o2000000;
+const FDINFO_PATH = 0o10000000;
+
+/**
+ * --report-fd N must be a descriptor the caller opened for writing, never one of Node's own: Node
+ * (libuv) opens its epoll, eventfd and signal pipes at start-up on the lowest free numbers (3 and
+ * up), and writing a report into one of them crashes sbx after the command ran. What tells them
+ * apart is close-on-exec: a descriptor the caller passed survived exec into Node, so it cannot have
+ * it, and every descriptor Node or libuv opens has it (O_CLOEXEC, EPOLL_CLOEXEC, EFD_CLOEXEC).
+ * /proc/self/fdinfo/N shows the flags without opening N itself.
+ */
+function callerReportFd(given: string): ReportTarget {
+  const fd = /^\d{1,9}$/.test(given) ? Number(given) : NaN;
+  if (!Number.isInteger(fd) || fd < 3) {
+    throw new SbxError('REPORT_FD', `--report-fd ${given}: must be a descriptor number of 3 or more`, {
+      hint: 'stdout and stderr belong to the command; e.g. --report-fd 3 3>report.json',
+    });
+  }
+  let info: string;
+  try {
+    info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new SbxError('REPORT_FD', `--report-fd ${fd}: cannot check the descriptor (/proc/self/fdinfo: ${(error as NodeJS.ErrnoException).code})`, {
+        hint: 'mount /proc, or use --report-file PATH',
       });
     }
-    try {
-      fstatSync(fd);
-    } catch {
-      throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
-    }
-    return { fd, owned: false };
+    info = '';
   }
-  if (!flags.reportFile) return undefined;
+  const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1];
+  const bits = flags === undefined ? undefined : parseInt(flags, 8);
+  if (bits === undefined || (bits & FDINFO_CLOEXEC) !== 0) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} was not opened by the caller`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
+  }
+  if ((bits & FDINFO_PATH) !== 0 || (bits & 3) === constants.O_RDONLY) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open for writing`, { hint: `open it for writing, e.g. ${fd}>report.json` });
+  }
+  return { fd, owned: false, name: `--report-fd ${fd}` };
+}
+
+/**
+ * --report-file PATH as it will be opened: its directory's real path and its name. Checked before
+ * anything runs; the name may not be a symlink or anything but a regular file (it is opened with
+ * O_NOFOLLOW, so a symlink planted later fails the open instead of being followed).
+ */
+function reportFilePath(given: string): string {
+  const absolute = resolve(given);
+  let dir: string;
   try {
-    // Node opens with O_CLOEXEC: the sandbox never inherits it.
-    return { fd: openSync(flags.reportFile, 'w', 0o600), owned: true };
+    dir = realpathSync(dirname(absolute));
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new SbxError('REPORT_FILE', `--report-file ${flags.reportFile}: cannot open it for writing (${reason})`, {
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${reason})`, {
       hint: 'name a file in an existing directory you can write to',
     });
+  }
+  const path = join(dir, basename(absolute));
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return path; // created by the open
+  }
+  if (stat.isSymbolicLink() || !stat.isFile()) {
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}`, {
+      hint: 'name a regular file (it is replaced), or remove what is there',
+    });
+  }
+  return path;
+}
+
+/** After the policy is known and before anything runs: refused when the sandbox could write it. */
+function refuseWritableReportFile(policy: Policy, path: string, given: string): void {
+  const root = writableRootHolding(policy, path);
+  if (root === undefined) return;
+  throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} lies in ${root}, which the sandbox can write: the command could forge or remove its report`, {
+    hint: 'put the report outside the workspace and writable binds (e.g. under /tmp or $XDG_STATE_HOME), or use --report-fd 3 3>FILE',
+  });
+}
+
+/** Opened once, without following a symlink at the name; the descriptor is checked to be the file that was checked. */
+function openReportFile(path: string, given: string): ReportTarget {
+  let fd: number;
+  try {
+    // Node opens with O_CLOEXEC: the sandbox never inherits it.
+    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${reason === 'ELOOP' ? 'it is a symbolic link' : reason})`, {
+      hint: 'name a regular file in an existing directory you can write to',
+    });
+  }
+  if (readlinkSync(`/proc/self/fd/${fd}`) !== path) {
+    closeSync(fd);
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: the path changed while it was opened`, { hint: 'name a file in a directory nobody else writes to' });
+  }
+  return { fd, owned: true, name: `--report-file ${given}` };
+}
+
+/**
+ * A report that cannot be written (the reader went away: EPIPE; a full disk: ENOSPC; EBADF) is one
+ * line on stderr; the run's exit status stays the command's.
+ */
+function emitReport(target: ReportTarget, report: Report): void {
+  try {
+    writeReport(target.fd, report);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    process.stderr.write(`sbx: the report could not be written to ${target.name} (${reason}); the exit status is the run's\n`);
+  } finally {
+    if (target.owned) closeSync(target.fd);
   }
 }
 
@@ -83,17 +175,20 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
     return;
   }
   const options = runOptionsOf(command, flags);
+  const reportFile = flags.reportFd === undefined && flags.reportFile !== undefined ? flags.reportFile : undefined;
+  const reportPath = reportFile === undefined ? undefined : reportFilePath(reportFile);
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
-  const target = openReport(flags) ?? (flags.capture ? { fd: 1, owned: false } : undefined);
-  const emit = (report: Report) => {
-    if (!target) return;
-    writeReport(target.fd, report);
-    if (target.owned) closeSync(target.fd);
+  let target: ReportTarget | undefined =
+    flags.reportFd !== undefined ? callerReportFd(flags.reportFd) : flags.capture && reportPath === undefined ? { fd: 1, owned: false, name: 'stdout' } : undefined;
+  // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
+  const checkPolicy = (policy: Policy) => {
+    refuseWritableReportFile(policy, reportPath!, reportFile!);
+    target = openReportFile(reportPath!, reportFile!);
   };
   let report: Report;
   try {
-    const outcome = await run(options);
+    const outcome = await runUnchecked(options, reportPath === undefined ? {} : { checkPolicy });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
@@ -103,10 +198,20 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
       process.stderr.write(`sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`);
     }
   } catch (error) {
-    if (isSbxError(error)) emit(reportFromError(error, command));
+    if (!isSbxError(error) || !error.run || error.code === 'REPORT_FILE') throw error;
+    // Refused before the policy was derived: nothing ran, the file is opened now.
+    if (!target && reportPath !== undefined) {
+      try {
+        target = openReportFile(reportPath, reportFile!);
+      } catch (openError) {
+        if (!isSbxError(openError)) throw openError;
+        process.stderr.write(`sbx: the report could not be written: ${openError.message}\n`);
+      }
+    }
+    if (target) emitReport(target, reportFromError(error, command, error.run));
     throw error;
   }
-  emit(report);
+  if (target) emitReport(target, report);
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report).join('\n') + '\n');

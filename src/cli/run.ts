@@ -18,42 +18,39 @@ interface ReportTarget {
   name: string;
 }
 
-/** fdinfo's flags are octal: O_CLOEXEC 02000000, O_PATH 010000000, the access mode in the low 2 bits. */
-const FDINFO_CLOEXEC = 0o2000000;
+/** fdinfo's flags are octal: O_PATH 010000000, the access mode in the low 2 bits. */
 const FDINFO_PATH = 0o10000000;
 
 /**
  * --report-fd N must be a descriptor the caller opened for writing, never one of Node's own: Node
- * (libuv) opens its epoll, eventfd and signal pipes at start-up on the lowest free numbers (3 and
- * up), and writing a report into one of them crashes sbx after the command ran. What tells them
- * apart is close-on-exec: a descriptor the caller passed survived exec into Node, so it cannot have
- * it, and every descriptor Node or libuv opens has it (O_CLOEXEC, EPOLL_CLOEXEC, EFD_CLOEXEC).
- * /proc/self/fdinfo/N shows the flags without opening N itself.
+ * opens its epoll, eventfd and signal pipes at start-up on the lowest free numbers (3 and up), and
+ * a report written into one of them crashes sbx after the command ran. Only the shell half of
+ * bin/sbx.js, which runs before Node, can still see the caller's table: it lists the --report-fd
+ * numbers it found open in SBX_CALLER_FDS (see the comment there).
  */
-function callerReportFd(given: string): ReportTarget {
+function callerReportFd(given: string, checkedOpen: string | undefined): ReportTarget {
   const fd = /^\d{1,9}$/.test(given) ? Number(given) : NaN;
   if (!Number.isInteger(fd) || fd < 3) {
     throw new SbxError('REPORT_FD', `--report-fd ${given}: must be a descriptor number of 3 or more`, {
       hint: 'stdout and stderr belong to the command; e.g. --report-fd 3 3>report.json',
     });
   }
-  let info: string;
+  if (checkedOpen === undefined) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: cannot tell the caller's descriptor ${fd} from Node's own`, {
+      hint: 'start sbx as a program (sbx, or bin/sbx.js), not as `node bin/sbx.js`: its launcher checks the descriptor',
+    });
+  }
+  if (!checkedOpen.split(' ').includes(String(fd))) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
+  }
+  let flags: string | undefined;
   try {
-    info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new SbxError('REPORT_FD', `--report-fd ${fd}: cannot check the descriptor (/proc/self/fdinfo: ${(error as NodeJS.ErrnoException).code})`, {
-        hint: 'mount /proc, or use --report-file PATH',
-      });
-    }
-    info = '';
+    flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+  } catch {
+    // checked below
   }
-  const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1];
   const bits = flags === undefined ? undefined : parseInt(flags, 8);
-  if (bits === undefined || (bits & FDINFO_CLOEXEC) !== 0) {
-    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} was not opened by the caller`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
-  }
-  if ((bits & FDINFO_PATH) !== 0 || (bits & 3) === constants.O_RDONLY) {
+  if (bits === undefined || (bits & FDINFO_PATH) !== 0 || (bits & 3) === constants.O_RDONLY) {
     throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open for writing`, { hint: `open it for writing, e.g. ${fd}>report.json` });
   }
   return { fd, owned: false, name: `--report-fd ${fd}` };
@@ -168,6 +165,9 @@ function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
 }
 
 export async function runCommand(given: string[], flags: RunCliFlags): Promise<void> {
+  // Set by bin/sbx.js for this check only: not part of the environment the sandbox's rules filter.
+  const checkedFds = process.env.SBX_CALLER_FDS;
+  delete process.env.SBX_CALLER_FDS;
   const command = commandOf(given, flags);
   if (flags.dryRun) {
     const { explainCommand } = await import('./explain.js');
@@ -180,7 +180,7 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
   let target: ReportTarget | undefined =
-    flags.reportFd !== undefined ? callerReportFd(flags.reportFd) : flags.capture && reportPath === undefined ? { fd: 1, owned: false, name: 'stdout' } : undefined;
+    flags.reportFd !== undefined ? callerReportFd(flags.reportFd, checkedFds) : flags.capture && reportPath === undefined ? { fd: 1, owned: false, name: 'stdout' } : undefined;
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
     refuseWritableReportFile(policy, reportPath!, reportFile!);

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { parseReport } from '../../helpers/report.js';
 
 let t: TestHost;
 let ledger: string;
@@ -21,7 +22,7 @@ interface Report {
 
 async function sbxReport(args: string[]): Promise<{ code: number | null; report: Report; err: string }> {
   const r = await runSbx(['--report-fd', '3', ...args], { ...opts(), extraStdio: { 3: 'pipe' } });
-  return { code: r.code, report: JSON.parse(r.extra[3]!.toString()) as Report, err: r.err };
+  return { code: r.code, report: parseReport(r.extra[3]!.toString()), err: r.err };
 }
 
 describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, approvals (real bwrap)', () => {

@@ -54,7 +54,7 @@ export const runOptionsSchema = z.strictObject({
   ...runRequest,
   ...compileOnly,
   stdio: z.enum(['inherit', 'capture', 'ignore']).optional(),
-  input: z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'must be a string or a Uint8Array')]).optional(),
+  input: z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], { error: 'must be a string or a Uint8Array' }).optional(),
   signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
   forwardSignals: z.boolean().optional(),
   resolve: z.custom<(host: string) => Promise<string[]>>(isFunction, 'must be a function').optional(),

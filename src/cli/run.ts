@@ -151,7 +151,7 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
-function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
+export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
   const limit = captureLimit(flags);
   return {
     ...toRunOptions(flags, command),

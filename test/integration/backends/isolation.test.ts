@@ -4,7 +4,7 @@
 // nsjail: $SBX_NSJAIL, else the build of /work/shared/tools/build-nsjail.sh; without one its half is
 // skipped and says why.
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

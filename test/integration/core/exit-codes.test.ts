@@ -2,7 +2,7 @@
 // passes through (128+N for signal N, each compared with the same command unsandboxed), sbx's own
 // failures use their documented codes and run nothing, and the report goes only where it was asked
 // to go (--report-file, --report-fd 3 on a pipe), never onto stdout/stderr.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
@@ -10,20 +10,6 @@ import { parseReport, readReport } from '../../helpers/report.js';
 
 let t: TestHost;
 const opts = () => ({ env: t.env, cwd: t.workspace });
-
-interface Report {
-  format: number;
-  sessionId?: string;
-  profile?: { name: string; file: string; hash: string };
-  backend?: string;
-  command: string[];
-  exitCode: number;
-  signal?: string;
-  setBy: 'child' | 'sbx';
-  durationMs?: number;
-  violations: { phase: string; kind: string; rule: string; detail: string }[];
-  error?: { code: string; message: string; hint?: string };
-}
 
 /** The status the way a shell reports it: 128+N for a signal. */
 const shellStatus = (r: Ran) => (r.signal ? 128 + ({ SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[r.signal]! : r.code);

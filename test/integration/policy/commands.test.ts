@@ -7,18 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 import { parseReport } from '../../helpers/report.js';
+import type { Report } from '../../../src/report/report.js';
 
 let t: TestHost;
 let ledger: string;
 const opts = (extra: Record<string, string> = {}) => ({ env: { ...t.env, SBX_AUDIT_FILE: ledger, ...extra }, cwd: t.workspace });
 const ledgerRecords = () => (existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
 
-interface Report {
-  exitCode: number;
-  setBy: string;
-  violations: { phase: string; kind: string; rule: string; detail: string }[];
-  error?: { code: string };
-}
 
 async function sbxReport(args: string[]): Promise<{ code: number | null; report: Report; err: string }> {
   const r = await runSbx(['--report-fd', '3', ...args], { ...opts(), extraStdio: { 3: 'pipe' } });

@@ -54,13 +54,19 @@ export const runOptionsSchema = z.strictObject({
   ...runRequest,
   ...compileOnly,
   stdio: z.enum(['inherit', 'capture', 'ignore']).optional(),
-  input: z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], { error: 'must be a string or a Uint8Array' }).optional(),
+  input: z
+    .union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], {
+      error: 'must be a string or a Uint8Array',
+    })
+    .optional(),
   signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
   forwardSignals: z.boolean().optional(),
   resolve: z.custom<(host: string) => Promise<string[]>>(isFunction, 'must be a function').optional(),
   captureLimitBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional(),
   audit: z.strictObject({ file: path }).optional(),
-  approve: z.custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">').optional(),
+  approve: z
+    .custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">')
+    .optional(),
 });
 
 /** Both ways assignable (tsc checks it): the schemas and the documented interfaces in src/api.ts cannot drift apart. */
@@ -74,7 +80,8 @@ export type SchemasMatchInterfaces = [
 
 function check<T>(schema: z.ZodType<T>, value: unknown, door: string): T {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SbxError('OPTIONS_INVALID', `${door}: options must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`, {
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    throw new SbxError('OPTIONS_INVALID', `${door}: options must be an object, got ${got}`, {
       hint: `call ${door}({ command: ['ls', '-l'] })`,
     });
   }
@@ -87,7 +94,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown, door: string): T {
   });
 }
 
-/** The caller's own object is returned (functions and the signal keep their identity); nothing is copied or defaulted. */
+/** The caller's own object is returned (functions and the signal keep their identity): nothing copied or defaulted. */
 export function checkRunOptions(value: unknown): RunOptions {
   return check(runOptionsSchema, value, 'run()');
 }

@@ -162,7 +162,10 @@ function probeLauncher(choice: BackendChoice, env: Record<string, string | undef
   }
 }
 
-async function prepare(options: CompileOptions, known: KnownFacts = { sessionId: newSessionId(), profile: null }): Promise<Prepared> {
+async function prepare(
+  options: CompileOptions,
+  known: KnownFacts = { sessionId: newSessionId(), profile: null },
+): Promise<Prepared> {
   const hostEnv = cleanEnv(options.hostEnv ?? process.env);
   const cwd = options.cwd ?? process.cwd();
   const uid = process.getuid?.() ?? 0;
@@ -347,7 +350,12 @@ export async function runUnchecked(options: RunOptions, hooks: RunHooks = {}): P
   }
 }
 
-async function runPrepared(options: RunOptions, trail: AuditTrail | undefined, known: KnownFacts, hooks: RunHooks): Promise<Outcome> {
+async function runPrepared(
+  options: RunOptions,
+  trail: AuditTrail | undefined,
+  known: KnownFacts,
+  hooks: RunHooks,
+): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
   const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) }, known);
   const hash = policyHash(p.policy);
@@ -438,7 +446,8 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined, k
     const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? []), ...result.violations];
     // A signal whoever runs sbx sent (Ctrl-C, a kill forwarded by the CLI, the caller's abort) ended the
     // command: their choice, not a policy violation. The same signal from elsewhere stays one.
-    const interrupt = result.code > 128 && !result.timedOut ? result.interrupts.find((i) => i.signal === result.code - 128) : undefined;
+    const interrupt =
+      result.code > 128 && !result.timedOut ? result.interrupts.find((i) => i.signal === result.code - 128) : undefined;
     if (result.timedOut) {
       const limit = plan?.limits.find((l) => l.name === 'timeout')?.display;
       violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`, ...(limit ? { limit } : {}) });

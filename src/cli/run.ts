@@ -41,7 +41,9 @@ function callerReportFd(given: string, checkedOpen: string | undefined): ReportT
     });
   }
   if (!checkedOpen.split(' ').includes(String(fd))) {
-    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, {
+      hint: `open it in the calling shell, e.g. ${fd}>report.json`,
+    });
   }
   let flags: string | undefined;
   try {
@@ -51,7 +53,9 @@ function callerReportFd(given: string, checkedOpen: string | undefined): ReportT
   }
   const bits = flags === undefined ? undefined : parseInt(flags, 8);
   if (bits === undefined || (bits & FDINFO_PATH) !== 0 || (bits & 3) === constants.O_RDONLY) {
-    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open for writing`, { hint: `open it for writing, e.g. ${fd}>report.json` });
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open for writing`, {
+      hint: `open it for writing, e.g. ${fd}>report.json`,
+    });
   }
   return { fd, owned: false, name: `--report-fd ${fd}` };
 }
@@ -80,7 +84,8 @@ function reportFilePath(given: string): string {
     return path; // created by the open
   }
   if (stat.isSymbolicLink() || !stat.isFile()) {
-    throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}`, {
+    const what = stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} is ${what}`, {
       hint: 'name a regular file (it is replaced), or remove what is there',
     });
   }
@@ -91,8 +96,10 @@ function reportFilePath(given: string): string {
 function refuseWritableReportFile(policy: Policy, path: string, given: string): void {
   const root = writableRootHolding(policy, path);
   if (root === undefined) return;
-  throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} lies in ${root}, which the sandbox can write: the command could forge or remove its report`, {
-    hint: 'put the report outside the workspace and writable binds (e.g. under /tmp or $XDG_STATE_HOME), or use --report-fd 3 3>FILE',
+  const why = 'the command could forge or remove its report';
+  const where = `${path} lies in ${root}, which the sandbox can write`;
+  throw new SbxError('REPORT_FILE', `--report-file ${given}: ${where}: ${why}`, {
+    hint: 'put it outside the workspace and writable binds (e.g. /tmp, $XDG_STATE_HOME), or use --report-fd 3 3>FILE',
   });
 }
 
@@ -104,13 +111,16 @@ function openReportFile(path: string, given: string): ReportTarget {
     fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${reason === 'ELOOP' ? 'it is a symbolic link' : reason})`, {
+    const why = reason === 'ELOOP' ? 'it is a symbolic link' : reason;
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${why})`, {
       hint: 'name a regular file in an existing directory you can write to',
     });
   }
   if (readlinkSync(`/proc/self/fd/${fd}`) !== path) {
     closeSync(fd);
-    throw new SbxError('REPORT_FILE', `--report-file ${given}: the path changed while it was opened`, { hint: 'name a file in a directory nobody else writes to' });
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: the path changed while it was opened`, {
+      hint: 'name a file in a directory nobody else writes to',
+    });
   }
   return { fd, owned: true, name: `--report-file ${given}` };
 }
@@ -124,7 +134,8 @@ function emitReport(target: ReportTarget, report: Report): void {
     writeReport(target.fd, report);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    process.stderr.write(`sbx: the report could not be written to ${target.name} (${reason}); the exit status is the run's\n`);
+    const line = `sbx: the report could not be written to ${target.name} (${reason}); the exit status is the run's`;
+    process.stderr.write(`${line}\n`);
   } finally {
     if (target.owned) closeSync(target.fd);
   }
@@ -180,7 +191,11 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
   let target: ReportTarget | undefined =
-    flags.reportFd !== undefined ? callerReportFd(flags.reportFd, checkedFds) : flags.capture && reportPath === undefined ? { fd: 1, owned: false, name: 'stdout' } : undefined;
+    flags.reportFd !== undefined
+      ? callerReportFd(flags.reportFd, checkedFds)
+      : flags.capture && reportPath === undefined
+        ? { fd: 1, owned: false, name: 'stdout' }
+        : undefined;
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
     refuseWritableReportFile(policy, reportPath!, reportFile!);

@@ -124,8 +124,12 @@ export function summaryLines(report: Report): string[] {
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
-  for (const v of report.violations.slice(0, VIOLATIONS_SHOWN)) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  for (const v of report.violations.slice(0, VIOLATIONS_SHOWN)) {
+    lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  }
   const more = report.violations.length - VIOLATIONS_SHOWN;
-  if (more > 0) lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
+  if (more > 0) {
+    lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
+  }
   return lines;
 }

@@ -80,7 +80,8 @@ const REASONS_SHOWN = 10;
 export function refusal(violations: Violation[]): SbxError {
   const [first, ...rest] = violations;
   const details = rest.slice(0, REASONS_SHOWN - 1).map((v) => `also: ${v.detail}`);
-  if (rest.length > REASONS_SHOWN - 1) details.push(`and ${rest.length - (REASONS_SHOWN - 1)} more reasons, listed in the report (--report-fd)`);
+  const more = rest.length - (REASONS_SHOWN - 1);
+  if (more > 0) details.push(`and ${more} more reasons, listed in the report (--report-fd)`);
   return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(first!), violations, details });
 }
 
@@ -151,7 +152,8 @@ export async function gateCommand(input: GateInput): Promise<void> {
   const answer = input.approve ? await ask(input.approve, { argv, profile, reason: decision.detail }) : 'nobody';
   if (typeof answer === 'object') {
     record('refused', 'user');
-    throw denied(`${badAnswer(answer)}, which refuses`, "an approver must answer 'once' or 'always' to approve (anything else refuses)");
+    const hint = "an approver approves with 'once' or 'always' (all else refuses)";
+    throw denied(`${badAnswer(answer)}, which refuses`, hint);
   }
   if (answer === 'nobody') {
     record('refused', input.approve ? 'no-tty' : 'policy');

@@ -1,8 +1,16 @@
 #!/bin/sh
-":" //; if [ -n "${NODE_EXTRA_CA_CERTS+x}" ]; then SBX_HOST_NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS; export SBX_HOST_NODE_EXTRA_CA_CERTS; unset NODE_EXTRA_CA_CERTS; fi; exec node "$0" "$@"
+":" //; if [ -n "${NODE_EXTRA_CA_CERTS+x}" ]; then SBX_HOST_NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS; export SBX_HOST_NODE_EXTRA_CA_CERTS; unset NODE_EXTRA_CA_CERTS; fi; f() { case $1 in ''|*[!0-9]*) ;; *) [ -e /proc/self/fd/$1 ] && ! [ /proc/self/fd/$1 -ef "$0" ] && SBX_CALLER_FDS="$SBX_CALLER_FDS $1";; esac; }; SBX_CALLER_FDS=; w=; for a; do if [ "$w" ]; then f "$a"; w=; else case $a in --) break;; --report-fd) w=1;; --report-fd=*) f "${a#*=}";; esac; fi; done; export SBX_CALLER_FDS; exec node "$0" "$@"
 // The line above is both shell and JavaScript. As a shell script it takes NODE_EXTRA_CA_CERTS out of
 // Node's way before starting it: Node parses that file at every start-up (tens of ms) and sbx makes
 // no TLS connections; main() puts the value back into the environment it filters for the sandbox.
+// It also checks each `--report-fd N` (before the first `--`): Node opens its own epoll, eventfd and
+// pipes on the lowest free numbers at start-up and marks inherited low descriptors close-on-exec, so
+// once Node runs, a descriptor the caller never opened cannot be told from one of Node's. The shell
+// still has the caller's table: `[ -e /proc/self/fd/N ]` (a stat, which opens nothing), minus the
+// shell's own descriptor on this script (-ef "$0"). SBX_CALLER_FDS lists the numbers found open and
+// is always set here, so a value from the caller's environment never reaches Node; src/cli/run.ts
+// accepts --report-fd N only when N is listed. A missed flag (it follows `--` as another flag's
+// value) is refused, never confused.
 // As JavaScript it is a string and a comment. Beyond that this file stays thin: the compile cache
 // (Node 22.1+) and the bundled CLI.
 import module from 'node:module';

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
-import { ExitCode, isSbxError, SbxError } from './errors.js';
+import { ExitCode, isSbxError, SbxError, type RunFacts } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
@@ -25,7 +25,7 @@ import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
 import type { CommandDecision } from './preflight/command-rules.js';
-import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
+import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
@@ -39,6 +39,7 @@ export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/command-gate.js';
+export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './preflight/command-rules.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
@@ -63,7 +64,11 @@ export interface RunOptions extends CompileOptions {
   stdio?: StdioMode;
   /** stdin bytes for capture mode. */
   input?: Uint8Array | string;
-  /** Ends the sandbox (SIGTERM to the command, as on Ctrl-C). */
+  /**
+   * Ends the sandbox (SIGTERM to the command, as on Ctrl-C): the outcome says `interruptedBy: 'caller'`
+   * and has no violation. Already aborted, or aborted before the command starts: nothing runs, and
+   * run() rejects with SbxError ABORTED.
+   */
   signal?: AbortSignal;
   /** CLI only: pass SIGINT/SIGTERM/SIGHUP received by this process to the command. */
   forwardSignals?: boolean;
@@ -79,10 +84,20 @@ export interface RunOptions extends CompileOptions {
   audit?: { file: string };
   /**
    * Asked when the profile's command rules say `default: ask` and no rule allows the command.
-   * Without it such a command is refused (APPROVAL_DENIED). The CLI asks on the terminal.
+   * Without it such a command is refused (APPROVAL_DENIED). The CLI asks on the terminal. Only the
+   * answers 'once' and 'always' approve; anything else (a throw included) refuses.
    */
   approve?: Approver;
 }
+
+/** sbx's own CLI only (src/cli/run.ts): a check on the derived policy before anything is created or asked. */
+export interface RunHooks {
+  /** Throwing refuses the run (e.g. a --report-file the sandbox could write). */
+  checkPolicy?: (policy: Policy) => void;
+}
+
+/** What run() learns as it goes: every refusal carries it (SbxError.run). */
+type KnownFacts = Omit<RunFacts, 'durationMs'>;
 
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;
 
@@ -148,7 +163,10 @@ function probeLauncher(choice: BackendChoice, env: Record<string, string | undef
   }
 }
 
-async function prepare(options: CompileOptions): Promise<Prepared> {
+async function prepare(
+  options: CompileOptions,
+  known: KnownFacts = { sessionId: newSessionId(), profile: null },
+): Promise<Prepared> {
   const hostEnv = cleanEnv(options.hostEnv ?? process.env);
   const cwd = options.cwd ?? process.cwd();
   const uid = process.getuid?.() ?? 0;
@@ -156,9 +174,11 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
   const home = hostEnv.HOME || homedir();
   const search = profileSearch(cwd, hostEnv);
   const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
+  known.profile = { name: resolved.name, file: resolved.location.file, hash: resolved.hash };
   const launcher = probeLauncher(options.backend ?? resolved.profile.backend ?? 'bwrap', hostEnv, search.cacheDir);
+  known.backend = launcher.backend;
 
-  const sessionId = newSessionId();
+  const sessionId = known.sessionId;
   const baseVars = { home, cwd, session: sessionId };
   const workspace = requestedWorkspace(resolved.profile, options, baseVars);
   const wsFact = probePath(workspace);
@@ -217,6 +237,7 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
+  options = (await import('./api-options.js')).checkCompileOptions(options);
   const p = await prepare(options);
   const hostEnv = options.hostEnv ?? process.env;
   const launch = await compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
@@ -231,6 +252,8 @@ interface Ran {
   durationMs: number;
   /** Violations only the launcher knows of (nsjail's log: its time limit, a seccomp kill). */
   violations: Violation[];
+  /** Signals sbx passed on for its user or caller (ExecResult): a status of 128+N for one of them is theirs. */
+  interrupts: Interrupt[];
   stdout?: Buffer;
   stderr?: Buffer;
   streamBytes?: { stdout: number; stderr: number };
@@ -238,7 +261,7 @@ interface Ran {
 
 async function interpret(result: ExecResult, uid: number, bwrap: string, env: Record<string, string | undefined>): Promise<Ran> {
   const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
-  if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], ...captured };
+  if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], interrupts: result.interrupts, ...captured };
   if (result.kind === 'supervised') {
     const { nsjailSetupError, parseNsjailStatus } = await import('./backend/nsjail-status.js');
     const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
@@ -246,7 +269,7 @@ async function interpret(result: ExecResult, uid: number, bwrap: string, env: Re
     // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
     const timedOut = result.timedOut || status.timedOut;
     const code = timedOut ? ExitCode.TIMEOUT : status.code;
-    return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), ...captured };
+    return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), interrupts: result.interrupts, ...captured };
   }
   // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
   const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
@@ -291,26 +314,57 @@ async function captureView(buf: Buffer, totalBytes: number, limitBytes: number, 
   return { text, droppedBytes, redactions: hits };
 }
 
-/** Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad profile, no sandbox). */
+/**
+ * Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad options, bad profile,
+ * no sandbox, a refusal, an abort before the start); the error's `run` names the session.
+ */
 export async function run(options: RunOptions): Promise<Outcome> {
+  return runUnchecked((await import('./api-options.js')).checkRunOptions(options));
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new SbxError('ABORTED', 'the run was aborted (options.signal) before the command started: nothing ran', {
+    hint: 'the AbortSignal passed to run() had fired; call run() again with a signal that has not',
+    cause: signal.reason,
+  });
+}
+
+/**
+ * run() without the option check: for sbx's own CLI, whose options come from its typed parser
+ * (src/cli/options.ts) and which cannot afford zod on every launch. Library callers use run().
+ */
+export async function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
+  const started = performance.now();
+  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
   try {
-    const outcome = await runPrepared(options, trail);
+    throwIfAborted(options.signal);
+    const outcome = await runPrepared(options, trail, known, hooks);
     trail?.ran(outcome);
     return outcome;
   } catch (error) {
-    // Refusals are the records an auditor looks for first.
     if (isSbxError(error)) {
+      error.run ??= { ...known, durationMs: performance.now() - started };
+      // Refusals are the records an auditor looks for first.
       trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
     }
     throw error;
   }
 }
 
-async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): Promise<Outcome> {
+async function runPrepared(
+  options: RunOptions,
+  trail: AuditTrail | undefined,
+  known: KnownFacts,
+  hooks: RunHooks,
+): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
-  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
+  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) }, known);
   const hash = policyHash(p.policy);
+  known.policyHash = hash;
+  hooks.checkPolicy?.(p.policy);
+  throwIfAborted(options.signal);
   const audit: RunContext = { sessionId: p.sessionId, profile: p.resolved.name, policyHash: hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
   trail?.prepared(audit, p.policy);
   const hostEnv = options.hostEnv ?? process.env;
@@ -333,6 +387,8 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
     ...(options.audit ? { audit: options.audit } : {}),
     secrets: audit.secrets,
   });
+  // The approval may have taken a while.
+  throwIfAborted(options.signal);
   // Refused before anything is created: a command the sandbox cannot see is 127, not a setup failure.
   checkCommand(p.policy);
   // Limits are planned before anything is created: a `required` limit this host cannot enforce
@@ -364,6 +420,8 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       launch = { ...launch, ...limits.wrap(launch) };
     }
     const nsjail = p.launcher.backend === 'nsjail';
+    // Last check: execLaunch spawns synchronously, so an abort from here on reaches the running command.
+    throwIfAborted(options.signal);
     const result = await interpret(
       await execLaunch(launch, {
         stdio,
@@ -391,15 +449,19 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
         : undefined;
     const signal = result.code > 128 ? SIGNAL_NAMES[result.code - 128] : undefined;
     const violations: Violation[] = [...collected.violations, ...(egress?.violations ?? []), ...result.violations];
+    // A signal whoever runs sbx sent (Ctrl-C, a kill forwarded by the CLI, the caller's abort) ended the
+    // command: their choice, not a policy violation. The same signal from elsewhere stays one.
+    const interrupt =
+      result.code > 128 && !result.timedOut ? result.interrupts.find((i) => i.signal === result.code - 128) : undefined;
     if (result.timedOut) {
       const limit = plan?.limits.find((l) => l.name === 'timeout')?.display;
       violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`, ...(limit ? { limit } : {}) });
-    } else if (signal && SIGNAL_VIOLATIONS[signal]) {
+    } else if (signal && !interrupt && SIGNAL_VIOLATIONS[signal]) {
       const v = SIGNAL_VIOLATIONS[signal]!;
       const limit = plan?.limits.find((l) => `limits.${l.name.replace('-', '_')}` === v.rule)?.display;
       // nsjail's log may have named it already (a seccomp kill, with the syscall).
       if (!violations.some((known) => known.kind === v.kind)) violations.push({ phase: 'runtime', ...v, detail: `the command was killed by ${signal}`, ...(limit ? { limit } : {}) });
-    } else if (signal && !violations.some((v) => v.kind === 'oom' || v.kind === 'pids')) {
+    } else if (signal && !interrupt && !violations.some((v) => v.kind === 'oom' || v.kind === 'pids')) {
       violations.push({ phase: 'runtime', kind: 'signal', rule: 'signal', detail: `the command was killed by ${signal}` });
     }
     return {
@@ -412,6 +474,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       exitCode: result.timedOut ? ExitCode.TIMEOUT : result.code,
       setBy: result.timedOut ? 'sbx' : 'child',
       ...(signal ? { signal } : {}),
+      ...(interrupt ? { interruptedBy: interrupt.by } : {}),
       durationMs: result.durationMs,
       violations,
       ...(plan ? { limits: plan.limits.map(({ name, display, mechanism, exact }) => ({ name, value: display, mechanism, exact })) } : {}),

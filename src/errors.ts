@@ -13,6 +13,11 @@ export const ExitCode = {
   DENIED: 126,
   /** The command was not found inside the sandbox. */
   NOT_FOUND: 127,
+  /**
+   * Library: the caller's AbortSignal fired before the command started, so nothing ran. 128+SIGTERM,
+   * the status an abort during the run gives (the command gets SIGTERM); the outcome's setBy says sbx.
+   */
+  ABORTED: 143,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -53,6 +58,9 @@ export const ErrorCatalogue = {
   SENSITIVE_SCAN_LIMIT: ExitCode.SETUP,
   AUDIT_FILE: ExitCode.USAGE,
   HOST_SETUP: ExitCode.SETUP,
+  /** Library: an option of run()/compile() has the wrong type, an unknown key or a bad value. */
+  OPTIONS_INVALID: ExitCode.USAGE,
+  ABORTED: ExitCode.ABORTED,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 
@@ -60,6 +68,17 @@ export interface SourceLocation {
   file: string;
   line: number;
   col: number;
+}
+
+/** What was known of a run when sbx refused it or failed: the refusal report carries it. */
+export interface RunFacts {
+  sessionId: string;
+  /** null: the profile itself failed to resolve. */
+  profile: { name: string; file: string; hash: string } | null;
+  /** Set once a policy was derived. */
+  policyHash?: string;
+  backend?: 'bwrap' | 'nsjail';
+  durationMs: number;
 }
 
 export interface SbxErrorInit {
@@ -81,6 +100,8 @@ export class SbxError extends Error {
   readonly location: SourceLocation | undefined;
   readonly details: string[];
   readonly violations: Violation[];
+  /** Set by run() (src/api.ts) on every SbxError it rejects with: the session, profile and policy known so far. */
+  run: RunFacts | undefined;
 
   constructor(code: ErrorCode, message: string, init: SbxErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -91,6 +112,7 @@ export class SbxError extends Error {
     this.location = init.location;
     this.details = init.details ?? [];
     this.violations = init.violations ?? [];
+    this.run = undefined;
   }
 }
 

@@ -168,8 +168,8 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     if (!/^[A-Za-z0-9_*]+$/.test(name)) throw new SbxError('USAGE', `--keep-env ${name}: not a variable name or pattern`, { hint: 'e.g. --keep-env NODE_OPTIONS or --keep-env "LC_*"' });
   }
   return {
-    command,
-    ...(flags.shell !== undefined ? { shell: flags.shell } : {}),
+    // A shell string takes the place of the command (the library door refuses both at once).
+    ...(flags.shell !== undefined ? { shell: flags.shell } : { command }),
     ...(flags.profile ? { profile: flags.profile } : {}),
     ...(flags.workspace ? { workspace: flags.workspace } : {}),
     binds: [

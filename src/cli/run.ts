@@ -1,10 +1,13 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
-import { closeSync, fstatSync, openSync } from 'node:fs';
-import { run, type RunOptions } from '../api.js';
+import { closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { runUnchecked, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
 import { shellArgv } from '../policy/command-line.js';
+import type { Policy } from '../policy/types.js';
 import { ledgerPath } from '../report/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
+import { writableRootHolding } from '../report/report-file.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
@@ -12,33 +15,130 @@ interface ReportTarget {
   fd: number;
   /** Opened by sbx for --report-file (closed after the write); a --report-fd descriptor is the caller's. */
   owned: boolean;
+  /** For messages: the flag that named it. */
+  name: string;
 }
 
-/** Opened before anything runs: a report that cannot be written fails the run up front, not after it. */
-function openReport(flags: RunCliFlags): ReportTarget | undefined {
-  if (flags.reportFd !== undefined) {
-    const fd = Number(flags.reportFd);
-    if (!Number.isInteger(fd) || fd < 3) {
-      throw new SbxError('REPORT_FD', `--report-fd ${flags.reportFd}: must be a descriptor number of 3 or more`, {
-        hint: 'stdout and stderr belong to the command; e.g. --report-fd 3 3>report.json',
-      });
-    }
-    try {
-      fstatSync(fd);
-    } catch {
-      throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, { hint: `open it in the calling shell, e.g. ${fd}>report.json` });
-    }
-    return { fd, owned: false };
+/** fdinfo's flags are octal: O_PATH 010000000, the access mode in the low 2 bits. */
+const FDINFO_PATH = 0o10000000;
+
+/**
+ * --report-fd N must be a descriptor the caller opened for writing, never one of Node's own: Node
+ * opens its epoll, eventfd and signal pipes at start-up on the lowest free numbers (3 and up), and
+ * a report written into one of them crashes sbx after the command ran. Only the shell half of
+ * bin/sbx.js, which runs before Node, can still see the caller's table: it lists the --report-fd
+ * numbers it found open in SBX_CALLER_FDS (see the comment there).
+ */
+function callerReportFd(given: string, checkedOpen: string | undefined): ReportTarget {
+  const fd = /^\d{1,9}$/.test(given) ? Number(given) : NaN;
+  if (!Number.isInteger(fd) || fd < 3) {
+    throw new SbxError('REPORT_FD', `--report-fd ${given}: must be a descriptor number of 3 or more`, {
+      hint: 'stdout and stderr belong to the command; e.g. --report-fd 3 3>report.json',
+    });
   }
-  if (!flags.reportFile) return undefined;
+  if (checkedOpen === undefined) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: cannot tell the caller's descriptor ${fd} from Node's own`, {
+      hint: 'start sbx as a program (sbx, or bin/sbx.js), not as `node bin/sbx.js`: its launcher checks the descriptor',
+    });
+  }
+  if (!checkedOpen.split(' ').includes(String(fd))) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open`, {
+      hint: `open it in the calling shell, e.g. ${fd}>report.json`,
+    });
+  }
+  let flags: string | undefined;
   try {
-    // Node opens with O_CLOEXEC: the sandbox never inherits it.
-    return { fd: openSync(flags.reportFile, 'w', 0o600), owned: true };
+    flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+  } catch {
+    // checked below
+  }
+  const bits = flags === undefined ? undefined : parseInt(flags, 8);
+  if (bits === undefined || (bits & FDINFO_PATH) !== 0 || (bits & 3) === constants.O_RDONLY) {
+    throw new SbxError('REPORT_FD', `--report-fd ${fd}: descriptor ${fd} is not open for writing`, {
+      hint: `open it for writing, e.g. ${fd}>report.json`,
+    });
+  }
+  return { fd, owned: false, name: `--report-fd ${fd}` };
+}
+
+/**
+ * --report-file PATH as it will be opened: its directory's real path and its name. Checked before
+ * anything runs; the name may not be a symlink or anything but a regular file (it is opened with
+ * O_NOFOLLOW, so a symlink planted later fails the open instead of being followed).
+ */
+function reportFilePath(given: string): string {
+  const absolute = resolve(given);
+  let dir: string;
+  try {
+    dir = realpathSync(dirname(absolute));
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new SbxError('REPORT_FILE', `--report-file ${flags.reportFile}: cannot open it for writing (${reason})`, {
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${reason})`, {
       hint: 'name a file in an existing directory you can write to',
     });
+  }
+  const path = join(dir, basename(absolute));
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return path; // created by the open
+  }
+  if (stat.isSymbolicLink() || !stat.isFile()) {
+    const what = stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: ${path} is ${what}`, {
+      hint: 'name a regular file (it is replaced), or remove what is there',
+    });
+  }
+  return path;
+}
+
+/** After the policy is known and before anything runs: refused when the sandbox could write it. */
+function refuseWritableReportFile(policy: Policy, path: string, given: string): void {
+  const root = writableRootHolding(policy, path);
+  if (root === undefined) return;
+  const why = 'the command could forge or remove its report';
+  const where = `${path} lies in ${root}, which the sandbox can write`;
+  throw new SbxError('REPORT_FILE', `--report-file ${given}: ${where}: ${why}`, {
+    hint: 'put it outside the workspace and writable binds (e.g. /tmp, $XDG_STATE_HOME), or use --report-fd 3 3>FILE',
+  });
+}
+
+/** Opened once, without following a symlink at the name; the descriptor is checked to be the file that was checked. */
+function openReportFile(path: string, given: string): ReportTarget {
+  let fd: number;
+  try {
+    // Node opens with O_CLOEXEC: the sandbox never inherits it.
+    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    const why = reason === 'ELOOP' ? 'it is a symbolic link' : reason;
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: cannot open it for writing (${why})`, {
+      hint: 'name a regular file in an existing directory you can write to',
+    });
+  }
+  if (readlinkSync(`/proc/self/fd/${fd}`) !== path) {
+    closeSync(fd);
+    throw new SbxError('REPORT_FILE', `--report-file ${given}: the path changed while it was opened`, {
+      hint: 'name a file in a directory nobody else writes to',
+    });
+  }
+  return { fd, owned: true, name: `--report-file ${given}` };
+}
+
+/**
+ * A report that cannot be written (the reader went away: EPIPE; a full disk: ENOSPC; EBADF) is one
+ * line on stderr; the run's exit status stays the command's.
+ */
+function emitReport(target: ReportTarget, report: Report): void {
+  try {
+    writeReport(target.fd, report);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    const line = `sbx: the report could not be written to ${target.name} (${reason}); the exit status is the run's`;
+    process.stderr.write(`${line}\n`);
+  } finally {
+    if (target.owned) closeSync(target.fd);
   }
 }
 
@@ -66,7 +166,7 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
-function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
+export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
   const limit = captureLimit(flags);
   return {
     ...toRunOptions(flags, command),
@@ -80,6 +180,9 @@ function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
 }
 
 export async function runCommand(given: string[], flags: RunCliFlags): Promise<void> {
+  // Set by bin/sbx.js for this check only: not part of the environment the sandbox's rules filter.
+  const checkedFds = process.env.SBX_CALLER_FDS;
+  delete process.env.SBX_CALLER_FDS;
   const command = commandOf(given, flags);
   if (flags.dryRun) {
     const { explainCommand } = await import('./explain.js');
@@ -87,17 +190,24 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
     return;
   }
   const options = runOptionsOf(given, flags);
+  const reportFile = flags.reportFd === undefined && flags.reportFile !== undefined ? flags.reportFile : undefined;
+  const reportPath = reportFile === undefined ? undefined : reportFilePath(reportFile);
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
-  const target = openReport(flags) ?? (flags.capture ? { fd: 1, owned: false } : undefined);
-  const emit = (report: Report) => {
-    if (!target) return;
-    writeReport(target.fd, report);
-    if (target.owned) closeSync(target.fd);
+  let target: ReportTarget | undefined =
+    flags.reportFd !== undefined
+      ? callerReportFd(flags.reportFd, checkedFds)
+      : flags.capture && reportPath === undefined
+        ? { fd: 1, owned: false, name: 'stdout' }
+        : undefined;
+  // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
+  const checkPolicy = (policy: Policy) => {
+    refuseWritableReportFile(policy, reportPath!, reportFile!);
+    target = openReportFile(reportPath!, reportFile!);
   };
   let report: Report;
   try {
-    const outcome = await run(options);
+    const outcome = await runUnchecked(options, reportPath === undefined ? {} : { checkPolicy });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
@@ -107,10 +217,20 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
       process.stderr.write(`sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`);
     }
   } catch (error) {
-    if (isSbxError(error)) emit(reportFromError(error, command));
+    if (!isSbxError(error) || !error.run || error.code === 'REPORT_FILE') throw error;
+    // Refused before the policy was derived: nothing ran, the file is opened now.
+    if (!target && reportPath !== undefined) {
+      try {
+        target = openReportFile(reportPath, reportFile!);
+      } catch (openError) {
+        if (!isSbxError(openError)) throw openError;
+        process.stderr.write(`sbx: the report could not be written: ${openError.message}\n`);
+      }
+    }
+    if (target) emitReport(target, reportFromError(error, command, error.run));
     throw error;
   }
-  emit(report);
+  if (target) emitReport(target, report);
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report).join('\n') + '\n');

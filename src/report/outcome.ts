@@ -28,6 +28,11 @@ export interface Outcome {
   network?: { connections: { host: string; port: number; count: number; bytesIn: number; bytesOut: number }[]; violationsDropped: number };
   /** Set when the command was killed by a signal. */
   signal?: string;
+  /**
+   * Who sent that signal, when it was not the policy's: `user`, a signal sbx received (Ctrl-C, a kill
+   * of sbx, forwarded); `caller`, the library's AbortSignal. Such an ending is no violation.
+   */
+  interruptedBy?: 'user' | 'caller';
   durationMs: number;
   violations: Violation[];
   /** Names (never values) of the environment variables kept out of the sandbox. */

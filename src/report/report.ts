@@ -1,26 +1,36 @@
 // Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
 import { writeSync } from 'node:fs';
 import type { Outcome } from './outcome.js';
-import type { SbxError } from '../errors.js';
+import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
 
-export const REPORT_FORMAT = 1;
+export const REPORT_FORMAT = 1 as const;
 /** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
 const MASKED_SHOWN = 100;
+/** Violations spelled out on stderr; the report has every one. */
+const VIOLATIONS_SHOWN = 10;
 
+/**
+ * The JSON report (--report-fd, --report-file, --capture). Its JSON Schema, schema/report.schema.json,
+ * is generated from src/report/report-schema.ts, which tsc holds to this interface.
+ */
 export interface Report {
-  format: number;
-  sessionId?: string;
-  profile?: { name: string; file: string; hash: string };
-  backend?: string;
-  /** sha256 (16 hex) of the resolved Policy. */
+  format: typeof REPORT_FORMAT;
+  sessionId: string;
+  /** null only when the profile itself failed to resolve (not found, invalid). */
+  profile: { name: string; file: string; hash: string } | null;
+  backend?: 'bwrap' | 'nsjail';
+  /** sha256 (16 hex) of the resolved Policy; absent when sbx stopped before deriving one. */
   policyHash?: string;
   command: string[];
   exitCode: number;
   signal?: string;
+  /** The signal was sent by the user (to sbx) or the library caller (abort): no violation. */
+  interruptedBy?: 'user' | 'caller';
   /** Who chose the exit code: the sandboxed command, or sbx (a refusal or a setup failure). */
   setBy: 'child' | 'sbx';
-  durationMs?: number;
+  /** From sbx's start of the run to the command's end (or to the refusal). */
+  durationMs: number;
   violations: Violation[];
   limits?: Outcome['limits'];
   peaks?: Outcome['peaks'];
@@ -45,8 +55,9 @@ export function reportFromOutcome(outcome: Outcome): Report {
     command: outcome.command,
     exitCode: outcome.exitCode,
     ...(outcome.signal ? { signal: outcome.signal } : {}),
+    ...(outcome.interruptedBy ? { interruptedBy: outcome.interruptedBy } : {}),
     setBy: outcome.setBy,
-    durationMs: Math.round(outcome.durationMs * 10) / 10,
+    durationMs: roundMs(outcome.durationMs),
     violations: outcome.violations,
     ...(outcome.limits ? { limits: outcome.limits } : {}),
     ...(outcome.peaks ? { peaks: outcome.peaks } : {}),
@@ -58,7 +69,12 @@ export function reportFromOutcome(outcome: Outcome): Report {
   };
 }
 
-export function reportFromError(error: SbxError, command: string[]): Report {
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+/** `run`: what run() knew when it refused (SbxError.run). */
+export function reportFromError(error: SbxError, command: string[], run: RunFacts): Report {
   // A refusal names the rules that refused; an older-style one without them becomes one policy violation.
   const violation: Violation[] =
     error.violations.length > 0
@@ -68,17 +84,26 @@ export function reportFromError(error: SbxError, command: string[]): Report {
         : [];
   return {
     format: REPORT_FORMAT,
+    sessionId: run.sessionId,
+    profile: run.profile,
+    ...(run.backend ? { backend: run.backend } : {}),
+    ...(run.policyHash ? { policyHash: run.policyHash } : {}),
     command,
     exitCode: error.exitCode,
     setBy: 'sbx',
+    durationMs: roundMs(run.durationMs),
     violations: violation,
     error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) },
   };
 }
 
-/** One JSON document and a newline, written synchronously so it is complete before sbx exits. */
+/**
+ * One JSON document and a newline, written synchronously so it is complete before sbx exits. A
+ * descriptor may take less than all of it per write (a pipe): the rest follows. Throws the errno.
+ */
 export function writeReport(fd: number, report: Report): void {
-  writeSync(fd, JSON.stringify(report) + '\n');
+  const bytes = Buffer.from(JSON.stringify(report) + '\n');
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
 }
 
 function formatDuration(ms: number | undefined): string {
@@ -91,12 +116,20 @@ export function summaryLines(report: Report): string[] {
   const timedOut = report.violations.some((v) => v.kind === 'timeout');
   const what = timedOut
     ? `timed out (exit ${report.exitCode})`
-    : report.signal
-      ? `was killed by ${report.signal} (exit ${report.exitCode})`
-      : `exited ${report.exitCode}`;
+    : report.interruptedBy
+      ? `was interrupted by ${report.signal} from the ${report.interruptedBy} (exit ${report.exitCode})`
+      : report.signal
+        ? `was killed by ${report.signal} (exit ${report.exitCode})`
+        : `exited ${report.exitCode}`;
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
-  for (const v of report.violations) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  for (const v of report.violations.slice(0, VIOLATIONS_SHOWN)) {
+    lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  }
+  const more = report.violations.length - VIOLATIONS_SHOWN;
+  if (more > 0) {
+    lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
+  }
   return lines;
 }

@@ -19,8 +19,27 @@ export interface ApprovalRequest {
   reason: string;
 }
 
-/** Asks someone. undefined: nobody can be asked (no terminal), which refuses the command. */
+/**
+ * Asks someone. undefined: nobody can be asked (no terminal), which refuses the command. Only 'once'
+ * and 'always' approve: a library caller's approver is JavaScript, and any other value it returns
+ * ('no', false, null, 0, a typo) or a throw refuses (fail closed); only 'deny' is remembered.
+ */
 export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer | undefined>;
+
+/** What an approver's answer means, whatever it returned: 'invalid' and 'failed' refuse like 'deny'. */
+type Answer = ApprovalAnswer | 'nobody' | { invalid: string } | { failed: unknown };
+
+async function ask(approve: Approver, request: ApprovalRequest): Promise<Answer> {
+  let answer: unknown;
+  try {
+    answer = await approve(request);
+  } catch (error) {
+    return { failed: error };
+  }
+  if (answer === 'once' || answer === 'always' || answer === 'deny') return answer;
+  if (answer === undefined) return 'nobody';
+  return { invalid: typeof answer === 'string' ? JSON.stringify(answer).slice(0, 40) : String(answer).slice(0, 40) };
+}
 
 export interface GateInput {
   policy: Policy;
@@ -55,10 +74,21 @@ function refusalHint(v: Violation): string {
   return `the profile's ${v.rule} refuses it; change the command or the profile`;
 }
 
+function badAnswer(answer: { invalid: string } | { failed: unknown }): string {
+  if ('invalid' in answer) return `the approver answered ${answer.invalid}`;
+  const message = answer.failed instanceof Error ? answer.failed.message : String(answer.failed);
+  return `the approver failed (${message.slice(0, 80)})`;
+}
+
+/** Reasons spelled out on stderr after the first; the report lists them all. */
+const REASONS_SHOWN = 10;
+
 export function refusal(violations: Violation[]): SbxError {
-  const [first] = violations;
-  const more = violations.length > 1 ? ` (and ${violations.length - 1} more reason${violations.length > 2 ? 's' : ''})` : '';
-  return new SbxError(refusalCode(violations), `${first!.detail}${more}`, { hint: refusalHint(first!), violations });
+  const [first, ...rest] = violations;
+  const details = rest.slice(0, REASONS_SHOWN - 1).map((v) => `also: ${v.detail}`);
+  const more = rest.length - (REASONS_SHOWN - 1);
+  if (more > 0) details.push(`and ${more} more reasons, listed in the report (--report-fd)`);
+  return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(first!), violations, details });
 }
 
 /**
@@ -128,8 +158,13 @@ export async function gateCommand(input: GateInput): Promise<void> {
     record('always', 'stored');
     return;
   }
-  const answer = input.approve ? await input.approve({ argv, profile, reason: decision.detail }) : undefined;
-  if (answer === undefined) {
+  const answer = input.approve ? await ask(input.approve, { argv, profile, reason: decision.detail }) : 'nobody';
+  if (typeof answer === 'object') {
+    record('refused', 'user');
+    const hint = "an approver approves with 'once' or 'always' (all else refuses)";
+    throw denied(`${badAnswer(answer)}, which refuses`, hint);
+  }
+  if (answer === 'nobody') {
     record('refused', input.approve ? 'no-tty' : 'policy');
     throw denied(
       input.approve ? 'needs approval, and there is no terminal to ask on' : 'needs approval, and approvals are off (--approval never)',

@@ -36,13 +36,23 @@ export interface ExecOptions {
   captureMaxBytes?: number;
 }
 
+/**
+ * A signal sbx passed on because its user or caller asked: `user`, a SIGINT/SIGTERM/SIGHUP/SIGQUIT sent
+ * to sbx (forwarded, or a terminal's ^C that reached the command directly); `caller`, the library's
+ * AbortSignal (SIGTERM). The timeout's SIGTERM is not one: it is the policy's.
+ */
+export interface Interrupt {
+  by: 'user' | 'caller';
+  signal: number;
+}
+
 export type ExecResult =
   /** The command ran; `code` is its exit status (128+N when killed by signal N). */
-  | ({ kind: 'ran'; code: number; durationMs: number; timedOut: boolean } & Captured)
+  | ({ kind: 'ran'; code: number; durationMs: number; timedOut: boolean; interrupts: Interrupt[] } & Captured)
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
   /** nsjail ended (launcher: 'nsjail'): how, and its log; whether the command ran is for the log to say. */
-  | ({ kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean } & Captured);
+  | ({ kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean; interrupts: Interrupt[] } & Captured);
 
 /** Capture mode: the kept head of each stream, and how many bytes each carried in all. */
 export interface Captured {
@@ -174,6 +184,8 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
 
   // Signals: the first is passed to the command; a second of the same kind ends the whole sandbox.
   const received = new Set<string>();
+  const interrupts: Interrupt[] = [];
+  const interrupted = (by: Interrupt['by'], sig: NodeJS.Signals) => interrupts.push({ by, signal: signalNumber(sig) });
   let firstSignal: NodeJS.Signals | undefined;
   const forward = (sig: NodeJS.Signals, escalate = true) => {
     if (escalate && received.has(sig)) {
@@ -203,12 +215,19 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
   if (opts.forwardSignals) {
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
       // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
-      const handler = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT') ? () => {} : () => forward(sig);
+      const fromTerminal = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT');
+      const handler = () => {
+        interrupted('user', sig);
+        if (!fromTerminal) forward(sig);
+      };
       process.on(sig, handler);
       handlers.push([sig, handler]);
     }
   }
-  const onAbort = () => forward('SIGTERM');
+  const onAbort = () => {
+    interrupted('caller', 'SIGTERM');
+    forward('SIGTERM');
+  };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   let timedOut = false;
@@ -234,18 +253,18 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       const [out, err] = [stdout(), stderr()];
       Object.assign(captured, { stdout: out.buf, stderr: err.buf, streamBytes: { stdout: out.total, stderr: err.total } });
     }
-    if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, ...captured };
+    if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, interrupts, ...captured };
     const childCode = statusValue('exit-code');
-    if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, ...captured };
+    if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, interrupts, ...captured };
     // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
     // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
     if (signal !== null && statusValue('child-pid') !== undefined && firstSignal === undefined && !timedOut) {
-      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, ...captured };
+      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, interrupts, ...captured };
     }
     if (signal !== null && (received.size > 0 || timedOut)) {
       // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
       // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-      return { kind: 'ran', code: 128 + signalNumber(firstSignal ?? signal), durationMs, timedOut, ...captured };
+      return { kind: 'ran', code: 128 + signalNumber(firstSignal ?? signal), durationMs, timedOut, interrupts, ...captured };
     }
     return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr().buf } : {}) };
   } finally {

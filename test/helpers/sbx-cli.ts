@@ -199,19 +199,22 @@ export function start(file: string, args: readonly string[], opts: SpawnOptions 
   };
 }
 
-/** `node bin/sbx.js run ARGS...`, started (for signal and fd tests). */
+// The bin is started as a program, as users start it: its shell line runs first (and checks
+// --report-fd against the caller's descriptors), then `node` from PATH.
+
+/** `bin/sbx.js run ARGS...`, started (for signal and fd tests). */
 export function startSbx(args: readonly string[], opts: SpawnOptions & { stdin?: 'pipe' | 'ignore' }): Started {
-  return start(process.execPath, [SBX_BIN, 'run', ...args], opts);
+  return start(SBX_BIN, ['run', ...args], opts);
 }
 
-/** `node bin/sbx.js run ARGS...` to completion. */
+/** `bin/sbx.js run ARGS...` to completion. */
 export function runSbx(args: readonly string[], opts: SpawnOptions): Promise<Ran> {
-  return start(process.execPath, [SBX_BIN, 'run', ...args], opts).done;
+  return start(SBX_BIN, ['run', ...args], opts).done;
 }
 
-/** `node bin/sbx.js ARGS...` (any subcommand, or none) to completion. */
+/** `bin/sbx.js ARGS...` (any subcommand, or none) to completion. */
 export function runSbxRaw(args: readonly string[], opts: SpawnOptions): Promise<Ran> {
-  return start(process.execPath, [SBX_BIN, ...args], opts).done;
+  return start(SBX_BIN, args, opts).done;
 }
 
 /** The control: the same probe, unsandboxed, same env and cwd. */

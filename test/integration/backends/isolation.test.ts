@@ -4,13 +4,14 @@
 // nsjail: $SBX_NSJAIL, else a build under ~/.cache/sbx-test (nsjail/harness.ts); without one its half is
 // skipped and says why.
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../../src/report/report.js';
 import { IS_ROOT, makeTestHost, pidsWithArgv, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, startSbx, uniqueSleepArg, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
 import { findNsjail } from '../nsjail/harness.js';
+import { readReport } from '../../helpers/report.js';
 
 const found = findNsjail();
 if ('missing' in found) console.warn(`[backends integration] nsjail half SKIPPED: ${found.missing}`);
@@ -49,7 +50,7 @@ describe.skipIf(SKIP_INTEGRATION).each(BACKENDS)('isolation through --backend $n
   const report = async (args: string[]): Promise<{ r: Ran; report: Report }> => {
     const file = join(t.root, `report-${name}-${Math.random().toString(36).slice(2)}.json`);
     const r = await sbx(['--report-file', file, ...args]);
-    return { r, report: JSON.parse(readFileSync(file, 'utf8')) as Report };
+    return { r, report: readReport(file) };
   };
 
   it.skipIf(skip)('exit codes pass through (0, 42) and the report names the backend', async () => {

@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { readReport } from '../../helpers/report.js';
+import type { Report } from '../../../src/report/report.js';
 
 const tag = randomBytes(6).toString('hex');
 /** Each value is unique, so finding it anywhere in the output means it leaked. */
@@ -106,7 +108,7 @@ describe.skipIf(SKIP_INTEGRATION)('environment (real bwrap via bin/sbx.js)', () 
     const r = await runSbx(['--report-file', report, '--', 'env'], { env, cwd: t.workspace });
     expect(r.code).toBe(0);
     const seen = envLines(r.out);
-    const json = JSON.parse(readFileSync(report, 'utf8')) as { sessionId: string; droppedEnv: string[] };
+    const json = readReport(report) as Required<Report>;
     expect(seen.SBX_SESSION_ID).toBe(json.sessionId);
     expect(seen.SBX_SESSION_ID).toMatch(/^[0-9a-z]+-[0-9a-f]{8}$/);
     expect(seen.SBX_PROFILE).toBe('default');

@@ -2,27 +2,14 @@
 // passes through (128+N for signal N, each compared with the same command unsandboxed), sbx's own
 // failures use their documented codes and run nothing, and the report goes only where it was asked
 // to go (--report-file, --report-fd 3 on a pipe), never onto stdout/stderr.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
+import { parseReport, readReport } from '../../helpers/report.js';
 
 let t: TestHost;
 const opts = () => ({ env: t.env, cwd: t.workspace });
-
-interface Report {
-  format: number;
-  sessionId?: string;
-  profile?: { name: string; file: string; hash: string };
-  backend?: string;
-  command: string[];
-  exitCode: number;
-  signal?: string;
-  setBy: 'child' | 'sbx';
-  durationMs?: number;
-  violations: { phase: string; kind: string; rule: string; detail: string }[];
-  error?: { code: string; message: string; hint?: string };
-}
 
 /** The status the way a shell reports it: 128+N for a signal. */
 const shellStatus = (r: Ran) => (r.signal ? 128 + ({ SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[r.signal]! : r.code);
@@ -125,7 +112,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       const command = ['sh', '-c', 'echo "$SBX_SESSION_ID"; echo to-stderr >&2; exit 7'];
       const r = await runSbx(['--report-file', file, '--', ...command], opts());
       expect(r.code).toBe(7);
-      const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
+      const report = readReport(file);
       expect(report).toMatchObject({
         format: 1,
         sessionId: r.out.trim(),
@@ -164,7 +151,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       const text = r.extra[3]!.toString();
       expect(text.endsWith('\n')).toBe(true);
       expect(text.trim().split('\n')).toHaveLength(1); // one document
-      const report = JSON.parse(text) as Report;
+      const report = parseReport(text);
       expect(report).toMatchObject({
         backend: 'bwrap',
         command: ['sh', '-c', 'echo out; kill -9 $$'],
@@ -181,7 +168,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
     it('--report-fd 3 for a refusal: setBy sbx, the error code, a preflight violation', async () => {
       const r = await runSbx(['--report-fd', '3', '-p', 'danger', '--', 'true'], { ...opts(), extraStdio: { 3: 'pipe' } });
       expect(r.code).toBe(126);
-      const report = JSON.parse(r.extra[3]!.toString()) as Report;
+      const report = parseReport(r.extra[3]!.toString());
       expect(report).toMatchObject({
         command: ['true'],
         exitCode: 126,
@@ -202,7 +189,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
         expect(r.err).toMatch(fd === 3 ? /^bash: line 1: 3: Bad file descriptor$/m : /^bash: line 1: echo: write error: Bad file descriptor$/m);
         const text = r.extra[fd]!.toString();
         expect(text.trim().split('\n'), `fd ${fd}`).toHaveLength(1);
-        expect(JSON.parse(text)).toMatchObject({ exitCode: 5, setBy: 'child' });
+        expect(parseReport(text)).toMatchObject({ exitCode: 5, setBy: 'child' });
       }
     });
 
@@ -220,7 +207,7 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       expect(fds['0']).toBe('/dev/null');
       // beyond stdio only /dev/null (what sbx puts over descriptors its caller leaked) may appear
       for (const [fd, target] of Object.entries(fds)) if (Number(fd) > 2) expect(target, `fd ${fd}`).toBe('/dev/null');
-      expect(JSON.parse(r.extra[3]!.toString())).toMatchObject({ exitCode: 0, setBy: 'child' });
+      expect(parseReport(r.extra[3]!.toString())).toMatchObject({ exitCode: 0, setBy: 'child' });
     });
   });
 });

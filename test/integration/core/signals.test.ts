@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseReport } from '../../helpers/report.js';
 import { killAll, makeTestHost, pidsWithArgv, requireIntegrationPrerequisites, SAFETY_MS, sleeperScript, SKIP_INTEGRATION, startSbx, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
@@ -42,9 +43,26 @@ describe.skipIf(SKIP_INTEGRATION)('signals to sbx (real bwrap via bin/sbx.js)', 
     const r = await sbx.done;
     expect(r.signal).toBeNull();
     expect(r.code).toBe(143);
-    expect(r.err).toMatch(/^sbx: sh was killed by SIGTERM \(exit 143\)/m);
+    expect(r.err).toMatch(/^sbx: sh was interrupted by SIGTERM from the user \(exit 143\)/m);
     // The command's `sleep 30` would have kept it alive for 30 s: it was ended, not waited for.
     expect(performance.now() - started).toBeLessThan(SAFETY_MS);
+    expect(pidsWithArgv(['sleep', marker])).toEqual([]);
+  });
+
+  // The user's own Ctrl-C (here SIGINT sent to sbx, which forwards it) is their choice, not a policy
+  // violation: the report says who sent the signal. A kill that did not come through sbx stays one
+  // (exit-codes.test.ts: `kill -9 $$` is a signal violation).
+  it('SIGINT to sbx while `sleep` runs: exit 130, the report names the user as sender, no violation', async () => {
+    const marker = newMarker();
+    const sbx = startSbx(['--report-fd', '3', '--', 'sh', '-c', sleeperScript(marker)], { env: t.env, cwd: t.workspace, extraStdio: { 3: 'pipe' } });
+    await sbx.line(/^ready /);
+    sbx.child.kill('SIGINT');
+    const r = await sbx.done;
+    expect(r.code).toBe(130);
+    const report = parseReport(r.extra[3]!.toString());
+    expect(report).toMatchObject({ exitCode: 130, signal: 'SIGINT', interruptedBy: 'user', setBy: 'child', violations: [] });
+    expect(r.err).toMatch(/^sbx: sh was interrupted by SIGINT from the user \(exit 130\)/m);
+    expect(r.err).not.toMatch(/violation|runtime signal/);
     expect(pidsWithArgv(['sleep', marker])).toEqual([]);
   });
 

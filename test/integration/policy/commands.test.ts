@@ -6,22 +6,18 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { parseReport } from '../../helpers/report.js';
+import type { Report } from '../../../src/report/report.js';
 
 let t: TestHost;
 let ledger: string;
 const opts = (extra: Record<string, string> = {}) => ({ env: { ...t.env, SBX_AUDIT_FILE: ledger, ...extra }, cwd: t.workspace });
 const ledgerRecords = () => (existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
 
-interface Report {
-  exitCode: number;
-  setBy: string;
-  violations: { phase: string; kind: string; rule: string; detail: string }[];
-  error?: { code: string };
-}
 
 async function sbxReport(args: string[]): Promise<{ code: number | null; report: Report; err: string }> {
   const r = await runSbx(['--report-fd', '3', ...args], { ...opts(), extraStdio: { 3: 'pipe' } });
-  return { code: r.code, report: JSON.parse(r.extra[3]!.toString()) as Report, err: r.err };
+  return { code: r.code, report: parseReport(r.extra[3]!.toString()), err: r.err };
 }
 
 describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, approvals (real bwrap)', () => {
@@ -176,7 +172,7 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const once = await run({ ...base, shell: 'uname | wc -l', approve: async (req) => (asked.push(req.reason), 'once') });
     expect(once.stdout?.toString()).toBe('1\n');
     expect(asked).toEqual(["uname is not on the profile's allow list"]);
-    await expect(run({ ...base, command: ['ls'], shell: 'ls' })).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(run({ ...base, command: ['ls'], shell: 'ls' })).rejects.toMatchObject({ code: 'OPTIONS_INVALID' });
   });
 
   it('the agent profile asks for commands not on its allow list; no terminal: refused', async () => {

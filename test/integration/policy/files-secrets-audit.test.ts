@@ -7,6 +7,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSyn
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, startSbx, type TestHost } from '../../helpers/sbx-cli.js';
+import { parseReport } from '../../helpers/report.js';
+import type { Report } from '../../../src/report/report.js';
 
 const MARKER = `SBX-PLANTED-${randomBytes(6).toString('hex')}`;
 const SECRET = `sk-test-${randomBytes(12).toString('hex')}`;
@@ -53,9 +55,9 @@ describe.skipIf(SKIP_INTEGRATION)('policy layer: sensitive files, secrets, captu
       expect(r.code).toBe(0);
       expect(r.out + r.err).not.toContain(MARKER);
       expect(r.out).toBe('rc=0\nAPI_KEY=\nhello\n');
-      const report = JSON.parse(r.extra[3]!.toString()) as { masked: { count: number; paths: string[] } };
-      expect(report.masked.paths.sort()).toEqual(['.env', '.git/config', 'config/secrets', 'server.pem'].map((p) => join(t.workspace, p)).sort());
-      expect(report.masked.count).toBe(4);
+      const report = parseReport(r.extra[3]!.toString());
+      expect(report.masked!.paths.sort()).toEqual(['.env', '.git/config', 'config/secrets', 'server.pem'].map((p) => join(t.workspace, p)).sort());
+      expect(report.masked!.count).toBe(4);
     });
 
     it('a masked file cannot be overwritten, and the host copy is untouched', async () => {
@@ -80,7 +82,7 @@ describe.skipIf(SKIP_INTEGRATION)('policy layer: sensitive files, secrets, captu
       expect(r.out).toBe('same\n');
       const reportText = r.extra[3]!.toString();
       expect(reportText).not.toContain(SECRET);
-      const report = JSON.parse(reportText) as { sessionId: string; secrets: string[]; command: string[] };
+      const report = parseReport(reportText);
       expect(report.secrets).toEqual(['ANTHROPIC_API_KEY']);
       expect(report.command).toContain('<redacted>');
       const records = recordsOf(report.sessionId);
@@ -110,7 +112,7 @@ describe.skipIf(SKIP_INTEGRATION)('policy layer: sensitive files, secrets, captu
       const r = await runSbx(['-p', 'withsecret', '--capture', '--capture-limit', '100', '--', ...sh('echo "key: $ANTHROPIC_API_KEY"; echo eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ; seq 1 100; echo oops >&2')], opts());
       expect(r.code).toBe(0);
       expect(r.out).not.toContain(SECRET);
-      const report = JSON.parse(r.out) as { captured: { stdout: { text: string; droppedBytes: number; redactions: { rule: string }[] }; stderr: { text: string } } };
+      const report = parseReport(r.out) as Required<Report>;
       expect(report.captured.stdout.text.startsWith('key: [REDACTED:secret.value]\n[REDACTED:pattern.jwt]\n1\n')).toBe(true);
       expect(report.captured.stdout.redactions.map((h) => h.rule)).toEqual(['secret.value', 'pattern.jwt']);
       expect(report.captured.stdout.droppedBytes).toBeGreaterThan(0);
@@ -141,7 +143,7 @@ describe.skipIf(SKIP_INTEGRATION)('policy layer: sensitive files, secrets, captu
     it('one record per run, readable with `sbx log`, filterable by session and violation', async () => {
       const r = await runSbx(['--report-fd', '3', '--', ...sh('exit 3')], { ...opts(), extraStdio: { 3: 'pipe' } });
       expect(r.code).toBe(3);
-      const { sessionId } = JSON.parse(r.extra[3]!.toString()) as { sessionId: string };
+      const { sessionId } = parseReport(r.extra[3]!.toString());
       const records = recordsOf(sessionId);
       expect(records).toEqual([expect.objectContaining({ type: 'run', exitCode: 3, argv: ['sh', '-c', 'exit 3'] })]);
       const log = await runSbxRaw(['log', '--json', '--session', sessionId], opts());

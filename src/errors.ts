@@ -52,6 +52,11 @@ export const ErrorCatalogue = {
   SECRET_STORE_UNSAFE: ExitCode.SETUP,
   SENSITIVE_SCAN_LIMIT: ExitCode.SETUP,
   AUDIT_FILE: ExitCode.USAGE,
+  PROFILE_UNTRUSTED: ExitCode.SETUP,
+  PROFILE_UNSAFE: ExitCode.SETUP,
+  PROFILE_TOO_LARGE: ExitCode.SETUP,
+  TRUST_STORE: ExitCode.SETUP,
+  HOME_INVALID: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -1,6 +1,6 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { run, type RunOptions } from '../api.js';
+import { run, type ProfileInfo, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
 import { ledgerPath } from '../report/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
@@ -62,6 +62,13 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
+/** A project or user profile never hides a built-in silently. */
+function noteShadowing(profile: ProfileInfo): void {
+  if (!profile.shadows) return;
+  const whose = profile.source === 'project' ? "the project's" : 'your';
+  process.stderr.write(`sbx: profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in)\n`);
+}
+
 function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
   const limit = captureLimit(flags);
   return {
@@ -72,6 +79,7 @@ function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
     ...(flags.audit === false ? {} : { audit: { file: flags.auditFile ?? ledgerPath(process.env) } }),
     // Loaded only when a command needs an approval.
     ...(flags.approval === 'never' ? {} : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
+    onProfile: noteShadowing,
   };
 }
 

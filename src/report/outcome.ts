@@ -11,7 +11,8 @@ export interface CapturedText {
 
 export interface Outcome {
   sessionId: string;
-  profile: { name: string; file: string; hash: string };
+  /** source: builtin, user, project or path; shadows: the built-in of the same name it hides. */
+  profile: { name: string; file: string; hash: string; source: string; shadows?: string };
   backend: 'bwrap' | 'nsjail';
   /** sha256 (16 hex) of the resolved Policy: two runs with the same hash had the same sandbox. */
   policyHash: string;

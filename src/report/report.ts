@@ -11,7 +11,7 @@ const MASKED_SHOWN = 100;
 export interface Report {
   format: number;
   sessionId?: string;
-  profile?: { name: string; file: string; hash: string };
+  profile?: Outcome['profile'];
   backend?: string;
   /** sha256 (16 hex) of the resolved Policy. */
   policyHash?: string;

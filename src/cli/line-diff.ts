@@ -19,7 +19,7 @@ export function lineDiff(before: string, after: string): string[] | undefined {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! > lcs[i + 1]![j]!)) {
       out.push(`+${String(j + 1).padStart(4)} ${b[j]}`);
       j++;
     } else {

@@ -50,7 +50,8 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
   });
   afterAll(() => t?.cleanup());
 
-  it('a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes', async () => {
+  // A dozen sandboxes in a row: a longer safety net than one run's.
+  it('a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes', { timeout: 120_000 }, async () => {
     const ws = workdir('planted');
     const opts = { env: t.env, cwd: ws };
     // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.

@@ -2,10 +2,11 @@
 // through a symlink), and with owner checks, owned by the user or root and writable by nobody else
 // along the whole path. Each refusal is prompt (a FIFO would block a plain read forever).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readGuarded, type ReadGuard } from '../../../src/profile/guarded-read.js';
 import { parseProfile } from '../../../src/profile/parse.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
@@ -109,15 +110,21 @@ describe('readGuarded: owner and mode checks', () => {
     expect(readGuarded(file, guard()).text).toBe('network: none\n');
   });
 
-  it('a file another user owns, under a sticky world-writable parent (/tmp/x planted): refused', () => {
-    const { dir, file } = fileIn();
-    chmodSync(dir, 0o1777);
-    // As root, the other user is nobody; unprivileged, the file is ours and the reader is another uid.
+  it('a file another user owns, directly in the sticky world-writable /tmp: refused', () => {
+    const shared = tmpdir();
+    const st = statSync(shared);
+    if (st.uid !== 0 || (st.mode & 0o1777) !== 0o1777) throw new Error(`${shared} is not a root-owned sticky world-writable dir: this test needs one`);
+    const file = join(shared, `sbx-planted-${process.pid}-${Date.now()}.yaml`);
+    writeFileSync(file, 'network: host\n');
+    onTestFinished(() => rmSync(file, { force: true }));
+    // As root, the other user is nobody; unprivileged, the file is ours and the reader another uid.
     if (IS_ROOT) chownSync(file, 65534, 65534);
     const reader = IS_ROOT ? 0 : UID + 1;
     const error = sbxErrorOf(() => readGuarded(file, guard({ uid: reader })));
     expect(error.code).toBe('PROFILE_UNSAFE');
     expect(error.message).toContain(`${file} is owned by uid ${IS_ROOT ? 65534 : UID}, not by you (uid ${reader}) or root`);
+    // Control: its owner may read it (the sticky parent is fine).
+    expect(readGuarded(file, guard({ uid: IS_ROOT ? 65534 : UID })).text).toBe('network: host\n');
   });
 
   it('the path as written is checked too: a symlink in a world-writable dir is refused even if its target is fine', () => {

@@ -69,8 +69,9 @@ async function trustProfile(name: string, storeFile: string): Promise<void> {
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
   if (!resolved.chain.some(needsPin)) {
-    out(`sbx: profile "${resolved.name}" (${resolved.location.source}: ${top.real}) needs no trust:`);
-    out('sbx: only project profiles (.sbx/ from the working directory up) are pinned; this one passed the owner and mode checks');
+    const why = resolved.trust.kind === 'builtin' ? 'it comes with sbx' : 'it is not in a project .sbx/ and passed the owner and mode checks';
+    out(`sbx: profile "${resolved.name}" (${resolved.location.source}: ${top.real}) needs no trust: ${why}`);
+    out('sbx: only project profiles (.sbx/profiles from the working directory up, and what they extend) are pinned');
     return;
   }
   const store = readTrustStore(storeFile, uid());

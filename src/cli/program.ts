@@ -32,7 +32,8 @@ sha256 of the file and of every file it extends (the chain hash). Any change ref
 (PROFILE_UNTRUSTED, exit 125) until you review and trust it anew.
 
   sbx profiles show ci          review the merged profile, its files and its chain hash
-  sbx trust ci                  show each file (content, or a diff against what you trusted) and pin it
+  sbx trust --dry-run ci        each file of its chain: the content, or the diff since you trusted it
+  sbx trust ci                  the same, and pin it
   sbx trust --list              every pin; whether its file changed since
   sbx trust --revoke .sbx/profiles/ci.yaml
 
@@ -101,6 +102,7 @@ export async function buildProgram(): Promise<Command> {
     .argument('[name]', 'profile name or path (default: default)')
     .option('--list', 'every trusted profile, its chain hash, and whether the file changed since')
     .option('--revoke <path>', 'forget the pin of this profile (name or path)')
+    .option('--dry-run', 'show what would be trusted (the content, or the diff since it was trusted) and pin nothing')
     .addHelpText('after', TRUST_HELP)
     .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
       const { trustCommand } = await import('./trust.js');

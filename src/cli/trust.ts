@@ -16,6 +16,8 @@ import { lineDiff } from './line-diff.js';
 export interface TrustFlags {
   list?: boolean;
   revoke?: string;
+  /** Show what would be trusted (content, or the diff against the pin) and pin nothing. */
+  dryRun?: boolean;
 }
 
 /** Lines shown of a new file, or of a diff: enough to review a profile, bounded for a hostile one. */
@@ -64,7 +66,7 @@ function pinOf(resolved: ResolvedProfile): TrustPin {
   };
 }
 
-async function trustProfile(name: string, storeFile: string): Promise<void> {
+async function trustProfile(name: string, storeFile: string, dryRun: boolean): Promise<void> {
   const search = profileSearch(process.cwd(), process.env);
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
@@ -80,8 +82,13 @@ async function trustProfile(name: string, storeFile: string): Promise<void> {
     out(`sbx: profile "${resolved.name}" (${top.real}) is already trusted as it is (chain sha256 ${resolved.hash})`);
     return;
   }
-  out(`sbx: trusting profile "${resolved.name}"${previous ? ' again (it changed since you trusted it)' : ''}: every file of its chain, ancestors first:`);
+  const verb = dryRun ? 'would trust' : 'trusting';
+  out(`sbx: ${verb} profile "${resolved.name}"${previous ? ' again (it changed since you trusted it)' : ''}: every file of its chain, ancestors first:`);
   showChain(resolved, previous);
+  if (dryRun) {
+    out(`sbx: nothing pinned (--dry-run); chain sha256 ${resolved.hash}`);
+    return;
+  }
   writeTrustStore(storeFile, uid(), { ...store, pins: { ...store.pins, [top.real]: pinOf(resolved) } });
   out(`sbx: trusted: chain sha256 ${resolved.hash}`);
   out(`sbx: runs use it until any of these files changes. In CI, trust it without a pin: --trust-profile ${resolved.hash}`);
@@ -135,5 +142,5 @@ export async function trustCommand(name: string | undefined, flags: TrustFlags):
   }
   if (flags.list) return list(storeFile);
   if (flags.revoke !== undefined) return revoke(flags.revoke, storeFile);
-  await trustProfile(name ?? 'default', storeFile);
+  await trustProfile(name ?? 'default', storeFile, flags.dryRun ?? false);
 }

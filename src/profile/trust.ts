@@ -71,7 +71,8 @@ export function untrustedError(name: string, chain: readonly ChainLink[], hash: 
         .join('; ')} (chain sha256 ${short(pin.hash)} → ${short(hash)})`
     : `${what} is not trusted: sbx has never been told to trust it (chain sha256 ${hash})`;
   const ref = name.includes('/') || name.endsWith('.yaml') || name.endsWith('.yml') ? top.real : name;
+  const review = pin ? `see the change with \`sbx trust --dry-run ${ref}\`` : `review it with \`sbx profiles show ${ref}\``;
   return new SbxError('PROFILE_UNTRUSTED', message, {
-    hint: `review it with \`sbx profiles show ${ref}\`, then \`sbx trust ${ref}\` (CI: --trust-profile ${hash} or SBX_TRUST_PROFILE)`,
+    hint: `${review}, then \`sbx trust ${ref}\` (CI: --trust-profile ${hash} or SBX_TRUST_PROFILE)`,
   });
 }

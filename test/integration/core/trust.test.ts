@@ -87,7 +87,12 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(changed.r.code).toBe(125);
     expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(changed.report.error?.message).toMatch(new RegExp(`changed since you trusted it: ${planted} [0-9a-f]{12} → [0-9a-f]{12}`));
+    expect(changed.report.error?.hint).toContain('see the change with `sbx trust --dry-run default`, then `sbx trust default`');
     expect(existsSync(join(ws, 'ran-changed'))).toBe(false);
+    const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
+    expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
+    expect(dry.out).toContain('nothing pinned (--dry-run)');
+    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
     const again = await runSbxRaw(['trust', 'default'], opts);
     expect(again.out).toContain('(project, changed)');
     expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);

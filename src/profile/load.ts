@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SbxError } from '../errors.js';
+import { isSbxError, SbxError } from '../errors.js';
 import { readGuarded, type GuardedText } from './guarded-read.js';
 import { mergeProfiles, type Origins } from './merge.js';
 import type { Profile } from './schema.js';
@@ -177,12 +177,19 @@ function readCache(path: string, search: ProfileSearch): { entry: CacheEntry; te
   } catch {
     return undefined;
   }
-  if (entry.format !== CACHE_FORMAT) return undefined;
+  if (entry?.format !== CACHE_FORMAT || !Array.isArray(entry.layers) || !entry.layers.every((l) => typeof l?.name === 'string')) return undefined;
   const texts: Record<string, string> = {};
   for (const layer of entry.layers) {
-    const found = locateProfile(layer.name, search, layer.relativeTo, layer.skipFile);
-    // An unsafe file is an error whether cached or not: only a stale entry is a miss.
-    const read = readProfileFile(found);
+    let found: ProfileLocation;
+    let read: GuardedText;
+    try {
+      found = locateProfile(layer.name, search, layer.relativeTo, layer.skipFile);
+      read = readProfileFile(found);
+    } catch (error) {
+      // A layer that is gone makes the entry stale; an unsafe file is an error, cached or not.
+      if (isSbxError(error) && error.code === 'PROFILE_NOT_FOUND') return undefined;
+      throw error;
+    }
     if (found.file !== layer.file || found.source !== layer.source || read.real !== layer.real || sha256(read.text) !== layer.sha) return undefined;
     texts[read.real] = read.text;
   }

@@ -110,6 +110,15 @@ describe('loadProfile: project profiles need trust', () => {
     expect((await rejection(loadProfile('default', cached, 't'))).code).toBe('PROFILE_UNTRUSTED');
   });
 
+  it('the cache never bypasses the owner checks: a cached layer made group-writable is PROFILE_UNSAFE', async () => {
+    const { root, search } = setup({ 'config/sbx/profiles/mine.yaml': 'extends: default\n' });
+    const cached = search([], { cacheDir: join(root, 'cache') });
+    await loadProfile('mine', cached, 't');
+    expect(readdirSync(join(root, 'cache'))).toHaveLength(1);
+    chmodSync(join(root, 'config/sbx/profiles/mine.yaml'), 0o664);
+    expect((await rejection(loadProfile('mine', cached, 't'))).code).toBe('PROFILE_UNSAFE');
+  });
+
   it('-p PATH: outside .sbx it needs no pin (owner checks only); inside a .sbx it does', async () => {
     const { root, search } = setup({ 'repo/mine.yaml': 'extends: default\n', 'repo/.sbx/profiles/x.yaml': 'extends: default\n' });
     expect((await loadProfile(join(root, 'repo/mine.yaml'), search(), 't')).trust).toEqual({ kind: 'owner-checked' });

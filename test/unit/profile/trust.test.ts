@@ -111,11 +111,12 @@ describe('loadProfile: project profiles need trust', () => {
   });
 
   it('the cache never bypasses the owner checks: a cached layer made group-writable is PROFILE_UNSAFE', async () => {
-    const { root, search } = setup({ 'config/sbx/profiles/mine.yaml': 'extends: default\n' });
+    // The parent is read only through the cache's check of its layers on the second load.
+    const { root, search } = setup({ 'config/sbx/profiles/mine.yaml': 'extends: base\n', 'config/sbx/profiles/base.yaml': 'extends: default\n' });
     const cached = search([], { cacheDir: join(root, 'cache') });
     await loadProfile('mine', cached, 't');
     expect(readdirSync(join(root, 'cache'))).toHaveLength(1);
-    chmodSync(join(root, 'config/sbx/profiles/mine.yaml'), 0o664);
+    chmodSync(join(root, 'config/sbx/profiles/base.yaml'), 0o664);
     expect((await rejection(loadProfile('mine', cached, 't'))).code).toBe('PROFILE_UNSAFE');
   });
 

@@ -4,6 +4,7 @@ import { isSbxError } from '../errors.js';
 import { listProfiles, loadProfile, type ResolvedProfile } from '../profile/load.js';
 import type { TrustState } from '../profile/trust.js';
 import { VERSION } from '../version.js';
+import { printable } from './printable.js';
 // Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports.
 import { stringify } from 'yaml';
 
@@ -32,7 +33,13 @@ export async function listCommand(flags: { json?: boolean }): Promise<void> {
     listProfiles(search).map(async (p) => {
       try {
         const resolved = await loadProfile(p.name, search, VERSION, { review: true });
-        return { ...p, trust: trustWord(resolved.trust), hash: resolved.hash, description: description(resolved), ...(resolved.shadows ? { shadows: resolved.shadows } : {}) };
+        return {
+          ...p,
+          trust: trustWord(resolved.trust),
+          hash: resolved.hash,
+          description: description(resolved),
+          ...(resolved.shadows ? { shadows: resolved.shadows } : {}),
+        };
       } catch (error) {
         if (!isSbxError(error)) throw error;
         return { ...p, trust: error.code, description: error.message };
@@ -47,7 +54,8 @@ export async function listCommand(flags: { json?: boolean }): Promise<void> {
   const trustWidth = Math.max(...rows.map((p) => p.trust.length), 5);
   for (const p of rows) {
     const note = 'shadows' in p && p.shadows ? ' (shadows the built-in)' : '';
-    process.stdout.write(`${p.name.padEnd(width)}  ${p.source.padEnd(7)}  ${p.trust.padEnd(trustWidth)}  ${p.description}\n${' '.repeat(width + 2)}${p.file}${note}\n`);
+    const head = `${p.name.padEnd(width)}  ${p.source.padEnd(7)}  ${p.trust.padEnd(trustWidth)}  ${p.description}`;
+    process.stdout.write(printable(`${head}\n${' '.repeat(width + 2)}${p.file}${note}`) + '\n');
   }
 }
 
@@ -59,9 +67,11 @@ function describeTrust(resolved: ResolvedProfile): string {
     case 'owner-checked':
       return 'no pin needed (user or named file; owner and mode checks passed)';
     case 'trusted':
-      return resolved.trust.by === 'pin' ? 'trusted (pinned with `sbx trust`)' : 'trusted for this invocation (--trust-profile / SBX_TRUST_PROFILE)';
+      return resolved.trust.by === 'pin'
+        ? 'trusted (pinned with `sbx trust`)'
+        : 'trusted for this invocation (--trust-profile / SBX_TRUST_PROFILE)';
     case 'untrusted':
-      return `NOT TRUSTED${resolved.trust.pin ? ' (changed since trusted)' : ''}: runs refuse it; after review, \`sbx trust ${ref}\``;
+      return `NOT TRUSTED${resolved.trust.pin ? ' (changed since trusted)' : ''}: runs refuse it; then \`sbx trust ${ref}\``;
   }
 }
 
@@ -70,13 +80,24 @@ export async function showCommand(name: string, flags: { json?: boolean }): Prom
   const resolved = await loadProfile(name, profileSearch(process.cwd(), process.env), VERSION, { review: true });
   if (flags.json) {
     const { name: n, chain, profile, origins, hash, trust, shadows } = resolved;
-    process.stdout.write(JSON.stringify({ name: n, chain, hash, trust: trustWord(trust), ...(shadows ? { shadows } : {}), profile, origins }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify(
+        { name: n, chain, hash, trust: trustWord(trust), ...(shadows ? { shadows } : {}), profile, origins },
+        null,
+        2,
+      ) + '\n',
+    );
     return;
   }
-  process.stdout.write(`# ${resolved.name}: merged from ${resolved.chain.map((c) => `${c.name} (${c.source}: ${c.file})`).join(' <- ')}\n`);
+  process.stdout.write(
+    printable(
+      `# ${resolved.name}: merged from ${resolved.chain.map((c) => `${c.name} (${c.source}: ${c.file})`).join(' <- ')}`,
+    ) + '\n',
+  );
   process.stdout.write(`# chain sha256: ${resolved.hash}\n# trust: ${describeTrust(resolved)}\n`);
-  if (resolved.shadows) process.stdout.write(`# shadows the built-in ${resolved.shadows}\n`);
+  if (resolved.shadows) process.stdout.write(printable(`# shadows the built-in ${resolved.shadows}`) + '\n');
   process.stdout.write('# origin of each value:\n');
-  for (const [path, from] of Object.entries(resolved.origins).sort()) process.stdout.write(`#   ${path.padEnd(20)} ${from.join(', ')}\n`);
+  for (const [path, from] of Object.entries(resolved.origins).sort())
+    process.stdout.write(`#   ${path.padEnd(20)} ${from.join(', ')}\n`);
   process.stdout.write(stringify(resolved.profile));
 }

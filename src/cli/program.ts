@@ -98,7 +98,7 @@ export async function buildProgram(): Promise<Command> {
 
   program
     .command('trust')
-    .description('trust a project profile (.sbx/profiles) after reviewing it: pins the hash of it and of all it extends')
+    .description('trust a project profile (.sbx/profiles) after review: pins its hash and that of all it extends')
     .argument('[name]', 'profile name or path (default: default)')
     .option('--list', 'every trusted profile, its chain hash, and whether the file changed since')
     .option('--revoke <path>', 'forget the pin of this profile (name or path)')

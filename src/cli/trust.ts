@@ -12,6 +12,7 @@ import { changedFiles, needsPin } from '../profile/trust.js';
 import { readTrustStore, writeTrustStore, type TrustPin, type TrustStore } from '../profile/trust-store.js';
 import { VERSION } from '../version.js';
 import { lineDiff } from './line-diff.js';
+import { printable } from './printable.js';
 
 export interface TrustFlags {
   list?: boolean;
@@ -24,16 +25,11 @@ export interface TrustFlags {
 const SHOWN_LINES = 400;
 
 const uid = () => process.getuid?.() ?? 0;
-const out = (line: string) => process.stdout.write(line + '\n');
-
-/** A profile from a repository is hostile text: no escape sequences reach the terminal. */
-function printable(line: string): string {
-  // eslint-disable-next-line no-control-regex
-  return line.replace(/[\x00-\x08\x0b-\x1f\x7f\x9b]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
+/** Paths and profile text come from the repository: printed escaped. */
+const out = (text: string) => process.stdout.write(printable(text) + '\n');
 
 function showLines(lines: string[]): void {
-  for (const line of lines.slice(0, SHOWN_LINES)) out(`    ${printable(line)}`);
+  for (const line of lines.slice(0, SHOWN_LINES)) out(`    ${line}`);
   if (lines.length > SHOWN_LINES) out(`    ... ${lines.length - SHOWN_LINES} more lines`);
 }
 
@@ -41,7 +37,16 @@ function showLines(lines: string[]): void {
 function showChain(resolved: ResolvedProfile, previous: TrustPin | undefined): void {
   const changed = new Map((previous ? changedFiles(resolved.chain, previous) : []).map((c) => [c.file, c]));
   for (const link of resolved.chain) {
-    const state = link.source === 'builtin' ? 'built-in' : !previous ? 'new' : changed.has(link.real) ? (changed.get(link.real)!.before ? 'changed' : 'new') : 'unchanged';
+    const state =
+      link.source === 'builtin'
+        ? 'built-in'
+        : !previous
+          ? 'new'
+          : changed.has(link.real)
+            ? changed.get(link.real)!.before
+              ? 'changed'
+              : 'new'
+            : 'unchanged';
     out(`  ${link.real}`);
     out(`    sha256 ${link.sha256}  (${link.source}, ${state})`);
     if (link.source === 'builtin' || state === 'unchanged') continue;
@@ -49,7 +54,11 @@ function showChain(resolved: ResolvedProfile, previous: TrustPin | undefined): v
     const before = previous?.files.find((f) => f.file === link.real)?.text;
     if (state === 'changed' && before !== undefined) {
       const diff = lineDiff(before, text);
-      out(diff ? `    changes since trusted (-: trusted, +: now):` : `    ${before.split('\n').length} lines trusted, ${text.split('\n').length} now (too large to diff)`);
+      out(
+        diff
+          ? `    changes since trusted (-: trusted, +: now):`
+          : `    ${before.split('\n').length} lines trusted, ${text.split('\n').length} now (too large to diff)`,
+      );
       if (diff) showLines(diff);
     } else {
       out('    content:');
@@ -61,7 +70,11 @@ function showChain(resolved: ResolvedProfile, previous: TrustPin | undefined): v
 function pinOf(resolved: ResolvedProfile): TrustPin {
   return {
     hash: resolved.hash,
-    files: resolved.chain.map((l) => ({ file: l.real, sha256: l.sha256, ...(l.source === 'builtin' ? {} : { text: resolved.texts[l.real] ?? '' }) })),
+    files: resolved.chain.map((l) => ({
+      file: l.real,
+      sha256: l.sha256,
+      ...(l.source === 'builtin' ? {} : { text: resolved.texts[l.real] ?? '' }),
+    })),
     trustedAt: new Date().toISOString(),
   };
 }
@@ -71,7 +84,10 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean): P
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
   if (!resolved.chain.some(needsPin)) {
-    const why = resolved.trust.kind === 'builtin' ? 'it comes with sbx' : 'it is not in a project .sbx/ and passed the owner and mode checks';
+    const why =
+      resolved.trust.kind === 'builtin'
+        ? 'it comes with sbx'
+        : 'it is not in a project .sbx/ and passed the owner and mode checks';
     out(`sbx: profile "${resolved.name}" (${resolved.location.source}: ${top.real}) needs no trust: ${why}`);
     out('sbx: only project profiles (.sbx/profiles from the working directory up, and what they extend) are pinned');
     return;
@@ -83,7 +99,8 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean): P
     return;
   }
   const verb = dryRun ? 'would trust' : 'trusting';
-  out(`sbx: ${verb} profile "${resolved.name}"${previous ? ' again (it changed since you trusted it)' : ''}: every file of its chain, ancestors first:`);
+  const again = previous ? ' again (it changed since you trusted it)' : '';
+  out(`sbx: ${verb} profile "${resolved.name}"${again}: every file of its chain, ancestors first:`);
   showChain(resolved, previous);
   if (dryRun) {
     out(`sbx: nothing pinned (--dry-run); chain sha256 ${resolved.hash}`);
@@ -91,7 +108,8 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean): P
   }
   writeTrustStore(storeFile, uid(), { ...store, pins: { ...store.pins, [top.real]: pinOf(resolved) } });
   out(`sbx: trusted: chain sha256 ${resolved.hash}`);
-  out(`sbx: runs use it until any of these files changes. In CI, trust it without a pin: --trust-profile ${resolved.hash}`);
+  out('sbx: runs use it until any of these files changes.');
+  out(`sbx: in CI, trust it without a pin: --trust-profile ${resolved.hash}`);
 }
 
 /** The pin's key for a name or path given to --revoke. */
@@ -108,7 +126,8 @@ function pinKey(given: string, store: TrustStore): string {
 function revoke(given: string, storeFile: string): void {
   const store = readTrustStore(storeFile, uid());
   const key = pinKey(given, store);
-  if (!store.pins[key]) throw new SbxError('USAGE', `no trust pin for ${key}`, { hint: '`sbx trust --list` shows every pin' });
+  if (!store.pins[key])
+    throw new SbxError('USAGE', `no trust pin for ${key}`, { hint: '`sbx trust --list` shows every pin' });
   const { [key]: _removed, ...rest } = store.pins;
   writeTrustStore(storeFile, uid(), { ...store, pins: rest });
   out(`sbx: no longer trusted: ${key}`);
@@ -132,7 +151,8 @@ function list(storeFile: string): void {
     out(`sbx: no project profile is trusted (store: ${storeFile})`);
     return;
   }
-  for (const [file, pin] of pins) out(`${file}\n  chain sha256 ${pin.hash}  trusted ${pin.trustedAt}  file ${pinState(file, pin)}`);
+  for (const [file, pin] of pins)
+    out(`${file}\n  chain sha256 ${pin.hash}  trusted ${pin.trustedAt}  file ${pinState(file, pin)}`);
 }
 
 export async function trustCommand(name: string | undefined, flags: TrustFlags): Promise<void> {

@@ -54,12 +54,19 @@ export function resolveHome(env: Record<string, string | undefined>, passwdHome:
   if (isUsableDir(env.HOME)) return posix.normalize(env.HOME);
   const fallback = passwdHome();
   if (isUsableDir(fallback)) return posix.normalize(fallback);
-  throw new SbxError('HOME_INVALID', `HOME=${JSON.stringify(env.HOME ?? '')} is not usable and the passwd entry has no usable home`, {
-    hint: 'set HOME to an absolute directory outside /proc, /sys and /dev, with no ".." segment',
-  });
+  throw new SbxError(
+    'HOME_INVALID',
+    `HOME=${JSON.stringify(env.HOME ?? '')} is not usable and the passwd entry has no usable home`,
+    {
+      hint: 'set HOME to an absolute directory outside /proc, /sys and /dev, with no ".." segment',
+    },
+  );
 }
 
-export function resolveUserDirs(env: Record<string, string | undefined>, passwdHome: () => string | undefined): UserDirs {
+export function resolveUserDirs(
+  env: Record<string, string | undefined>,
+  passwdHome: () => string | undefined,
+): UserDirs {
   const home = resolveHome(env, passwdHome);
   return { home, ...xdgDirs(env, home) };
 }

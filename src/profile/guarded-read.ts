@@ -3,7 +3,17 @@
 // that was checked. With `checkOwner`, the file and every directory above it must be owned by the
 // invoking user or root and not writable by group or others (OpenSSH's StrictModes rule): otherwise
 // another local user, or a world-writable parent, could choose the policy.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import { isPseudoFsPath } from '../policy/user-dirs.js';
@@ -41,12 +51,21 @@ const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 /** Why `st` (of `path`) lets someone other than `uid` or root change what is read; undefined if it does not. */
 function unsafeReason(path: string, st: Stats, uid: number): { why: string; fix: string } | undefined {
   if (st.uid !== uid && st.uid !== 0) {
-    return { why: `${path} is owned by uid ${st.uid}, not by you (uid ${uid}) or root`, fix: `remove it, or if it is yours: chown ${uid} ${path}` };
+    return {
+      why: `${path} is owned by uid ${st.uid}, not by you (uid ${uid}) or root`,
+      fix: `remove it, or if it is yours: chown ${uid} ${path}`,
+    };
   }
   // A sticky directory (/tmp) lets others add entries but not replace ours; every entry below it is
   // checked in turn, so one owned by another user is still refused.
-  if (st.isSymbolicLink() || (st.mode & 0o022) === 0 || (st.isDirectory() && (st.mode & 0o1000) !== 0)) return undefined;
-  const who = (st.mode & 0o020) !== 0 && (st.mode & 0o002) !== 0 ? 'group and others' : (st.mode & 0o020) !== 0 ? 'group' : 'others';
+  if (st.isSymbolicLink() || (st.mode & 0o022) === 0 || (st.isDirectory() && (st.mode & 0o1000) !== 0))
+    return undefined;
+  const who =
+    (st.mode & 0o020) !== 0 && (st.mode & 0o002) !== 0
+      ? 'group and others'
+      : (st.mode & 0o020) !== 0
+        ? 'group'
+        : 'others';
   return { why: `${path} is writable by ${who} (mode ${octal(st.mode)})`, fix: `chmod go-w ${path}` };
 }
 
@@ -80,15 +99,23 @@ function checkOwnerChain(guard: ReadGuard, file: string, written: string, real: 
 }
 
 function pseudoFs(guard: ReadGuard, file: string, real: string): SbxError {
-  return new SbxError('PROFILE_UNSAFE', `refusing ${guard.what} ${file}${real !== file ? ` (-> ${real})` : ''}: /proc, /sys and /dev hold no profiles`, {
-    hint: 'name a regular file (a copy of the content, not a device or a descriptor)',
-  });
+  return new SbxError(
+    'PROFILE_UNSAFE',
+    `refusing ${guard.what} ${file}${real !== file ? ` (-> ${real})` : ''}: /proc, /sys and /dev hold no profiles`,
+    {
+      hint: 'name a regular file (a copy of the content, not a device or a descriptor)',
+    },
+  );
 }
 
 function tooLarge(guard: ReadGuard, file: string, size: string): SbxError {
-  return new SbxError('PROFILE_TOO_LARGE', `refusing ${guard.what} ${file}: ${size} is over the ${guard.maxBytes / 1024} KiB limit`, {
-    hint: 'a profile is a short YAML file: split it with extends, or point at the right file',
-  });
+  return new SbxError(
+    'PROFILE_TOO_LARGE',
+    `refusing ${guard.what} ${file}: ${size} is over the ${guard.maxBytes / 1024} KiB limit`,
+    {
+      hint: 'a profile is a short YAML file: split it with extends, or point at the right file',
+    },
+  );
 }
 
 /**
@@ -102,10 +129,14 @@ export function readGuarded(file: string, guard: ReadGuard): GuardedText {
   try {
     real = realpathSync(written);
   } catch (cause) {
-    throw new SbxError('PROFILE_NOT_FOUND', `cannot read ${guard.what} ${file}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`, {
-      cause,
-      hint: 'check the path and its permissions',
-    });
+    throw new SbxError(
+      'PROFILE_NOT_FOUND',
+      `cannot read ${guard.what} ${file}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`,
+      {
+        cause,
+        hint: 'check the path and its permissions',
+      },
+    );
   }
   if (isPseudoFsPath(real)) throw pseudoFs(guard, file, real);
   if (guard.checkOwner) checkOwnerChain(guard, file, written, real);
@@ -117,18 +148,30 @@ export function readGuarded(file: string, guard: ReadGuard): GuardedText {
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     // ENXIO: a socket; ELOOP: swapped for a symlink after the check.
-    if (code === 'ENXIO' || code === 'ELOOP') throw unsafe(guard, file, { why: `${real} is ${code === 'ENXIO' ? 'a socket' : 'a symlink'}`, fix: 'name a regular file' });
-    throw new SbxError('PROFILE_NOT_FOUND', `cannot read ${guard.what} ${file}: ${code ?? String(cause)}`, { cause, hint: 'check the file permissions' });
+    if (code === 'ENXIO' || code === 'ELOOP')
+      throw unsafe(guard, file, {
+        why: `${real} is ${code === 'ENXIO' ? 'a socket' : 'a symlink'}`,
+        fix: 'name a regular file',
+      });
+    throw new SbxError('PROFILE_NOT_FOUND', `cannot read ${guard.what} ${file}: ${code ?? String(cause)}`, {
+      cause,
+      hint: 'check the file permissions',
+    });
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw unsafe(guard, file, { why: `${real} is ${kindOf(st)}, not a regular file`, fix: 'name a regular file' });
+    if (!st.isFile())
+      throw unsafe(guard, file, { why: `${real} is ${kindOf(st)}, not a regular file`, fix: 'name a regular file' });
     if (guard.checkOwner) {
       const reason = unsafeReason(real, st, guard.uid);
       if (reason) throw unsafe(guard, file, reason);
       // The descriptor must be the file whose parents were checked (no directory swapped in between).
       const opened = openedPath(fd);
-      if (opened !== undefined && opened !== real) throw unsafe(guard, file, { why: `${real} was replaced while it was read (now ${opened})`, fix: 'retry; find out who changes it' });
+      if (opened !== undefined && opened !== real)
+        throw unsafe(guard, file, {
+          why: `${real} was replaced while it was read (now ${opened})`,
+          fix: 'retry; find out who changes it',
+        });
     }
     if (st.size > guard.maxBytes) throw tooLarge(guard, file, `its size, ${st.size} bytes,`);
     return { real, text: readBounded(fd, guard, file) };

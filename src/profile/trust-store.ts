@@ -51,11 +51,19 @@ function isPin(value: unknown): value is TrustPin {
     typeof pin.hash === 'string' &&
     typeof pin.trustedAt === 'string' &&
     Array.isArray(pin.files) &&
-    pin.files.every((f) => typeof f?.file === 'string' && typeof f.sha256 === 'string' && (f.text === undefined || typeof f.text === 'string'))
+    pin.files.every(
+      (f) =>
+        typeof f?.file === 'string' &&
+        typeof f.sha256 === 'string' &&
+        (f.text === undefined || typeof f.text === 'string'),
+    )
   );
 }
 
-/** The pins, or none when the file does not exist yet. A store that is unsafe or malformed is an error, never "no pins" silently. */
+/**
+ * The pins, or none when the file does not exist yet. A store that is unsafe or malformed is an
+ * error, never "no pins" silently.
+ */
 export function readTrustStore(file: string, uid: number): TrustStore {
   try {
     lstatSync(file);
@@ -77,10 +85,17 @@ export function readTrustStore(file: string, uid: number): TrustStore {
     throw storeError('is not valid JSON', file, cause);
   }
   const store = data as TrustStore;
-  if (typeof store !== 'object' || store === null || store.format !== FORMAT || typeof store.pins !== 'object' || store.pins === null) {
+  if (
+    typeof store !== 'object' ||
+    store === null ||
+    store.format !== FORMAT ||
+    typeof store.pins !== 'object' ||
+    store.pins === null
+  ) {
     throw storeError(`is not a format ${FORMAT} trust store`, file);
   }
-  for (const [path, pin] of Object.entries(store.pins)) if (!isPin(pin)) throw storeError(`the pin for ${path} is malformed`, file);
+  for (const [path, pin] of Object.entries(store.pins))
+    if (!isPin(pin)) throw storeError(`the pin for ${path} is malformed`, file);
   return store;
 }
 

@@ -28,8 +28,14 @@ export function needsPin(link: Pick<ChainLink, 'source' | 'real'>): boolean {
   return link.source === 'project' || link.real.split('/').includes('.sbx');
 }
 
-export function judgeTrust(chain: readonly ChainLink[], hash: string, trust: TrustContext | undefined, uid: number): TrustState {
-  if (!chain.some(needsPin)) return chain.every((l) => l.source === 'builtin') ? { kind: 'builtin' } : { kind: 'owner-checked' };
+export function judgeTrust(
+  chain: readonly ChainLink[],
+  hash: string,
+  trust: TrustContext | undefined,
+  uid: number,
+): TrustState {
+  if (!chain.some(needsPin))
+    return chain.every((l) => l.source === 'builtin') ? { kind: 'builtin' } : { kind: 'owner-checked' };
   if (trust?.hashes.includes(hash)) return { kind: 'trusted', by: 'hash' };
   // No context: nothing vouches for a project chain (fail closed).
   if (!trust) return { kind: 'untrusted' };
@@ -61,7 +67,12 @@ export function changedFiles(chain: readonly ChainLink[], pin: TrustPin): FileCh
 const short = (sha: string | undefined) => (sha ? sha.slice(0, 12) : 'none');
 
 /** PROFILE_UNTRUSTED: which file, new or changed (old → new hash), and the commands to review and trust it. */
-export function untrustedError(name: string, chain: readonly ChainLink[], hash: string, pin: TrustPin | undefined): SbxError {
+export function untrustedError(
+  name: string,
+  chain: readonly ChainLink[],
+  hash: string,
+  pin: TrustPin | undefined,
+): SbxError {
   const top = chain[chain.length - 1]!;
   const project = chain.filter(needsPin).map((l) => l.real);
   const what = `project profile "${name}" (${project.join(', ')})`;
@@ -71,7 +82,9 @@ export function untrustedError(name: string, chain: readonly ChainLink[], hash: 
         .join('; ')} (chain sha256 ${short(pin.hash)} → ${short(hash)})`
     : `${what} is not trusted: sbx has never been told to trust it (chain sha256 ${hash})`;
   const ref = name.includes('/') || name.endsWith('.yaml') || name.endsWith('.yml') ? top.real : name;
-  const review = pin ? `see the change with \`sbx trust --dry-run ${ref}\`` : `review it with \`sbx profiles show ${ref}\``;
+  const review = pin
+    ? `see the change with \`sbx trust --dry-run ${ref}\``
+    : `review it with \`sbx profiles show ${ref}\``;
   return new SbxError('PROFILE_UNTRUSTED', message, {
     hint: `${review}, then \`sbx trust ${ref}\` (CI: --trust-profile ${hash} or SBX_TRUST_PROFILE)`,
   });

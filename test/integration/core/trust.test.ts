@@ -51,58 +51,74 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
   afterAll(() => t?.cleanup());
 
   // A dozen sandboxes in a row: a longer safety net than one run's.
-  it('a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes', { timeout: 120_000 }, async () => {
-    const ws = workdir('planted');
-    const opts = { env: t.env, cwd: ws };
-    // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
-    const plant = await runSbx(['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`], opts);
-    expect(plant.code).toBe(0);
-    const planted = join(ws, '.sbx/profiles/default.yaml');
-    expect(existsSync(planted)).toBe(true);
+  it(
+    'a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes',
+    { timeout: 120_000 },
+    async () => {
+      const ws = workdir('planted');
+      const opts = { env: t.env, cwd: ws };
+      // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
+      const plant = await runSbx(
+        ['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`],
+        opts,
+      );
+      expect(plant.code).toBe(0);
+      const planted = join(ws, '.sbx/profiles/default.yaml');
+      expect(existsSync(planted)).toBe(true);
 
-    // Run 2: refused, nothing runs.
-    const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
-    expect(refused.r.code).toBe(125);
-    expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
-    expect(refused.report.error?.message).toContain(`(${planted}) is not trusted`);
-    expect(refused.report.error?.hint).toContain('`sbx profiles show default`, then `sbx trust default`');
-    expect(existsSync(join(ws, 'ran-untrusted'))).toBe(false);
+      // Run 2: refused, nothing runs.
+      const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
+      expect(refused.r.code).toBe(125);
+      expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
+      expect(refused.report.error?.message).toContain(`(${planted}) is not trusted`);
+      expect(refused.report.error?.hint).toContain('`sbx profiles show default`, then `sbx trust default`');
+      expect(existsSync(join(ws, 'ran-untrusted'))).toBe(false);
 
-    // The user reviews and trusts it: the same command now runs, and says whose profile it is.
-    const trusted = await runSbxRaw(['trust', 'default'], opts);
-    expect(trusted.code).toBe(0);
-    expect(trusted.out).toContain(planted);
-    expect(trusted.out).toContain('(project, new)');
-    expect(trusted.out).toContain('    network: host');
-    const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
-    expect(ran.r.code).toBe(0);
-    expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
-    expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in)`);
-    expect(ran.report.profile).toMatchObject({ name: 'default', source: 'project', file: planted, shadows: expect.stringMatching(/\/profiles\/default\.yaml$/) });
+      // The user reviews and trusts it: the same command now runs, and says whose profile it is.
+      const trusted = await runSbxRaw(['trust', 'default'], opts);
+      expect(trusted.code).toBe(0);
+      expect(trusted.out).toContain(planted);
+      expect(trusted.out).toContain('(project, new)');
+      expect(trusted.out).toContain('    network: host');
+      const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
+      expect(ran.r.code).toBe(0);
+      expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
+      expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in)`);
+      expect(ran.report.profile).toMatchObject({
+        name: 'default',
+        source: 'project',
+        file: planted,
+        shadows: expect.stringMatching(/\/profiles\/default\.yaml$/),
+      });
 
-    // A later run rewrites it: refused again, naming the change.
-    const rewrite = await runSbx(['--', 'sh', '-c', 'echo "hostname: evil" >> .sbx/profiles/default.yaml'], opts);
-    expect(rewrite.code).toBe(0);
-    const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
-    expect(changed.r.code).toBe(125);
-    expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
-    expect(changed.report.error?.message).toMatch(new RegExp(`changed since you trusted it: ${planted} [0-9a-f]{12} → [0-9a-f]{12}`));
-    expect(changed.report.error?.hint).toContain('see the change with `sbx trust --dry-run default`, then `sbx trust default`');
-    expect(existsSync(join(ws, 'ran-changed'))).toBe(false);
-    const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
-    expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
-    expect(dry.out).toContain('nothing pinned (--dry-run)');
-    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
-    const again = await runSbxRaw(['trust', 'default'], opts);
-    expect(again.out).toContain('(project, changed)');
-    expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
+      // A later run rewrites it: refused again, naming the change.
+      const rewrite = await runSbx(['--', 'sh', '-c', 'echo "hostname: evil" >> .sbx/profiles/default.yaml'], opts);
+      expect(rewrite.code).toBe(0);
+      const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
+      expect(changed.r.code).toBe(125);
+      expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
+      expect(changed.report.error?.message).toMatch(
+        new RegExp(`changed since you trusted it: ${planted} [0-9a-f]{12} → [0-9a-f]{12}`),
+      );
+      expect(changed.report.error?.hint).toContain(
+        'see the change with `sbx trust --dry-run default`, then `sbx trust default`',
+      );
+      expect(existsSync(join(ws, 'ran-changed'))).toBe(false);
+      const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
+      expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
+      expect(dry.out).toContain('nothing pinned (--dry-run)');
+      expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+      const again = await runSbxRaw(['trust', 'default'], opts);
+      expect(again.out).toContain('(project, changed)');
+      expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
 
-    const listed = await runSbxRaw(['trust', '--list'], opts);
-    expect(listed.out).toContain(planted);
-    expect(listed.out).toContain('file unchanged');
-    expect((await runSbxRaw(['trust', '--revoke', planted], opts)).code).toBe(0);
-    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
-  });
+      const listed = await runSbxRaw(['trust', '--list'], opts);
+      expect(listed.out).toContain(planted);
+      expect(listed.out).toContain('file unchanged');
+      expect((await runSbxRaw(['trust', '--revoke', planted], opts)).code).toBe(0);
+      expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+    },
+  );
 
   describe('a profile under a shared parent (/tmp/x/.sbx) that another user could have planted', () => {
     let shared: string;
@@ -134,7 +150,9 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       const { r, report } = await sbxReport(['--', 'touch', 'ran-planted'], { env: t.env, cwd: join(shared, 'sub') });
       expect(r.code).toBe(125);
       expect(report.error?.code).toBe('PROFILE_UNSAFE');
-      expect(report.error?.message).toContain(`${join(shared, '.sbx')} is owned by uid 65534, not by you (uid 0) or root`);
+      expect(report.error?.message).toContain(
+        `${join(shared, '.sbx')} is owned by uid 65534, not by you (uid 0) or root`,
+      );
       expect(existsSync(join(shared, 'sub', 'ran-planted'))).toBe(false);
     });
 
@@ -149,7 +167,9 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       chmodSync(file, 0o644);
       chmodSync(join(shared, '.sbx'), 0o777);
       const parent = await sbxReport(['--', 'touch', 'ran-writable'], opts);
-      expect(parent.report.error?.message).toContain(`${join(shared, '.sbx')} is writable by group and others (mode 0777)`);
+      expect(parent.report.error?.message).toContain(
+        `${join(shared, '.sbx')} is writable by group and others (mode 0777)`,
+      );
       expect(existsSync(join(shared, 'sub', 'ran-writable'))).toBe(false);
     });
   });
@@ -163,7 +183,8 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       execFileSync('mkfifo', [join(dir, 'fifo.yaml')]);
       writeFileSync(join(dir, 'huge.yaml'), '#'.repeat(10 * 1024 * 1024));
       let laughs = 'a: &a [x, x, x, x, x, x, x, x, x]\n';
-      for (let i = 0, prev = 'a'; i < 9; prev = `b${i}`, i++) laughs += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(', ')}]\n`;
+      for (let i = 0, prev = 'a'; i < 9; prev = `b${i}`, i++)
+        laughs += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(', ')}]\n`;
       writeFileSync(join(dir, 'laughs.yaml'), laughs);
       writeFileSync(join(dir, 'fine.yaml'), 'extends: default\n');
     });
@@ -183,7 +204,11 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       ['a billion-laughs document', './laughs.yaml', 'PROFILE_PARSE', 'alias'],
     ])('%s → %s', async (_what, profile, code, message) => {
       // stdin carries a profile: /proc/self/fd/0 must not take policy from it.
-      const { r, report } = await sbxReport(['-p', profile, '--', 'touch', 'ran-hostile'], { env: t.env, cwd: dir, input: 'network: host\n' });
+      const { r, report } = await sbxReport(['-p', profile, '--', 'touch', 'ran-hostile'], {
+        env: t.env,
+        cwd: dir,
+        input: 'network: host\n',
+      });
       expect(r.code).toBe(125);
       expect(report.error?.code).toBe(code);
       expect(report.error?.message).toContain(message);
@@ -211,24 +236,50 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     });
 
     it('--trust-profile HASH runs it; a wrong hash is refused', async () => {
-      const ok = await runSbx(['-p', 'ci', '--trust-profile', hash, '--', 'sh', '-c', 'printf %s "$FROM_CI_PROFILE"'], { env: t.env, cwd: ws });
+      const ok = await runSbx(['-p', 'ci', '--trust-profile', hash, '--', 'sh', '-c', 'printf %s "$FROM_CI_PROFILE"'], {
+        env: t.env,
+        cwd: ws,
+      });
       expect([ok.code, ok.out]).toEqual([0, 'yes']);
-      const wrong = await sbxReport(['-p', 'ci', '--trust-profile', 'f'.repeat(64), '--', 'touch', 'ran-wrong'], { env: t.env, cwd: ws });
+      const wrong = await sbxReport(['-p', 'ci', '--trust-profile', 'f'.repeat(64), '--', 'touch', 'ran-wrong'], {
+        env: t.env,
+        cwd: ws,
+      });
       expect(wrong.report.error?.code).toBe('PROFILE_UNTRUSTED');
       expect(existsSync(join(ws, 'ran-wrong'))).toBe(false);
-      const explained = await runSbxRaw(['explain', '-p', 'ci', '--trust-profile', hash, '--', 'true'], { env: t.env, cwd: ws });
+      const explained = await runSbxRaw(['explain', '-p', 'ci', '--trust-profile', hash, '--', 'true'], {
+        env: t.env,
+        cwd: ws,
+      });
       expect(explained.code).toBe(0);
     });
 
     it('SBX_TRUST_PROFILE=HASH[,HASH] runs it; a wrong one is refused; a malformed one is a usage error', async () => {
-      const ok = await runSbx(['-p', 'ci', '--', 'true'], { env: { ...t.env, SBX_TRUST_PROFILE: `${'0'.repeat(64)},${hash}` }, cwd: ws });
+      const ok = await runSbx(['-p', 'ci', '--', 'true'], {
+        env: { ...t.env, SBX_TRUST_PROFILE: `${'0'.repeat(64)},${hash}` },
+        cwd: ws,
+      });
       expect(ok.code).toBe(0);
-      const wrong = await sbxReport(['-p', 'ci', '--', 'touch', 'ran-wrong-env'], { env: { ...t.env, SBX_TRUST_PROFILE: '0'.repeat(64) }, cwd: ws });
+      const wrong = await sbxReport(['-p', 'ci', '--', 'touch', 'ran-wrong-env'], {
+        env: { ...t.env, SBX_TRUST_PROFILE: '0'.repeat(64) },
+        cwd: ws,
+      });
       expect(wrong.report.error?.code).toBe('PROFILE_UNTRUSTED');
       expect(existsSync(join(ws, 'ran-wrong-env'))).toBe(false);
-      const bad = await runSbx(['-p', 'ci', '--', 'true'], { env: { ...t.env, SBX_TRUST_PROFILE: hash.slice(0, 12) }, cwd: ws });
+      const bad = await runSbx(['-p', 'ci', '--', 'true'], {
+        env: { ...t.env, SBX_TRUST_PROFILE: hash.slice(0, 12) },
+        cwd: ws,
+      });
       expect(bad.code).toBe(2);
       expect(bad.err).toContain('is not a sha256');
+    });
+
+    it('sbx trust shows a hostile profile without letting its escape sequences reach the terminal', async () => {
+      writeFileSync(join(ws, '.sbx/profiles/esc.yaml'), '# \x1b]0;owned\x07\x1b[2J\nextends: default\n');
+      const r = await runSbxRaw(['trust', '--dry-run', 'esc'], { env: t.env, cwd: ws });
+      expect(r.code).toBe(0);
+      expect(r.out).toContain('# \\x1b]0;owned\\x07\\x1b[2J');
+      expect(r.out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
     });
 
     it('profiles list shows each profile with its source and trust state', async () => {

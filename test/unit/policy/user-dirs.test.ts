@@ -5,19 +5,34 @@ import { isUsableDir, resolveHome, resolveUserDirs, xdgDirs, xdgRuntimeDir } fro
 import { sbxErrorOf } from '../../helpers/errors.js';
 
 describe('isUsableDir', () => {
-  it.each(['/home/u', '/', '/tmp/x', '/home/u/.local/state', '/devices', '/procfs'])('accepts %s', (p) => expect(isUsableDir(p)).toBe(true));
-  it.each([undefined, '', 'rel', './x', '/proc', '/proc/self', '/sys/fs', '/dev', '/dev/shm', '/home/../proc', '/a/./b', 'a\0b'])(
-    'refuses %j',
-    (p) => expect(isUsableDir(p)).toBe(false),
+  it.each(['/home/u', '/', '/tmp/x', '/home/u/.local/state', '/devices', '/procfs'])('accepts %s', (p) =>
+    expect(isUsableDir(p)).toBe(true),
   );
+  it.each([
+    undefined,
+    '',
+    'rel',
+    './x',
+    '/proc',
+    '/proc/self',
+    '/sys/fs',
+    '/dev',
+    '/dev/shm',
+    '/home/../proc',
+    '/a/./b',
+    'a\0b',
+  ])('refuses %j', (p) => expect(isUsableDir(p)).toBe(false));
 });
 
 describe('resolveHome', () => {
   const passwd = () => '/home/from-passwd';
   it('a valid HOME is used as it is', () => expect(resolveHome({ HOME: '/home/u' }, passwd)).toBe('/home/u'));
-  it.each(['/proc', '/sys', '/dev/null', 'relative', '/x/../proc', ''])('HOME=%j falls back to the passwd entry', (home) => {
-    expect(resolveHome({ HOME: home }, passwd)).toBe('/home/from-passwd');
-  });
+  it.each(['/proc', '/sys', '/dev/null', 'relative', '/x/../proc', ''])(
+    'HOME=%j falls back to the passwd entry',
+    (home) => {
+      expect(resolveHome({ HOME: home }, passwd)).toBe('/home/from-passwd');
+    },
+  );
   it('no usable HOME and no usable passwd home: HOME_INVALID', () => {
     const error = sbxErrorOf(() => resolveHome({ HOME: '/proc' }, () => '/proc'));
     expect(error.code).toBe('HOME_INVALID');
@@ -28,8 +43,14 @@ describe('resolveHome', () => {
 
 describe('xdgDirs', () => {
   it('valid values are used, invalid ones ignored as if unset (XDG base directory spec)', () => {
-    expect(xdgDirs({ XDG_CONFIG_HOME: '/c', XDG_STATE_HOME: '/s', XDG_CACHE_HOME: '/k' }, '/h')).toEqual({ configHome: '/c', stateHome: '/s', cacheHome: '/k' });
-    expect(xdgDirs({ XDG_CONFIG_HOME: 'rel', XDG_STATE_HOME: '/proc/self/cwd', XDG_CACHE_HOME: '/a/../dev' }, '/h')).toEqual({
+    expect(xdgDirs({ XDG_CONFIG_HOME: '/c', XDG_STATE_HOME: '/s', XDG_CACHE_HOME: '/k' }, '/h')).toEqual({
+      configHome: '/c',
+      stateHome: '/s',
+      cacheHome: '/k',
+    });
+    expect(
+      xdgDirs({ XDG_CONFIG_HOME: 'rel', XDG_STATE_HOME: '/proc/self/cwd', XDG_CACHE_HOME: '/a/../dev' }, '/h'),
+    ).toEqual({
       configHome: '/h/.config',
       stateHome: '/h/.local/state',
       cacheHome: '/h/.cache',

@@ -14,7 +14,13 @@ import { makeTempDir } from '../../helpers/tmp.js';
 
 const UID = process.getuid!();
 const IS_ROOT = UID === 0;
-const guard = (over: Partial<ReadGuard> = {}): ReadGuard => ({ what: 'profile', maxBytes: 1024, checkOwner: true, uid: UID, ...over });
+const guard = (over: Partial<ReadGuard> = {}): ReadGuard => ({
+  what: 'profile',
+  maxBytes: 1024,
+  checkOwner: true,
+  uid: UID,
+  ...over,
+});
 
 /** A private directory (mkdtemp is 0700) with one file in it. */
 function fileIn(text = 'network: none\n', mode = 0o644): { dir: string; file: string } {
@@ -33,11 +39,14 @@ describe('readGuarded: what may be read', () => {
     expect(readGuarded(join(dir, 'link.yaml'), guard())).toEqual({ real: file, text: 'network: none\n' });
   });
 
-  it.each(['/dev/zero', '/dev/stdin', '/proc/self/fd/0', '/proc/self/environ', '/sys/kernel/mm'])('%s: PROFILE_UNSAFE, nothing read', (path) => {
-    const error = sbxErrorOf(() => readGuarded(path, guard({ checkOwner: false })));
-    expect(error.code).toBe('PROFILE_UNSAFE');
-    expect(error.message).toContain('/proc, /sys and /dev hold no profiles');
-  });
+  it.each(['/dev/zero', '/dev/stdin', '/proc/self/fd/0', '/proc/self/environ', '/sys/kernel/mm'])(
+    '%s: PROFILE_UNSAFE, nothing read',
+    (path) => {
+      const error = sbxErrorOf(() => readGuarded(path, guard({ checkOwner: false })));
+      expect(error.code).toBe('PROFILE_UNSAFE');
+      expect(error.message).toContain('/proc, /sys and /dev hold no profiles');
+    },
+  );
 
   it('a symlink to /dev/zero is judged by where it leads', () => {
     const dir = makeTempDir();
@@ -50,9 +59,13 @@ describe('readGuarded: what may be read', () => {
   it('a FIFO is refused at once (no writer needed), a directory too', () => {
     const dir = makeTempDir();
     execFileSync('mkfifo', [join(dir, 'fifo.yaml')]);
-    expect(sbxErrorOf(() => readGuarded(join(dir, 'fifo.yaml'), guard())).message).toContain('is a FIFO, not a regular file');
+    expect(sbxErrorOf(() => readGuarded(join(dir, 'fifo.yaml'), guard())).message).toContain(
+      'is a FIFO, not a regular file',
+    );
     mkdirSync(join(dir, 'd.yaml'));
-    expect(sbxErrorOf(() => readGuarded(join(dir, 'd.yaml'), guard())).message).toContain('is a directory, not a regular file');
+    expect(sbxErrorOf(() => readGuarded(join(dir, 'd.yaml'), guard())).message).toContain(
+      'is a directory, not a regular file',
+    );
   });
 
   it('a unix socket is refused', async () => {
@@ -113,7 +126,8 @@ describe('readGuarded: owner and mode checks', () => {
   it('a file another user owns, directly in the sticky world-writable /tmp: refused', () => {
     const shared = tmpdir();
     const st = statSync(shared);
-    if (st.uid !== 0 || (st.mode & 0o1777) !== 0o1777) throw new Error(`${shared} is not a root-owned sticky world-writable dir: this test needs one`);
+    if (st.uid !== 0 || (st.mode & 0o1777) !== 0o1777)
+      throw new Error(`${shared} is not a root-owned sticky world-writable dir: this test needs one`);
     const file = join(shared, `sbx-planted-${process.pid}-${Date.now()}.yaml`);
     writeFileSync(file, 'network: host\n');
     onTestFinished(() => rmSync(file, { force: true }));
@@ -122,7 +136,9 @@ describe('readGuarded: owner and mode checks', () => {
     const reader = IS_ROOT ? 0 : UID + 1;
     const error = sbxErrorOf(() => readGuarded(file, guard({ uid: reader })));
     expect(error.code).toBe('PROFILE_UNSAFE');
-    expect(error.message).toContain(`${file} is owned by uid ${IS_ROOT ? 65534 : UID}, not by you (uid ${reader}) or root`);
+    expect(error.message).toContain(
+      `${file} is owned by uid ${IS_ROOT ? 65534 : UID}, not by you (uid ${reader}) or root`,
+    );
     // Control: its owner may read it (the sticky parent is fine).
     expect(readGuarded(file, guard({ uid: IS_ROOT ? 65534 : UID })).text).toBe('network: host\n');
   });
@@ -134,7 +150,9 @@ describe('readGuarded: owner and mode checks', () => {
     symlinkSync(target, join(dir, 'p.yaml'));
     expect(readGuarded(join(dir, 'p.yaml'), guard()).real).toBe(target);
     chmodSync(dir, 0o777);
-    expect(sbxErrorOf(() => readGuarded(join(dir, 'p.yaml'), guard())).message).toContain(`${dir} is writable by group and others`);
+    expect(sbxErrorOf(() => readGuarded(join(dir, 'p.yaml'), guard())).message).toContain(
+      `${dir} is writable by group and others`,
+    );
   });
 
   // Only root can give a symlink to another user.

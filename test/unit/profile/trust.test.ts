@@ -21,7 +21,9 @@ async function rejection(promise: Promise<unknown>): Promise<{ code?: string; me
   throw new Error('expected a rejection');
 }
 
-function setup(files: Record<string, string> = { 'repo/.sbx/profiles/default.yaml': 'extends: default\nnetwork: host\n' }) {
+function setup(
+  files: Record<string, string> = { 'repo/.sbx/profiles/default.yaml': 'extends: default\nnetwork: host\n' },
+) {
   const root = makeTempDir();
   writeTree(root, { 'repo/src/.keep': '', ...files });
   const storeFile = trustStoreFile(join(root, 'state'));
@@ -36,7 +38,11 @@ function setup(files: Record<string, string> = { 'repo/.sbx/profiles/default.yam
 }
 
 function pin(resolved: ResolvedProfile): TrustPin {
-  return { hash: resolved.hash, files: resolved.chain.map((l) => ({ file: l.real, sha256: l.sha256, text: resolved.texts[l.real] })), trustedAt: 'now' };
+  return {
+    hash: resolved.hash,
+    files: resolved.chain.map((l) => ({ file: l.real, sha256: l.sha256, text: resolved.texts[l.real] })),
+    trustedAt: 'now',
+  };
 }
 
 function trust(storeFile: string, resolved: ResolvedProfile): void {
@@ -50,8 +56,12 @@ describe('loadProfile: project profiles need trust', () => {
     const file = join(root, 'repo/.sbx/profiles/default.yaml');
     const error = await rejection(loadProfile('default', search(), 't'));
     expect(error.code).toBe('PROFILE_UNTRUSTED');
-    expect(error.message).toMatch(new RegExp(`^project profile "default" \\(${file}\\) is not trusted: .*\\(chain sha256 [0-9a-f]{64}\\)$`));
-    expect(error.hint).toMatch(/^review it with `sbx profiles show default`, then `sbx trust default` \(CI: --trust-profile [0-9a-f]{64} or SBX_TRUST_PROFILE\)$/);
+    expect(error.message).toMatch(
+      new RegExp(`^project profile "default" \\(${file}\\) is not trusted: .*\\(chain sha256 [0-9a-f]{64}\\)$`),
+    );
+    expect(error.hint).toMatch(
+      /^review it with `sbx profiles show default`, then `sbx trust default` \(CI: --trust-profile [0-9a-f]{64} or SBX_TRUST_PROFILE\)$/,
+    );
   });
 
   it('no trust context at all: refused (fail closed)', async () => {
@@ -112,7 +122,10 @@ describe('loadProfile: project profiles need trust', () => {
 
   it('the cache never bypasses the owner checks: a cached layer made group-writable is PROFILE_UNSAFE', async () => {
     // The parent is read only through the cache's check of its layers on the second load.
-    const { root, search } = setup({ 'config/sbx/profiles/mine.yaml': 'extends: base\n', 'config/sbx/profiles/base.yaml': 'extends: default\n' });
+    const { root, search } = setup({
+      'config/sbx/profiles/mine.yaml': 'extends: base\n',
+      'config/sbx/profiles/base.yaml': 'extends: default\n',
+    });
     const cached = search([], { cacheDir: join(root, 'cache') });
     await loadProfile('mine', cached, 't');
     expect(readdirSync(join(root, 'cache'))).toHaveLength(1);
@@ -121,7 +134,10 @@ describe('loadProfile: project profiles need trust', () => {
   });
 
   it('-p PATH: outside .sbx it needs no pin (owner checks only); inside a .sbx it does', async () => {
-    const { root, search } = setup({ 'repo/mine.yaml': 'extends: default\n', 'repo/.sbx/profiles/x.yaml': 'extends: default\n' });
+    const { root, search } = setup({
+      'repo/mine.yaml': 'extends: default\n',
+      'repo/.sbx/profiles/x.yaml': 'extends: default\n',
+    });
     expect((await loadProfile(join(root, 'repo/mine.yaml'), search(), 't')).trust).toEqual({ kind: 'owner-checked' });
     const error = await rejection(loadProfile(join(root, 'repo/.sbx/profiles/x.yaml'), search(), 't'));
     expect(error.code).toBe('PROFILE_UNTRUSTED');
@@ -129,7 +145,10 @@ describe('loadProfile: project profiles need trust', () => {
   });
 
   it('a user profile that extends a project profile by name is a project chain', async () => {
-    const { search } = setup({ 'repo/.sbx/profiles/base.yaml': 'extends: default\n', 'config/sbx/profiles/mine.yaml': 'extends: base\n' });
+    const { search } = setup({
+      'repo/.sbx/profiles/base.yaml': 'extends: default\n',
+      'config/sbx/profiles/mine.yaml': 'extends: base\n',
+    });
     expect((await rejection(loadProfile('mine', search(), 't'))).code).toBe('PROFILE_UNTRUSTED');
   });
 
@@ -144,7 +163,11 @@ describe('loadProfile: project profiles need trust', () => {
   it('a user profile passes on its owner checks, and reports the built-in it shadows', async () => {
     const { search } = setup({ 'config/sbx/profiles/default.yaml': 'extends: default\n' });
     const resolved = await loadProfile('default', { ...search(), cwd: makeTempDir() }, 't');
-    expect([resolved.location.source, resolved.trust.kind, resolved.shadows]).toEqual(['user', 'owner-checked', join(BUILTIN_PROFILES_DIR, 'default.yaml')]);
+    expect([resolved.location.source, resolved.trust.kind, resolved.shadows]).toEqual([
+      'user',
+      'owner-checked',
+      join(BUILTIN_PROFILES_DIR, 'default.yaml'),
+    ]);
   });
 
   it('an unsafe project file is PROFILE_UNSAFE before any trust question', async () => {
@@ -159,7 +182,11 @@ describe('trust store', () => {
     const root = makeTempDir();
     const file = trustStoreFile(join(root, 'state'));
     expect(readTrustStore(file, UID)).toEqual({ format: 1, pins: {} });
-    const p: TrustPin = { hash: 'a'.repeat(64), files: [{ file: '/x/.sbx/profiles/a.yaml', sha256: 'b'.repeat(64), text: 'x: 1\n' }], trustedAt: 'now' };
+    const p: TrustPin = {
+      hash: 'a'.repeat(64),
+      files: [{ file: '/x/.sbx/profiles/a.yaml', sha256: 'b'.repeat(64), text: 'x: 1\n' }],
+      trustedAt: 'now',
+    };
     writeTrustStore(file, UID, { format: 1, pins: { '/x/.sbx/profiles/a.yaml': p } });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(root, 'state/sbx')).mode & 0o777).toBe(0o700);
@@ -174,13 +201,19 @@ describe('trust store', () => {
     writeFileSync(file, '{not json');
     expect(() => readTrustStore(file, UID)).toThrow(expect.objectContaining({ code: 'TRUST_STORE' }));
     writeFileSync(file, JSON.stringify({ format: 1, pins: { '/a': { hash: 1 } } }));
-    expect(() => readTrustStore(file, UID)).toThrow(expect.objectContaining({ code: 'TRUST_STORE', message: expect.stringContaining('malformed') }));
+    expect(() => readTrustStore(file, UID)).toThrow(
+      expect.objectContaining({ code: 'TRUST_STORE', message: expect.stringContaining('malformed') }),
+    );
     writeFileSync(file, JSON.stringify({ format: 1, pins: {} }));
     chmodSync(file, 0o620);
-    expect(() => readTrustStore(file, UID)).toThrow(expect.objectContaining({ code: 'TRUST_STORE', message: expect.stringContaining('writable by group') }));
+    expect(() => readTrustStore(file, UID)).toThrow(
+      expect.objectContaining({ code: 'TRUST_STORE', message: expect.stringContaining('writable by group') }),
+    );
     chmodSync(file, 0o600);
     chmodSync(join(root, 'sbx'), 0o770);
-    expect(() => writeTrustStore(file, UID, { format: 1, pins: {} })).toThrow(expect.objectContaining({ code: 'TRUST_STORE' }));
+    expect(() => writeTrustStore(file, UID, { format: 1, pins: {} })).toThrow(
+      expect.objectContaining({ code: 'TRUST_STORE' }),
+    );
     expect(existsSync(file)).toBe(true);
   });
 
@@ -189,8 +222,19 @@ describe('trust store', () => {
       { name: 'a', file: '/a', real: '/a', source: 'project' as const, sha256: '1' },
       { name: 'b', file: '/b', real: '/b', source: 'project' as const, sha256: '2' },
     ];
-    const p: TrustPin = { hash: 'h', files: [{ file: '/a', sha256: '1' }, { file: '/b', sha256: 'old' }, { file: '/c', sha256: '3' }], trustedAt: 'now' };
-    expect(changedFiles(chain, p)).toEqual([{ file: '/b', before: 'old', after: '2' }, { file: '/c', before: '3' }]);
+    const p: TrustPin = {
+      hash: 'h',
+      files: [
+        { file: '/a', sha256: '1' },
+        { file: '/b', sha256: 'old' },
+        { file: '/c', sha256: '3' },
+      ],
+      trustedAt: 'now',
+    };
+    expect(changedFiles(chain, p)).toEqual([
+      { file: '/b', before: 'old', after: '2' },
+      { file: '/c', before: '3' },
+    ]);
   });
 });
 

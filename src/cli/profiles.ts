@@ -71,7 +71,7 @@ function describeTrust(resolved: ResolvedProfile): string {
         ? 'trusted (pinned with `sbx trust`)'
         : 'trusted for this invocation (--trust-profile / SBX_TRUST_PROFILE)';
     case 'untrusted':
-      return `NOT TRUSTED${resolved.trust.pin ? ' (changed since trusted)' : ''}: runs refuse it; then \`sbx trust ${ref}\``;
+      return `NOT TRUSTED${resolved.trust.pin ? ' (changed since trusted)' : ''}: runs refuse it until \`sbx trust ${ref}\``;
   }
 }
 

@@ -6,12 +6,14 @@
 import { z } from 'zod';
 import { SbxError } from './errors.js';
 import type { Approver } from './runtime/command-gate.js';
-import type { CompileOptions, RunOptions } from './api.js';
+import type { CompileOptions, ProfileInfo, RunOptions } from './api.js';
 
 /** An argument the kernel cannot pass: execve() ends each string at its first NUL. */
 const arg = z.string().refine((s) => !s.includes('\0'), 'must not contain a NUL character');
 const path = arg.min(1, 'must not be empty');
 const limitValue = z.union([z.string(), z.number()]);
+
+const isFunction = (v: unknown) => typeof v === 'function';
 
 const runRequest = {
   command: z.array(arg).min(1, 'must name a command: a non-empty array of strings, e.g. ["ls", "-l"]').optional(),
@@ -45,9 +47,9 @@ const compileOnly = {
   cwd: path.optional(),
   hostEnv: z.record(z.string(), z.string().optional()).optional(),
   tty: z.boolean().optional(),
+  trustProfiles: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 (64 lowercase hex digits)')).optional(),
+  onProfile: z.custom<(profile: ProfileInfo) => void>(isFunction, 'must be a function').optional(),
 };
-
-const isFunction = (v: unknown) => typeof v === 'function';
 
 /** One of `command` and `shell`, never both: a shell string is the command. */
 const oneCommand = (o: { command?: string[] | undefined; shell?: string | undefined }) => (o.command === undefined) !== (o.shell === undefined);

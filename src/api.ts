@@ -2,7 +2,6 @@
 // profile → policy → launch → exec → outcome.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
@@ -20,7 +19,8 @@ import type { CapturedText, Outcome } from './report/outcome.js';
 import { redactArgv } from './report/ledger.js';
 import { openAuditTrail, type AuditTrail, type RunContext } from './runtime/audit-trail.js';
 import { isCredentialName } from './policy/env.js';
-import { loadProfile, type ProfileSearch, type ResolvedProfile } from './profile/load.js';
+import { loadProfile, type ProfileSearch, type ProfileSource, type ResolvedProfile } from './profile/load.js';
+import { trustStoreFile } from './profile/trust-store.js';
 import type { Variables } from './profile/variables.js';
 import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
@@ -29,6 +29,7 @@ import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './r
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, type BwrapInfo } from './runtime/host.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
+import { userDirs } from './runtime/user-dirs.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
 
@@ -57,6 +58,24 @@ export interface CompileOptions extends RunRequest {
   hostEnv?: Record<string, string | undefined>;
   /** Whether stdin is a terminal (default: detected; `capture` runs never are). */
   tty?: boolean;
+  /**
+   * sha256 chain hashes of project profiles trusted for this call only (CI), besides the user's pins
+   * (`sbx trust`) and SBX_TRUST_PROFILE in hostEnv. A project profile trusted by none is refused.
+   */
+  trustProfiles?: string[];
+  /** Called once the profile is resolved and trusted, before anything runs (the CLI reports a shadowed built-in). */
+  onProfile?: (profile: ProfileInfo) => void;
+}
+
+/** Which profile a run uses and where it came from. */
+export interface ProfileInfo {
+  name: string;
+  file: string;
+  source: ProfileSource;
+  /** sha256 over every file of its chain: what `sbx trust` pins and --trust-profile names. */
+  hash: string;
+  /** The built-in profile of the same name this project or user profile hides. */
+  shadows?: string;
 }
 
 export interface RunOptions extends CompileOptions {
@@ -108,7 +127,7 @@ export type Launcher =
 
 export interface Compiled {
   sessionId: string;
-  profile: { name: string; file: string; source: string; hash: string };
+  profile: ProfileInfo;
   policy: Policy;
   launch: Launch;
   launcher: Launcher;
@@ -125,14 +144,28 @@ function cleanEnv(env: Record<string, string | undefined>): Record<string, strin
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-export function profileSearch(cwd: string, env: Record<string, string | undefined>): ProfileSearch {
-  const home = env.HOME || homedir();
-  const cacheHome = env.XDG_CACHE_HOME || join(home, '.cache');
+/** Chain hashes named for one invocation: each a full sha256 (a prefix could be ground to collide). */
+function trustedHashes(given: readonly string[], env: Record<string, string | undefined>): string[] {
+  const fromEnv = (env.SBX_TRUST_PROFILE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const all = [...given, ...fromEnv];
+  const bad = all.find((h) => !/^[0-9a-f]{64}$/.test(h));
+  if (bad !== undefined) {
+    throw new SbxError('USAGE', `--trust-profile / SBX_TRUST_PROFILE: "${bad}" is not a sha256 (64 lowercase hex digits)`, {
+      hint: 'use the chain hash `sbx trust NAME` or `sbx profiles show NAME` prints',
+    });
+  }
+  return all;
+}
+
+/** Where profiles are found, cached and trusted. `trustProfiles`: chain hashes trusted for this invocation (CI). */
+export function profileSearch(cwd: string, env: Record<string, string | undefined>, trustProfiles: readonly string[] = []): ProfileSearch {
+  const dirs = userDirs(env);
   return {
     cwd,
-    configHome: env.XDG_CONFIG_HOME || join(home, '.config'),
+    configHome: dirs.configHome,
     builtinDir: join(packageRoot(), 'profiles'),
-    ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(cacheHome, 'sbx') }),
+    ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(dirs.cacheHome, 'sbx') }),
+    trust: { storeFile: trustStoreFile(dirs.stateHome), hashes: trustedHashes(trustProfiles, env) },
   };
 }
 
@@ -171,10 +204,11 @@ async function prepare(
   const cwd = options.cwd ?? process.cwd();
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
-  const home = hostEnv.HOME || homedir();
-  const search = profileSearch(cwd, hostEnv);
+  const search = profileSearch(cwd, hostEnv, options.trustProfiles);
+  const home = userDirs(hostEnv).home;
   const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
-  known.profile = { name: resolved.name, file: resolved.location.file, hash: resolved.hash };
+  known.profile = describeProfile(resolved);
+  options.onProfile?.(known.profile);
   const launcher = probeLauncher(options.backend ?? resolved.profile.backend ?? 'bwrap', hostEnv, search.cacheDir);
   known.backend = launcher.backend;
 
@@ -214,8 +248,14 @@ async function prepare(
   return { resolved, policy, host, launcher, sessionId };
 }
 
-function describeProfile(resolved: ResolvedProfile) {
-  return { name: resolved.name, file: resolved.location.file, source: resolved.location.source, hash: resolved.hash };
+function describeProfile(resolved: ResolvedProfile): ProfileInfo {
+  return {
+    name: resolved.name,
+    file: resolved.location.file,
+    source: resolved.location.source,
+    hash: resolved.hash,
+    ...(resolved.shadows ? { shadows: resolved.shadows } : {}),
+  };
 }
 
 function plannedSession(env: Record<string, string | undefined>, uid: number, id: string): Session {
@@ -373,7 +413,7 @@ async function runPrepared(
     ? (
         await (
           await import('./runtime/secrets.js')
-        ).loadSecrets(p.resolved.profile.secrets, { configHome: profileSearch(p.host.cwd, hostEnv).configHome, env: hostEnv, uid: p.host.uid, workspace: p.policy.workspace.host })
+        ).loadSecrets(p.resolved.profile.secrets, { configHome: userDirs(hostEnv).configHome, env: hostEnv, uid: p.host.uid, workspace: p.policy.workspace.host })
       ).vars
     : {};
   audit.secrets.push(...Object.values(secretEnv));
@@ -466,7 +506,7 @@ async function runPrepared(
     }
     return {
       sessionId: p.sessionId,
-      profile: { name: p.resolved.name, file: p.resolved.location.file, hash: p.resolved.hash },
+      profile: describeProfile(p.resolved),
       backend: p.launcher.backend,
       policyHash: hash,
       // A secret typed on the command line is still a secret: reports and the ledger show a marker.

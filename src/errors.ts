@@ -61,6 +61,11 @@ export const ErrorCatalogue = {
   /** Library: an option of run()/compile() has the wrong type, an unknown key or a bad value. */
   OPTIONS_INVALID: ExitCode.USAGE,
   ABORTED: ExitCode.ABORTED,
+  PROFILE_UNTRUSTED: ExitCode.SETUP,
+  PROFILE_UNSAFE: ExitCode.SETUP,
+  PROFILE_TOO_LARGE: ExitCode.SETUP,
+  TRUST_STORE: ExitCode.SETUP,
+  HOME_INVALID: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 
@@ -74,7 +79,7 @@ export interface SourceLocation {
 export interface RunFacts {
   sessionId: string;
   /** null: the profile itself failed to resolve. */
-  profile: { name: string; file: string; hash: string } | null;
+  profile: { name: string; file: string; hash: string; source: 'path' | 'project' | 'user' | 'builtin'; shadows?: string } | null;
   /** Set once a policy was derived. */
   policyHash?: string;
   backend?: 'bwrap' | 'nsjail';

@@ -95,7 +95,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   }
   const p = compiled.policy;
   const out: string[] = [];
-  out.push(`profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})`);
+  out.push(`profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})${compiled.profile.shadows ? ', shadows the built-in' : ''}`);
   out.push(`backend   ${compiled.launcher.backend}${compiled.launcher.chosenBy === 'auto' ? ' (chosen by --backend auto)' : ''}`);
   out.push(`mode      ${p.mode}`);
   out.push(`workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`);

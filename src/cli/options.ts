@@ -27,6 +27,7 @@ export interface RunFlags {
   fileSize?: string;
   nofile?: string;
   tmpSize?: string;
+  trustProfile?: string;
 }
 
 export interface RunCliFlags extends RunFlags {
@@ -79,6 +80,7 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'file-size', value: '<size>', description: 'largest file a process may write, e.g. 1GiB' },
   { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024' },
   { long: 'tmp-size', value: '<size>', description: 'size of the private /tmp (and HOME), e.g. 256MiB' },
+  { long: 'trust-profile', value: '<sha256[,...]>', description: 'trust the project profile with this chain hash for this run only (CI; see `sbx trust --help`)' },
 ];
 
 /** Only for run. */
@@ -198,5 +200,6 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
       ).filter(([, v]) => v !== undefined),
     ),
     ...(flags.tmpSize !== undefined ? { tmpSize: flags.tmpSize } : {}),
+    ...(flags.trustProfile !== undefined ? { trustProfiles: flags.trustProfile.split(',').map((h) => h.trim()) } : {}),
   };
 }

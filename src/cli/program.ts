@@ -16,13 +16,36 @@ Examples:
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
-  sbx profiles list                        which profiles exist and where they come from
+  sbx profiles list                        which profiles exist, where they come from, trusted or not
+  sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups
   sudo sbx setup                           Ubuntu 24.04+: let bwrap create user namespaces (--dry-run first)
 
 Exit codes: the command's own status passes through (128+N when killed by signal N).
 sbx's own: 2 usage, 125 profile/sandbox setup failed, 126 denied by policy or not executable,
 127 command not found in the sandbox. See the README for details.`;
+
+const TRUST_HELP = `
+A profile found in a project's .sbx/profiles (in the working directory or any parent) is never used
+because of where it is: a cloned repository, or a sandboxed command that wrote .sbx/ into its
+workspace, would choose your sandbox. sbx runs one only after you trusted its exact content: the
+sha256 of the file and of every file it extends (the chain hash). Any change refuses it again
+(PROFILE_UNTRUSTED, exit 125) until you review and trust it anew.
+
+  sbx profiles show ci          review the merged profile, its files and its chain hash
+  sbx trust --dry-run ci        each file of its chain: the content, or the diff since you trusted it
+  sbx trust ci                  the same, and pin it
+  sbx trust --list              every pin; whether its file changed since
+  sbx trust --revoke .sbx/profiles/ci.yaml
+
+CI (no pin store): name the chain hash for the run, never "trust everything":
+  sbx run --trust-profile <sha256> -p ci -- make test
+  SBX_TRUST_PROFILE=<sha256>[,<sha256>...] sbx run -p ci -- make test
+
+Pins live in $XDG_STATE_HOME/sbx/trust.json (default ~/.local/state/sbx), hidden from every sandbox.
+User profiles (~/.config/sbx/profiles) and files named with -p PATH need no pin, but they and every
+parent directory must be owned by you or root and not writable by group or others (else
+PROFILE_UNSAFE). A file named with -p that lies inside a .sbx/ directory is a project file: pinned.`;
 
 export async function buildProgram(): Promise<Command> {
   const program = new Command('sbx')
@@ -58,11 +81,11 @@ export async function buildProgram(): Promise<Command> {
   const profiles = program.command('profiles').description('list and show profiles');
   profiles
     .command('list')
-    .description('every visible profile and where it comes from (path, project, user, builtin)')
+    .description('every visible profile, where it comes from (project, user, builtin) and whether runs may use it')
     .option('--json', 'machine-readable output')
     .action(async (flags: { json?: boolean }) => {
       const { listCommand } = await import('./profiles.js');
-      listCommand(flags);
+      await listCommand(flags);
     });
   profiles
     .command('show')
@@ -72,6 +95,19 @@ export async function buildProgram(): Promise<Command> {
     .action(async (name: string, flags: { json?: boolean }) => {
       const { showCommand } = await import('./profiles.js');
       await showCommand(name, flags);
+    });
+
+  program
+    .command('trust')
+    .description('trust a project profile (.sbx/profiles) after review: pins its hash and that of all it extends')
+    .argument('[name]', 'profile name or path (default: default)')
+    .option('--list', 'every trusted profile, its chain hash, and whether the file changed since')
+    .option('--revoke <path>', 'forget the pin of this profile (name or path)')
+    .option('--dry-run', 'show what would be trusted (the content, or the diff since it was trusted) and pin nothing')
+    .addHelpText('after', TRUST_HELP)
+    .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
+      const { trustCommand } = await import('./trust.js');
+      await trustCommand(name, flags);
     });
 
   program

@@ -1,7 +1,7 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
 import { closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { runUnchecked, type RunOptions } from '../api.js';
+import { runUnchecked, type ProfileInfo, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
 import { shellArgv } from '../policy/command-line.js';
 import type { Policy } from '../policy/types.js';
@@ -166,6 +166,13 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
+/** A project or user profile never hides a built-in silently. */
+function noteShadowing(profile: ProfileInfo): void {
+  if (!profile.shadows) return;
+  const whose = profile.source === 'project' ? "the project's" : 'your';
+  process.stderr.write(`sbx: profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in)\n`);
+}
+
 export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
   const limit = captureLimit(flags);
   return {
@@ -176,6 +183,7 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
     ...(flags.audit === false ? {} : { audit: { file: flags.auditFile ?? ledgerPath(process.env) } }),
     // Loaded only when a command needs an approval.
     ...(flags.approval === 'never' ? {} : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
+    onProfile: noteShadowing,
   };
 }
 

@@ -11,6 +11,7 @@ import type { Host, PathFact } from './host.js';
 import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
 import { requestedArgv } from './command-line.js';
+import { xdgDirs } from './user-dirs.js';
 import type { CommandRules, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -130,12 +131,11 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
  * flags.
  */
 function ownRoots(vars: Variables, env: Record<string, string>): string[] {
-  // XDG base directory spec: relative values are invalid and ignored.
-  const xdg = (value: string | undefined, fallback: string) => (value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback));
+  const dirs = xdgDirs(env, vars.home);
   return [
-    posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx', 'secrets.yaml'),
-    posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx'),
-    posix.join(xdg(env.XDG_CACHE_HOME, '.cache'), 'sbx'),
+    posix.join(dirs.configHome, 'sbx', 'secrets.yaml'),
+    posix.join(dirs.stateHome, 'sbx'),
+    posix.join(dirs.cacheHome, 'sbx'),
   ];
 }
 

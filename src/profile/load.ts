@@ -1,13 +1,17 @@
-// Finds profiles by name, reads them, follows `extends`, and merges. The only module of profile/ that
-// touches the filesystem. A resolved profile is cached by the content hash of every file in its
-// chain, so a repeated run skips the YAML parser and the schema (about 90 ms of imports) entirely.
+// Finds profiles by name, reads them (guarded-read.ts), follows `extends`, merges, and decides
+// whether the chain may be used (trust.ts). With guarded-read.ts and trust-store.ts, the only modules
+// of profile/ that touch the filesystem. A resolved profile is cached by the content hash of every
+// file in its chain, so a repeated run skips the YAML parser and the schema (about 90 ms of imports);
+// the trust decision is never cached: it is taken on every load, from those same hashes.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SbxError } from '../errors.js';
+import { isSbxError, SbxError } from '../errors.js';
+import { readGuarded, type GuardedText } from './guarded-read.js';
 import { mergeProfiles, type Origins } from './merge.js';
 import type { Profile } from './schema.js';
 import { closest } from './suggest.js';
+import { judgeTrust, untrustedError, type TrustContext, type TrustState } from './trust.js';
 
 export type ProfileSource = 'path' | 'project' | 'user' | 'builtin';
 
@@ -17,15 +21,27 @@ export interface ProfileLocation {
   source: ProfileSource;
 }
 
+/** One file of a resolved chain: where it was found, what it really is, and its content hash. */
+export interface ChainLink extends ProfileLocation {
+  /** The real path read (symlinks resolved). */
+  real: string;
+  sha256: string;
+}
+
 export interface ResolvedProfile {
   name: string;
   location: ProfileLocation;
   /** Every file merged, ancestors first, the profile itself last. */
-  chain: ProfileLocation[];
+  chain: ChainLink[];
+  /** Each chain file's text, by real path (what `sbx trust` pins and shows). */
+  texts: Record<string, string>;
   profile: Profile;
   origins: Origins;
-  /** sha256 over the chain's file contents: identifies this exact resolved profile. */
+  /** sha256 over the chain's file contents: identifies this exact resolved profile (what trust pins). */
   hash: string;
+  trust: TrustState;
+  /** The built-in profile of the same name that this project or user profile hides. */
+  shadows?: string;
 }
 
 export interface ProfileSearch {
@@ -35,12 +51,32 @@ export interface ProfileSearch {
   builtinDir: string;
   /** Where resolved profiles are cached; undefined disables the cache. */
   cacheDir?: string;
+  /** The trust pins and this invocation's trusted hashes. Without it no project profile is usable. */
+  trust?: TrustContext;
+}
+
+export interface LoadOptions {
+  /** Resolve an untrusted chain instead of refusing it (`sbx profiles show`, `sbx trust`): never for a run. */
+  review?: boolean;
 }
 
 const PROFILE_EXT = '.yaml';
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
+/** A profile is a short YAML file; this bounds what a hostile one (or /dev/zero) can make sbx read. */
+export const PROFILE_MAX_BYTES = 256 * 1024;
+/** One cached resolved profile: the merged result of at most a few such files. */
+const CACHE_MAX_BYTES = 4 * 1024 * 1024;
 
-function isPathLike(name: string): boolean {
+function invokingUid(): number {
+  return process.getuid?.() ?? 0;
+}
+
+/** Built-ins come with sbx and are trusted; every other file must pass the owner and mode checks. */
+function readProfileFile(loc: ProfileLocation): GuardedText {
+  return readGuarded(loc.file, { what: 'profile', maxBytes: PROFILE_MAX_BYTES, checkOwner: loc.source !== 'builtin', uid: invokingUid() });
+}
+
+export function isPathLike(name: string): boolean {
   return name.includes('/') || name.endsWith('.yaml') || name.endsWith('.yml');
 }
 
@@ -76,7 +112,10 @@ export function locateProfile(name: string, search: ProfileSearch, relativeTo?: 
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
     throw new SbxError('PROFILE_NOT_FOUND', `"${name}" is not a valid profile name`, { hint: 'names use letters, digits, ".", "_" and "-"; use a path for a file' });
   }
-  const candidates = searchDirs(search).map(({ dir, source }) => ({ file: join(dir, name + PROFILE_EXT), source }));
+  // A built-in's `extends: default` means the built-in default: a project `default` must not slip
+  // into the chain of `agent` or `untrusted`.
+  const dirs = relativeTo === search.builtinDir ? [{ dir: search.builtinDir, source: 'builtin' as const }] : searchDirs(search);
+  const candidates = dirs.map(({ dir, source }) => ({ file: join(dir, name + PROFILE_EXT), source }));
   // A profile extending its own name continues the search below itself (project → user → builtin).
   const start = skipFile === undefined ? 0 : candidates.findIndex((c) => c.file === skipFile) + 1;
   for (const { file, source } of candidates.slice(start)) {
@@ -108,14 +147,6 @@ export function listProfiles(search: ProfileSearch): ProfileLocation[] {
   return [...seen.values()];
 }
 
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (cause) {
-    throw new SbxError('PROFILE_NOT_FOUND', `cannot read profile ${file}: ${(cause as Error).message}`, { cause, hint: 'check the file permissions' });
-  }
-}
-
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
@@ -123,7 +154,7 @@ function sha256(text: string): string {
 interface CacheEntry {
   format: number;
   /** Each layer as looked up: name, the file it resolved to, and that file's hash. */
-  layers: { name: string; file: string; source: ProfileSource; skipFile?: string; relativeTo?: string; sha: string }[];
+  layers: { name: string; file: string; real: string; source: ProfileSource; skipFile?: string; relativeTo?: string; sha: string }[];
   profile: Profile;
   origins: Origins;
 }
@@ -133,24 +164,36 @@ function cacheFile(search: ProfileSearch, location: ProfileLocation, sha: string
   return join(search.cacheDir, sha256(`${CACHE_FORMAT}\0${version}\0${location.file}\0${sha}`) + '.json');
 }
 
-/** A cached entry is valid only if every layer still resolves to the same file with the same content. */
-function readCache(path: string, search: ProfileSearch): CacheEntry | undefined {
+/**
+ * A cached entry is valid only if every layer still resolves to the same file with the same content,
+ * read under the same guards. Returns the entry and the texts read; the trust check follows as for
+ * a fresh load.
+ */
+function readCache(path: string, search: ProfileSearch): { entry: CacheEntry; texts: Record<string, string> } | undefined {
   let entry: CacheEntry;
   try {
-    entry = JSON.parse(readFileSync(path, 'utf8')) as CacheEntry;
+    const { text } = readGuarded(path, { what: 'profile cache', maxBytes: CACHE_MAX_BYTES, checkOwner: true, uid: invokingUid() });
+    entry = JSON.parse(text) as CacheEntry;
   } catch {
     return undefined;
   }
-  if (entry.format !== CACHE_FORMAT) return undefined;
+  if (entry?.format !== CACHE_FORMAT || !Array.isArray(entry.layers) || !entry.layers.every((l) => typeof l?.name === 'string')) return undefined;
+  const texts: Record<string, string> = {};
   for (const layer of entry.layers) {
+    let found: ProfileLocation;
+    let read: GuardedText;
     try {
-      const found = locateProfile(layer.name, search, layer.relativeTo, layer.skipFile);
-      if (found.file !== layer.file || sha256(readText(found.file)) !== layer.sha) return undefined;
-    } catch {
-      return undefined;
+      found = locateProfile(layer.name, search, layer.relativeTo, layer.skipFile);
+      read = readProfileFile(found);
+    } catch (error) {
+      // A layer that is gone makes the entry stale; an unsafe file is an error, cached or not.
+      if (isSbxError(error) && error.code === 'PROFILE_NOT_FOUND') return undefined;
+      throw error;
     }
+    if (found.file !== layer.file || found.source !== layer.source || read.real !== layer.real || sha256(read.text) !== layer.sha) return undefined;
+    texts[read.real] = read.text;
   }
-  return entry;
+  return { entry, texts };
 }
 
 function writeCache(path: string, entry: CacheEntry): void {
@@ -164,58 +207,70 @@ function writeCache(path: string, entry: CacheEntry): void {
   }
 }
 
-/** Resolve `name` (or a path) to its merged profile. `version` keys the cache to this sbx build. */
-export async function loadProfile(name: string, search: ProfileSearch, version: string): Promise<ResolvedProfile> {
-  const location = locateProfile(name, search);
-  const text = readText(location.file);
-  const sha = sha256(text);
-  const cachePath = cacheFile(search, location, sha, version);
-  const cached = cachePath ? readCache(cachePath, search) : undefined;
-  if (cached) {
-    return {
-      name: location.name,
-      location,
-      chain: cached.layers.map(({ name: n, file, source }) => ({ name: n, file, source })),
-      profile: cached.profile,
-      origins: cached.origins,
-      hash: sha256(cached.layers.map((l) => l.sha).join('\0')),
-    };
-  }
+/** The built-in this project or user profile hides, so that it never does so silently. */
+function shadowedBuiltin(location: ProfileLocation, search: ProfileSearch): string | undefined {
+  if (location.source === 'builtin' || isPathLike(location.name)) return undefined;
+  const builtin = join(search.builtinDir, location.name + PROFILE_EXT);
+  return existsSync(builtin) ? builtin : undefined;
+}
 
+/** Parse every layer, parents before children, each file once (diamonds merge the shared ancestor once). */
+async function resolveLayers(location: ProfileLocation, top: GuardedText, search: ProfileSearch) {
   const { parseProfile } = await import('./parse.js');
   const layers: CacheEntry['layers'] = [];
   const raw: { name: string; profile: Profile }[] = [];
+  const texts: Record<string, string> = {};
   const done = new Set<string>();
 
-  // Depth-first, parents before children, each file once (diamonds merge the shared ancestor once).
-  const visit = (loc: ProfileLocation, content: string, stack: string[], lookup: { relativeTo?: string; skipFile?: string }) => {
-    if (stack.includes(loc.file)) {
-      const cycle = [...stack.slice(stack.indexOf(loc.file)), loc.file].join(' → ');
+  const visit = (loc: ProfileLocation, read: GuardedText, stack: string[], lookup: { relativeTo?: string; skipFile?: string }) => {
+    if (stack.includes(read.real)) {
+      const cycle = [...stack.slice(stack.indexOf(read.real)), read.real].join(' → ');
       throw new SbxError('PROFILE_CYCLE', `profiles extend each other in a cycle: ${cycle}`, { hint: 'remove one of the extends' });
     }
-    if (done.has(loc.file)) return;
-    const profile = parseProfile(content, loc.file);
+    if (done.has(read.real)) return;
+    const profile = parseProfile(read.text, loc.file);
     const parents = profile.extends === undefined ? [] : Array.isArray(profile.extends) ? profile.extends : [profile.extends];
     for (const parentName of parents) {
       const relativeTo = dirname(loc.file);
       const skipFile = parentName === loc.name ? loc.file : undefined;
       const parent = locateProfile(parentName, search, relativeTo, skipFile);
-      visit(parent, readText(parent.file), [...stack, loc.file], { relativeTo, ...(skipFile ? { skipFile } : {}) });
+      visit(parent, readProfileFile(parent), [...stack, read.real], { relativeTo, ...(skipFile ? { skipFile } : {}) });
     }
-    done.add(loc.file);
-    layers.push({ name: loc.name, file: loc.file, source: loc.source, sha: sha256(content), ...lookup });
+    done.add(read.real);
+    texts[read.real] = read.text;
+    layers.push({ name: loc.name, file: loc.file, real: read.real, source: loc.source, sha: sha256(read.text), ...lookup });
     raw.push({ name: loc.name, profile });
   };
-  visit(location, text, [], {});
+  visit(location, top, [], {});
+  return { layers, texts, ...mergeProfiles(raw) };
+}
 
-  const { profile, origins } = mergeProfiles(raw);
-  if (cachePath) writeCache(cachePath, { format: CACHE_FORMAT, layers, profile, origins });
+/**
+ * Resolve `name` (or a path) to its merged profile. `version` keys the cache to this sbx build.
+ * Throws PROFILE_UNTRUSTED for a project chain the user has not trusted (unless `review`).
+ */
+export async function loadProfile(name: string, search: ProfileSearch, version: string, options: LoadOptions = {}): Promise<ResolvedProfile> {
+  const location = locateProfile(name, search);
+  const top = readProfileFile(location);
+  const cachePath = cacheFile(search, location, sha256(top.text), version);
+  const cached = cachePath ? readCache(cachePath, search) : undefined;
+  const resolved = cached ? { ...cached.entry, texts: cached.texts } : await resolveLayers(location, top, search);
+  if (cachePath && !cached) writeCache(cachePath, { format: CACHE_FORMAT, layers: resolved.layers, profile: resolved.profile, origins: resolved.origins });
+
+  const chain = resolved.layers.map(({ name: n, file, real, source, sha }) => ({ name: n, file, real, source, sha256: sha }));
+  const hash = sha256(chain.map((l) => l.sha256).join('\0'));
+  const trust = judgeTrust(chain, hash, search.trust, invokingUid());
+  if (trust.kind === 'untrusted' && !options.review) throw untrustedError(location.name, chain, hash, trust.pin);
+  const shadows = shadowedBuiltin(location, search);
   return {
     name: location.name,
     location,
-    chain: layers.map(({ name: n, file, source }) => ({ name: n, file, source })),
-    profile,
-    origins,
-    hash: sha256(layers.map((l) => l.sha).join('\0')),
+    chain,
+    texts: resolved.texts,
+    profile: resolved.profile,
+    origins: resolved.origins,
+    hash,
+    trust,
+    ...(shadows ? { shadows } : {}),
   };
 }

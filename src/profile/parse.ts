@@ -6,6 +6,9 @@ import { SbxError } from '../errors.js';
 import { ProfileSchema, type Profile } from './schema.js';
 import { closest } from './suggest.js';
 
+/** Aliases a profile may expand: a profile needs few, a "billion laughs" document needs thousands. */
+const MAX_ALIAS_COUNT = 50;
+
 export interface PositionedIssue {
   line: number;
   col: number;
@@ -106,7 +109,17 @@ export function parseProfile(text: string, file: string): Profile {
     const issues = doc.errors.map((e) => ({ ...position(lineCounter, e.pos[0]), path: '', message: e.message.split('\n')[0]! }));
     throw issuesError('PROFILE_PARSE', file, issues);
   }
-  const value: unknown = doc.toJS() ?? {};
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (cause) {
+    // yaml throws a plain ReferenceError when aliases expand past the cap ("billion laughs").
+    throw new SbxError('PROFILE_PARSE', `${(cause as Error).message} (more than ${MAX_ALIAS_COUNT} alias expansions)`, {
+      location: { file, line: 1, col: 1 },
+      cause,
+      hint: 'write the values out instead of nesting aliases (&anchor / *alias)',
+    });
+  }
   const result = ProfileSchema.safeParse(value);
   if (!result.success) throw issuesError('PROFILE_INVALID', file, zodIssues(doc, lineCounter, result.error.issues));
   return result.data;

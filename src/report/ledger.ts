@@ -20,11 +20,11 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from './lock-file.js';
 import type { Violation } from '../policy/violation.js';
+import { userDirs } from '../runtime/user-dirs.js';
 
 interface RecordBase {
   v: 1;
@@ -84,9 +84,7 @@ const RECORD_START = '{"v":1,';
 /** SBX_AUDIT_FILE, else $XDG_STATE_HOME/sbx/audit.jsonl (XDG_STATE_HOME defaults to ~/.local/state). */
 export function ledgerPath(env: Record<string, string | undefined>): string {
   if (env.SBX_AUDIT_FILE) return env.SBX_AUDIT_FILE;
-  // XDG base directory spec: a relative XDG_STATE_HOME is invalid and must be ignored.
-  const stateHome = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(env.HOME || homedir(), '.local', 'state');
-  return join(stateHome, 'sbx', 'audit.jsonl');
+  return join(userDirs(env).stateHome, 'sbx', 'audit.jsonl');
 }
 
 function ledgerError(message: string, path: string, cause?: unknown): SbxError {

@@ -1,4 +1,5 @@
 // What a run produced, as the library returns it.
+import type { ProfileSource } from '../profile/load.js';
 import type { Violation } from '../policy/violation.js';
 
 /** A captured stream as an agent may see it: bounded, scrubbed, with what was cut and redacted. */
@@ -11,7 +12,8 @@ export interface CapturedText {
 
 export interface Outcome {
   sessionId: string;
-  profile: { name: string; file: string; hash: string };
+  /** source: builtin, user, project or path; shadows: the built-in of the same name it hides. */
+  profile: { name: string; file: string; hash: string; source: ProfileSource; shadows?: string };
   backend: 'bwrap' | 'nsjail';
   /** sha256 (16 hex) of the resolved Policy: two runs with the same hash had the same sandbox. */
   policyHash: string;

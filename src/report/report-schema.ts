@@ -33,6 +33,8 @@ export const reportSchema = z
         name: z.string(),
         file: z.string(),
         hash: z.string().describe('sha256 of the profile and what it extends'),
+        source: z.enum(['path', 'project', 'user', 'builtin']).describe('Where the profile was found'),
+        shadows: z.string().optional().describe('The built-in profile of the same name that this one hides'),
       })
       .nullable()
       .describe('The profile used; null only when the profile itself failed to resolve (not found, invalid)'),

@@ -18,7 +18,7 @@ export interface Report {
   format: typeof REPORT_FORMAT;
   sessionId: string;
   /** null only when the profile itself failed to resolve (not found, invalid). */
-  profile: { name: string; file: string; hash: string } | null;
+  profile: Outcome['profile'] | null;
   backend?: 'bwrap' | 'nsjail';
   /** sha256 (16 hex) of the resolved Policy; absent when sbx stopped before deriving one. */
   policyHash?: string;

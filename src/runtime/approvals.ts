@@ -18,10 +18,11 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SbxError } from '../errors.js';
 import { isWithin } from '../policy/sensitive.js';
+import { xdgDirs } from '../policy/user-dirs.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from '../report/lock-file.js';
 
 /** How long a denial is remembered. Long enough to stop a retry loop, short enough that a mistaken "deny" heals itself. */
@@ -56,10 +57,9 @@ export interface ApprovalStoreContext {
   workspace: string;
 }
 
-/** XDG base directory spec: a relative XDG_STATE_HOME is invalid and must be ignored. */
+/** $XDG_STATE_HOME when valid, else ~/.local/state (policy/user-dirs.ts). */
 export function stateHomeOf(env: Record<string, string | undefined>, home: string): string {
-  const fromEnv = env.XDG_STATE_HOME;
-  return fromEnv && isAbsolute(fromEnv) ? fromEnv : join(home, '.local', 'state');
+  return xdgDirs(env, home).stateHome;
 }
 
 /** sha256 over the profile name and the argv, NUL-separated: no argument can contain NUL, so no two inputs collide. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { Session } from '../backend/launch.js';
 import { isProcessAlive } from '../report/lock-file.js';
+import { xdgRuntimeDir } from '../policy/user-dirs.js';
 
 export interface SessionHandle extends Session {
   close(): void;
@@ -13,7 +14,8 @@ export interface SessionHandle extends Session {
 
 /** The parent of all session dirs for this user. */
 export function sessionBase(env: Record<string, string | undefined>, uid: number): string {
-  return env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, 'sbx') : join('/tmp', `sbx-${uid}`);
+  const runtimeDir = xdgRuntimeDir(env);
+  return runtimeDir ? join(runtimeDir, 'sbx') : join('/tmp', `sbx-${uid}`);
 }
 
 /** Create `dir` as a private directory, or accept it only if it already is one we own. */

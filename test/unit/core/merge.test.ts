@@ -128,7 +128,8 @@ describe('loadProfile: where a name is found', () => {
     const { root, search } = setup();
     const byPath = await loadProfile(join(root, 'elsewhere/shared.yaml'), search, 't');
     expect([byPath.location.source, byPath.profile.hostname]).toEqual(['path', 'path']);
-    const shared = await loadProfile('shared', search, 't');
+    // Lookup only: whether a project profile may be used is trust.test.ts's subject.
+    const shared = await loadProfile('shared', search, 't', { review: true });
     expect(shared.location).toEqual({ name: 'shared', file: join(root, 'home/repo/.sbx/profiles/shared.yaml'), source: 'project' });
     expect(shared.profile.hostname).toBe('project-top');
     const user = await loadProfile('only-user', search, 't');
@@ -146,7 +147,7 @@ describe('loadProfile: where a name is found', () => {
 
   it('project dirs are searched upward from cwd, nearest first', async () => {
     const { root, search } = setup();
-    const nearest = await loadProfile('only-project', search, 't');
+    const nearest = await loadProfile('only-project', search, 't', { review: true });
     expect(nearest.location.file).toBe(join(root, 'home/repo/pkg/.sbx/profiles/only-project.yaml'));
     expect(nearest.profile.hostname).toBe('project-nearest');
   });
@@ -215,10 +216,10 @@ describe('loadProfile: extends', () => {
     const root = makeTempDir();
     writeTree(root, { 'proj/.sbx/profiles/default.yaml': 'extends: default\nnetwork: host\nenv:\n  keep: [EXTRA]\n' });
     const search = { cwd: join(root, 'proj'), configHome: join(root, 'config'), builtinDir: BUILTIN_PROFILES_DIR };
-    const resolved = await loadProfile('default', search, 't');
+    const resolved = await loadProfile('default', search, 't', { review: true });
     expect(resolved.chain).toEqual([
-      { name: 'default', file: join(BUILTIN_PROFILES_DIR, 'default.yaml'), source: 'builtin' },
-      { name: 'default', file: join(root, 'proj/.sbx/profiles/default.yaml'), source: 'project' },
+      expect.objectContaining({ name: 'default', file: join(BUILTIN_PROFILES_DIR, 'default.yaml'), source: 'builtin' }),
+      expect.objectContaining({ name: 'default', file: join(root, 'proj/.sbx/profiles/default.yaml'), source: 'project' }),
     ]);
     expect(resolved.profile.network).toBe('host');
     expect(resolved.profile.mode).toBe('workspace-write');
@@ -233,7 +234,7 @@ describe('loadProfile: extends', () => {
       'config/sbx/profiles/default.yaml': 'extends: default\nnetwork: host\n',
     });
     const search = { cwd: join(root, 'proj'), configHome: join(root, 'config'), builtinDir: BUILTIN_PROFILES_DIR };
-    const resolved = await loadProfile('default', search, 't');
+    const resolved = await loadProfile('default', search, 't', { review: true });
     expect(resolved.chain.map((c) => c.source)).toEqual(['builtin', 'user', 'project']);
     expect(resolved.profile).toMatchObject({ hostname: 'project', network: 'host', mode: 'workspace-write' });
   });
@@ -307,7 +308,8 @@ describe('loadProfile: cache', () => {
     const root = makeTempDir();
     writeTree(root, {
       'p/base.yaml': 'mode: read-only\nenv:\n  keep: [PATH]\n',
-      'p/child.yaml': 'extends: base\nnetwork: host\n',
+      // A user profile: a built-in's `extends` only ever names built-ins.
+      'config/sbx/profiles/child.yaml': 'extends: base\nnetwork: host\n',
     });
     const search: ProfileSearch = { cwd: join(root, 'cwd'), configHome: join(root, 'config'), builtinDir: join(root, 'p'), cacheDir: join(root, 'cache') };
     return { root, search };
@@ -372,7 +374,7 @@ describe('loadProfile: cache', () => {
     const resolved = await load('child', search, 'v1');
     expect(parserImports()).toBe(1);
     expect(resolved.profile.mode).toBe('danger');
-    expect(resolved.chain[0]).toEqual({ name: 'base', file: join(root, 'config/sbx/profiles/base.yaml'), source: 'user' });
+    expect(resolved.chain[0]).toEqual(expect.objectContaining({ name: 'base', file: join(root, 'config/sbx/profiles/base.yaml'), source: 'user' }));
   });
 
   it('an entry from another sbx version is not used', async () => {

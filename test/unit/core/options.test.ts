@@ -30,6 +30,13 @@ describe('toRunOptions', () => {
     expect(options).toEqual({ command: ['x'], profile: 'agent', workspace: '/w', network: 'host', danger: true, binds: [], env: {}, keepEnv: ['LC_*', 'NODE_OPTIONS'], limits: {} });
   });
 
+  it('--trust-profile: comma-separated chain hashes, from both readers', () => {
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    expect(toRunOptions({ ...NO_FLAGS, trustProfile: `${a}, ${b}` }, ['x']).trustProfiles).toEqual([a, b]);
+    expect(parseRunArgv(['--trust-profile', a, '--', 'true'])?.flags.trustProfile).toBe(a);
+  });
+
   it('splits --bind / --ro-bind SRC[:DEST] at the first colon, rw binds first', () => {
     const options = toRunOptions({ ...NO_FLAGS, bind: ['/src', '/a:/b'], roBind: ['~/tools:/opt/tools', '/x:/y:z'] }, ['x']);
     expect(options.binds).toEqual([

@@ -16,6 +16,6 @@ describe('requestedArgv', () => {
     const flags: RunFlags = { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [], shell: 'ls src | wc -l' };
     const options = toRunOptions(flags, []);
     expect(options.shell).toBe('ls src | wc -l');
-    expect(options.command).toEqual([]);
+    expect(options.command).toBeUndefined();
   });
 });

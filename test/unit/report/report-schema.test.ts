@@ -11,7 +11,7 @@ import { refusal } from '../../../src/runtime/command-gate.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const SCHEMA_FILE = join(REPO_ROOT, 'schema', 'report.schema.json');
-const profile = { name: 'default', file: '/p/default.yaml', hash: 'a'.repeat(64) };
+const profile = { name: 'default', file: '/p/default.yaml', hash: 'a'.repeat(64), source: 'builtin' as const };
 const violation = (i: number): Violation => ({ phase: 'preflight', kind: 'command', rule: 'commands.deny', detail: `reason ${i}` });
 
 describe('the report schema', () => {

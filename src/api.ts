@@ -1,7 +1,7 @@
 // The library door (`import { run, compile } from 'sbx'`) and the pipeline the CLI uses:
 // profile → policy → launch → exec → outcome.
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,8 @@ import { ExitCode, isSbxError, SbxError } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
+import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sbxOwnDirs, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
+import { isWithin } from './policy/sensitive.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
 import type { Violation } from './policy/violation.js';
@@ -25,7 +26,8 @@ import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
-import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
+import { probeBwrap, probeNsjail, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
+import { openPins, type Pins } from './runtime/pins.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
@@ -147,7 +149,24 @@ function probeLauncher(choice: BackendChoice, env: Record<string, string | undef
   }
 }
 
-async function prepare(options: CompileOptions): Promise<Prepared> {
+/**
+ * sbx's own directories that do not exist yet but lie in a tree the sandbox will mount: created now
+ * (private, they are sbx's), so that they are masked or read-only inside instead of creatable by the
+ * sandbox (a planted ~/.config/sbx/profiles/default.yaml would be the next run's policy).
+ */
+function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths: Host['paths']): void {
+  for (const dir of dirs) {
+    if (paths[dir]?.exists || !mountedTrees.some((tree) => isWithin(dir, tree))) continue;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (cause) {
+      throw new SbxError('SESSION_DIR', `cannot create ${dir}, which the sandbox could otherwise create: ${(cause as Error).message}`, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
+    }
+    paths[dir] = pins.probe(dir);
+  }
+}
+
+async function prepare(options: CompileOptions, pins: Pins): Promise<Prepared> {
   const hostEnv = cleanEnv(options.hostEnv ?? process.env);
   const cwd = options.cwd ?? process.cwd();
   const uid = process.getuid?.() ?? 0;
@@ -160,14 +179,18 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
   const sessionId = newSessionId();
   const baseVars = { home, cwd, session: sessionId };
   const workspace = requestedWorkspace(resolved.profile, options, baseVars);
-  const wsFact = probePath(workspace);
+  // Every path is pinned as it is probed: the checks run on the descriptor that will be mounted.
+  const wsFact = pins.probe(workspace);
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
-  const paths = probePaths(pathsToProbe(resolved.profile, options, vars, hostEnv));
+  const paths: Host['paths'] = Object.fromEntries(pathsToProbe(resolved.profile, options, vars, hostEnv).map((p) => [p, pins.probe(p)]));
   // Every mounted tree is walked for secret-looking files (.env, *.pem, .git/config, ...) to mask.
   const scanRoots = sensitiveScanRoots(resolved.profile, options, vars).flatMap((path) => {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
+  const own = sbxOwnDirs(vars, hostEnv);
+  const mounted = resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
+  createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
@@ -190,6 +213,9 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     host,
     vars,
   });
+  // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
+  // now, and refused if they no longer resolve to themselves.
+  for (const m of policy.mounts) if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
   return { resolved, policy, host, launcher, sessionId };
 }
 
@@ -216,7 +242,16 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
-  const p = await prepare(options);
+  const pins = openPins();
+  try {
+    return await compilePinned(options, pins);
+  } finally {
+    pins.close();
+  }
+}
+
+async function compilePinned(options: CompileOptions, pins: Pins): Promise<Compiled> {
+  const p = await prepare(options, pins);
   const hostEnv = options.hostEnv ?? process.env;
   const launch = await compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
   const commandDecision = judgeCommand(p.policy, p.host, options.allowDenylistedCommands ?? false);
@@ -291,20 +326,24 @@ async function captureView(buf: Buffer, totalBytes: number, limitBytes: number, 
 /** Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad profile, no sandbox). */
 export async function run(options: RunOptions): Promise<Outcome> {
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
+  // The pinned mount sources live as long as the run, whatever ends it.
+  const pins = openPins();
   try {
-    const outcome = await runPrepared(options, trail);
+    const outcome = await runPrepared(options, trail, pins);
     trail?.ran(outcome);
     return outcome;
   } catch (error) {
     // Refusals are the records an auditor looks for first.
     if (isSbxError(error)) trail?.refused(error, options.command);
     throw error;
+  } finally {
+    pins.close();
   }
 }
 
-async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): Promise<Outcome> {
+async function runPrepared(options: RunOptions, trail: AuditTrail | undefined, pins: Pins): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
-  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) });
+  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) }, pins);
   const hash = policyHash(p.policy);
   const audit: RunContext = { sessionId: p.sessionId, profile: p.resolved.name, policyHash: hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
   trail?.prepared(audit, p.policy);
@@ -368,6 +407,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
         ...(options.signal ? { signal: options.signal } : {}),
         ...(p.policy.limits.timeoutMs !== undefined ? { timeoutMs: p.policy.limits.timeoutMs } : {}),
         ...(nsjail ? { launcher: 'nsjail' as const, fdDir: session.dir } : {}),
+        pins,
       }),
       p.host.uid,
     );

@@ -52,6 +52,9 @@ export const ErrorCatalogue = {
   SECRET_STORE_UNSAFE: ExitCode.SETUP,
   SENSITIVE_SCAN_LIMIT: ExitCode.SETUP,
   AUDIT_FILE: ExitCode.USAGE,
+  BIND_SOURCE_CHANGED: ExitCode.SETUP,
+  UNIX_SOCKET_INVALID: ExitCode.SETUP,
+  LAUNCH_TOO_LARGE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -10,7 +10,7 @@ import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
 import { commandOf } from './bwrap.js';
-import type { ExtraFd, Launch, Session } from './launch.js';
+import type { Launch, Session } from './launch.js';
 
 export interface NsjailHost {
   /** Absolute path of the nsjail binary. */
@@ -46,8 +46,8 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'nsjail.mount-api', effect: 'equivalent', detail: '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)' },
   { feature: 'nsjail.nested-userns', effect: 'refused', detail: 'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused' },
   { feature: 'namespaces.user', effect: 'refused', detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)' },
-  { feature: 'mounts.paths', effect: 'refused', detail: "a mount target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it; bind sources are descriptors, /proc/self/fd/N)" },
-  { feature: 'mounts.bind', effect: 'equivalent', detail: 'pinned as with bwrap --bind-fd: nsjail mounts /proc/self/fd/N, the descriptor sbx opened and checked (runtime/pins.ts), never the path again' },
+  { feature: 'mounts.bind', effect: 'weaker', detail: "bind sources go to nsjail as paths, which it resolves again after sbx checked them: nsjail mounts in its own mount namespace, where a descriptor sbx opened cannot be bound (open_tree: EINVAL), and it has no check after mounting as bwrap's --bind-fd has. Whoever can write a directory above a source (another sandbox sharing the workspace) could swap it for a symlink in between; use bwrap for workspaces other processes write" },
+  { feature: 'mounts.paths', effect: 'refused', detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)" },
   { feature: 'mounts.root-bind', effect: 'refused', detail: "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only" },
   { feature: 'mounts.host-mountpoint', effect: 'refused', detail: 'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host' },
   { feature: 'mounts.proc', effect: 'equivalent', detail: 'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused' },
@@ -112,6 +112,8 @@ function mountpointExists(m: Mount, parent: Mount): boolean {
 
 function pathsOf(m: Mount): string[] {
   switch (m.kind) {
+    case 'bind':
+      return [m.source, m.target];
     case 'symlink':
       return [m.linkTo, m.target];
     default:
@@ -219,12 +221,10 @@ function compileDev(target: string): string[] {
   ];
 }
 
-function compileMount(m: Mount, readOnly: boolean, session: Session, pinFd: (source: string) => number): string[] {
+function compileMount(m: Mount, readOnly: boolean, session: Session): string[] {
   switch (m.kind) {
     case 'bind':
-      // The pinned descriptor (runtime/pins.ts), not the path: nsjail open_tree()s /proc/self/fd/N,
-      // which is the object sbx checked however the path has changed since.
-      return [m.access === 'rw' && !readOnly ? '--bindmount' : '--bindmount_ro', `/proc/self/fd/${pinFd(m.source)}:${m.target}`];
+      return [m.access === 'rw' && !readOnly ? '--bindmount' : '--bindmount_ro', `${m.source}:${m.target}`];
     case 'tmpfs':
       return tmpfs(m.target, m.sizeBytes, m.mode, readOnly);
     case 'proc':
@@ -317,8 +317,6 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
   const hasProc = policy.mounts.some((m) => m.kind === 'proc');
   // nsjail joins repeated --seccomp_string values with newlines: one per line keeps each argument
   // line-free (and the golden files readable). It installs the filter last, right before execve.
-  const pins: ExtraFd[] = [];
-  const pinFd = (source: string) => CONFIG_FD + pins.push({ purpose: 'bind', source });
   const seccomp = policy.seccomp.rules.length > 0 ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n') : [];
   const args = [
     // Its log goes to a pipe sbx reads (nsjail-status.ts), not to the terminal; first, so that errors
@@ -344,23 +342,21 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     '--time_limit', timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
     ...compileRlimits(policy.limits),
     ...(rootReadOnly ? [] : ['--rw']),
-    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session, pinFd)),
+    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session)),
     ...(hasProc ? [] : ['--disable_proc']),
     ...seccomp.flatMap((line) => ['--seccomp_string', line]),
     ...(command[0]!.includes('/') ? [] : ['--exec_file', host.execPath!]),
     '--',
     ...command,
   ];
-  const config = new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv }));
-  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: config }, ...pins] };
+  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv })) }] };
 }
 
 /** The launch as a reviewer reads it: nsjail's argv, then the config it reads from fd 4 (explain, golden files). */
 export function expandNsjailLaunch(launch: Launch): string[] {
   const out = [launch.file, ...launch.args];
   launch.fds.forEach((fd, i) => {
-    if (fd.purpose === 'bind') out.push(`# fd ${i + 3}: ${fd.source}`);
-    else if (fd.purpose !== 'status') out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
+    if (fd.purpose === 'args' || fd.purpose === 'seccomp') out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
   });
   return out;
 }

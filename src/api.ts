@@ -192,6 +192,10 @@ async function prepare(options: CompileOptions, pins: Pins): Promise<Prepared> {
   const mounted = resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
+  // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
+  // sockets: hidden wherever a bind would show them, so no sandbox can swap another run's files.
+  const sessions = pins.probe(sessionBase(hostEnv, uid));
+  const sessionMask = sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
     uid,
@@ -202,7 +206,7 @@ async function prepare(options: CompileOptions, pins: Pins): Promise<Prepared> {
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-    sensitiveFiles: { masks: sensitiveFiles.masks, protect: sensitiveFiles.protect },
+    sensitiveFiles: { masks: [...sensitiveFiles.masks, ...sessionMask], protect: sensitiveFiles.protect },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'no
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
@@ -186,6 +186,39 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const ok = await runSbx(['--ro-bind', `${lib}:/opt/lib`, '--', 'cat', '/opt/lib/x'], opts(ws));
       expect(ok.out).toBe('lib\n');
       expect(listTree(ws)).toEqual(before);
+    });
+  });
+
+  describe("sbx's session directories", () => {
+    it('are hidden when a bind shows them (XDG_RUNTIME_DIR inside the workspace): no run can touch another run\'s mask source', async () => {
+      const ws = join(t.root, 'ws-runtime');
+      const runtime = join(ws, 'run');
+      mkdirSync(join(runtime, 'sbx'), { recursive: true, mode: 0o700 });
+      const env = { ...t.env, XDG_RUNTIME_DIR: runtime };
+      const probe = ['sh', '-c', 'ls -A run/sbx | wc -l; mkdir run/sbx/planted; echo rc=$?'];
+      const r = await runSbx(['--', ...probe], opts(ws, env));
+      expect(r.out).toBe('0\nrc=1\n');
+      expect(r.err).toContain('Read-only file system');
+      expect(readdirSync(join(runtime, 'sbx'))).toEqual([]);
+      // Control: on the host the directory is writable.
+      expect((await runHost(probe, opts(ws, env))).out).toBe('0\nrc=0\n');
+    });
+  });
+
+  describe('sbx explain', () => {
+    it('lists each pinned descriptor with its path and prints a runnable form with the paths', async () => {
+      const ws = join(t.root, 'ws-explain');
+      mkdirSync(join(ws, 'tools'), { recursive: true });
+      const r = await runSbxRaw(['explain', '--ro-bind', './tools:/tools', '--', 'true'], opts(ws));
+      expect(r.code).toBe(0);
+      const lines = r.out.split('\n');
+      const listing = lines.slice(lines.indexOf('mount sources, opened and checked once; the launcher mounts these descriptors:') + 1);
+      expect(listing.slice(0, listing.indexOf(''))).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^  fd \\d+  ${join(ws, 'tools')}$`)), expect.stringMatching(new RegExp(`^  fd \\d+  ${ws}$`))]));
+      expect(r.out).toContain(`--ro-bind ${join(ws, 'tools')} /tools`);
+      const json = JSON.parse((await runSbxRaw(['explain', '--json', '--ro-bind', './tools:/tools', '--', 'true'], opts(ws))).out) as { launch: { argv: string[]; fds: { purpose: string; source?: string }[] } };
+      const at = json.launch.argv.indexOf('/tools');
+      expect(json.launch.argv[at - 2]).toBe('--ro-bind-fd');
+      expect(json.launch.fds[Number(json.launch.argv[at - 1]) - 3]).toEqual({ purpose: 'bind', source: join(ws, 'tools') });
     });
   });
 

@@ -11,7 +11,15 @@ import { ExitCode, isSbxError, SbxError } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sbxOwnDirs, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
+import {
+  derivePolicy,
+  pathsToProbe,
+  requestedWorkspace,
+  rootOnlyScanRoots,
+  sbxOwnDirs,
+  sensitiveScanRoots,
+  type RunRequest,
+} from './policy/derive.js';
 import { isWithin } from './policy/sensitive.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
@@ -160,7 +168,8 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (cause) {
-      throw new SbxError('SESSION_DIR', `cannot create ${dir}, which the sandbox could otherwise create: ${(cause as Error).message}`, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
+      const message = `cannot create ${dir}, which the sandbox could otherwise create: ${(cause as Error).message}`;
+      throw new SbxError('SESSION_DIR', message, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
     }
     paths[dir] = pins.probe(dir);
   }
@@ -182,14 +191,16 @@ async function prepare(options: CompileOptions, pins: Pins): Promise<Prepared> {
   // Every path is pinned as it is probed: the checks run on the descriptor that will be mounted.
   const wsFact = pins.probe(workspace);
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
-  const paths: Host['paths'] = Object.fromEntries(pathsToProbe(resolved.profile, options, vars, hostEnv).map((p) => [p, pins.probe(p)]));
+  const toProbe = pathsToProbe(resolved.profile, options, vars, hostEnv);
+  const paths: Host['paths'] = Object.fromEntries(toProbe.map((p) => [p, pins.probe(p)]));
   // Every mounted tree is walked for secret-looking files (.env, *.pem, .git/config, ...) to mask.
   const scanRoots = sensitiveScanRoots(resolved.profile, options, vars).flatMap((path) => {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
   const own = sbxOwnDirs(vars, hostEnv);
-  const mounted = resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
+  const mounted =
+    resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
   // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
@@ -219,7 +230,9 @@ async function prepare(options: CompileOptions, pins: Pins): Promise<Prepared> {
   });
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
   // now, and refused if they no longer resolve to themselves.
-  for (const m of policy.mounts) if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
+  for (const m of policy.mounts) {
+    if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
+  }
   return { resolved, policy, host, launcher, sessionId };
 }
 

@@ -33,7 +33,8 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
       // The descriptor, not the path: bwrap would resolve the path again, after sbx checked it, and a
       // symlink swapped in meanwhile (by anything that can write the tree) would choose what is mounted.
       if (!host.features.bindFd) {
-        throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot mount a descriptor (--bind-fd needs bubblewrap 0.8 or newer): sbx mounts exactly what it checked, ${mount.source}, or nothing`, {
+        const why = `--bind-fd needs bubblewrap 0.8 or newer; sbx mounts what it checked, ${mount.source}, or nothing`;
+        throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot mount a descriptor (${why})`, {
           hint: 'upgrade bubblewrap to 0.8 or newer, or use --backend nsjail',
         });
       }
@@ -120,7 +121,12 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
     file: host.path,
     args,
     env: {},
-    fds: [{ purpose: 'status' }, { purpose: 'args', data }, ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : []), ...pins],
+    fds: [
+      { purpose: 'status' },
+      { purpose: 'args', data },
+      ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : []),
+      ...pins,
+    ],
   };
 }
 
@@ -129,10 +135,13 @@ function checkArgCount(policy: Policy, count: number): void {
   if (count <= BWRAP_MAX_ARGS) return;
   const masks = policy.mounts.filter((m) => m.kind === 'mask').length;
   const command = commandOf(policy).length;
-  throw new SbxError('LAUNCH_TOO_LARGE', `the sandbox needs ${count} bwrap arguments, more than bubblewrap's limit of ${BWRAP_MAX_ARGS} (${masks} masked paths, 3 arguments each; a command of ${command} arguments)`, {
+  const what = `${masks} masked paths, 3 arguments each; a command of ${command} arguments`;
+  const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
+  throw new SbxError('LAUNCH_TOO_LARGE', `the sandbox needs ${count} bwrap arguments, ${limit} (${what})`, {
     hint:
       masks * 3 >= command
-        ? 'keep the scan out of directories full of secret-looking fixtures with `sensitive.skip`, or let such files in with `sensitive.except` globs (profile keys)'
+        ? 'keep the scan out of directories full of secret-looking fixtures with `sensitive.skip`, ' +
+          'or let such files in with `sensitive.except` globs (profile keys)'
         : 'pass a long argument list through a file or stdin instead (e.g. xargs inside the sandbox)',
   });
 }

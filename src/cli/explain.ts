@@ -109,7 +109,8 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   const seccomp = p.seccomp.rules.length > 0;
   out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
   const pins = describePins(compiled.launch);
-  if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:', ...pins);
+  if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
+  out.push(...pins);
   out.push('');
   if (compiled.launcher.backend === 'nsjail') {
     const gaps = describeNsjailGaps(p);
@@ -122,7 +123,8 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
     const argv = expandPinnedFds(expandArgsFd(compiled.launch), compiled.launch);
     const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
-    out.push(`# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''} (with paths where sbx passes the pinned descriptors):`);
+    out.push(`# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
+    out.push('# (paths where sbx passes the pinned descriptors listed above)');
     out.push(shellJoin([compiled.launch.file, ...inline]));
   }
   process.stdout.write(out.join('\n') + '\n');

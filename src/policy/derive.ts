@@ -69,7 +69,8 @@ const KERNEL_TARGETS = ['/proc', '/dev', '/sys'];
  */
 function mountAtTarget(path: string, where: string): string {
   const target = normalizeTarget(path, where);
-  if (SYSTEM_TARGETS.some((system) => isWithin(system, target)) || KERNEL_TARGETS.some((kernel) => isWithin(target, kernel))) {
+  const coversSystem = SYSTEM_TARGETS.some((system) => isWithin(system, target));
+  if (coversSystem || KERNEL_TARGETS.some((kernel) => isWithin(target, kernel))) {
     throw new SbxError('BIND_TARGET_INVALID', `${where}: ${target} would cover a system directory of the sandbox`, {
       hint: 'mount it at a path of its own, e.g. /work or /opt/NAME',
     });
@@ -148,9 +149,10 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
  * sbx's own directories for this user. A sandbox that could write them would choose a later run's
  * policy (profiles), what runs unasked (approvals) or what the audit trail says (ledger).
  */
-export function sbxOwnDirs(vars: Variables, env: Record<string, string>): { config: string; state: string; cache: string } {
+export function sbxOwnDirs(vars: Variables, env: Record<string, string>): Record<'config' | 'state' | 'cache', string> {
   // XDG base directory spec: relative values are invalid and ignored.
-  const xdg = (value: string | undefined, fallback: string) => (value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback));
+  const xdg = (value: string | undefined, fallback: string) =>
+    value && posix.isAbsolute(value) ? value : posix.join(vars.home, fallback);
   return {
     config: posix.join(xdg(env.XDG_CONFIG_HOME, '.config'), 'sbx'),
     state: posix.join(xdg(env.XDG_STATE_HOME, '.local/state'), 'sbx'),
@@ -173,9 +175,10 @@ function ownRoots(vars: Variables, env: Record<string, string>): string[] {
  * Policy a sandbox must not be able to write wherever a writable bind contains it: the user's sbx
  * config dir and the project's `.sbx` at the root of the workspace and of every writable root.
  */
-function readOnlyOwnRoots(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>): string[] {
+function readOnlyOwnRoots(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>) {
   const writable = [...bindSpecs(profile.writable_roots, 'writable_roots', vars), ...requestSpecs(request, vars, 'rw')];
-  return [sbxOwnDirs(vars, env).config, ...[vars.workspace, ...writable.map((s) => s.path)].map((root) => posix.join(root, '.sbx'))];
+  const roots = [vars.workspace, ...writable.map((s) => s.path)];
+  return [sbxOwnDirs(vars, env).config, ...roots.map((root) => posix.join(root, '.sbx'))];
 }
 
 /** The built-in credential stores, the agent sockets and the profile's additions: --allow-sensitive-roots lifts these. */
@@ -272,7 +275,8 @@ export function derivePolicy(input: DeriveInput): Policy {
       layers.push({ kind: 'symlink', target: spec.path, linkTo: f.link, reason });
       return;
     }
-    const target = spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
+    const target =
+      spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
     layers.push({ kind: 'bind', source: f.real, target, access, optional: false, reason });
   };
 
@@ -310,23 +314,29 @@ export function derivePolicy(input: DeriveInput): Policy {
     const where = 'network.unix_sockets';
     const f = fact(host, path);
     if (!f.exists) {
-      throw new SbxError('BIND_SOURCE_MISSING', `${where}: ${path} does not exist`, { hint: 'start the service first, or fix the path' });
+      const hint = 'start the service first, or fix the path';
+      throw new SbxError('BIND_SOURCE_MISSING', `${where}: ${path} does not exist`, { hint });
     }
     // Bound writable (connecting needs write permission on the socket inode), so only a socket: never
     // a directory or file (which would hand over e.g. /etc), never a credential store's agent socket.
     if (f.type !== 'socket') {
       const what = f.type === 'dir' ? 'a directory' : f.type === 'file' ? 'a regular file' : 'not a socket';
-      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: ${path}${f.real !== path ? ` (${f.real})` : ''} is ${what}`, {
-        hint: 'list the socket files of running services only (e.g. /run/user/1000/docker.sock); bind directories with read_only or writable_roots',
+      const resolved = f.real !== path ? ` (${f.real})` : '';
+      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: ${path}${resolved} is ${what}`, {
+        hint:
+          'list the socket files of running services only (e.g. /run/user/1000/docker.sock); ' +
+          'bind directories with read_only or writable_roots',
       });
     }
     if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(where, path);
     if (mode === 'read-only') {
-      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: connecting to ${path} needs write access to it, and mode: read-only promises no writes`, {
+      const why = 'needs write access to it, and mode: read-only promises no writes';
+      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: connecting to ${path} ${why}`, {
         hint: 'remove network.unix_sockets from the profile, or use mode: workspace-write',
       });
     }
-    layers.push({ kind: 'bind', source: f.real, target: normalizeTarget(path, where), access: 'rw', optional: false, reason: where });
+    const target = normalizeTarget(path, where);
+    layers.push({ kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where });
   }
   if (network.kind === 'filtered' && network.bridge) {
     layers.push(
@@ -370,7 +380,8 @@ export function derivePolicy(input: DeriveInput): Policy {
   const ownReadOnly = readOnlyOwnRoots(profile, request, vars, host.env).map((p) => fact(host, p));
   for (const real of new Set(ownReadOnly.flatMap((f) => (f.exists && f.type === 'dir' ? [f.real] : [])))) {
     for (const target of sandboxPathsOf(real)) {
-      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason: "sbx's policy files stay read-only" });
+      const reason = "sbx's policy files stay read-only";
+      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason });
     }
   }
 
@@ -460,8 +471,10 @@ function checkMountPoints(mounts: readonly Mount[], host: Host, maskedPaths: Rea
     if (!parent || parent.kind !== 'bind' || parent.access !== 'rw' || parent.target === m.target) continue;
     const mountPoint = posix.join(parent.source, posix.relative(parent.target, m.target));
     const existing = fact(host, mountPoint);
-    if ((m.kind === 'bind' ? m.source : maskedPaths.get(m)) === mountPoint || (existing.exists && existing.real === mountPoint)) continue;
-    throw new SbxError('BIND_TARGET_INVALID', `${m.target} (${m.reason}) lies inside the writable bind of ${parent.source}: its mount point ${mountPoint} would be created on the host`, {
+    const lands = m.kind === 'bind' ? m.source : maskedPaths.get(m);
+    if (lands === mountPoint || (existing.exists && existing.real === mountPoint)) continue;
+    const where = `${m.target} (${m.reason}) lies inside the writable bind of ${parent.source}`;
+    throw new SbxError('BIND_TARGET_INVALID', `${where}: its mount point ${mountPoint} would be created on the host`, {
       hint: 'mount it outside writable binds (e.g. under /work or /opt), or pick another workspace.mountAt / mountAt',
     });
   }

@@ -98,8 +98,9 @@ function signalNumber(sig: NodeJS.Signals): number {
 }
 
 /** A status or data descriptor: a pipe, or (fdDir) a data file. */
-function dataSlot(fd: ExtraFd, fdDir: string | undefined, index: number, keep: (fd: number) => number): 'pipe' | number {
-  return fd.purpose === 'status' || fd.purpose === 'bind' || fdDir === undefined ? 'pipe' : keep(dataFile(fdDir, index, fd.data));
+function dataSlot(fd: ExtraFd, fdDir: string | undefined, index: number, keep: (fd: number) => number) {
+  if (fd.purpose === 'status' || fd.purpose === 'bind' || fdDir === undefined) return 'pipe';
+  return keep(dataFile(fdDir, index, fd.data));
 }
 
 /** Written private, opened read-only, unlinked before the launcher starts: nothing to clean up. */
@@ -117,7 +118,8 @@ function dataFile(dir: string, index: number, data: Uint8Array): number {
 function pinnedFd(source: string, opts: ExecOptions): number {
   const fd = opts.pins?.fdOf(source);
   if (fd === undefined) {
-    throw new SbxError('SANDBOX_SETUP', `mount source ${source} has no pinned descriptor`, { hint: 'report this as an sbx bug; nothing was run' });
+    const hint = 'report this as an sbx bug; nothing was run';
+    throw new SbxError('SANDBOX_SETUP', `mount source ${source} has no pinned descriptor`, { hint });
   }
   return fd;
 }

@@ -137,7 +137,9 @@ export function probeBwrap(env: Record<string, string | undefined>, cacheDir: st
     }
   }
   const v = parseVersion(version);
-  return { path, version, features: { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: atLeast(v, [0, 8, 0]), bindFd: atLeast(v, [0, 8, 0]) } };
+  const since08 = atLeast(v, [0, 8, 0]);
+  const features = { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: since08, bindFd: since08 };
+  return { path, version, features };
 }
 
 export interface NsjailInfo {

@@ -77,7 +77,9 @@ export function openPins(): Pins {
       } catch {
         // informational only (merged-/usr links are recreated, never bound)
       }
-      return { exists: true, real: opened.real, type: typeOf(opened.pinned.st), ...(link !== undefined ? { link } : {}), uid: opened.pinned.st.uid };
+      const { real, pinned } = opened;
+      const linked = link !== undefined ? { link } : {};
+      return { exists: true, real, type: typeOf(pinned.st), ...linked, uid: pinned.st.uid };
     },
     pinExact(real, what) {
       const opened = open(real);

@@ -39,7 +39,10 @@ const ARITY: Record<string, number> = {
 };
 
 /** bwrap options that change the mount table (in the order bwrap applies them). */
-export const MOUNT_FLAGS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try', '--bind-fd', '--ro-bind-fd', '--dev-bind', '--symlink', '--tmpfs', '--proc', '--dev', '--remount-ro']);
+export const MOUNT_FLAGS = new Set([
+  ...['--bind', '--ro-bind', '--bind-try', '--ro-bind-try', '--bind-fd', '--ro-bind-fd', '--dev-bind'],
+  ...['--symlink', '--tmpfs', '--proc', '--dev', '--remount-ro'],
+]);
 /** Options that modify the next mount option only. */
 const MODIFIERS = new Set(['--perms', '--size']);
 

@@ -9,7 +9,16 @@ import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'no
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  runSbxRaw,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
@@ -61,11 +70,16 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       mkdirSync(ws);
       symlinkSync(join(t.home, '.ssh'), join(ws, 'tools'));
       expect((await runHost(['cat', join(ws, 'tools', 'id')], opts(ws))).out).toBe(`${MARKER}\n`);
-      const r = await refusal({ command: ['cat', '/tools/id'], cwd: ws, binds: [{ source: './tools', target: '/tools', access: 'ro' }] });
+      const r = await refusal({
+        command: ['cat', '/tools/id'],
+        cwd: ws,
+        binds: [{ source: './tools', target: '/tools', access: 'ro' }],
+      });
       expect(r.code).toBe('DANGER_NOT_ALLOWED');
     });
 
-    it(`${RUNS} runs of --ro-bind ./tools:/tools against a flipping ./tools: each mounts the real dir or refuses, none reads the secret`, async () => {
+    const title = `${RUNS} runs of --ro-bind ./tools:/tools against a flipping ./tools`;
+    it(`${title}: each mounts the real dir or refuses, none reads the secret`, async () => {
       const ws = join(t.root, 'ws-race');
       mkdirSync(join(ws, 'tools'), { recursive: true });
       writeFileSync(join(ws, 'tools', 'id'), 'REAL\n');
@@ -76,7 +90,8 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
         [
           '-e',
           `const fs = require('fs'); process.chdir(${JSON.stringify(ws)}); process.stdout.write('ready\\n');
-           for (;;) { fs.renameSync('tools', 'tools.real'); fs.symlinkSync(${JSON.stringify(join(t.home, '.ssh'))}, 'tools');
+           const secret = ${JSON.stringify(join(t.home, '.ssh'))};
+           for (;;) { fs.renameSync('tools', 'tools.real'); fs.symlinkSync(secret, 'tools');
                       fs.unlinkSync('tools'); fs.renameSync('tools.real', 'tools'); }`,
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
@@ -88,18 +103,37 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
         });
         const seen: Record<string, number> = {};
         for (let i = 0; i < RUNS; i++) {
-          const result = await api.run({ command: ['cat', '/tools/id'], stdio: 'capture', cwd: ws, hostEnv: t.env, binds: [{ source: './tools', target: '/tools', access: 'ro' }] }).then(
-            (o) => (o.exitCode === 0 ? `ran: ${o.stdout!.toString().trim()}` : `exit ${o.exitCode}: ${o.stderr!.toString().trim()}`),
-            (error: { code?: string; message: string }) => `refused: ${error.code ?? error.message}`,
-          );
+          const result = await api
+            .run({
+              command: ['cat', '/tools/id'],
+              stdio: 'capture',
+              cwd: ws,
+              hostEnv: t.env,
+              binds: [{ source: './tools', target: '/tools', access: 'ro' }],
+            })
+            .then(
+              (o) =>
+                o.exitCode === 0
+                  ? `ran: ${o.stdout!.toString().trim()}`
+                  : `exit ${o.exitCode}: ${o.stderr!.toString().trim()}`,
+              (error: { code?: string; message: string }) => `refused: ${error.code ?? error.message}`,
+            );
           seen[result] = (seen[result] ?? 0) + 1;
         }
         // Mounted the real directory, or refused: gone when probed (BIND_SOURCE_MISSING), the symlink
         // when probed (a credential store), or moved while bwrap mounted the pinned descriptor (bwrap
         // --bind-fd checks the mount against the descriptor and dies: SANDBOX_SETUP).
         expect(JSON.stringify(seen)).not.toContain(MARKER);
-        const outcomes = ['ran: REAL', 'refused: BIND_SOURCE_MISSING', 'refused: DANGER_NOT_ALLOWED', 'refused: SANDBOX_SETUP'];
-        expect(Object.keys(seen).filter((k) => !outcomes.includes(k)), JSON.stringify(seen)).toEqual([]);
+        const outcomes = [
+          'ran: REAL',
+          'refused: BIND_SOURCE_MISSING',
+          'refused: DANGER_NOT_ALLOWED',
+          'refused: SANDBOX_SETUP',
+        ];
+        expect(
+          Object.keys(seen).filter((k) => !outcomes.includes(k)),
+          JSON.stringify(seen),
+        ).toEqual([]);
         expect(seen['ran: REAL'], JSON.stringify(seen)).toBeGreaterThan(0);
       } finally {
         flipper.kill('SIGKILL');
@@ -125,7 +159,12 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-    const client = (path: string) => ['python3', '-c', `import socket; s = socket.socket(socket.AF_UNIX); s.connect(${JSON.stringify(path)}); s.sendall(b"ping"); print(s.recv(64).decode())`];
+    const client = (path: string) => [
+      'python3',
+      '-c',
+      `import socket; s = socket.socket(socket.AF_UNIX); s.connect(${JSON.stringify(path)}); ` +
+        's.sendall(b"ping"); print(s.recv(64).decode())',
+    ];
 
     it('control and the allowed case: a real listening socket is reachable, unsandboxed and inside', async () => {
       expect((await runHost(client(socketPath), opts())).out).toBe('pong:ping\n');
@@ -136,9 +175,16 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
     });
 
     it('a directory, a regular file and /etc are refused (UNIX_SOCKET_INVALID), nothing run', async () => {
-      for (const [profile, what] of [['sock-dir', 'a directory'], ['sock-file', 'a regular file'], ['sock-etc', 'a directory']] as const) {
+      for (const [profile, what] of [
+        ['sock-dir', 'a directory'],
+        ['sock-file', 'a regular file'],
+        ['sock-etc', 'a directory'],
+      ] as const) {
         const r = await refusal({ profile, command: ['sh', '-c', `echo RAN-${MARKER}`] });
-        expect(r, profile).toMatchObject({ code: 'UNIX_SOCKET_INVALID', message: expect.stringContaining(`is ${what}`) });
+        expect(r, profile).toMatchObject({
+          code: 'UNIX_SOCKET_INVALID',
+          message: expect.stringContaining(`is ${what}`),
+        });
       }
       const cli = await runSbx(['-p', 'sock-etc', '--', 'sh', '-c', 'touch /etc/sbx-planted'], opts());
       expect(cli.code).toBe(125);
@@ -147,12 +193,16 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
 
     it('mode read-only refuses a socket (connecting writes to it), with the fix in the hint', async () => {
       const r = await refusal({ profile: 'sock-ro', command: client(socketPath) });
-      expect(r).toMatchObject({ code: 'UNIX_SOCKET_INVALID', message: expect.stringContaining('mode: read-only promises no writes'), hint: expect.stringContaining('workspace-write') });
+      expect(r).toMatchObject({
+        code: 'UNIX_SOCKET_INVALID',
+        message: expect.stringContaining('mode: read-only promises no writes'),
+        hint: expect.stringContaining('workspace-write'),
+      });
     });
   });
 
   describe('mountAt', () => {
-    it('workspace.mountAt / and /etc are refused (BIND_TARGET_INVALID) and the host workspace is left unchanged', async () => {
+    it('workspace.mountAt / and /etc are refused (BIND_TARGET_INVALID), the host workspace unchanged', async () => {
       const ws = join(t.root, 'ws-mountat');
       mkdirSync(join(ws, 'src'), { recursive: true });
       writeFileSync(join(ws, 'src', 'main.c'), 'int main(void) { return 0; }\n');
@@ -160,7 +210,10 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       for (const target of ['/', '/etc', '/var', '/proc/x']) {
         writeProfile('mountat', `extends: default\nworkspace:\n  mountAt: ${target}\n`);
         const r = await refusal({ profile: 'mountat', cwd: ws, command: ['true'] });
-        expect(r, target).toMatchObject({ code: 'BIND_TARGET_INVALID', message: expect.stringContaining('would cover a system directory') });
+        expect(r, target).toMatchObject({
+          code: 'BIND_TARGET_INVALID',
+          message: expect.stringContaining('would cover a system directory'),
+        });
         const cli = await runSbx(['-p', 'mountat', '--', 'true'], opts(ws));
         expect(cli.code, target).toBe(125);
         expect(listTree(ws), target).toEqual(before);
@@ -172,15 +225,22 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       expect(listTree(ws)).toEqual(before);
     });
 
-    it('a bind whose mount point would be created inside the writable workspace is refused; one at an existing path works', async () => {
+    it('a bind whose mount point would be created in the writable workspace is refused; elsewhere works', async () => {
       const ws = join(t.root, 'ws-mountpoint');
       mkdirSync(join(ws, 'vendor'), { recursive: true });
       const lib = join(t.root, 'lib');
       mkdirSync(lib);
       writeFileSync(join(lib, 'x'), 'lib\n');
       const before = listTree(ws);
-      const r = await refusal({ cwd: ws, command: ['true'], binds: [{ source: lib, target: join(ws, 'newdir'), access: 'ro' }] });
-      expect(r).toMatchObject({ code: 'BIND_TARGET_INVALID', message: expect.stringContaining(`its mount point ${join(ws, 'newdir')} would be created on the host`) });
+      const r = await refusal({
+        cwd: ws,
+        command: ['true'],
+        binds: [{ source: lib, target: join(ws, 'newdir'), access: 'ro' }],
+      });
+      expect(r).toMatchObject({
+        code: 'BIND_TARGET_INVALID',
+        message: expect.stringContaining(`its mount point ${join(ws, 'newdir')} would be created on the host`),
+      });
       expect(listTree(ws)).toEqual(before);
       // Control: elsewhere it mounts.
       const ok = await runSbx(['--ro-bind', `${lib}:/opt/lib`, '--', 'cat', '/opt/lib/x'], opts(ws));
@@ -190,7 +250,7 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
   });
 
   describe("sbx's session directories", () => {
-    it('are hidden when a bind shows them (XDG_RUNTIME_DIR inside the workspace): no run can touch another run\'s mask source', async () => {
+    it('are hidden when a bind shows them (XDG_RUNTIME_DIR in the workspace)', async () => {
       const ws = join(t.root, 'ws-runtime');
       const runtime = join(ws, 'run');
       mkdirSync(join(runtime, 'sbx'), { recursive: true, mode: 0o700 });
@@ -212,24 +272,38 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const r = await runSbxRaw(['explain', '--ro-bind', './tools:/tools', '--', 'true'], opts(ws));
       expect(r.code).toBe(0);
       const lines = r.out.split('\n');
-      const listing = lines.slice(lines.indexOf('mount sources, opened and checked once; the launcher mounts these descriptors:') + 1);
-      expect(listing.slice(0, listing.indexOf(''))).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^  fd \\d+  ${join(ws, 'tools')}$`)), expect.stringMatching(new RegExp(`^  fd \\d+  ${ws}$`))]));
+      const listing = lines.slice(
+        lines.indexOf('mount sources, opened and checked once; the launcher mounts these descriptors:') + 1,
+      );
+      expect(listing.slice(0, listing.indexOf(''))).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(new RegExp(`^  fd \\d+  ${join(ws, 'tools')}$`)),
+          expect.stringMatching(new RegExp(`^  fd \\d+  ${ws}$`)),
+        ]),
+      );
       expect(r.out).toContain(`--ro-bind ${join(ws, 'tools')} /tools`);
-      const json = JSON.parse((await runSbxRaw(['explain', '--json', '--ro-bind', './tools:/tools', '--', 'true'], opts(ws))).out) as { launch: { argv: string[]; fds: { purpose: string; source?: string }[] } };
+      const json = JSON.parse(
+        (await runSbxRaw(['explain', '--json', '--ro-bind', './tools:/tools', '--', 'true'], opts(ws))).out,
+      ) as { launch: { argv: string[]; fds: { purpose: string; source?: string }[] } };
       const at = json.launch.argv.indexOf('/tools');
       expect(json.launch.argv[at - 2]).toBe('--ro-bind-fd');
-      expect(json.launch.fds[Number(json.launch.argv[at - 1]) - 3]).toEqual({ purpose: 'bind', source: join(ws, 'tools') });
+      expect(json.launch.fds[Number(json.launch.argv[at - 1]) - 3]).toEqual({
+        purpose: 'bind',
+        source: join(ws, 'tools'),
+      });
     });
   });
 
   describe("bubblewrap's argument limit", () => {
-    it('3000 masked *.pem files: a clear refusal naming the count, the limit and sensitive.skip; skipping them runs', async () => {
+    it('3000 masked *.pem files: a refusal naming the count, the limit and the fix; skipped, it runs', async () => {
       const ws = join(t.root, 'ws-pem');
       mkdirSync(join(ws, 'fixtures'), { recursive: true });
       for (let i = 0; i < 3000; i++) writeFileSync(join(ws, 'fixtures', `k${i}.pem`), 'fixture\n');
       const r = await refusal({ cwd: ws, command: ['true'] });
       expect(r.code).toBe('LAUNCH_TOO_LARGE');
-      expect(r.message).toMatch(/^the sandbox needs \d+ bwrap arguments, more than bubblewrap's limit of 9000 \(30\d\d masked paths/);
+      expect(r.message).toMatch(
+        /^the sandbox needs \d+ bwrap arguments, more than bubblewrap's limit of 9000 \(30\d\d masked paths/,
+      );
       expect(r.hint).toContain('sensitive.skip');
       const cli = await runSbx(['--', 'true'], opts(ws));
       expect(cli.code).toBe(125);
@@ -243,7 +317,11 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
     it('a command of 9000 arguments is refused by name; 8000 run', async () => {
       const many = (n: number) => ['sh', '-c', 'echo $#', 'sh', ...Array.from({ length: n }, (_, i) => `a${i}`)];
       const r = await refusal({ command: many(9000) });
-      expect(r).toMatchObject({ code: 'LAUNCH_TOO_LARGE', message: expect.stringContaining('a command of 9004 arguments'), hint: expect.stringContaining('xargs') });
+      expect(r).toMatchObject({
+        code: 'LAUNCH_TOO_LARGE',
+        message: expect.stringContaining('a command of 9004 arguments'),
+        hint: expect.stringContaining('xargs'),
+      });
       const o = await api.run({ command: many(8000), stdio: 'capture', cwd: t.workspace, hostEnv: t.env });
       expect(o.stdout!.toString()).toBe('8000\n');
     });
@@ -253,25 +331,35 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
     it('.sbx in the workspace is read-only inside (EROFS); the rest of the workspace stays writable', async () => {
       const ws = join(t.root, 'ws-dotsbx');
       mkdirSync(join(ws, '.sbx', 'profiles'), { recursive: true });
-      const r = await runSbx(['--', 'sh', '-c', 'echo "network: host" > .sbx/profiles/default.yaml; echo rc=$?; touch built.o; echo rc=$?'], opts(ws));
+      const r = await runSbx(
+        ['--', 'sh', '-c', 'echo "network: host" > .sbx/profiles/default.yaml; echo rc=$?; touch built.o; echo rc=$?'],
+        opts(ws),
+      );
       expect(r.err).toContain('.sbx/profiles/default.yaml: Read-only file system');
       expect(r.out).toBe('rc=2\nrc=0\n');
       expect(readdirSync(join(ws, '.sbx', 'profiles'))).toEqual([]);
       expect(readdirSync(ws).sort()).toEqual(['.sbx', 'built.o']);
     });
 
-    it('with the workspace = HOME: the config dir is read-only, state and cache hidden; an absent config dir is created private first', async () => {
+    it('workspace = HOME: config read-only, state and cache hidden; an absent config dir made first', async () => {
       const home = join(t.root, 'home2');
       mkdirSync(join(home, '.local', 'state', 'sbx'), { recursive: true });
       writeFileSync(join(home, '.local', 'state', 'sbx', 'audit.jsonl'), `${MARKER}\n`);
       mkdirSync(join(home, '.cache', 'sbx'), { recursive: true });
       writeFileSync(join(home, '.cache', 'sbx', 'bwrap.json'), `${MARKER}\n`);
-      const env = { ...t.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') };
+      const env = {
+        ...t.env,
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, '.config'),
+        XDG_CACHE_HOME: join(home, '.cache'),
+      };
       const probe = [
         'sh',
         '-c',
-        'mkdir -p .config/sbx/profiles; echo rc=$?; echo "network: host" > .config/sbx/profiles/default.yaml; echo rc=$?; ' +
-          'cat .local/state/sbx/audit.jsonl .cache/sbx/bwrap.json; echo rc=$?; touch .config/sbx/planted; echo rc=$?; touch notes; echo rc=$?',
+        'mkdir -p .config/sbx/profiles; echo rc=$?; ' +
+          'echo "network: host" > .config/sbx/profiles/default.yaml; echo rc=$?; ' +
+          'cat .local/state/sbx/audit.jsonl .cache/sbx/bwrap.json; echo rc=$?; ' +
+          'touch .config/sbx/planted; echo rc=$?; touch notes; echo rc=$?',
       ];
       const r = await runSbx(['--workspace', home, '--', ...probe], opts(home, env));
       expect(r.out + r.err).not.toContain(MARKER);

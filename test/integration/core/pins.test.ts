@@ -2,7 +2,17 @@
 // /proc/self/fd and its fstat), it keeps pointing at the checked object when the path is swapped
 // afterwards, and a path sbx resolved earlier is refused once it resolves elsewhere.
 import { execFileSync } from 'node:child_process';
-import { fstatSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +35,13 @@ describe('pinned paths (runtime/pins.ts)', () => {
   it('describes what it opened: a symlink resolves to its target, the type comes from the descriptor', () => {
     const pins = openPins();
     try {
-      expect(pins.probe(join(root, 'link'))).toEqual({ exists: true, real: join(root, 'real'), type: 'dir', link: join(root, 'real'), uid: process.getuid!() });
+      expect(pins.probe(join(root, 'link'))).toEqual({
+        exists: true,
+        real: join(root, 'real'),
+        type: 'dir',
+        link: join(root, 'real'),
+        uid: process.getuid!(),
+      });
       expect(pins.probe(join(root, 'real', 'f'))).toMatchObject({ exists: true, type: 'file' });
       expect(pins.probe(join(root, 'missing'))).toEqual({ exists: false });
       expect(readlinkSync(`/proc/self/fd/${pins.fdOf(join(root, 'real'))}`)).toBe(join(root, 'real'));

@@ -58,7 +58,8 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     expect(argv[0]).toBe('/usr/bin/bwrap');
     // Every host bind is a pinned descriptor, each used once; only sbx's own session files go by path.
     const raw = parseBwrapArgs(argv.slice(1));
-    expect(mountOps(raw).filter((m) => (m.flag === '--bind' || m.flag === '--ro-bind') && !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}`))).toEqual([]);
+    const byPath = mountOps(raw).filter((m) => m.flag === '--bind' || m.flag === '--ro-bind');
+    expect(byPath.filter((m) => !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`))).toEqual([]);
     const fdsUsed = mountOps(raw).filter((m) => m.flag.endsWith('-fd')).map((m) => Number(m.operands[0]));
     expect(new Set(fdsUsed).size).toBe(fdsUsed.length);
     expect(fdsUsed.map((fd) => launch.fds[fd - 3]?.purpose)).toEqual(fdsUsed.map(() => 'bind'));
@@ -193,24 +194,28 @@ describe('compileBwrap options', () => {
   });
 
   it('refuses a bwrap that cannot size a tmpfs (BACKEND_UNSUPPORTED), rather than dropping the limit', async () => {
-    const run = runPipeline('default', 'alice', { bwrap: { features: { tmpfsSize: false, disableUserns: true, bindFd: true } } });
+    const features = { tmpfsSize: false, disableUserns: true, bindFd: true };
+    const run = runPipeline('default', 'alice', { bwrap: { features } });
     await expect(run).rejects.toBeInstanceOf(SbxError);
     await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED' });
   });
 
   it('omits --disable-userns when bwrap lacks it', async () => {
-    const { argv } = await runPipeline('default', 'alice', { bwrap: { features: { tmpfsSize: true, disableUserns: false, bindFd: true } } });
+    const features = { tmpfsSize: true, disableUserns: false, bindFd: true };
+    const { argv } = await runPipeline('default', 'alice', { bwrap: { features } });
     expect(argv).not.toContain('--disable-userns');
     expect(argv).toContain('--unshare-user');
   });
 
-  it('numbers its descriptors 3 (status), 4 (options), 5 (seccomp filter), then one per pinned mount source; bwrap gets an empty environment', async () => {
+  it('numbers its descriptors 3 (status), 4 (options), 5 (seccomp), then pinned mount sources; no env', async () => {
     const { launch, policy } = await runPipeline('default', 'alice');
     const binds = policy.mounts.flatMap((m) => (m.kind === 'bind' ? [{ purpose: 'bind', source: m.source }] : []));
     expect(binds.length).toBeGreaterThan(2);
     expect(launch.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp']);
     expect(launch.fds.slice(3)).toEqual(binds);
-    expect(expandArgsFd(launch).slice(expandArgsFd(launch).indexOf('--ro-bind-fd'), expandArgsFd(launch).indexOf('--ro-bind-fd') + 3)).toEqual(['--ro-bind-fd', '6', '/usr']);
+    const expanded = expandArgsFd(launch);
+    const first = expanded.indexOf('--ro-bind-fd');
+    expect(expanded.slice(first, first + 3)).toEqual(['--ro-bind-fd', '6', '/usr']);
     expect(launch.env).toEqual({});
     const { launch: noFilter } = await runPipeline('default', 'alice', { profile: { seccomp: { preset: 'off' } } });
     expect(noFilter.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['status', 'args', 'bind']);
@@ -218,14 +223,18 @@ describe('compileBwrap options', () => {
     expect(expandArgsFd(noFilter)).toContain('5');
   });
 
-  it('refuses a bwrap without --bind-fd (BACKEND_UNSUPPORTED) rather than binding paths it would resolve again', async () => {
-    const run = runPipeline('default', 'alice', { bwrap: { features: { tmpfsSize: true, disableUserns: true, bindFd: false } } });
-    await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED', message: expect.stringContaining('--bind-fd needs bubblewrap 0.8') });
+  it('refuses a bwrap without --bind-fd (BACKEND_UNSUPPORTED) rather than bind paths it resolves again', async () => {
+    const features = { tmpfsSize: true, disableUserns: true, bindFd: false };
+    const run = runPipeline('default', 'alice', { bwrap: { features } });
+    const message = expect.stringContaining('--bind-fd needs bubblewrap 0.8');
+    await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED', message });
   });
 
-  it('refuses a launch past bubblewrap\'s argument limit (LAUNCH_TOO_LARGE), naming the count, the limit and the fix', async () => {
+  it('refuses a launch past bwrap\'s argument limit (LAUNCH_TOO_LARGE), naming the count, limit and fix', async () => {
     const { policy } = await runPipeline('default', 'alice');
-    const masks = Array.from({ length: 3000 }, (_, i) => ({ kind: 'mask' as const, target: `/home/alice/proj/k${i}.pem`, what: 'file' as const, reason: 'sensitive file' }));
+    type Mask = Extract<Policy['mounts'][number], { kind: 'mask' }>;
+    const mask = (i: number): Mask => ({ kind: 'mask', target: `/p/k${i}.pem`, what: 'file', reason: 'sensitive' });
+    const masks = Array.from({ length: 3000 }, (_, i) => mask(i));
     const manyMasks: Policy = { ...policy, mounts: [...policy.mounts.slice(0, -1), ...masks, policy.mounts.at(-1)!] };
     const masked = (() => {
       try {
@@ -235,9 +244,12 @@ describe('compileBwrap options', () => {
       }
     })();
     expect(masked).toMatchObject({ code: 'LAUNCH_TOO_LARGE', hint: expect.stringContaining('sensitive.skip') });
-    expect((masked as Error).message).toMatch(new RegExp(`needs \\d+ bwrap arguments, more than bubblewrap's limit of ${BWRAP_MAX_ARGS} \\(30\\d\\d masked paths`));
+    const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
+    const counted = new RegExp(`needs \\d+ bwrap arguments, ${limit} \\(30\\d\\d masked paths`);
+    expect((masked as Error).message).toMatch(counted);
     const longArgv: Policy = { ...policy, command: ['echo', ...Array.from({ length: BWRAP_MAX_ARGS }, () => 'x')] };
-    expect(() => compileBwrap(longArgv, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(expect.objectContaining({ code: 'LAUNCH_TOO_LARGE', hint: expect.stringContaining('xargs') }));
+    const tooLong = expect.objectContaining({ code: 'LAUNCH_TOO_LARGE', hint: expect.stringContaining('xargs') });
+    expect(() => compileBwrap(longArgv, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(tooLong);
     // Control: the largest launch bwrap accepts still compiles.
     const fits = compileBwrap(policy, FIXTURE_SESSION, FIXTURE_BWRAP);
     // bwrap counts its argv after argv[0] (`--args 4 -- CMD...`) plus the options read from fd 4.
@@ -245,7 +257,8 @@ describe('compileBwrap options', () => {
     const atLimit: Policy = { ...policy, command: [...policy.command, ...Array.from({ length: room }, () => 'x')] };
     expect(() => compileBwrap(atLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).not.toThrow();
     const overLimit: Policy = { ...policy, command: [...atLimit.command, 'x'] };
-    expect(() => compileBwrap(overLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(expect.objectContaining({ code: 'LAUNCH_TOO_LARGE' }));
+    const tooLarge = expect.objectContaining({ code: 'LAUNCH_TOO_LARGE' });
+    expect(() => compileBwrap(overLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(tooLarge);
   });
 
   it('passes every option on fd 4 (--args 4), NUL-separated: no env value or host path in bwrap\'s argv', async () => {
@@ -270,7 +283,8 @@ describe('compileBwrap options', () => {
     const launch = compileBwrap(big, FIXTURE_SESSION, FIXTURE_BWRAP);
     expect(launch.args).toEqual(['--args', '4', '--', ...policy.command]);
     const options = expandArgsFd(launch);
-    expect(options.slice(options.indexOf('BIG_1999') - 1, options.indexOf('BIG_1999') + 2)).toEqual(['--setenv', 'BIG_1999', 'x'.repeat(64)]);
+    const at = options.indexOf('BIG_1999');
+    expect(options.slice(at - 1, at + 2)).toEqual(['--setenv', 'BIG_1999', 'x'.repeat(64)]);
     expect(options.filter((o) => o === '--setenv')).toHaveLength(Object.keys(big.env.vars).length);
   });
 });

@@ -12,24 +12,45 @@ import { fixtureVars, loadHost } from '../../helpers/hosts.js';
 
 const fact = (real: string, type: 'dir' | 'file' | 'socket'): PathFact => ({ exists: true, real, type, uid: 1000 });
 
-function derive(profile: Profile, options: { request?: Partial<RunRequest>; host?: (host: Host) => void } = {}): Policy {
+function derive(
+  profile: Profile,
+  options: { request?: Partial<RunRequest>; host?: (host: Host) => void } = {},
+): Policy {
   const host = loadHost('alice');
   host.sensitiveFiles = { masks: [], protect: [] };
   options.host?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
-  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars: fixtureVars(host, profile, request) });
+  return derivePolicy({
+    profileName: 'test',
+    profileHash: 'h',
+    profile,
+    request,
+    host,
+    vars: fixtureVars(host, profile, request),
+  });
 }
 
 const readOnlyBinds = (policy: Policy) =>
-  policy.mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind' && m.access === 'ro').map((m) => [m.source, m.target, m.reason]);
+  policy.mounts
+    .filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind' && m.access === 'ro')
+    .map((m) => [m.source, m.target, m.reason]);
 
 describe('network.unix_sockets', () => {
   const withSocket = (path: string, f: PathFact) => (h: Host) => void (h.paths[path] = f);
   const sockets = (path: string): Profile => ({ network: { unix_sockets: [path] } });
 
   it('binds a socket read-write at the path as written', () => {
-    const policy = derive(sockets('/run/app.sock'), { host: withSocket('/run/app.sock', fact('/run/app.sock', 'socket')) });
-    expect(policy.mounts).toContainEqual({ kind: 'bind', source: '/run/app.sock', target: '/run/app.sock', access: 'rw', optional: false, reason: 'network.unix_sockets' });
+    const policy = derive(sockets('/run/app.sock'), {
+      host: withSocket('/run/app.sock', fact('/run/app.sock', 'socket')),
+    });
+    expect(policy.mounts).toContainEqual({
+      kind: 'bind',
+      source: '/run/app.sock',
+      target: '/run/app.sock',
+      access: 'rw',
+      optional: false,
+      reason: 'network.unix_sockets',
+    });
   });
 
   it('refuses a directory, a regular file and /etc (UNIX_SOCKET_INVALID)', () => {
@@ -48,9 +69,19 @@ describe('network.unix_sockets', () => {
 
   it('refuses an agent socket of a credential store, and any socket in mode read-only', () => {
     const agent = '/home/alice/.ssh/agent.sock';
-    expect(sbxErrorOf(() => derive(sockets(agent), { host: withSocket(agent, fact(agent, 'socket')) })).code).toBe('DANGER_NOT_ALLOWED');
-    const e = sbxErrorOf(() => derive({ mode: 'read-only', ...sockets('/run/app.sock') }, { host: withSocket('/run/app.sock', fact('/run/app.sock', 'socket')) }));
-    expect(e).toMatchObject({ code: 'UNIX_SOCKET_INVALID', message: expect.stringContaining('mode: read-only promises no writes') });
+    expect(sbxErrorOf(() => derive(sockets(agent), { host: withSocket(agent, fact(agent, 'socket')) })).code).toBe(
+      'DANGER_NOT_ALLOWED',
+    );
+    const e = sbxErrorOf(() =>
+      derive(
+        { mode: 'read-only', ...sockets('/run/app.sock') },
+        { host: withSocket('/run/app.sock', fact('/run/app.sock', 'socket')) },
+      ),
+    );
+    expect(e).toMatchObject({
+      code: 'UNIX_SOCKET_INVALID',
+      message: expect.stringContaining('mode: read-only promises no writes'),
+    });
   });
 });
 
@@ -60,7 +91,9 @@ describe('mountAt', () => {
       const e = sbxErrorOf(() => derive({ workspace: { mountAt: target } }));
       expect(e.code, target).toBe('BIND_TARGET_INVALID');
       expect(e.message, target).toContain('would cover a system directory');
-      const bind = sbxErrorOf(() => derive({ read_only: [{ path: '/home/alice/.config/sbx/tools', mountAt: target }] }));
+      const bind = sbxErrorOf(() =>
+        derive({ read_only: [{ path: '/home/alice/.config/sbx/tools', mountAt: target }] }),
+      );
       expect(bind.code, `read_only at ${target}`).toBe('BIND_TARGET_INVALID');
     }
   });
@@ -73,13 +106,21 @@ describe('mountAt', () => {
 
 describe('mount points inside writable host binds', () => {
   it('refuses a bind whose mount point does not exist in the writable workspace', () => {
-    const e = sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/usr', target: '/home/alice/proj/newdir', access: 'ro' }] } }));
+    const e = sbxErrorOf(() =>
+      derive({}, { request: { binds: [{ source: '/usr', target: '/home/alice/proj/newdir', access: 'ro' }] } }),
+    );
     expect(e.code).toBe('BIND_TARGET_INVALID');
     expect(e.message).toContain('its mount point /home/alice/proj/newdir would be created on the host');
   });
 
   it('allows one on an existing directory of the workspace (probed) and a self-bind', () => {
-    const policy = derive({}, { request: { binds: [{ source: '/usr', target: '/home/alice/proj/vendor', access: 'ro' }] }, host: (h) => void (h.paths['/home/alice/proj/vendor'] = fact('/home/alice/proj/vendor', 'dir')) });
+    const policy = derive(
+      {},
+      {
+        request: { binds: [{ source: '/usr', target: '/home/alice/proj/vendor', access: 'ro' }] },
+        host: (h) => void (h.paths['/home/alice/proj/vendor'] = fact('/home/alice/proj/vendor', 'dir')),
+      },
+    );
     expect(policy.mounts.some((m) => m.target === '/home/alice/proj/vendor')).toBe(true);
   });
 
@@ -89,7 +130,9 @@ describe('mount points inside writable host binds', () => {
       if (!exists) delete h.paths['/home/alice'];
       else h.paths['/home/alice'] = fact('/home/alice', 'dir');
     };
-    expect(sbxErrorOf(() => derive({}, { request: { workspace: '/home' }, host: host(false) })).code).toBe('BIND_TARGET_INVALID');
+    expect(sbxErrorOf(() => derive({}, { request: { workspace: '/home' }, host: host(false) })).code).toBe(
+      'BIND_TARGET_INVALID',
+    );
     expect(derive({}, { request: { workspace: '/home' }, host: host(true) }).workspace.host).toBe('/home');
   });
 
@@ -104,18 +147,23 @@ describe("sbx's policy files", () => {
     const profile: Profile = { writable_roots: ['/srv/out'] };
     const request: RunRequest = { command: ['true'] };
     const paths = pathsToProbe(profile, request, fixtureVars(host, profile, request), host.env);
-    expect(paths).toEqual(expect.arrayContaining(['/home/alice/.config/sbx', '/home/alice/proj/.sbx', '/srv/out/.sbx', '/home/alice']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['/home/alice/.config/sbx', '/home/alice/proj/.sbx', '/srv/out/.sbx', '/home/alice']),
+    );
   });
 
   it('binds .sbx and the config dir read-only over themselves where a bind shows them (workspace = HOME)', () => {
-    const policy = derive({}, {
-      request: { workspace: '/home/alice' },
-      host: (h) => {
-        h.paths['/home/alice'] = fact('/home/alice', 'dir');
-        h.paths['/home/alice/.sbx'] = fact('/home/alice/.sbx', 'dir');
-        h.paths['/home/alice/.config/sbx'] = fact('/home/alice/.config/sbx', 'dir');
+    const policy = derive(
+      {},
+      {
+        request: { workspace: '/home/alice' },
+        host: (h) => {
+          h.paths['/home/alice'] = fact('/home/alice', 'dir');
+          h.paths['/home/alice/.sbx'] = fact('/home/alice/.sbx', 'dir');
+          h.paths['/home/alice/.config/sbx'] = fact('/home/alice/.config/sbx', 'dir');
+        },
       },
-    });
+    );
     expect(readOnlyBinds(policy)).toEqual(
       expect.arrayContaining([
         ['/home/alice/.config/sbx', '/home/alice/.config/sbx', "sbx's policy files stay read-only"],
@@ -123,12 +171,17 @@ describe("sbx's policy files", () => {
       ]),
     );
     // Masks (secrets.yaml, state, cache) come after, so a read-only bind cannot uncover one.
-    const lastProtect = policy.mounts.findLastIndex((m) => m.kind === 'bind' && m.reason === "sbx's policy files stay read-only");
+    const lastProtect = policy.mounts.findLastIndex(
+      (m) => m.kind === 'bind' && m.reason === "sbx's policy files stay read-only",
+    );
     expect(policy.mounts.findIndex((m) => m.kind === 'mask')).toBeGreaterThan(lastProtect);
   });
 
   it('control: a config dir no bind shows is not bound (HOME is a private tmpfs)', () => {
-    const policy = derive({}, { host: (h) => void (h.paths['/home/alice/.config/sbx'] = fact('/home/alice/.config/sbx', 'dir')) });
+    const policy = derive(
+      {},
+      { host: (h) => void (h.paths['/home/alice/.config/sbx'] = fact('/home/alice/.config/sbx', 'dir')) },
+    );
     expect(readOnlyBinds(policy).filter(([source]) => source === '/home/alice/.config/sbx')).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // The library door (`import { run, compile } from 'sbx-sandbox'`) and the pipeline the CLI uses:
 // profile → policy → launch → exec → outcome.
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
@@ -10,7 +10,16 @@ import { ExitCode, isSbxError, SbxError, type RunFacts } from './errors.js';
 import type { LimitPlan } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
+import {
+  derivePolicy,
+  pathsToProbe,
+  requestedWorkspace,
+  rootOnlyScanRoots,
+  sbxOwnDirs,
+  sensitiveScanRoots,
+  type RunRequest,
+} from './policy/derive.js';
+import { isWithin } from './policy/sensitive.js';
 import type { Host } from './policy/host.js';
 import type { Policy } from './policy/types.js';
 import { shellArgv } from './policy/command-line.js';
@@ -26,7 +35,8 @@ import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './runtime/exec.js';
-import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, type BwrapInfo } from './runtime/host.js';
+import { probeBwrap, probeNsjail, scanRootOnly, type BwrapInfo } from './runtime/host.js';
+import { openPins, type Pins } from './runtime/pins.js';
 import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { userDirs } from './runtime/user-dirs.js';
@@ -196,8 +206,27 @@ function probeLauncher(choice: BackendChoice, env: Record<string, string | undef
   }
 }
 
+/**
+ * sbx's own directories that do not exist yet but lie in a tree the sandbox will mount: created now
+ * (private, they are sbx's), so that they are masked or read-only inside instead of creatable by the
+ * sandbox (a planted ~/.config/sbx/profiles/default.yaml would be the next run's policy).
+ */
+function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths: Host['paths']): void {
+  for (const dir of dirs) {
+    if (paths[dir]?.exists || !mountedTrees.some((tree) => isWithin(dir, tree))) continue;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (cause) {
+      const message = `cannot create ${dir}, which the sandbox could otherwise create: ${(cause as Error).message}`;
+      throw new SbxError('SESSION_DIR', message, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
+    }
+    paths[dir] = pins.probe(dir);
+  }
+}
+
 async function prepare(
   options: CompileOptions,
+  pins: Pins,
   known: KnownFacts = { sessionId: newSessionId(), profile: null },
 ): Promise<Prepared> {
   const hostEnv = cleanEnv(options.hostEnv ?? process.env);
@@ -215,15 +244,25 @@ async function prepare(
   const sessionId = known.sessionId;
   const baseVars = { home, cwd, session: sessionId };
   const workspace = requestedWorkspace(resolved.profile, options, baseVars);
-  const wsFact = probePath(workspace);
+  // Every path is pinned as it is probed: the checks run on the descriptor that will be mounted.
+  const wsFact = pins.probe(workspace);
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
-  const paths = probePaths(pathsToProbe(resolved.profile, options, vars, hostEnv));
+  const toProbe = pathsToProbe(resolved.profile, options, vars, hostEnv);
+  const paths: Host['paths'] = Object.fromEntries(toProbe.map((p) => [p, pins.probe(p)]));
   // Every mounted tree is walked for secret-looking files (.env, *.pem, .git/config, ...) to mask.
   const scanRoots = sensitiveScanRoots(resolved.profile, options, vars).flatMap((path) => {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
+  const own = sbxOwnDirs(vars, hostEnv);
+  const mounted =
+    resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
+  createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
+  // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
+  // sockets: hidden wherever a bind would show them, so no sandbox can swap another run's files.
+  const sessions = pins.probe(sessionBase(hostEnv, uid));
+  const sessionMask = sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
     uid,
@@ -234,7 +273,7 @@ async function prepare(
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-    sensitiveFiles: { masks: sensitiveFiles.masks, protect: sensitiveFiles.protect },
+    sensitiveFiles: { masks: [...sensitiveFiles.masks, ...sessionMask], protect: sensitiveFiles.protect },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({
@@ -245,6 +284,11 @@ async function prepare(
     host,
     vars,
   });
+  // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
+  // now, and refused if they no longer resolve to themselves.
+  for (const m of policy.mounts) {
+    if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
+  }
   return { resolved, policy, host, launcher, sessionId };
 }
 
@@ -278,7 +322,16 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
   options = (await import('./api-options.js')).checkCompileOptions(options);
-  const p = await prepare(options);
+  const pins = openPins();
+  try {
+    return await compilePinned(options, pins);
+  } finally {
+    pins.close();
+  }
+}
+
+async function compilePinned(options: CompileOptions, pins: Pins): Promise<Compiled> {
+  const p = await prepare(options, pins);
   const hostEnv = options.hostEnv ?? process.env;
   const launch = await compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
   const commandDecision = judgeCommand(p.policy, p.host, options.allowDenylistedCommands ?? false);
@@ -378,9 +431,11 @@ export async function runUnchecked(options: RunOptions, hooks: RunHooks = {}): P
   const started = performance.now();
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
+  // The pinned mount sources live as long as the run, whatever ends it.
+  const pins = openPins();
   try {
     throwIfAborted(options.signal);
-    const outcome = await runPrepared(options, trail, known, hooks);
+    const outcome = await runPrepared(options, trail, pins, known, hooks);
     trail?.ran(outcome);
     return outcome;
   } catch (error) {
@@ -390,17 +445,20 @@ export async function runUnchecked(options: RunOptions, hooks: RunHooks = {}): P
       trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
     }
     throw error;
+  } finally {
+    pins.close();
   }
 }
 
 async function runPrepared(
   options: RunOptions,
   trail: AuditTrail | undefined,
+  pins: Pins,
   known: KnownFacts,
   hooks: RunHooks,
 ): Promise<Outcome> {
   const stdio = options.stdio ?? 'inherit';
-  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) }, known);
+  const p = await prepare({ ...options, ...(stdio === 'capture' ? { tty: false } : {}) }, pins, known);
   const hash = policyHash(p.policy);
   known.policyHash = hash;
   hooks.checkPolicy?.(p.policy);
@@ -471,6 +529,7 @@ async function runPrepared(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(p.policy.limits.timeoutMs !== undefined ? { timeoutMs: p.policy.limits.timeoutMs } : {}),
         ...(nsjail ? { launcher: 'nsjail' as const, fdDir: session.dir } : {}),
+        pins,
       }),
       p.host.uid,
       p.launcher.path,

@@ -66,6 +66,9 @@ export const ErrorCatalogue = {
   PROFILE_TOO_LARGE: ExitCode.SETUP,
   TRUST_STORE: ExitCode.SETUP,
   HOME_INVALID: ExitCode.SETUP,
+  BIND_SOURCE_CHANGED: ExitCode.SETUP,
+  UNIX_SOCKET_INVALID: ExitCode.SETUP,
+  LAUNCH_TOO_LARGE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -5,13 +5,13 @@ import { SbxError } from '../errors.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
-import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type Launch, type Session } from './launch.js';
+import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type ExtraFd, type Launch, type Session } from './launch.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
   path: string;
-  /** What this bwrap build supports (older releases lack options). */
-  features: { tmpfsSize: boolean; disableUserns: boolean };
+  /** What this bwrap build supports (older releases lack options). bindFd: --bind-fd / --ro-bind-fd (0.8+). */
+  features: { tmpfsSize: boolean; disableUserns: boolean; bindFd: boolean };
   stdinIsTty: boolean;
   /** The seccomp filter is compiled for this architecture (and checks it at run time). */
   arch: SeccompArch;
@@ -21,10 +21,24 @@ function octal(mode: number): string {
   return mode.toString(8).padStart(4, '0');
 }
 
-function compileMount(mount: Mount, session: Session, host: BwrapHost): string[] {
+/** bubblewrap's MAX_ARGS (bubblewrap.c): its argv after argv[0] plus every argument read from --args. */
+export const BWRAP_MAX_ARGS = 9000;
+
+/** Hands out the child descriptor number of a pinned mount source (one per bind: bwrap closes each after use). */
+type PinFd = (source: string) => number;
+
+function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: PinFd): string[] {
   switch (mount.kind) {
     case 'bind':
-      return [mount.access === 'rw' ? '--bind' : '--ro-bind', mount.source, mount.target];
+      // The descriptor, not the path: bwrap would resolve the path again, after sbx checked it, and a
+      // symlink swapped in meanwhile (by anything that can write the tree) would choose what is mounted.
+      if (!host.features.bindFd) {
+        const why = `--bind-fd needs bubblewrap 0.8 or newer; sbx mounts what it checked, ${mount.source}, or nothing`;
+        throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot mount a descriptor (${why})`, {
+          hint: 'upgrade bubblewrap to 0.8 or newer, or use --backend nsjail',
+        });
+      }
+      return [mount.access === 'rw' ? '--bind-fd' : '--ro-bind-fd', String(pinFd(mount.source)), mount.target];
     case 'tmpfs':
       if (!host.features.tmpfsSize) {
         throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot limit the size of ${mount.target} (needs bubblewrap 0.7 or newer)`, {
@@ -74,6 +88,14 @@ function compileEnv(vars: Record<string, string>): string[] {
 }
 
 export function compileBwrap(policy: Policy, session: Session, host: BwrapHost): Launch {
+  const statusFd = 3;
+  const argsFd = 4;
+  const seccompFd = 5;
+  // bwrap installs the filter last, just before exec: its own setup is not filtered, the command is.
+  const seccomp = policy.seccomp.rules.length > 0 ? assembleSeccompFilter(policy.seccomp.rules, host.arch) : undefined;
+  const pins: ExtraFd[] = [];
+  const firstPinFd = seccomp ? seccompFd + 1 : seccompFd;
+  const pinFd: PinFd = (source) => firstPinFd + pins.push({ purpose: 'bind', source }) - 1;
   const options = [
     ...compileNamespaces(policy, host),
     '--uid', String(policy.identity.uid),
@@ -84,26 +106,44 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
     // (CVE-2017-5226); an interactive shell keeps job control and TIOCSTI is left to seccomp.
     ...(host.stdinIsTty ? [] : ['--new-session']),
     '--cap-drop', 'ALL',
-    ...policy.mounts.flatMap((m) => compileMount(m, session, host)),
+    ...policy.mounts.flatMap((m) => compileMount(m, session, host, pinFd)),
     ...compileEnv({ ...policy.env.vars, ...session.secretEnv }),
     '--chdir', policy.cwd,
   ];
   // Every option travels on a pipe (`--args 4`), never in bwrap's own argv: /proc/PID/cmdline is
   // world-readable, and the options carry the environment's values and the host's paths. It also
   // lifts ARG_MAX off long policies. The command itself stays in argv, as it would without sbx.
-  const statusFd = 3;
-  const argsFd = 4;
-  const seccompFd = 5;
-  // bwrap installs the filter last, just before exec: its own setup is not filtered, the command is.
-  const seccomp = policy.seccomp.rules.length > 0 ? assembleSeccompFilter(policy.seccomp.rules, host.arch) : undefined;
   const tail = ['--json-status-fd', String(statusFd), ...(seccomp ? ['--seccomp', String(seccompFd)] : [])];
+  const args = ['--args', String(argsFd), '--', ...commandOf(policy)];
+  checkArgCount(policy, args.length + options.length + tail.length);
   const data = new TextEncoder().encode([...options, ...tail].map((a) => a + '\0').join(''));
   return {
     file: host.path,
-    args: ['--args', String(argsFd), '--', ...commandOf(policy)],
+    args,
     env: {},
-    fds: [{ purpose: 'status' }, { purpose: 'args', data }, ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : [])],
+    fds: [
+      { purpose: 'status' },
+      { purpose: 'args', data },
+      ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : []),
+      ...pins,
+    ],
   };
+}
+
+/** bwrap dies with a bare "Exceeded maximum number of arguments" past its limit: say what grew and how to shrink it. */
+function checkArgCount(policy: Policy, count: number): void {
+  if (count <= BWRAP_MAX_ARGS) return;
+  const masks = policy.mounts.filter((m) => m.kind === 'mask').length;
+  const command = commandOf(policy).length;
+  const what = `${masks} masked paths, 3 arguments each; a command of ${command} arguments`;
+  const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
+  throw new SbxError('LAUNCH_TOO_LARGE', `the sandbox needs ${count} bwrap arguments, ${limit} (${what})`, {
+    hint:
+      masks * 3 >= command
+        ? 'keep the scan out of directories full of secret-looking fixtures with `sensitive.skip`, ' +
+          'or let such files in with `sensitive.except` globs (profile keys)'
+        : 'pass a long argument list through a file or stdin instead (e.g. xargs inside the sandbox)',
+  });
 }
 
 /**
@@ -125,6 +165,23 @@ export function expandArgsFd(launch: Launch): string[] {
     if (fd && fd.purpose === 'args') {
       const text = new TextDecoder().decode(fd.data);
       out.push(...text.split('\0').slice(0, -1));
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+/**
+ * An expanded argv with each pinned descriptor (`--ro-bind-fd N`) shown as the path it holds
+ * (`--ro-bind PATH`): for display (`explain`'s runnable form) and tests, never for a launch.
+ */
+export function expandPinnedFds(argv: readonly string[], launch: Launch): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const fd = arg === '--bind-fd' || arg === '--ro-bind-fd' ? launch.fds[Number(argv[i + 1]) - 3] : undefined;
+    if (fd?.purpose === 'bind') {
+      out.push(arg === '--bind-fd' ? '--bind' : '--ro-bind', fd.source);
       i++;
     } else out.push(arg);
   }

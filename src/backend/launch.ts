@@ -5,7 +5,12 @@ export type ExtraFd =
   /** Data the launcher reads (bwrap --args, --seccomp): written to a pipe, then closed. */
   | { purpose: 'args' | 'seccomp'; data: Uint8Array }
   /** A pipe the launcher writes its status to (bwrap --json-status-fd). */
-  | { purpose: 'status' };
+  | { purpose: 'status' }
+  /**
+   * A mount source, pinned: the descriptor the runtime opened when it checked `source` (runtime/pins.ts).
+   * Never opened again by path: a run whose pin is missing fails.
+   */
+  | { purpose: 'bind'; source: string };
 
 export interface Launch {
   file: string;

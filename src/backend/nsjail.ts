@@ -46,6 +46,15 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'nsjail.mount-api', effect: 'equivalent', detail: '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)' },
   { feature: 'nsjail.nested-userns', effect: 'refused', detail: 'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused' },
   { feature: 'namespaces.user', effect: 'refused', detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)' },
+  {
+    feature: 'mounts.bind',
+    effect: 'weaker',
+    detail:
+      'bind sources go to nsjail as paths, which it resolves again after sbx checked them: nsjail mounts in its own ' +
+      'mount namespace, where a descriptor sbx opened cannot be bound (open_tree: EINVAL), and it has no check after ' +
+      "mounting as bwrap's --bind-fd has. Whoever can write a directory above a source (another sandbox sharing the " +
+      'workspace) could swap it for a symlink in between; use bwrap for workspaces other processes write',
+  },
   { feature: 'mounts.paths', effect: 'refused', detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)" },
   { feature: 'mounts.root-bind', effect: 'refused', detail: "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only" },
   { feature: 'mounts.host-mountpoint', effect: 'refused', detail: 'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host' },
@@ -360,7 +369,8 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
 export function expandNsjailLaunch(launch: Launch): string[] {
   const out = [launch.file, ...launch.args];
   launch.fds.forEach((fd, i) => {
-    if (fd.purpose !== 'status') out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
+    if (fd.purpose !== 'args' && fd.purpose !== 'seccomp') return;
+    out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
   });
   return out;
 }

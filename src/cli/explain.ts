@@ -1,7 +1,7 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
-import { compile, type CommandDecision } from '../api.js';
+import { compile, type CommandDecision, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
-import { expandArgsFd } from '../backend/bwrap.js';
+import { expandArgsFd, expandPinnedFds } from '../backend/bwrap.js';
 import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { shellJoin } from './quote.js';
@@ -25,6 +25,11 @@ function describeMount(m: Mount): string {
     case 'remount-ro':
       return `ro    ${m.target} (remount)`;
   }
+}
+
+/** The launch's pinned mount sources: `fd N  path`. */
+function describePins(launch: Launch): string[] {
+  return launch.fds.flatMap((fd, i) => (fd.purpose === 'bind' ? [`  fd ${i + 3}  ${fd.source}`] : []));
 }
 
 function describeNetwork(n: Policy['network']): string {
@@ -76,7 +81,11 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   if (flags.json) {
     const { launch, launcher } = compiled;
     const argv = launcher.backend === 'bwrap' ? expandArgsFd(launch) : expandNsjailLaunch(launch);
-    const fds = launch.fds.map((f) => ({ purpose: f.purpose, ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}) }));
+    const fds = launch.fds.map((f) => ({
+      purpose: f.purpose,
+      ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}),
+      ...('source' in f ? { source: f.source } : {}),
+    }));
     process.stdout.write(
       JSON.stringify(
         {
@@ -111,6 +120,9 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   out.push(`verdict   ${describeDecision(compiled.commandDecision)}`, ...describeCommands(compiled.commandDecision));
   const seccomp = p.seccomp.rules.length > 0;
   out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
+  const pins = describePins(compiled.launch);
+  if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
+  out.push(...pins);
   out.push('');
   if (compiled.launcher.backend === 'nsjail') {
     const gaps = describeNsjailGaps(p);
@@ -121,9 +133,10 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     out.push(shellJoin(config < 0 ? expanded : expanded.slice(0, config)), ...(config < 0 ? [] : expanded.slice(config)));
   } else {
     // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
-    const argv = expandArgsFd(compiled.launch);
+    const argv = expandPinnedFds(expandArgsFd(compiled.launch), compiled.launch);
     const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
     out.push(`# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
+    out.push('# (paths where sbx passes the pinned descriptors listed above)');
     out.push(shellJoin([compiled.launch.file, ...inline]));
   }
   process.stdout.write(out.join('\n') + '\n');

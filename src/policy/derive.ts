@@ -67,6 +67,25 @@ function normalizeTarget(path: string, where: string): string {
   return posix.normalize(path).replace(/(.)\/$/, '$1');
 }
 
+/** Where a chosen mount point may not go: over the system the sandbox runs on, or into the kernel's interfaces. */
+const SYSTEM_TARGETS = [...FORBIDDEN_ROOTS, '/lib32', '/libx32', '/tmp'];
+const KERNEL_TARGETS = ['/proc', '/dev', '/sys'];
+
+/**
+ * A `mountAt` the user chose. Over a system directory (or one of its parents) the later system binds
+ * would land inside this bind, and bwrap would create their mount points in the host directory.
+ */
+function mountAtTarget(path: string, where: string): string {
+  const target = normalizeTarget(path, where);
+  const coversSystem = SYSTEM_TARGETS.some((system) => isWithin(system, target));
+  if (coversSystem || KERNEL_TARGETS.some((kernel) => isWithin(target, kernel))) {
+    throw new SbxError('BIND_TARGET_INVALID', `${where}: ${target} would cover a system directory of the sandbox`, {
+      hint: 'mount it at a path of its own, e.g. /work or /opt/NAME',
+    });
+  }
+  return target;
+}
+
 /** The workspace path as requested, before realpath (the runtime probes it). */
 export function requestedWorkspace(profile: Profile, request: RunRequest, vars: Omit<Variables, 'workspace'>): string {
   const raw = request.workspace ?? profile.workspace?.path ?? '${cwd}';
@@ -122,21 +141,50 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
     ...requestSpecs(request, vars, 'rw'),
   ];
   const sockets = typeof profile.network === 'object' ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p)) : [];
-  return [...new Set([vars.workspace, ...specs.map((s) => s.path), ...sockets, ...sensitiveRoots(profile, request, vars, env)])];
+  return [
+    ...new Set([
+      vars.workspace,
+      ...specs.map((s) => s.path),
+      ...sockets,
+      ...sensitiveRoots(profile, request, vars, env),
+      ...readOnlyOwnRoots(profile, request, vars, env),
+      vars.home,
+    ]),
+  ];
+}
+
+/**
+ * sbx's own directories for this user. A sandbox that could write them would choose a later run's
+ * policy (profiles), what runs unasked (approvals) or what the audit trail says (ledger).
+ */
+export function sbxOwnDirs(vars: Variables, env: Record<string, string>): Record<'config' | 'state' | 'cache', string> {
+  const dirs = xdgDirs(env, vars.home);
+  return {
+    config: posix.join(dirs.configHome, 'sbx'),
+    state: posix.join(dirs.stateHome, 'sbx'),
+    cache: posix.join(dirs.cacheHome, 'sbx'),
+  };
 }
 
 /**
  * sbx's own secret store, state (approvals decide what runs unasked, the ledger is the audit trail)
  * and cache (compiled rules and profiles a later run trusts): hidden from every sandbox, whatever the
- * flags.
+ * flags. The rest of the config dir (profiles, tools) is bound read-only over itself instead
+ * (readOnlyOwnRoots): the agent profile reads tools from it.
  */
 function ownRoots(vars: Variables, env: Record<string, string>): string[] {
-  const dirs = xdgDirs(env, vars.home);
-  return [
-    posix.join(dirs.configHome, 'sbx', 'secrets.yaml'),
-    posix.join(dirs.stateHome, 'sbx'),
-    posix.join(dirs.cacheHome, 'sbx'),
-  ];
+  const own = sbxOwnDirs(vars, env);
+  return [posix.join(own.config, 'secrets.yaml'), own.state, own.cache];
+}
+
+/**
+ * Policy a sandbox must not be able to write wherever a writable bind contains it: the user's sbx
+ * config dir and the project's `.sbx` at the root of the workspace and of every writable root.
+ */
+function readOnlyOwnRoots(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>) {
+  const writable = [...bindSpecs(profile.writable_roots, 'writable_roots', vars), ...requestSpecs(request, vars, 'rw')];
+  const roots = [vars.workspace, ...writable.map((s) => s.path)];
+  return [sbxOwnDirs(vars, env).config, ...roots.map((root) => posix.join(root, '.sbx'))];
 }
 
 /** The built-in credential stores, the agent sockets and the profile's additions: --allow-sensitive-roots lifts these. */
@@ -204,7 +252,10 @@ export function derivePolicy(input: DeriveInput): Policy {
     });
   // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
   if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root))) throw credentialStoreError('workspace', vars.workspace);
-  const workspaceSandbox = mode === 'danger' ? ws.real : normalizeTarget(profile.workspace?.mountAt ? expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt') : ws.real, 'workspace.mountAt');
+  const workspaceSandbox =
+    mode === 'danger' || !profile.workspace?.mountAt
+      ? ws.real
+      : mountAtTarget(expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt'), 'workspace.mountAt');
   const workspaceAccess = mode === 'read-only' ? 'ro' : 'rw';
 
   const mounts: Mount[] = [];
@@ -230,7 +281,8 @@ export function derivePolicy(input: DeriveInput): Policy {
       layers.push({ kind: 'symlink', target: spec.path, linkTo: f.link, reason });
       return;
     }
-    const target = normalizeTarget(spec.mountAt ?? f.real, spec.where);
+    const target =
+      spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
     layers.push({ kind: 'bind', source: f.real, target, access, optional: false, reason });
   };
 
@@ -265,12 +317,32 @@ export function derivePolicy(input: DeriveInput): Policy {
 
   const network = deriveNetwork(profile, request, host);
   for (const path of network.kind === 'filtered' ? network.unixSockets : []) {
+    const where = 'network.unix_sockets';
     const f = fact(host, path);
     if (!f.exists) {
-      throw new SbxError('BIND_SOURCE_MISSING', `network.unix_sockets: ${path} does not exist`, { hint: 'start the service first, or fix the path' });
+      const hint = 'start the service first, or fix the path';
+      throw new SbxError('BIND_SOURCE_MISSING', `${where}: ${path} does not exist`, { hint });
     }
-    // Connecting to a socket needs write permission on it: the one named socket, nothing around it.
-    layers.push({ kind: 'bind', source: f.real, target: normalizeTarget(path, 'network.unix_sockets'), access: 'rw', optional: false, reason: 'network.unix_sockets' });
+    // Bound writable (connecting needs write permission on the socket inode), so only a socket: never
+    // a directory or file (which would hand over e.g. /etc), never a credential store's agent socket.
+    if (f.type !== 'socket') {
+      const what = f.type === 'dir' ? 'a directory' : f.type === 'file' ? 'a regular file' : 'not a socket';
+      const resolved = f.real !== path ? ` (${f.real})` : '';
+      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: ${path}${resolved} is ${what}`, {
+        hint:
+          'list the socket files of running services only (e.g. /run/user/1000/docker.sock); ' +
+          'bind directories with read_only or writable_roots',
+      });
+    }
+    if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(where, path);
+    if (mode === 'read-only') {
+      const why = 'needs write access to it, and mode: read-only promises no writes';
+      throw new SbxError('UNIX_SOCKET_INVALID', `${where}: connecting to ${path} ${why}`, {
+        hint: 'remove network.unix_sockets from the profile, or use mode: workspace-write',
+      });
+    }
+    const target = normalizeTarget(path, where);
+    layers.push({ kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where });
   }
   if (network.kind === 'filtered' && network.bridge) {
     layers.push(
@@ -289,12 +361,16 @@ export function derivePolicy(input: DeriveInput): Policy {
   const binds = mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
   const sandboxPathsOf = (real: string): string[] =>
     [...new Set(binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))))];
+  // The host path each mask hides: its mount point exists there (checkMountPoints).
+  const maskedPaths = new Map<Mount, string>();
   const mask = (real: string, dir: boolean, reason: string) => {
     for (const target of sandboxPathsOf(real)) {
       // Already hidden (e.g. ~/.ssh/id_rsa under a masked ~/.ssh): a mount point inside the read-only
       // mask could not even be created.
       if (mounts.some((m) => m.kind === 'mask' && isWithin(target, m.target))) continue;
-      mounts.push({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason });
+      const m: Mount = { kind: 'mask', target, what: dir ? 'dir' : 'file', reason };
+      maskedPaths.set(m, real);
+      mounts.push(m);
     }
   };
 
@@ -303,6 +379,15 @@ export function derivePolicy(input: DeriveInput): Policy {
   for (const real of host.sensitiveFiles.protect) {
     for (const target of sandboxPathsOf(real)) {
       mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason: 'sensitive: git hooks stay read-only' });
+    }
+  }
+  // Nothing a sandbox writes may become a later run's policy: the user's sbx config and the
+  // project's .sbx are read-only wherever a bind shows them (bound over themselves, like the hooks).
+  const ownReadOnly = readOnlyOwnRoots(profile, request, vars, host.env).map((p) => fact(host, p));
+  for (const real of new Set(ownReadOnly.flatMap((f) => (f.exists && f.type === 'dir' ? [f.real] : [])))) {
+    for (const target of sandboxPathsOf(real)) {
+      const reason = "sbx's policy files stay read-only";
+      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason });
     }
   }
 
@@ -327,6 +412,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     // everything under the system binds that the world may not read.
     for (const { path, dir } of host.rootOnly) mask(path, dir, 'root-only host file');
   }
+  if (mode !== 'danger') checkMountPoints(mounts, host, maskedPaths);
   if (mode === 'read-only') {
     mounts.push({ kind: 'remount-ro', target: normalizeTarget(vars.home, 'HOME'), reason: 'read-only mode: HOME is not writable' });
   }
@@ -374,6 +460,31 @@ export function derivePolicy(input: DeriveInput): Policy {
     ...(request.shell !== undefined ? { shell: request.shell } : {}),
     commands: commandRulesOf(profile),
   };
+}
+
+/**
+ * bwrap creates each mount's mount point inside whatever is already mounted there; inside a writable
+ * host bind that is a directory or an empty file created on the host (workspace.mountAt: / left bin,
+ * usr, ... in the workspace). So a mount inside a writable host bind must land on a path that exists
+ * there: the very path it binds or masks, or a probed directory (HOME inside a workspace). Danger
+ * mode is not checked: it writes to the host by design.
+ */
+function checkMountPoints(mounts: readonly Mount[], host: Host, maskedPaths: ReadonlyMap<Mount, string>): void {
+  const placed: Mount[] = [];
+  for (const m of mounts) {
+    if (m.kind === 'remount-ro') continue;
+    const parent = placed.findLast((p) => p.kind !== 'symlink' && isWithin(m.target, p.target));
+    placed.push(m);
+    if (!parent || parent.kind !== 'bind' || parent.access !== 'rw' || parent.target === m.target) continue;
+    const mountPoint = posix.join(parent.source, posix.relative(parent.target, m.target));
+    const existing = fact(host, mountPoint);
+    const lands = m.kind === 'bind' ? m.source : maskedPaths.get(m);
+    if (lands === mountPoint || (existing.exists && existing.real === mountPoint)) continue;
+    const where = `${m.target} (${m.reason}) lies inside the writable bind of ${parent.source}`;
+    throw new SbxError('BIND_TARGET_INVALID', `${where}: its mount point ${mountPoint} would be created on the host`, {
+      hint: 'mount it outside writable binds (e.g. under /work or /opt), or pick another workspace.mountAt / mountAt',
+    });
+  }
 }
 
 function commandRulesOf(profile: Profile): CommandRules {

@@ -7,7 +7,8 @@ export type PathFact =
       exists: true;
       /** realpath: every symlink resolved. */
       real: string;
-      type: 'file' | 'dir' | 'other';
+      /** What the pinned descriptor is (runtime/pins.ts): never re-resolved after the check. */
+      type: 'file' | 'dir' | 'socket' | 'other';
       /** When the path itself (not a parent) is a symlink: its target as written. */
       link?: string;
       uid: number;

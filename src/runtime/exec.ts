@@ -4,7 +4,8 @@ import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSy
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import type { Launch } from '../backend/launch.js';
+import type { ExtraFd, Launch } from '../backend/launch.js';
+import { SbxError } from '../errors.js';
 
 export type StdioMode = 'inherit' | 'capture' | 'ignore';
 
@@ -34,6 +35,8 @@ export interface ExecOptions {
   fdDir?: string;
   /** Capture mode: bytes kept of each stream (the rest is read and counted, never held). Default: 64 MiB. */
   captureMaxBytes?: number;
+  /** The descriptors pinned for the launch's `bind` fds (runtime/pins.ts), by source path. */
+  pins?: { fdOf(source: string): number | undefined };
 }
 
 /**
@@ -104,6 +107,12 @@ function signalNumber(sig: NodeJS.Signals): number {
   return osConstants.signals[sig];
 }
 
+/** A status or data descriptor: a pipe, or (fdDir) a data file. */
+function dataSlot(fd: ExtraFd, fdDir: string | undefined, index: number, keep: (fd: number) => number) {
+  if (fd.purpose === 'status' || fd.purpose === 'bind' || fdDir === undefined) return 'pipe';
+  return keep(dataFile(fdDir, index, fd.data));
+}
+
 /** Written private, opened read-only, unlinked before the launcher starts: nothing to clean up. */
 function dataFile(dir: string, index: number, data: Uint8Array): number {
   const path = join(dir, `fd${index}`);
@@ -115,9 +124,21 @@ function dataFile(dir: string, index: number, data: Uint8Array): number {
   }
 }
 
+/** The pinned descriptor of a mount source: fails closed, as re-opening the path would undo the pin. */
+function pinnedFd(source: string, opts: ExecOptions): number {
+  const fd = opts.pins?.fdOf(source);
+  if (fd === undefined) {
+    const hint = 'report this as an sbx bug; nothing was run';
+    throw new SbxError('SANDBOX_SETUP', `mount source ${source} has no pinned descriptor`, { hint });
+  }
+  return fd;
+}
+
 export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
   const started = performance.now();
   const extraBase = 3;
+  // Before anything is opened: a missing pin refuses the run.
+  const pinned = launch.fds.map((fd) => (fd.purpose === 'bind' ? pinnedFd(fd.source, opts) : undefined));
   const leaked = leakedDescriptors().filter((fd) => fd >= extraBase + launch.fds.length);
   // Descriptors this process opens for the child only: closed once it is spawned.
   const opened: number[] = [];
@@ -130,7 +151,7 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       opts.stdio === 'capture' ? (opts.input === undefined ? 'ignore' : 'pipe') : opts.stdio,
       opts.stdio === 'capture' ? 'pipe' : opts.stdio,
       opts.stdio === 'capture' ? 'pipe' : opts.stdio,
-      ...launch.fds.map((fd, i) => (fd.purpose === 'status' || fdDir === undefined ? ('pipe' as const) : keep(dataFile(fdDir, extraBase + i, fd.data)))),
+      ...launch.fds.map((fd, i) => pinned[i] ?? dataSlot(fd, fdDir, extraBase + i, keep)),
     ];
     for (const fd of leaked) {
       while (stdio.length < fd) stdio.push('ignore');
@@ -152,7 +173,7 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       stream.on('error', () => {});
     } else {
       stream.on('error', () => {});
-      stream.end(Buffer.from(fd.data));
+      if ('data' in fd) stream.end(Buffer.from(fd.data));
     }
   });
   if (opts.stdio === 'capture' && opts.input !== undefined && child.stdin) {

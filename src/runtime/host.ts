@@ -16,7 +16,7 @@ export function probePath(path: string): PathFact {
     return {
       exists: true,
       real,
-      type: st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other',
+      type: st.isDirectory() ? 'dir' : st.isFile() ? 'file' : st.isSocket() ? 'socket' : 'other',
       ...(l.isSymbolicLink() ? { link: readlinkSync(path) } : {}),
       uid: st.uid,
     };
@@ -137,7 +137,9 @@ export function probeBwrap(env: Record<string, string | undefined>, cacheDir: st
     }
   }
   const v = parseVersion(version);
-  return { path, version, features: { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: atLeast(v, [0, 8, 0]) } };
+  const since08 = atLeast(v, [0, 8, 0]);
+  const features = { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: since08, bindFd: since08 };
+  return { path, version, features };
 }
 
 export interface NsjailInfo {

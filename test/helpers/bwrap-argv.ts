@@ -31,13 +31,18 @@ const ARITY: Record<string, number> = {
   '--ro-bind': 2,
   '--bind-try': 2,
   '--ro-bind-try': 2,
+  '--bind-fd': 2,
+  '--ro-bind-fd': 2,
   '--dev-bind': 2,
   '--symlink': 2,
   '--setenv': 2,
 };
 
 /** bwrap options that change the mount table (in the order bwrap applies them). */
-export const MOUNT_FLAGS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try', '--dev-bind', '--symlink', '--tmpfs', '--proc', '--dev', '--remount-ro']);
+export const MOUNT_FLAGS = new Set([
+  ...['--bind', '--ro-bind', '--bind-try', '--ro-bind-try', '--bind-fd', '--ro-bind-fd', '--dev-bind'],
+  ...['--symlink', '--tmpfs', '--proc', '--dev', '--remount-ro'],
+]);
 /** Options that modify the next mount option only. */
 const MODIFIERS = new Set(['--perms', '--size']);
 

@@ -24,7 +24,7 @@ export const FIXTURE_SESSION: Session = {
 
 export const FIXTURE_BWRAP: BwrapHost = {
   path: '/usr/bin/bwrap',
-  features: { tmpfsSize: true, disableUserns: true },
+  features: { tmpfsSize: true, disableUserns: true, bindFd: true },
   stdinIsTty: false,
   arch: 'x86_64',
 };

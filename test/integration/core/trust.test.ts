@@ -4,7 +4,7 @@
 // refused promptly (each run's safety timeout would fail a hang). Every refusal checks that the
 // marker command did not run, beside a control in which it does.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,9 +91,14 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
         shadows: expect.stringMatching(/\/profiles\/default\.yaml$/),
       });
 
-      // A later run rewrites it: refused again, naming the change.
+      // Now that .sbx exists, a sandbox can no longer rewrite it (bound read-only over itself)...
+      const before = readFileSync(planted, 'utf8');
       const rewrite = await runSbx(['--', 'sh', '-c', 'echo "hostname: evil" >> .sbx/profiles/default.yaml'], opts);
-      expect(rewrite.code).toBe(0);
+      expect(rewrite.code).not.toBe(0);
+      expect(rewrite.err).toContain('Read-only file system');
+      expect(readFileSync(planted, 'utf8')).toBe(before);
+      // ...but the repository can change it (a pull, a checkout): refused again, naming the change.
+      appendFileSync(planted, 'hostname: evil\n');
       const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
       expect(changed.r.code).toBe(125);
       expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');

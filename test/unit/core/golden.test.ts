@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileBwrap, expandArgsFd } from '../../../src/backend/bwrap.js';
+import { BWRAP_MAX_ARGS, compileBwrap, expandArgsFd, expandPinnedFds } from '../../../src/backend/bwrap.js';
 import { SbxError } from '../../../src/errors.js';
 import { isCredentialName } from '../../../src/policy/env.js';
 import type { Policy } from '../../../src/policy/types.js';
@@ -54,9 +54,18 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
   });
 
   it('keeps the security invariants', async () => {
-    const { argv, host: h, policy } = await runPipeline(profile, host);
+    const { argv, host: h, policy, launch } = await runPipeline(profile, host);
     expect(argv[0]).toBe('/usr/bin/bwrap');
-    const parsed = parseBwrapArgs(argv.slice(1));
+    // Every host bind is a pinned descriptor, each used once; only sbx's own session files go by path.
+    const raw = parseBwrapArgs(argv.slice(1));
+    const byPath = mountOps(raw).filter((m) => m.flag === '--bind' || m.flag === '--ro-bind');
+    expect(byPath.filter((m) => !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`))).toEqual([]);
+    const fdsUsed = mountOps(raw).filter((m) => m.flag.endsWith('-fd')).map((m) => Number(m.operands[0]));
+    expect(new Set(fdsUsed).size).toBe(fdsUsed.length);
+    expect(fdsUsed.map((fd) => launch.fds[fd - 3]?.purpose)).toEqual(fdsUsed.map(() => 'bind'));
+    expect(launch.fds.filter((f) => f.purpose === 'bind')).toHaveLength(fdsUsed.length);
+    // The rest reads the binds by the paths the descriptors hold.
+    const parsed = parseBwrapArgs(expandPinnedFds(argv.slice(1), launch));
     expect(parsed.command).toEqual(['sh', '-c', 'echo hi']);
 
     // Namespaces and process isolation.
@@ -150,7 +159,7 @@ describe('invariant checks (controls: each sees a broken argv fail)', () => {
   });
 
   it('parseBwrapArgs refuses unknown options, a stray --size and a missing --', () => {
-    expect(() => parseBwrapArgs(['--bind-fd', '3', '/x', ...tail])).toThrow(/unexpected bwrap argument/);
+    expect(() => parseBwrapArgs(['--bind-data', '3', '/x', ...tail])).toThrow(/unexpected bwrap argument/);
     expect(() => parseBwrapArgs(['--size', '1', '--bind', '/a', '/a', ...tail])).toThrow(/--size must be followed by --tmpfs/);
     expect(() => parseBwrapArgs(['--unshare-net'])).toThrow(/no "--"/);
     expect(() => parseBwrapArgs(['--bind', '/a'])).toThrow(/lacks operands/);
@@ -185,31 +194,78 @@ describe('compileBwrap options', () => {
   });
 
   it('refuses a bwrap that cannot size a tmpfs (BACKEND_UNSUPPORTED), rather than dropping the limit', async () => {
-    const run = runPipeline('default', 'alice', { bwrap: { features: { tmpfsSize: false, disableUserns: true } } });
+    const features = { tmpfsSize: false, disableUserns: true, bindFd: true };
+    const run = runPipeline('default', 'alice', { bwrap: { features } });
     await expect(run).rejects.toBeInstanceOf(SbxError);
     await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED' });
   });
 
   it('omits --disable-userns when bwrap lacks it', async () => {
-    const { argv } = await runPipeline('default', 'alice', { bwrap: { features: { tmpfsSize: true, disableUserns: false } } });
+    const features = { tmpfsSize: true, disableUserns: false, bindFd: true };
+    const { argv } = await runPipeline('default', 'alice', { bwrap: { features } });
     expect(argv).not.toContain('--disable-userns');
     expect(argv).toContain('--unshare-user');
   });
 
-  it('numbers its descriptors 3 (status), 4 (options), 5 (seccomp filter); bwrap gets an empty environment', async () => {
-    const { launch } = await runPipeline('default', 'alice');
-    expect(launch.fds.map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp']);
+  it('numbers its descriptors 3 (status), 4 (options), 5 (seccomp), then pinned mount sources; no env', async () => {
+    const { launch, policy } = await runPipeline('default', 'alice');
+    const binds = policy.mounts.flatMap((m) => (m.kind === 'bind' ? [{ purpose: 'bind', source: m.source }] : []));
+    expect(binds.length).toBeGreaterThan(2);
+    expect(launch.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp']);
+    expect(launch.fds.slice(3)).toEqual(binds);
+    const expanded = expandArgsFd(launch);
+    const first = expanded.indexOf('--ro-bind-fd');
+    expect(expanded.slice(first, first + 3)).toEqual(['--ro-bind-fd', '6', '/usr']);
     expect(launch.env).toEqual({});
     const { launch: noFilter } = await runPipeline('default', 'alice', { profile: { seccomp: { preset: 'off' } } });
-    expect(noFilter.fds.map((f) => f.purpose)).toEqual(['status', 'args']);
+    expect(noFilter.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['status', 'args', 'bind']);
     expect(expandArgsFd(noFilter)).not.toContain('--seccomp');
+    expect(expandArgsFd(noFilter)).toContain('5');
+  });
+
+  it('refuses a bwrap without --bind-fd (BACKEND_UNSUPPORTED) rather than bind paths it resolves again', async () => {
+    const features = { tmpfsSize: true, disableUserns: true, bindFd: false };
+    const run = runPipeline('default', 'alice', { bwrap: { features } });
+    const message = expect.stringContaining('--bind-fd needs bubblewrap 0.8');
+    await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED', message });
+  });
+
+  it('refuses a launch past bwrap\'s argument limit (LAUNCH_TOO_LARGE), naming the count, limit and fix', async () => {
+    const { policy } = await runPipeline('default', 'alice');
+    type Mask = Extract<Policy['mounts'][number], { kind: 'mask' }>;
+    const mask = (i: number): Mask => ({ kind: 'mask', target: `/p/k${i}.pem`, what: 'file', reason: 'sensitive' });
+    const masks = Array.from({ length: 3000 }, (_, i) => mask(i));
+    const manyMasks: Policy = { ...policy, mounts: [...policy.mounts.slice(0, -1), ...masks, policy.mounts.at(-1)!] };
+    const masked = (() => {
+      try {
+        compileBwrap(manyMasks, FIXTURE_SESSION, FIXTURE_BWRAP);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(masked).toMatchObject({ code: 'LAUNCH_TOO_LARGE', hint: expect.stringContaining('sensitive.skip') });
+    const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
+    const counted = new RegExp(`needs \\d+ bwrap arguments, ${limit} \\(30\\d\\d masked paths`);
+    expect((masked as Error).message).toMatch(counted);
+    const longArgv: Policy = { ...policy, command: ['echo', ...Array.from({ length: BWRAP_MAX_ARGS }, () => 'x')] };
+    const tooLong = expect.objectContaining({ code: 'LAUNCH_TOO_LARGE', hint: expect.stringContaining('xargs') });
+    expect(() => compileBwrap(longArgv, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(tooLong);
+    // Control: the largest launch bwrap accepts still compiles.
+    const fits = compileBwrap(policy, FIXTURE_SESSION, FIXTURE_BWRAP);
+    // bwrap counts its argv after argv[0] (`--args 4 -- CMD...`) plus the options read from fd 4.
+    const room = BWRAP_MAX_ARGS - (expandArgsFd(fits).length + 2);
+    const atLimit: Policy = { ...policy, command: [...policy.command, ...Array.from({ length: room }, () => 'x')] };
+    expect(() => compileBwrap(atLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).not.toThrow();
+    const overLimit: Policy = { ...policy, command: [...atLimit.command, 'x'] };
+    const tooLarge = expect.objectContaining({ code: 'LAUNCH_TOO_LARGE' });
+    expect(() => compileBwrap(overLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(tooLarge);
   });
 
   it('passes every option on fd 4 (--args 4), NUL-separated: no env value or host path in bwrap\'s argv', async () => {
     const { policy, launch } = await runPipeline('default', 'alice');
     expect(launch.file).toBe('/usr/bin/bwrap');
     expect(launch.args).toEqual(['--args', '4', '--', ...policy.command]);
-    expect(launch.fds.map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp']);
+    expect(launch.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp']);
     const fd = launch.fds[1]!;
     if (fd.purpose !== 'args') throw new Error('unreachable');
     const text = new TextDecoder().decode(fd.data);
@@ -223,11 +279,12 @@ describe('compileBwrap options', () => {
   it('carries a policy far beyond ARG_MAX-per-string limits on the pipe', async () => {
     const { policy } = await runPipeline('default', 'alice');
     const big: Policy = { ...policy, env: { ...policy.env, vars: { ...policy.env.vars } } };
-    for (let i = 0; i < 4000; i++) big.env.vars[`BIG_${String(i).padStart(4, '0')}`] = 'x'.repeat(64);
+    for (let i = 0; i < 2000; i++) big.env.vars[`BIG_${String(i).padStart(4, '0')}`] = 'x'.repeat(64);
     const launch = compileBwrap(big, FIXTURE_SESSION, FIXTURE_BWRAP);
     expect(launch.args).toEqual(['--args', '4', '--', ...policy.command]);
     const options = expandArgsFd(launch);
-    expect(options.slice(options.indexOf('BIG_3999') - 1, options.indexOf('BIG_3999') + 2)).toEqual(['--setenv', 'BIG_3999', 'x'.repeat(64)]);
+    const at = options.indexOf('BIG_1999');
+    expect(options.slice(at - 1, at + 2)).toEqual(['--setenv', 'BIG_1999', 'x'.repeat(64)]);
     expect(options.filter((o) => o === '--setenv')).toHaveLength(Object.keys(big.env.vars).length);
   });
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
 import { ExitCode, isSbxError, SbxError } from './errors.js';
-import type { LimitPlan } from './limits/plan.js';
+import type { LimitPlan, PlannedLimit } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
 import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, sensitiveScanRoots, type RunRequest } from './policy/derive.js';
@@ -272,6 +272,12 @@ function hasLimits(limits: Policy['limits']): boolean {
   return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
 }
 
+/** A planned limit as the report shows it: what was asked, what enforced it, and why not exactly. */
+function reportedLimit(l: PlannedLimit): NonNullable<Outcome['limits']>[number] {
+  const { name, display: value, value: base, mechanism, exact, enforced, gap } = l;
+  return { name, value, base, mechanism, exact, enforced, ...(gap ? { reason: gap } : {}) };
+}
+
 function policyHash(policy: Policy): string {
   return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
 }
@@ -407,7 +413,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       ...(signal ? { signal } : {}),
       durationMs: result.durationMs,
       violations,
-      ...(plan ? { limits: plan.limits.map(({ name, display, mechanism, exact }) => ({ name, value: display, mechanism, exact })) } : {}),
+      ...(plan ? { limits: plan.limits.map(reportedLimit) } : {}),
       ...(Object.keys(collected.peaks).length > 0 ? { peaks: collected.peaks } : {}),
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),

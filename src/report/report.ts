@@ -3,6 +3,7 @@ import { writeSync } from 'node:fs';
 import type { Outcome } from './outcome.js';
 import type { SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
+import { limitHints, limitVerdict } from './limit-lines.js';
 
 export const REPORT_FORMAT = 1;
 /** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
@@ -88,15 +89,11 @@ function formatDuration(ms: number | undefined): string {
 
 /** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
 export function summaryLines(report: Report): string[] {
-  const timedOut = report.violations.some((v) => v.kind === 'timeout');
-  const what = timedOut
-    ? `timed out (exit ${report.exitCode})`
-    : report.signal
-      ? `was killed by ${report.signal} (exit ${report.exitCode})`
-      : `exited ${report.exitCode}`;
+  const what = limitVerdict(report) ?? (report.signal ? `was killed by ${report.signal} (exit ${report.exitCode})` : `exited ${report.exitCode}`);
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
   for (const v of report.violations) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  for (const hint of limitHints(report)) lines.push(`sbx: hint: ${hint}`);
   return lines;
 }

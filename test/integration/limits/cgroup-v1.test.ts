@@ -229,27 +229,28 @@ describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (user sbxtest)', () => 
     sbxtest = { uid: Number(id.stdout), gid: Number(gid.stdout) };
   });
 
-  it('v1 is not writable for the user: memory and pids fall back to rlimits, marked approximate', () => {
+  it('v1 is not writable for the user: memory is not enforced (no RLIMIT_AS stand-in), pids falls back to RLIMIT_NPROC', () => {
     const facts = probeCgroupFacts({ uid: sbxtest!.uid });
     expect(facts.cgroup).toMatchObject({ kind: 'v1', writable: false });
     const plan = planLimits(parseLimits({ memory: '256MiB', pids: 64, file_size: '8MiB', nofile: 64 }), facts);
     expect(plan.cgroup).toEqual({ kind: 'none' });
-    expect(plan.limits.map((l) => [l.name, l.mechanism, l.exact])).toEqual([
-      ['memory', 'rlimit', false],
-      ['pids', 'rlimit', false],
-      ['file-size', 'rlimit', true],
-      ['nofile', 'rlimit', true],
+    expect(plan.limits.map((l) => [l.name, l.mechanism, l.exact, l.enforced])).toEqual([
+      ['memory', 'none', false, false],
+      ['pids', 'rlimit', false, true],
+      ['file-size', 'rlimit', true, true],
+      ['nofile', 'rlimit', true, true],
     ]);
+    expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'NPROC', 'FSIZE', 'NOFILE']);
   });
 
-  it('a required memory limit is refused rather than approximated', () => {
+  it('a required memory limit is refused rather than run unenforced', () => {
     const facts = probeCgroupFacts({ uid: sbxtest!.uid });
     expect(() => planLimits(parseLimits({ memory: '256MiB', required: ['memory'] }), facts)).toThrow(SbxError);
     try {
       planLimits(parseLimits({ memory: '256MiB', required: ['memory'] }), facts);
     } catch (e) {
       expect((e as SbxError).code).toBe('LIMIT_UNENFORCEABLE');
-      expect((e as SbxError).message).toBe(`limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: it could only be approximated with an rlimit`);
+      expect((e as SbxError).message).toBe(`limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: nothing on this host can enforce it`);
     }
   });
 

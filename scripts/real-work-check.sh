@@ -33,10 +33,17 @@ mkdir -p "$work"
 cd "$work"
 
 echo "real-work-check: $PACKAGE as uid $(id -u), in $work"
-npm pack --silent "$PACKAGE" >pack.log 2>&1 || { cat pack.log >&2; echo "real-work-check: npm pack failed (offline? SBX_REAL_WORK_OFFLINE=1 skips)" >&2; exit 1; }
+if ! npm pack --silent "$PACKAGE" >pack.log 2>&1; then
+  cat pack.log >&2
+  echo "real-work-check: npm pack failed (offline? SBX_REAL_WORK_OFFLINE=1 skips)" >&2
+  exit 1
+fi
 rm -rf package && tar xzf ./*.tgz
 cd package
-npm install --no-save --no-audit --no-fund --loglevel=error "${TEST_DEPS[@]}" >../install.log 2>&1 || { cat ../install.log >&2; exit 1; }
+if ! npm install --no-save --no-audit --no-fund --loglevel=error "${TEST_DEPS[@]}" >../install.log 2>&1; then
+  cat ../install.log >&2
+  exit 1
+fi
 
 vitest=(node node_modules/vitest/vitest.mjs run "$TESTS" --reporter=json)
 
@@ -45,7 +52,8 @@ set +e
 "${vitest[@]}" --outputFile=real-work-outside.json >../outside.log 2>&1
 outside_code=$?
 echo "real-work-check: inside sbx run -p untrusted"
-"${sbx[@]}" run -p untrusted --report-file ../sbx-report.json -- "${vitest[@]}" --outputFile=real-work-inside.json >../inside.log 2>../inside.err
+"${sbx[@]}" run -p untrusted --report-file ../sbx-report.json -- \
+  "${vitest[@]}" --outputFile=real-work-inside.json >../inside.log 2>../inside.err
 inside_code=$?
 set -e
 grep '^sbx:' ../inside.err || true
@@ -57,25 +65,35 @@ const load = (name) => {
   // Inside the package directory: the workspace is all the sandbox may write.
   const file = `real-work-${name}.json`;
   if (!existsSync(file)) {
-    console.error(`real-work-check: ${name}: vitest wrote no report; its output:\n${readFileSync(`../${name}.log`, 'utf8').slice(-3000)}`);
+    const log = readFileSync(`../${name}.log`, 'utf8').slice(-3000);
+    console.error(`real-work-check: ${name}: vitest wrote no report; its output:\n${log}`);
     process.exit(1);
   }
   const r = JSON.parse(readFileSync(file, 'utf8'));
   const tests = new Map();
-  for (const f of r.testResults) for (const t of f.assertionResults) tests.set(`${f.name.replace(/^.*\/package\//, '')} > ${t.fullName}`, t.status);
+  for (const f of r.testResults) {
+    const file = f.name.replace(/^.*\/package\//, '');
+    for (const t of f.assertionResults) tests.set(`${file} > ${t.fullName}`, t.status);
+  }
   return { r, tests };
 };
 const out = load('outside');
 const ins = load('inside');
-const line = (name, { r }, code) =>
-  console.log(`real-work-check: ${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped (${r.numTotalTestSuites} suites), exit ${code}`);
+const line = (name, { r }, code) => {
+  const counts = `${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`;
+  console.log(`real-work-check: ${name}: ${counts} (${r.testResults.length} files), exit ${code}`);
+};
 line('outside', out, outsideCode);
 line('inside ', ins, insideCode);
-const differ = [...new Set([...out.tests.keys(), ...ins.tests.keys()])].filter((k) => out.tests.get(k) !== ins.tests.get(k));
-for (const k of differ.slice(0, 20)) console.log(`real-work-check: differs: ${k}: outside ${out.tests.get(k)}, inside ${ins.tests.get(k)}`);
+const names = new Set([...out.tests.keys(), ...ins.tests.keys()]);
+const differ = [...names].filter((k) => out.tests.get(k) !== ins.tests.get(k));
+for (const k of differ.slice(0, 20)) {
+  console.log(`real-work-check: differs: ${k}: outside ${out.tests.get(k)}, inside ${ins.tests.get(k)}`);
+}
 const report = JSON.parse(readFileSync('../sbx-report.json', 'utf8'));
 const memory = report.limits.find((l) => l.name === 'memory');
-console.log(`real-work-check: sbx: memory ${memory.value} ${memory.enforced ? `enforced by ${memory.mechanism}` : `not enforced (${memory.reason})`}`);
+const how = memory.enforced ? `enforced by ${memory.mechanism}` : `not enforced (${memory.reason})`;
+console.log(`real-work-check: sbx: memory ${memory.value} ${how}`);
 const same = differ.length === 0 && outsideCode === insideCode;
 const allPass = ins.r.numFailedTests === 0 && ins.r.numTotalTests > 0 && insideCode === 0;
 console.log(`real-work-check: ${same && allPass ? 'OK: the same result inside and outside' : 'FAILED'}`);

@@ -59,7 +59,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },
   { feature: 'limits.cpuTimeSec', effect: 'weaker', detail: 'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation' },
   { feature: 'limits.fileSizeBytes', effect: 'refused', detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)' },
-  { feature: 'limits.addressSpaceBytes', effect: 'equivalent', detail: "RLIMIT_AS set by sbx's limits trampoline on nsjail, handed down to the command by --rlimit_as hard" },
+  {
+    feature: 'limits.addressSpaceBytes',
+    effect: 'equivalent',
+    detail: "RLIMIT_AS set by sbx's limits trampoline on nsjail, handed down to the command by --rlimit_as hard",
+  },
   { feature: 'limits.required', effect: 'equivalent', detail: 'checked by planLimits before launch, as for bwrap' },
   { feature: 'profile', effect: 'equivalent', detail: 'metadata (the command sees it as SBX_PROFILE in env.vars)' },
   { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },

@@ -68,14 +68,14 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'allow-sensitive-roots', description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)' },
   { long: 'allow-denylisted-commands', description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)" },
   { long: 'shell', value: '<string>', description: "run a shell string (sh -c) instead of COMMAND, if the profile's command rules allow shells" },
-  { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB (none lifts the profile\'s)' },
+  { long: 'memory', value: '<size>', description: 'memory for the whole sandbox, e.g. 2GiB (none lifts it)' },
   { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512 (or none)' },
   { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5 (or none)' },
   { long: 'timeout', value: '<duration>', description: 'wall-clock limit, e.g. 90s or 10m, or none (exit 124)' },
   { long: 'cpu-time', value: '<duration>', description: 'CPU time per process, e.g. 10m (or none)' },
   { long: 'file-size', value: '<size>', description: 'largest file a process may write, e.g. 1GiB (or none)' },
   { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024 (or none)' },
-  { long: 'address-space', value: '<size>', description: 'virtual address space per process (RLIMIT_AS), e.g. 16GiB (or none)' },
+  { long: 'address-space', value: '<size>', description: 'RLIMIT_AS per process, e.g. 16GiB (or none)' },
   { long: 'tmp-size', value: '<size>', description: 'size of the private /tmp (and HOME), e.g. 256MiB' },
 ];
 

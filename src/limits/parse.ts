@@ -63,7 +63,16 @@ export const LIMIT_BOUNDS = {
 } as const;
 
 /** Every limit name, in report order. */
-export const LIMIT_NAMES: readonly LimitName[] = ['memory', 'pids', 'cpus', 'timeout', 'cpu-time', 'file-size', 'nofile', 'address-space'];
+export const LIMIT_NAMES: readonly LimitName[] = [
+  'memory',
+  'pids',
+  'cpus',
+  'timeout',
+  'cpu-time',
+  'file-size',
+  'nofile',
+  'address-space',
+];
 
 function isLimitName(name: string): name is LimitName {
   return (LIMIT_NAMES as readonly string[]).includes(name);
@@ -88,7 +97,8 @@ function parseOne(limits: Limits, name: LimitName, raw: string | number, key: st
       const ms = parseDuration(raw, key, LIMIT_BOUNDS['cpu-time']);
       // RLIMIT_CPU counts whole seconds; rounding either way would silently move the limit.
       if (ms % 1000 !== 0) {
-        throw new SbxError('LIMIT_INVALID', `${key}: ${showValue(raw)} is not a whole number of seconds; use e.g. 60s or 10m`, {
+        const message = `${key}: ${showValue(raw)} is not a whole number of seconds; use e.g. 60s or 10m`;
+        throw new SbxError('LIMIT_INVALID', message, {
           hint: 'the kernel counts CPU time limits (RLIMIT_CPU) in whole seconds',
         });
       }
@@ -135,12 +145,15 @@ export function parseLimits(input: LimitsInput, overrides: LimitOverrides = {}, 
     }
     const lifted = liftedBy.get(name);
     if (lifted === limitFlag(name)) {
-      throw new SbxError('USAGE', `${lifted} none: the profile lists ${LIMIT_KEYS[name]} in ${prefix}.required, so its limit cannot be lifted`, {
-        hint: `give ${lifted} a value instead (e.g. ${lifted} ${LIMIT_BOUNDS[name].example.split(/[ ,]/)[0]}), or use a profile that does not require it`,
+      const example = `${lifted} ${LIMIT_BOUNDS[name].example.split(/[ ,]/)[0]}`;
+      const conflict = `the profile lists ${LIMIT_KEYS[name]} in ${prefix}.required, so its limit cannot be lifted`;
+      throw new SbxError('USAGE', `${lifted} none: ${conflict}`, {
+        hint: `give ${lifted} a value instead (e.g. ${example}), or use a profile that does not require it`,
       });
     }
     if (limitValue(out, name) === undefined) {
-      throw new SbxError('LIMIT_INVALID', `${prefix}.required[${i}]: ${showValue(raw)} is required but ${key(name)} is ${lifted ? NO_LIMIT : 'not set'}`, {
+      const state = `${key(name)} is ${lifted ? NO_LIMIT : 'not set'}`;
+      throw new SbxError('LIMIT_INVALID', `${prefix}.required[${i}]: ${showValue(raw)} is required but ${state}`, {
         hint: lifted
           ? `give ${key(name)} a value: a limit in ${prefix}.required (inherited ones included) cannot be lifted`
           : `set ${key(name)} or remove it from ${prefix}.required`,

@@ -165,6 +165,11 @@ function display(name: LimitName, value: number): string {
   }
 }
 
+const AS_INSTEAD = "limits.address_space can cap each process's address space (RLIMIT_AS) instead";
+const AS_NOTE =
+  'RLIMIT_AS: virtual address space per process, not memory used; ' +
+  'V8, WebAssembly, the JVM and Go reserve far more than they use and fail below it';
+
 /** Decide, per limit, what enforces it. Throws LIMIT_UNENFORCEABLE for a required limit it can only approximate. */
 export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
   const settings: CgroupSettings = {};
@@ -184,28 +189,44 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
     const value = limitValue(limits, name);
     if (value === undefined) continue;
     const base = { name, value, display: display(name, value), required: limits.required.includes(name) };
-    const exact = (mechanism: Mechanism, note: string): PlannedLimit => ({ ...base, mechanism, exact: true, enforced: true, note });
+    const exact = (mechanism: Mechanism, note: string): PlannedLimit => ({
+      ...base,
+      mechanism,
+      exact: true,
+      enforced: true,
+      note,
+    });
     const controller = CGROUP_LIMITS.find(([n]) => n === name)?.[1];
     if (controller && chosen?.covers.includes(controller)) {
       planned.push(exact(chosen.plan.kind, CGROUP_NOTES[chosen.plan.kind][controller]));
       continue;
     }
     const gap = controller ? cgroupGap(host, controller) : '';
-    const notEnforced = (note: string): PlannedLimit => ({ ...base, mechanism: 'none', exact: false, enforced: false, note, gap });
+    const notEnforced = (note: string): PlannedLimit => ({
+      ...base,
+      mechanism: 'none',
+      exact: false,
+      enforced: false,
+      note,
+      gap,
+    });
     switch (name) {
       case 'memory':
         // No RLIMIT_AS stand-in: address space is not memory, and V8, WebAssembly, the JVM and Go
         // reserve gigabytes they never touch, so a 2GiB cap breaks ordinary toolchains outright.
         // Running unbounded and saying so beats failing real work; `required` refuses instead, and
         // `address_space` sets RLIMIT_AS for whoever wants it anyway.
-        planned.push(notEnforced(`not enforced, ${gap}; limits.address_space can cap each process's address space (RLIMIT_AS) instead`));
+        planned.push(notEnforced(`not enforced, ${gap}; ${AS_INSTEAD}`));
         break;
       case 'pids':
         if (host.uid === 0) {
           planned.push(notEnforced(`not enforced, ${gap}, and RLIMIT_NPROC does not bind root`));
         } else {
           rlimits.push({ resource: 'NPROC', soft: value, hard: value, uid: host.uid });
-          planned.push({ ...base, mechanism: 'rlimit', exact: false, enforced: true, gap, note: `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task count at launch and other processes of the user share the headroom` });
+          const note =
+            `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task ` +
+            'count at launch and other processes of the user share the headroom';
+          planned.push({ ...base, mechanism: 'rlimit', exact: false, enforced: true, gap, note });
         }
         break;
       case 'cpus':
@@ -230,7 +251,7 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
         break;
       case 'address-space':
         rlimits.push({ resource: 'AS', soft: value, hard: value });
-        planned.push(exact('rlimit', 'RLIMIT_AS: virtual address space per process, not memory used; V8, WebAssembly, the JVM and Go reserve far more than they use and fail below it'));
+        planned.push(exact('rlimit', AS_NOTE));
         break;
     }
   }

@@ -11,7 +11,7 @@ export interface Limits {
   cpuTimeSec?: number;
   fileSizeBytes?: number;
   nofile?: number;
-  /** RLIMIT_AS, per process. Only when a profile asks for it: it is not a memory limit (V8 and WebAssembly reserve far more). */
+  /** RLIMIT_AS per process, only when asked for: not a memory limit (V8 and WebAssembly reserve far more). */
   addressSpaceBytes?: number;
   /** Limits that must be enforced exactly: approximation or nothing → LIMIT_UNENFORCEABLE. */
   required: LimitName[];

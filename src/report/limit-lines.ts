@@ -6,7 +6,12 @@ import type { Report } from './report.js';
 
 type ReportedLimit = NonNullable<Report['limits']>[number];
 
-const RAISE = { memory: 'raise it with --memory SIZE (or --memory none)', pids: 'raise it with --pids N (or --pids none)' };
+const RAISE = {
+  memory: 'raise it with --memory SIZE (or --memory none)',
+  pids: 'raise it with --pids N (or --pids none)',
+};
+
+const LIFT_AS = 'lift it with --address-space none';
 
 /** At or above this share of a limit, a failure may well come from it. */
 const NEAR_LIMIT = 0.9;
@@ -31,22 +36,30 @@ export function limitVerdict(report: Report): string | undefined {
   const fired = (kind: string) => report.violations.find((v) => v.phase === 'runtime' && v.kind === kind);
   const exit = `exit ${report.exitCode}`;
   const timeout = fired('timeout');
-  if (timeout) return `timed out: the ${limitOf(report, 'timeout')?.value ?? timeout.limit ?? ''} timeout ended the sandbox (${exit})`;
+  if (timeout) {
+    const value = limitOf(report, 'timeout')?.value ?? timeout.limit ?? '';
+    return `timed out: the ${value} timeout ended the sandbox (${exit})`;
+  }
   const oom = fired('oom');
   if (oom) {
+    const memory = how(report, 'memory', oom.limit);
     return report.signal
-      ? `was killed by the memory limit (${how(report, 'memory', oom.limit)}; ${report.signal}, ${exit})`
-      : `exited ${report.exitCode} after the memory limit (${how(report, 'memory', oom.limit)}) killed a process`;
+      ? `was killed by the memory limit (${memory}; ${report.signal}, ${exit})`
+      : `exited ${report.exitCode} after the memory limit (${memory}) killed a process`;
   }
   for (const [kind, signal] of [['cpu-time', 'SIGXCPU'], ['file-size', 'SIGXFSZ']] as const) {
     const v = fired(kind);
-    if (v && report.signal === signal) return `was killed by the ${kind} limit (${how(report, kind, v.limit)}; ${signal}, ${exit})`;
+    if (v && report.signal === signal) {
+      return `was killed by the ${kind} limit (${how(report, kind, v.limit)}; ${signal}, ${exit})`;
+    }
   }
   const pids = fired('pids');
   if (pids) {
     const limit = limitOf(report, 'pids');
     const tasks = `the ${limit?.value ?? pids.limit ?? ''}-task limit${limit ? ` (${limit.mechanism})` : ''}`;
-    return report.signal ? `was killed by ${report.signal} (${exit}) after exceeding ${tasks}` : `exited ${report.exitCode} after exceeding ${tasks}`;
+    return report.signal
+      ? `was killed by ${report.signal} (${exit}) after exceeding ${tasks}`
+      : `exited ${report.exitCode} after exceeding ${tasks}`;
   }
   return undefined;
 }
@@ -58,7 +71,8 @@ export function limitHints(report: Report): string[] {
   const memory = limitOf(report, 'memory');
   if (memory?.mechanism === 'systemd-scope' && report.signal === 'SIGKILL') {
     // The scope's cgroup, and its OOM counter, is gone by the time sbx could read it.
-    hints.push(`SIGKILL under a systemd scope with a ${memory.value} memory limit is most likely that limit; ${RAISE.memory}`);
+    const scope = `SIGKILL under a systemd scope with a ${memory.value} memory limit`;
+    hints.push(`${scope} is most likely that limit; ${RAISE.memory}`);
   }
   const memoryPeak = report.peaks?.memoryBytes;
   if (memory?.enforced && memoryPeak !== undefined && memoryPeak >= NEAR_LIMIT * memory.base) {
@@ -74,7 +88,7 @@ export function limitHints(report: Report): string[] {
   const addressSpace = limitOf(report, 'address-space');
   if (addressSpace) {
     const set = `address_space ${addressSpace.value} (RLIMIT_AS) was set`;
-    hints.push(`${set}: "out of memory" from V8, WebAssembly or the JVM may come from it; lift it with --address-space none`);
+    hints.push(`${set}: "out of memory" from V8, WebAssembly or the JVM may come from it; ${LIFT_AS}`);
   }
   return hints;
 }

@@ -25,7 +25,15 @@ export interface Outcome {
    * timeout, s for cpu-time), the mechanism that enforced it, whether exactly, whether at all, and
    * (when not exact) the reason no cgroup could.
    */
-  limits?: { name: string; value: string; base: number; mechanism: string; exact: boolean; enforced: boolean; reason?: string }[];
+  limits?: {
+    name: string;
+    value: string;
+    base: number;
+    mechanism: string;
+    exact: boolean;
+    enforced: boolean;
+    reason?: string;
+  }[];
   /** Resource peaks read from the session cgroup, when there was one. */
   peaks?: { memoryBytes?: number; pids?: number };
   /** Filtered network: what went through the proxy (host, port, bytes), and refusals beyond the kept ones. */

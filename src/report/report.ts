@@ -89,7 +89,9 @@ function formatDuration(ms: number | undefined): string {
 
 /** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
 export function summaryLines(report: Report): string[] {
-  const what = limitVerdict(report) ?? (report.signal ? `was killed by ${report.signal} (exit ${report.exitCode})` : `exited ${report.exitCode}`);
+  const exit = report.exitCode;
+  const plain = report.signal ? `was killed by ${report.signal} (exit ${exit})` : `exited ${exit}`;
+  const what = limitVerdict(report) ?? plain;
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];

@@ -26,7 +26,7 @@ import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
-import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
@@ -360,7 +360,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
     let launch = await compileLaunch(p, session);
     if (plan && limitsModules) {
       const { prepareLimits, sweepStaleCgroups } = limitsModules[2];
-      await sweepStaleCgroups({ isSessionLive: (id) => isSessionLive(sessionBase(hostEnv, p.host.uid), id) });
+      await sweepStaleCgroups();
       limits = await prepareLimits(plan, session, { env: hostEnv });
       launch = { ...launch, ...limits.wrap(launch) };
     }

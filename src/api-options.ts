@@ -36,6 +36,7 @@ const runRequest = {
       cpu_time: limitValue.optional(),
       file_size: limitValue.optional(),
       nofile: limitValue.optional(),
+      address_space: limitValue.optional(),
     })
     .optional(),
   tmpSize: z.string().optional(),

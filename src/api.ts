@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { compileBwrap } from './backend/bwrap.js';
 import type { Launch, Session } from './backend/launch.js';
 import { ExitCode, isSbxError, SbxError, type RunFacts } from './errors.js';
-import type { LimitPlan } from './limits/plan.js';
+import type { LimitPlan, PlannedLimit } from './limits/plan.js';
 import type { PreparedLimits } from './runtime/cgroup/apply.js';
 import type { EgressProxy } from './runtime/network/index.js';
 import {
@@ -37,7 +37,7 @@ import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, scanRootOnly, type BwrapInfo } from './runtime/host.js';
 import { openPins, type Pins } from './runtime/pins.js';
-import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { newSessionId, openSession, sessionBase } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { userDirs } from './runtime/user-dirs.js';
 import { VERSION } from './version.js';
@@ -391,6 +391,12 @@ function hasLimits(limits: Policy['limits']): boolean {
   return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
 }
 
+/** A planned limit as the report shows it: what was asked, what enforced it, and why not exactly. */
+function reportedLimit(l: PlannedLimit): NonNullable<Outcome['limits']>[number] {
+  const { name, display: value, value: base, mechanism, exact, enforced, gap } = l;
+  return { name, value, base, mechanism, exact, enforced, ...(gap ? { reason: gap } : {}) };
+}
+
 function policyHash(policy: Policy): string {
   return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
 }
@@ -513,7 +519,7 @@ async function runPrepared(
     let launch = await compileLaunch(p, session);
     if (plan && limitsModules) {
       const { prepareLimits, sweepStaleCgroups } = limitsModules[2];
-      await sweepStaleCgroups({ isSessionLive: (id) => isSessionLive(sessionBase(hostEnv, p.host.uid), id) });
+      await sweepStaleCgroups();
       limits = await prepareLimits(plan, session, { env: hostEnv });
       launch = { ...launch, ...limits.wrap(launch) };
     }
@@ -576,7 +582,7 @@ async function runPrepared(
       ...(interrupt ? { interruptedBy: interrupt.by } : {}),
       durationMs: result.durationMs,
       violations,
-      ...(plan ? { limits: plan.limits.map(({ name, display, mechanism, exact }) => ({ name, value: display, mechanism, exact })) } : {}),
+      ...(plan ? { limits: plan.limits.map(reportedLimit) } : {}),
       ...(Object.keys(collected.peaks).length > 0 ? { peaks: collected.peaks } : {}),
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),

@@ -68,6 +68,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },
   { feature: 'limits.cpuTimeSec', effect: 'weaker', detail: 'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation' },
   { feature: 'limits.fileSizeBytes', effect: 'refused', detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)' },
+  {
+    feature: 'limits.addressSpaceBytes',
+    effect: 'equivalent',
+    detail: "RLIMIT_AS set by sbx's limits trampoline on nsjail, handed down to the command by --rlimit_as hard",
+  },
   { feature: 'limits.required', effect: 'equivalent', detail: 'checked by planLimits before launch, as for bwrap' },
   { feature: 'profile', effect: 'equivalent', detail: 'metadata (the command sees it as SBX_PROFILE in env.vars)' },
   { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },
@@ -270,9 +275,9 @@ function compileNamespaces(policy: Policy): string[] {
 
 /**
  * nsjail sets every rlimit itself, soft = hard, with small defaults (AS 4GiB, CPU 600s, FSIZE 1MiB,
- * NOFILE 32), so each is given. The policy's CPU, FSIZE and NOFILE are exact values. AS and NPROC are
- * the LimitPlan's run-time fallbacks for memory and pids: its trampoline sets them on nsjail, and
- * `hard` hands nsjail's hard limit down. Otherwise `hard`: no more than the command could raise
+ * NOFILE 32), so each is given. The policy's CPU, FSIZE and NOFILE are exact values. AS (the
+ * profile's address_space) and NPROC (the LimitPlan's fallback for pids) are set by its trampoline on
+ * nsjail, and `hard` hands nsjail's hard limit down. Otherwise `hard`: no more than the command could raise
  * itself to; STACK stays `soft`, as an unlimited stack switches the kernel to the legacy mmap layout.
  */
 function compileRlimits(limits: Policy['limits']): string[] {

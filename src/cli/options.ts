@@ -26,6 +26,7 @@ export interface RunFlags {
   cpuTime?: string;
   fileSize?: string;
   nofile?: string;
+  addressSpace?: string;
   tmpSize?: string;
   trustProfile?: string;
 }
@@ -72,13 +73,14 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
     value: '<string>',
     description: 'run a shell string with /bin/sh instead of COMMAND (under restricted syntax each command is judged)',
   },
-  { long: 'memory', value: '<size>', description: 'memory limit for the whole sandbox, e.g. 2GiB' },
-  { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512' },
-  { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5' },
-  { long: 'timeout', value: '<duration>', description: 'wall-clock limit, e.g. 90s or 10m (exit 124)' },
-  { long: 'cpu-time', value: '<duration>', description: 'CPU time per process, e.g. 10m' },
-  { long: 'file-size', value: '<size>', description: 'largest file a process may write, e.g. 1GiB' },
-  { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024' },
+  { long: 'memory', value: '<size>', description: 'memory for the whole sandbox, e.g. 2GiB (none lifts it)' },
+  { long: 'pids', value: '<n>', description: 'process/thread limit, e.g. 512 (or none)' },
+  { long: 'cpus', value: '<n>', description: 'CPU cores, e.g. 2 or 0.5 (or none)' },
+  { long: 'timeout', value: '<duration>', description: 'wall-clock limit, e.g. 90s or 10m, or none (exit 124)' },
+  { long: 'cpu-time', value: '<duration>', description: 'CPU time per process, e.g. 10m (or none)' },
+  { long: 'file-size', value: '<size>', description: 'largest file a process may write, e.g. 1GiB (or none)' },
+  { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024 (or none)' },
+  { long: 'address-space', value: '<size>', description: 'RLIMIT_AS per process, e.g. 16GiB (or none)' },
   { long: 'tmp-size', value: '<size>', description: 'size of the private /tmp (and HOME), e.g. 256MiB' },
   { long: 'trust-profile', value: '<sha256[,...]>', description: 'trust the project profile with this chain hash for this run only (CI; see `sbx trust --help`)' },
 ];
@@ -196,6 +198,7 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
           ['cpu_time', flags.cpuTime],
           ['file_size', flags.fileSize],
           ['nofile', flags.nofile],
+          ['address_space', flags.addressSpace],
         ] as const
       ).filter(([, v]) => v !== undefined),
     ),

@@ -8,6 +8,7 @@ import type { Policy } from '../policy/types.js';
 import { ledgerPath } from '../report/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { writableRootHolding } from '../report/report-file.js';
+import { limitNotices } from '../report/limit-lines.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
@@ -240,6 +241,8 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   }
   if (target) emitReport(target, report);
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
+  // Limits the profile asked for that this host cannot enforce: said on every run, not only failed ones.
+  for (const line of limitNotices(report)) process.stderr.write(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report).join('\n') + '\n');
   }

@@ -3,14 +3,26 @@
 // mechanism enforced each limit, `sbx doctor` prints it.
 //
 // Order of preference: a cgroup (v2 we can write, a systemd scope, v1 we can write) enforces memory,
-// pids and cpus exactly for the whole sandbox. Without one, memory and pids fall back to rlimits that
-// only approximate them (RLIMIT_AS is address space, not memory; RLIMIT_NPROC counts the whole uid),
-// cpus to nothing. A limit listed in `required` is refused rather than approximated (fail closed:
-// docs/DESIGN.md, "Limits").
+// pids and cpus exactly for the whole sandbox. Without one, pids falls back to RLIMIT_NPROC, which
+// only approximates it (it counts the whole uid); memory and cpus are not enforced, and the plan
+// says so (`enforced: false`) for the report and stderr. A limit listed in `required` is refused
+// rather than approximated or dropped: fail closed where the profile asks for it
+// (docs/DESIGN.md, "Limits").
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { LIMIT_KEYS, LIMIT_NAMES, limitValue } from './parse.js';
-import type { CgroupController, CgroupPlan, CgroupSettings, HostLimitFacts, LimitName, LimitPlan, Limits, PlannedLimit, Rlimit } from './types.js';
+import type {
+  CgroupController,
+  CgroupPlan,
+  CgroupSettings,
+  HostLimitFacts,
+  LimitName,
+  LimitPlan,
+  Limits,
+  Mechanism,
+  PlannedLimit,
+  Rlimit,
+} from './types.js';
 import { formatCpus, formatDuration, formatSize } from './units.js';
 
 export type {
@@ -140,6 +152,7 @@ function display(name: LimitName, value: number): string {
   switch (name) {
     case 'memory':
     case 'file-size':
+    case 'address-space':
       return formatSize(value);
     case 'timeout':
       return formatDuration(value);
@@ -152,6 +165,11 @@ function display(name: LimitName, value: number): string {
       return String(value);
   }
 }
+
+const AS_INSTEAD = "limits.address_space can cap each process's address space (RLIMIT_AS) instead";
+const AS_NOTE =
+  'RLIMIT_AS: virtual address space per process, not memory used; ' +
+  'V8, WebAssembly, the JVM and Go reserve far more than they use and fail below it';
 
 /** Decide, per limit, what enforces it. Throws LIMIT_UNENFORCEABLE for a required limit it can only approximate. */
 export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
@@ -172,44 +190,69 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
     const value = limitValue(limits, name);
     if (value === undefined) continue;
     const base = { name, value, display: display(name, value), required: limits.required.includes(name) };
+    const exact = (mechanism: Mechanism, note: string): PlannedLimit => ({
+      ...base,
+      mechanism,
+      exact: true,
+      enforced: true,
+      note,
+    });
     const controller = CGROUP_LIMITS.find(([n]) => n === name)?.[1];
     if (controller && chosen?.covers.includes(controller)) {
-      planned.push({ ...base, mechanism: chosen.plan.kind, exact: true, note: CGROUP_NOTES[chosen.plan.kind][controller] });
+      planned.push(exact(chosen.plan.kind, CGROUP_NOTES[chosen.plan.kind][controller]));
       continue;
     }
     const gap = controller ? cgroupGap(host, controller) : '';
+    const notEnforced = (note: string): PlannedLimit => ({
+      ...base,
+      mechanism: 'none',
+      exact: false,
+      enforced: false,
+      note,
+      gap,
+    });
     switch (name) {
       case 'memory':
-        rlimits.push({ resource: 'AS', soft: value, hard: value });
-        planned.push({ ...base, mechanism: 'rlimit', exact: false, note: `approximate, ${gap}: RLIMIT_AS caps address space, not memory used; runtimes that reserve large mappings (V8, JVM, Go) can fail well below it` });
+        // No RLIMIT_AS stand-in: address space is not memory, and V8, WebAssembly, the JVM and Go
+        // reserve gigabytes they never touch, so a 2GiB cap breaks ordinary toolchains outright.
+        // Running unbounded and saying so beats failing real work; `required` refuses instead, and
+        // `address_space` sets RLIMIT_AS for whoever wants it anyway.
+        planned.push(notEnforced(`not enforced, ${gap}; ${AS_INSTEAD}`));
         break;
       case 'pids':
         if (host.uid === 0) {
-          planned.push({ ...base, mechanism: 'none', exact: false, note: `not enforced, ${gap}, and RLIMIT_NPROC does not bind root` });
+          planned.push(notEnforced(`not enforced, ${gap}, and RLIMIT_NPROC does not bind root`));
         } else {
           rlimits.push({ resource: 'NPROC', soft: value, hard: value, uid: host.uid });
-          planned.push({ ...base, mechanism: 'rlimit', exact: false, note: `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task count at launch and other processes of the user share the headroom` });
+          const note =
+            `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task ` +
+            'count at launch and other processes of the user share the headroom';
+          planned.push({ ...base, mechanism: 'rlimit', exact: false, enforced: true, gap, note });
         }
         break;
       case 'cpus':
-        planned.push({ ...base, mechanism: 'none', exact: false, note: `not enforced, ${gap}; no rlimit can cap CPU bandwidth` });
+        planned.push(notEnforced(`not enforced, ${gap}; no rlimit can cap CPU bandwidth`));
         break;
       case 'timeout':
-        planned.push({ ...base, mechanism: 'wall-clock', exact: true, note: 'wall clock, kept by sbx: the sandbox is killed and sbx exits 124' });
+        planned.push(exact('wall-clock', 'wall clock, kept by sbx: the sandbox is killed and sbx exits 124'));
         break;
       case 'cpu-time':
         // soft < hard: at the soft limit the kernel sends SIGXCPU, at the hard one SIGKILL; with
         // soft == hard the first signal would already be SIGKILL and the report could not tell why.
         rlimits.push({ resource: 'CPU', soft: value, hard: value + 1 });
-        planned.push({ ...base, mechanism: 'rlimit', exact: true, note: 'RLIMIT_CPU, per process: SIGXCPU at the limit, SIGKILL a second later' });
+        planned.push(exact('rlimit', 'RLIMIT_CPU, per process: SIGXCPU at the limit, SIGKILL a second later'));
         break;
       case 'file-size':
         rlimits.push({ resource: 'FSIZE', soft: value, hard: value });
-        planned.push({ ...base, mechanism: 'rlimit', exact: true, note: 'RLIMIT_FSIZE: a write past it fails with EFBIG and raises SIGXFSZ' });
+        planned.push(exact('rlimit', 'RLIMIT_FSIZE: a write past it fails with EFBIG and raises SIGXFSZ'));
         break;
       case 'nofile':
         rlimits.push({ resource: 'NOFILE', soft: value, hard: value });
-        planned.push({ ...base, mechanism: 'rlimit', exact: true, note: 'RLIMIT_NOFILE: open descriptors per process' });
+        planned.push(exact('rlimit', 'RLIMIT_NOFILE: open descriptors per process'));
+        break;
+      case 'address-space':
+        rlimits.push({ resource: 'AS', soft: value, hard: value });
+        planned.push(exact('rlimit', AS_NOTE));
         break;
     }
   }
@@ -233,7 +276,7 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
 /** The plan as lines for `sbx doctor` and `--verbose`: `memory 512MiB → cgroup-v2 (memory.max, …)`. */
 export function describePlan(plan: LimitPlan): string[] {
   return plan.limits.map((l) => {
-    const quality = l.exact ? '' : l.mechanism === 'none' ? ' (not enforced)' : ' (approximate)';
+    const quality = l.exact ? '' : l.enforced ? ' (approximate)' : ' (not enforced)';
     return `${l.name} ${l.display} → ${l.mechanism}${quality}${l.required ? ' [required]' : ''}: ${l.note}`;
   });
 }

@@ -1,7 +1,7 @@
 // The limit types shared by the pure planner (plan.ts), the profile reader (parse.ts) and the runtime
 // that applies a plan (runtime/cgroup/). Plain data only.
 
-export type LimitName = 'memory' | 'pids' | 'cpus' | 'timeout' | 'cpu-time' | 'file-size' | 'nofile';
+export type LimitName = 'memory' | 'pids' | 'cpus' | 'timeout' | 'cpu-time' | 'file-size' | 'nofile' | 'address-space';
 
 export interface Limits {
   memoryBytes?: number;
@@ -11,6 +11,8 @@ export interface Limits {
   cpuTimeSec?: number;
   fileSizeBytes?: number;
   nofile?: number;
+  /** RLIMIT_AS per process, only when asked for: not a memory limit (V8 and WebAssembly reserve far more). */
+  addressSpaceBytes?: number;
   /** Limits that must be enforced exactly: approximation or nothing → LIMIT_UNENFORCEABLE. */
   required: LimitName[];
 }
@@ -66,9 +68,13 @@ export interface PlannedLimit {
   mechanism: Mechanism;
   /** false when the mechanism only approximates the limit, or is `none`. */
   exact: boolean;
+  /** false when nothing enforces it (`mechanism: 'none'`): the run goes on without it, and says so. */
+  enforced: boolean;
   required: boolean;
   /** One line: what enforces it, what it misses, or why nothing can. */
   note: string;
+  /** When not exact: why no cgroup enforces it here (`cgroup v1 is not writable by uid 1000`). */
+  gap?: string;
 }
 
 export interface CgroupSettings {

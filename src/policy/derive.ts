@@ -1,7 +1,7 @@
 // Profile + request + Host → Policy. Pure: everything it knows about the disk is in `host.paths`.
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
-import { parseLimits, type LimitsInput } from '../limits/parse.js';
+import { parseLimits, type LimitOverrides } from '../limits/parse.js';
 import { parseSize } from '../limits/units.js';
 import { resolveSeccompRules } from '../seccomp/index.js';
 import type { BindEntry, Profile } from '../profile/schema.js';
@@ -38,8 +38,8 @@ export interface RunRequest {
   allowSensitiveRoots?: boolean;
   /** `--allow-denylisted-commands`: the command rules' deny list no longer refuses. */
   allowDenylistedCommands?: boolean;
-  /** `--memory`, `--pids`, ...: override the profile's limits one by one. */
-  limits?: Omit<LimitsInput, 'required'>;
+  /** `--memory`, `--pids`, ...: override the profile's limits one by one; `none` lifts one. */
+  limits?: LimitOverrides;
   /** `--tmp-size`: overrides tmp.size. */
   tmpSize?: string;
 }
@@ -287,7 +287,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   };
 
   const tmpSize = request.tmpSize !== undefined ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS) : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
-  const limits = parseLimits({ ...profile.limits, ...request.limits });
+  const limits = parseLimits(profile.limits ?? {}, request.limits);
   const seccompPreset = profile.seccomp?.preset ?? 'default';
   const seccompRules = resolveSeccompRules({
     preset: seccompPreset,

@@ -40,15 +40,32 @@ export const NetworkSchema = z
 
 const limitValue = z.union([z.string(), z.number()]);
 
+/** `none` in a child profile lifts what a parent set (a limit listed in `required` cannot be lifted). */
 export const LimitsSchema = z.strictObject({
-  memory: limitValue.optional().describe('Memory (RAM + swap) for the whole sandbox, e.g. 2GiB. Default: none.'),
-  pids: limitValue.optional().describe('Processes and threads, e.g. 512. Default: none.'),
-  cpus: limitValue.optional().describe('CPU cores (fractions allowed), e.g. 2 or 0.5. Default: none.'),
-  timeout: limitValue.optional().describe('Wall-clock time, e.g. 30m; the whole sandbox is ended. Default: none.'),
-  cpu_time: limitValue.optional().describe('CPU time per process (RLIMIT_CPU), e.g. 10m. Default: none.'),
-  file_size: limitValue.optional().describe('Largest file a process may write (RLIMIT_FSIZE), e.g. 1GiB. Default: none.'),
-  nofile: limitValue.optional().describe('Open files per process (RLIMIT_NOFILE), e.g. 1024. Default: none.'),
-  required: z.array(z.string()).optional().describe('Limits that must be enforced exactly (cgroups), or the run is refused. Default: [].'),
+  memory: limitValue
+    .optional()
+    .describe(
+      'Memory (RAM + swap) for the whole sandbox, e.g. 2GiB, or none. ' +
+        'Needs a cgroup: without one it is not enforced (and sbx says so). Default: none.',
+    ),
+  pids: limitValue.optional().describe('Processes and threads, e.g. 512, or none. Default: none.'),
+  cpus: limitValue.optional().describe('CPU cores (fractions allowed), e.g. 2 or 0.5, or none. Default: none.'),
+  timeout: limitValue.optional().describe('Wall-clock time, e.g. 30m, or none; the sandbox is ended. Default: none.'),
+  cpu_time: limitValue.optional().describe('CPU time per process (RLIMIT_CPU), e.g. 10m, or none. Default: none.'),
+  file_size: limitValue
+    .optional()
+    .describe('Largest file a process may write (RLIMIT_FSIZE), e.g. 1GiB, or none. Default: none.'),
+  nofile: limitValue.optional().describe('Open files per process (RLIMIT_NOFILE), e.g. 1024, or none. Default: none.'),
+  address_space: limitValue
+    .optional()
+    .describe(
+      'Address space per process (RLIMIT_AS), e.g. 16GiB, or none. ' +
+        'Not a memory limit: V8, WebAssembly and the JVM reserve far more. Default: none.',
+    ),
+  required: z
+    .array(z.string())
+    .optional()
+    .describe('Limits that must be enforced exactly (cgroups), or the run is refused; none cannot lift them. Default: [].'),
 });
 
 const seccompPreset = z.enum(['default', 'strict', 'off']);

@@ -22,8 +22,20 @@ export interface Outcome {
   exitCode: number;
   /** Who chose exitCode: the command, or sbx (the timeout ended it: 124). */
   setBy: 'child' | 'sbx';
-  /** Each configured limit and the mechanism that enforced it. */
-  limits?: { name: string; value: string; mechanism: string; exact: boolean }[];
+  /**
+   * Each configured limit: `value` as written (`2GiB`), `base` in base units (bytes, tasks, CPUs, ms for
+   * timeout, s for cpu-time), the mechanism that enforced it, whether exactly, whether at all, and
+   * (when not exact) the reason no cgroup could.
+   */
+  limits?: {
+    name: string;
+    value: string;
+    base: number;
+    mechanism: string;
+    exact: boolean;
+    enforced: boolean;
+    reason?: string;
+  }[];
   /** Resource peaks read from the session cgroup, when there was one. */
   peaks?: { memoryBytes?: number; pids?: number };
   /** Filtered network: what went through the proxy (host, port, bytes), and refusals beyond the kept ones. */

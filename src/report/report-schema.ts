@@ -56,7 +56,17 @@ export const reportSchema = z
     durationMs: z.number().min(0).describe("From the run's start in sbx to the command's end, or to the refusal"),
     violations: z.array(violation).describe('Every refusal and every enforced limit that fired'),
     limits: z
-      .array(z.strictObject({ name: z.string(), value: z.string(), mechanism: z.string(), exact: z.boolean() }))
+      .array(
+        z.strictObject({
+          name: z.string(),
+          value: z.string().describe('As configured, e.g. 2GiB'),
+          base: z.number().describe('The value in base units: bytes, tasks, cores or milliseconds'),
+          mechanism: z.string().describe('What enforces it: cgroup-v2, cgroup-v1, systemd-scope, rlimit, none'),
+          exact: z.boolean().describe('false: approximated (e.g. RLIMIT_NPROC counts every process of the uid)'),
+          enforced: z.boolean().describe('false: not enforced on this host (see reason)'),
+          reason: z.string().optional().describe('Why the limit is not exact or not enforced'),
+        }),
+      )
       .optional(),
     peaks: z.strictObject({ memoryBytes: z.number().optional(), pids: z.number().optional() }).optional(),
     network: z

@@ -3,6 +3,7 @@ import { writeSync } from 'node:fs';
 import type { Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
+import { limitHints, limitVerdict } from './limit-lines.js';
 
 export const REPORT_FORMAT = 1 as const;
 /** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
@@ -113,14 +114,13 @@ function formatDuration(ms: number | undefined): string {
 
 /** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
 export function summaryLines(report: Report): string[] {
-  const timedOut = report.violations.some((v) => v.kind === 'timeout');
-  const what = timedOut
-    ? `timed out (exit ${report.exitCode})`
-    : report.interruptedBy
-      ? `was interrupted by ${report.signal} from the ${report.interruptedBy} (exit ${report.exitCode})`
-      : report.signal
-        ? `was killed by ${report.signal} (exit ${report.exitCode})`
-        : `exited ${report.exitCode}`;
+  const exit = report.exitCode;
+  const plain = report.interruptedBy
+    ? `was interrupted by ${report.signal} from the ${report.interruptedBy} (exit ${exit})`
+    : report.signal
+      ? `was killed by ${report.signal} (exit ${exit})`
+      : `exited ${exit}`;
+  const what = limitVerdict(report) ?? plain;
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
@@ -131,5 +131,6 @@ export function summaryLines(report: Report): string[] {
   if (more > 0) {
     lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
   }
+  for (const hint of limitHints(report)) lines.push(`sbx: hint: ${hint}`);
   return lines;
 }

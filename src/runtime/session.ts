@@ -38,19 +38,6 @@ function ensurePrivateDir(dir: string, uid: number): void {
 }
 
 
-/** Whether the session `id` under `base` belongs to a running sbx (its dir exists and its pid lives). */
-export function isSessionLive(base: string, id: string): boolean {
-  let names: string[];
-  try {
-    names = readdirSync(base);
-  } catch {
-    return false;
-  }
-  const name = names.find((n) => n.startsWith(`${id}.`));
-  const pid = Number(name?.slice(id.length + 1));
-  return Boolean(pid) && isProcessAlive(pid);
-}
-
 /** Remove session dirs whose owning sbx process is gone. Returns how many. */
 export function sweepSessions(base: string): number {
   let removed = 0;

@@ -1,10 +1,12 @@
 // Removes session cgroups a crashed sbx left behind, so that nothing outlives the next run.
 //
 // A dead sbx normally leaves an *empty* cgroup: bwrap runs with --die-with-parent, its death ends the
-// pid namespace, and the kernel kills everything in it. What stays is the directory (and, if the
-// trampoline itself was orphaned, at worst a process or two). Stale is decided by the session layer
-// when it can tell (`isSessionLive`), else by "empty and older than a grace period": the grace spares a
-// live session's cgroup in the instant between its creation and the trampoline moving in.
+// pid namespace, and the kernel kills everything in it. What stays is the directory. Stale is "empty
+// and older than a grace period"; the grace spares a live session's cgroup in the instant between its
+// creation and the trampoline moving in. A cgroup with processes is never touched: it may belong to a
+// running sbx this one cannot see (another user's in a shared delegated subtree, root's with another
+// XDG_RUNTIME_DIR or in another pid namespace), and killing it would end that sandbox mid-run. What an
+// orphaned sandbox leaves (nsjail, which outlives a SIGKILLed sbx) is swept once it has exited.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { v2SessionParent } from '../../limits/plan.js';
@@ -12,14 +14,12 @@ import { probeCgroupFacts, type ProbeOptions } from './probe.js';
 import { listProcs, removeCgroup } from './tree.js';
 
 export interface SweepOptions extends ProbeOptions {
-  /** True while the session that owns `sbx-<id>` is running. */
-  isSessionLive?: (sessionId: string) => boolean;
-  /** Without isSessionLive: how old an empty session cgroup must be to count as stale. Default 60s. */
+  /** How old an empty session cgroup must be to count as stale. Default 60s. */
   graceMs?: number;
 }
 
 const DEFAULT_GRACE_MS = 60_000;
-const SESSION_CGROUP = /^sbx-([A-Za-z0-9][A-Za-z0-9_.-]{0,100})$/;
+const SESSION_CGROUP = /^sbx-[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$/;
 
 /** Where this host's session cgroups live (same rule as planLimits). */
 function sessionParents(opts: ProbeOptions): string[] {
@@ -29,7 +29,7 @@ function sessionParents(opts: ProbeOptions): string[] {
   return [];
 }
 
-/** Remove stale `sbx-<session>` cgroups (killing anything left inside). Returns how many directories went. */
+/** Remove stale (empty, past the grace period) `sbx-<session>` cgroups. Returns how many directories went. */
 export async function sweepStaleCgroups(opts: SweepOptions = {}): Promise<number> {
   const fake = opts.root !== undefined;
   const grace = opts.graceMs ?? DEFAULT_GRACE_MS;
@@ -42,22 +42,15 @@ export async function sweepStaleCgroups(opts: SweepOptions = {}): Promise<number
       continue;
     }
     for (const entry of entries) {
-      const id = entry.isDirectory() ? SESSION_CGROUP.exec(entry.name)?.[1] : undefined;
-      if (id === undefined) continue;
+      if (!entry.isDirectory() || !SESSION_CGROUP.test(entry.name)) continue;
       const dir = join(parent, entry.name);
-      let stale: boolean;
-      if (opts.isSessionLive) {
-        stale = !opts.isSessionLive(id);
-      } else {
-        let ageMs: number;
-        try {
-          ageMs = Date.now() - statSync(dir).mtimeMs;
-        } catch {
-          continue;
-        }
-        stale = ageMs > grace && listProcs(dir).length === 0;
+      let ageMs: number;
+      try {
+        ageMs = Date.now() - statSync(dir).mtimeMs;
+      } catch {
+        continue;
       }
-      if (!stale) continue;
+      if (ageMs <= grace || listProcs(dir).length > 0) continue;
       try {
         await removeCgroup(dir, fake);
         removed++;

@@ -104,4 +104,10 @@ describe('parseRunArgv', () => {
     const parsed = parseRunArgv(['--bind', '/a:/b', '-e', 'X=1', '--', 'true'])!;
     expect(toRunOptions(parsed.flags, parsed.command)).toMatchObject({ command: ['true'], binds: [{ source: '/a', target: '/b', access: 'rw' }], env: { X: '1' } });
   });
+
+  it('limit flags, `none` included, become limit overrides under their profile keys', () => {
+    const args = ['--memory', 'none', '--cpu-time', 'none', '--address-space', '16GiB', '--nofile', '1024', '--', 'true'];
+    const parsed = parseRunArgv(args)!;
+    expect(toRunOptions(parsed.flags, parsed.command).limits).toEqual({ memory: 'none', cpu_time: 'none', address_space: '16GiB', nofile: '1024' });
+  });
 });

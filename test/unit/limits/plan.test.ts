@@ -2,12 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
 import { parseLimits } from '../../../src/limits/parse.js';
+import { mergeProfiles } from '../../../src/profile/merge.js';
+import { sbxErrorOf } from '../../helpers/errors.js';
 import { describePlan, type HostLimitFacts, type LimitPlan, type Limits, planLimits, v2SessionParent } from '../../../src/limits/plan.js';
 
 const MiB = 1024 ** 2;
 
-/** Every limit set: 512MiB memory, 64 pids, half a CPU, 10m timeout, 60s CPU, 8MiB files, 256 fds. */
-const ALL: Limits = parseLimits({ memory: '512MiB', pids: 64, cpus: 0.5, timeout: '10m', cpu_time: '60s', file_size: '8MiB', nofile: 256 });
+/** Every limit but address_space: 512MiB memory, 64 pids, half a CPU, 10m timeout, 60s CPU, 8MiB files, 256 fds. */
+const ALL_INPUT = { memory: '512MiB', pids: 64, cpus: 0.5, timeout: '10m', cpu_time: '60s', file_size: '8MiB', nofile: 256 } as const;
+const ALL: Limits = parseLimits(ALL_INPUT);
 
 const V2_ROOT: HostLimitFacts = {
   uid: 0,
@@ -131,11 +134,11 @@ describe('planLimits', () => {
     expect(plan.limits.find((l) => l.name === 'pids')!.note).toBe('not enforced, the cgroup v1 pids controller is not mounted, and RLIMIT_NPROC does not bind root');
   });
 
-  it('v1 as a user: rlimit approximations, and they say so', () => {
+  it('v1 as a user: memory and cpus not enforced, pids approximated, and they say so', () => {
     const plan = planLimits(ALL, V1_USER);
     expect(plan.cgroup).toEqual({ kind: 'none' });
     expect(mechanisms(plan)).toEqual({
-      memory: 'rlimit~',
+      memory: 'none~',
       pids: 'rlimit~',
       cpus: 'none~',
       timeout: 'wall-clock',
@@ -145,27 +148,28 @@ describe('planLimits', () => {
     });
     expect(plan.rlimits).toEqual([
       { resource: 'CORE', soft: 0, hard: 0 },
-      { resource: 'AS', soft: 512 * MiB, hard: 512 * MiB },
       { resource: 'NPROC', soft: 64, hard: 64, uid: 1000 },
       ...EXACT_RLIMITS,
     ]);
     const notes = Object.fromEntries(plan.limits.map((l) => [l.name, l.note]));
-    expect(notes.memory).toMatch(/^approximate, cgroup v1 is not writable by uid 1000: RLIMIT_AS caps address space, not memory used/);
+    expect(notes.memory).toBe(
+      "not enforced, cgroup v1 is not writable by uid 1000; limits.address_space can cap each process's address space (RLIMIT_AS) instead",
+    );
     expect(notes.pids).toMatch(/^approximate, cgroup v1 is not writable by uid 1000: RLIMIT_NPROC counts every task of uid 1000/);
   });
 
-  it('no cgroups at all: a user gets rlimits, root gets no pids limit (RLIMIT_NPROC does not bind root)', () => {
-    expect(mechanisms(planLimits(ALL, NONE_USER))).toMatchObject({ memory: 'rlimit~', pids: 'rlimit~', cpus: 'none~' });
+  it('no cgroups at all: a user gets RLIMIT_NPROC for pids, root no pids limit (RLIMIT_NPROC does not bind root)', () => {
+    expect(mechanisms(planLimits(ALL, NONE_USER))).toMatchObject({ memory: 'none~', pids: 'rlimit~', cpus: 'none~' });
     const root = planLimits(ALL, NONE_ROOT);
-    expect(mechanisms(root)).toMatchObject({ memory: 'rlimit~', pids: 'none~', cpus: 'none~' });
-    expect(root.rlimits.map((r) => r.resource)).toEqual(['CORE', 'AS', 'CPU', 'FSIZE', 'NOFILE']);
+    expect(mechanisms(root)).toMatchObject({ memory: 'none~', pids: 'none~', cpus: 'none~' });
+    expect(root.rlimits.map((r) => r.resource)).toEqual(['CORE', 'CPU', 'FSIZE', 'NOFILE']);
   });
 
   it('v2 not writable, no systemd: like no cgroups, with the reason', () => {
     const plan = planLimits({ memoryBytes: 256 * MiB, required: [] }, V2_SESSION_NO_SYSTEMD);
     expect(plan.cgroup).toEqual({ kind: 'none' });
     expect(plan.limits[0]!.note).toMatch(
-      /^approximate, cgroup v2 is not writable by uid 1000 at \/sys\/fs\/cgroup\/user.slice\/user-1000.slice and no systemd manager is reachable:/,
+      /^not enforced, cgroup v2 is not writable by uid 1000 at \/sys\/fs\/cgroup\/user.slice\/user-1000.slice and no systemd manager is reachable;/,
     );
   });
 
@@ -192,7 +196,8 @@ describe('planLimits', () => {
       'pids 64 → cgroup-v2: pids.max: every task in the sandbox, threads included',
     ]);
     expect(describePlan(planLimits(ALL, NONE_ROOT))[1]).toMatch(/^pids 64 → none \(not enforced\): /);
-    expect(describePlan(planLimits(ALL, NONE_ROOT))[0]).toMatch(/^memory 512MiB → rlimit \(approximate\): /);
+    expect(describePlan(planLimits(ALL, NONE_ROOT))[0]).toMatch(/^memory 512MiB → none \(not enforced\): /);
+    expect(describePlan(planLimits(ALL, NONE_USER))[1]).toMatch(/^pids 64 → rlimit \(approximate\): /);
   });
 });
 
@@ -205,9 +210,9 @@ describe('required', () => {
     expect(() => planLimits({ ...ALL, required: ['timeout', 'cpu-time', 'file-size', 'nofile'] }, NONE_USER)).not.toThrow();
   });
 
-  it('refuses memory that would only get RLIMIT_AS, naming the limit, the reason and the fix', () => {
+  it('refuses memory without a cgroup, naming the limit, the reason and the fix', () => {
     const e = unenforceable(() => planLimits({ ...ALL, required: ['memory'] }, V1_USER));
-    expect(e.message).toBe('limits.memory (512MiB) is required but cgroup v1 is not writable by uid 1000: it could only be approximated with an rlimit');
+    expect(e.message).toBe('limits.memory (512MiB) is required but cgroup v1 is not writable by uid 1000: nothing on this host can enforce it');
     expect(e.hint).toBe(
       'run as root (cgroup v1 cannot be delegated safely), or boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1) and systemd; or drop it from limits.required',
     );
@@ -272,7 +277,7 @@ describe('parseLimits', () => {
     [{ cpu_time: '500ms' }, 'limits.cpu_time: "500ms" is below the minimum of 1s; use e.g. 60s or 10m'],
     [{ cpu_time: '1500ms' }, 'limits.cpu_time: "1500ms" is not a whole number of seconds; use e.g. 60s or 10m'],
     [{ file_size: '1PB1' }, 'limits.file_size: "1PB1" is not a size; use e.g. 64MiB or 1GiB'],
-    [{ required: ['disk'] }, 'limits.required[0]: "disk" is not a limit; use one of memory, pids, cpus, timeout, cpu_time, file_size, nofile'],
+    [{ required: ['disk'] }, 'limits.required[0]: "disk" is not a limit; use one of memory, pids, cpus, timeout, cpu_time, file_size, nofile, address_space'],
     [{ memory: '1GiB', required: ['memory', 'pids'] }, 'limits.required[1]: "pids" is required but limits.pids is not set'],
   ])('%j is refused: %s', (input, message) => {
     try {
@@ -282,5 +287,108 @@ describe('parseLimits', () => {
       expect((e as SbxError).code).toBe('LIMIT_INVALID');
       expect((e as SbxError).message).toBe(message);
     }
+  });
+});
+
+describe('each host kind × each limit: mechanism, exact, enforced', () => {
+  const EVERY: Limits = parseLimits({ ...ALL_INPUT, address_space: '16GiB' });
+  /** [mechanism, exact, enforced] per limit; the four that never need a cgroup are the same everywhere. */
+  const ALWAYS = {
+    timeout: ['wall-clock', true, true],
+    'cpu-time': ['rlimit', true, true],
+    'file-size': ['rlimit', true, true],
+    nofile: ['rlimit', true, true],
+    'address-space': ['rlimit', true, true],
+  };
+  const table = (plan: LimitPlan) => Object.fromEntries(plan.limits.map((l) => [l.name, [l.mechanism, l.exact, l.enforced]]));
+
+  it.each([
+    ['cgroup v1, root', V1_ROOT, 'cgroup-v1'],
+    ['cgroup v2, a subtree delegated to the user', V2_DELEGATED, 'cgroup-v2'],
+    ['cgroup v2, not delegated, a systemd user manager', V2_SESSION_SYSTEMD, 'systemd-scope'],
+  ] as const)('%s: memory, pids and cpus exact in one %s, required accepted', (_, host, kind) => {
+    const plan = planLimits(EVERY, host);
+    expect(table(plan)).toEqual({ memory: [kind, true, true], pids: [kind, true, true], cpus: [kind, true, true], ...ALWAYS });
+    expect(plan.cgroup.kind).toBe(kind);
+    expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'CPU', 'FSIZE', 'NOFILE', 'AS']);
+    expect(() => planLimits({ ...EVERY, required: ['memory', 'pids', 'cpus', 'address-space'] }, host)).not.toThrow();
+  });
+
+  it.each([
+    ['cgroup v1, a user (this CI host)', V1_USER, 'cgroup v1 is not writable by uid 1000'],
+    ['cgroup v2 not writable, no systemd', V2_SESSION_NO_SYSTEMD, 'cgroup v2 is not writable by uid 1000 at /sys/fs/cgroup/user.slice/user-1000.slice and no systemd manager is reachable'],
+    ['no cgroup filesystem', NONE_USER, 'no cgroup filesystem is mounted'],
+  ] as const)('nothing writable (%s): memory and cpus not enforced, pids approximated, no RLIMIT_AS', (_, host, gap) => {
+    const plan = planLimits(EVERY, host);
+    expect(table(plan)).toEqual({ memory: ['none', false, false], pids: ['rlimit', false, true], cpus: ['none', false, false], ...ALWAYS });
+    // The only AS is the one the profile asked for by name, at its own value.
+    expect(plan.rlimits.filter((r) => r.resource === 'AS')).toEqual([{ resource: 'AS', soft: 16 * 1024 * MiB, hard: 16 * 1024 * MiB }]);
+    expect(plan.limits.filter((l) => !l.exact).map((l) => [l.name, l.gap])).toEqual([
+      ['memory', gap],
+      ['pids', gap],
+      ['cpus', gap],
+    ]);
+    expect(plan.limits.filter((l) => l.exact).map((l) => l.gap)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(() => planLimits({ ...EVERY, required: ['timeout', 'cpu-time', 'file-size', 'nofile', 'address-space'] }, host)).not.toThrow();
+    for (const name of ['memory', 'pids', 'cpus'] as const) {
+      const e = unenforceable(() => planLimits({ ...EVERY, required: [name] }, host));
+      expect(e.message).toMatch(new RegExp(`^limits\\.${name} \\(.+\\) is required but ${gap.replace(/[.()/]/g, '\\$&')}: `));
+    }
+  });
+
+  it('without address_space, memory alone never becomes an RLIMIT_AS (the WebAssembly/V8 breakage)', () => {
+    for (const host of [V1_ROOT, V1_USER, V2_DELEGATED, V2_SESSION_SYSTEMD, V2_SESSION_NO_SYSTEMD, NONE_USER, NONE_ROOT]) {
+      expect(planLimits(parseLimits({ memory: '2GiB' }), host).rlimits.map((r) => r.resource)).toEqual(['CORE']);
+    }
+  });
+});
+
+describe('none lifts a limit', () => {
+  it('in a profile and as a flag (the flag wins over the profile in both directions)', () => {
+    expect(parseLimits({ memory: 'none', pids: 64 })).toEqual({ pids: 64, required: [] });
+    expect(parseLimits({ memory: '2GiB', pids: 64 }, { memory: 'none' })).toEqual({ pids: 64, required: [] });
+    expect(parseLimits({ memory: 'none' }, { memory: '1GiB' })).toEqual({ memoryBytes: 1024 * MiB, required: [] });
+    const lifted = parseLimits(ALL_INPUT, { memory: 'none', pids: 'none', cpus: 'none', timeout: 'none', cpu_time: 'none', file_size: 'none', nofile: 'none' });
+    expect(lifted).toEqual({ required: [] });
+    expect(planLimits(lifted, V1_USER)).toEqual({ limits: [], cgroup: { kind: 'none' }, rlimits: [{ resource: 'CORE', soft: 0, hard: 0 }] });
+  });
+
+  it('a flag naming a required limit is a usage error that names the conflict', () => {
+    const e = sbxErrorOf(() => parseLimits({ memory: '2GiB', pids: 64, required: ['memory'] }, { memory: 'none' }));
+    expect(e.code).toBe('USAGE');
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toBe('--memory none: the profile lists memory in limits.required, so its limit cannot be lifted');
+    expect(e.hint).toBe('give --memory a value instead (e.g. --memory 512MiB), or use a profile that does not require it');
+    expect(sbxErrorOf(() => parseLimits({ cpu_time: '1m', required: ['cpu_time'] }, { cpu_time: 'none' })).message).toMatch(/^--cpu-time none: /);
+    // control: another limit, or a value, is fine
+    expect(parseLimits({ memory: '2GiB', pids: 64, required: ['memory'] }, { pids: 'none', memory: '4GiB' })).toEqual({ memoryBytes: 4096 * MiB, required: ['memory'] });
+  });
+
+  it('a child profile cannot lift what its parent requires (required lists are inherited whole)', () => {
+    const { profile } = mergeProfiles([
+      { name: 'untrusted', profile: { limits: { memory: '2GiB', pids: 512, required: ['memory'] } } },
+      { name: 'child', profile: { extends: 'untrusted', limits: { memory: 'none', pids: 'none' } } },
+    ]);
+    expect(profile.limits).toEqual({ memory: 'none', pids: 'none', required: ['memory'] });
+    const e = sbxErrorOf(() => parseLimits(profile.limits!));
+    expect(e.code).toBe('LIMIT_INVALID');
+    expect(e.message).toBe('limits.required[0]: "memory" is required but limits.memory is none');
+    expect(e.hint).toBe('give limits.memory a value: a limit in limits.required (inherited ones included) cannot be lifted');
+  });
+
+  it('a child profile lifts an inherited limit that is not required', () => {
+    const { profile } = mergeProfiles([
+      { name: 'untrusted', profile: { limits: { memory: '2GiB', timeout: '30m' } } },
+      { name: 'child', profile: { extends: 'untrusted', limits: { timeout: 'none' } } },
+    ]);
+    expect(parseLimits(profile.limits!)).toEqual({ memoryBytes: 2048 * MiB, required: [] });
+  });
+
+  it('bad flag values are named by the flag, profile values by their key', () => {
+    expect(sbxErrorOf(() => parseLimits({}, { memory: 'lots' })).message).toBe('--memory: "lots" is not a size; use e.g. 512MiB or 2GiB');
+    expect(sbxErrorOf(() => parseLimits({ memory: 'lots' })).message).toBe('limits.memory: "lots" is not a size; use e.g. 512MiB or 2GiB');
+    expect(sbxErrorOf(() => parseLimits({}, { address_space: '1MiB' })).message).toBe('--address-space: "1MiB" is below the minimum of 16MiB; use e.g. 16GiB');
+    // `none` is a word, not a prefix: anything else is still refused
+    expect(sbxErrorOf(() => parseLimits({ memory: 'None' })).code).toBe('LIMIT_INVALID');
   });
 });

@@ -42,7 +42,7 @@ function mountKinds(): string[] {
 async function samplePolicies(): Promise<Policy[]> {
   const out: Policy[] = [];
   for (const profile of builtinProfileNames()) for (const host of ['alice', 'root']) out.push((await runPipeline(profile, host)).policy);
-  const limits = { memory: '1GiB', pids: 64, cpus: 1, timeout: '10s', cpu_time: '5s', file_size: '8MiB', nofile: 128 };
+  const limits = { memory: '1GiB', pids: 64, cpus: 1, timeout: '10s', cpu_time: '5s', file_size: '8MiB', nofile: 128, address_space: '8GiB' };
   out.push(
     (
       await runPipeline('default', 'alice', {
@@ -136,7 +136,7 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
 
   it('reads its sources correctly (controls)', () => {
     expect(mountKinds()).toEqual(expect.arrayContaining(['bind', 'tmpfs', 'proc', 'dev', 'symlink', 'mask', 'session-dir', 'remount-ro']));
-    expect(interfaceKeys('limits/types.ts', 'Limits')).toEqual(['memoryBytes', 'pids', 'cpus', 'timeoutMs', 'cpuTimeSec', 'fileSizeBytes', 'nofile', 'required']);
+    expect(interfaceKeys('limits/types.ts', 'Limits')).toEqual(['memoryBytes', 'pids', 'cpus', 'timeoutMs', 'cpuTimeSec', 'fileSizeBytes', 'nofile', 'addressSpaceBytes', 'required']);
     expect(interfaceKeys('policy/types.ts', 'Policy')).toEqual(expect.arrayContaining(['profile', 'mounts', 'limits', 'seccomp', 'command']));
     expect(covers('mounts.bind.optional', 'mounts.bind.optional')).toBe(true);
     expect(covers('workspace', 'workspace.host')).toBe(true);
@@ -148,7 +148,7 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
     const gap = gapFor(path);
     expect(mapped || gap !== undefined, `${path}: not mapped by compileNsjail and not in NSJAIL_GAPS`).toBe(true);
     // A field listed as "equivalent" because it is enforced elsewhere must really not be read here.
-    if (gap?.effect === 'equivalent' && ['limits.memoryBytes', 'limits.pids', 'limits.cpus'].includes(path)) expect(mapped, path).toBe(false);
+    if (gap?.effect === 'equivalent' && ['limits.memoryBytes', 'limits.pids', 'limits.cpus', 'limits.addressSpaceBytes'].includes(path)) expect(mapped, path).toBe(false);
   });
 
   it('every Mount kind changes the argv when added to a policy', () => {

@@ -26,7 +26,7 @@ import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, probePath, probePaths, scanRootOnly, userNamespaceBlocker, type BwrapInfo } from './runtime/host.js';
-import { isSessionLive, newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { isSessionLive, newSessionId, openSession, sessionBase, writeFileMounts } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { VERSION } from './version.js';
 import { hostSeccompArch } from './seccomp/index.js';
@@ -168,7 +168,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
+  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [], views: [] };
   const sandboxKeepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
   const host: Host = {
     uid,
@@ -179,7 +179,7 @@ async function prepare(options: CompileOptions): Promise<Prepared> {
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-    sensitiveFiles: { masks: sensitiveFiles.masks, protect: sensitiveFiles.protect },
+    sensitiveFiles: { masks: sensitiveFiles.masks, protect: sensitiveFiles.protect, views: sensitiveFiles.views },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({
@@ -341,6 +341,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
   let limits: PreparedLimits | undefined;
   let proxy: EgressProxy | undefined;
   try {
+    writeFileMounts(session, p.policy.mounts);
     const net = p.policy.network;
     if (net.kind === 'filtered' && net.bridge) {
       // Only allow-list runs pay for the proxy; it listens before the sandbox starts.
@@ -412,7 +413,7 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),
       secrets: p.policy.env.secrets,
-      masked: p.policy.mounts.flatMap((m) => (m.kind === 'mask' && m.reason === 'sensitive file' ? [m.target] : [])),
+      masked: p.policy.mounts.flatMap((m) => ((m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' ? [m.target] : [])),
       ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
       ...(captured ? { captured } : {}),
     };

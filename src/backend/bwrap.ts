@@ -5,7 +5,7 @@ import { SbxError } from '../errors.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
-import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type Launch, type Session } from './launch.js';
+import { dataFilePath, EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type Launch, type Session } from './launch.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
@@ -21,7 +21,8 @@ function octal(mode: number): string {
   return mode.toString(8).padStart(4, '0');
 }
 
-function compileMount(mount: Mount, session: Session, host: BwrapHost): string[] {
+/** `ordinal`: the mount's position among the policy's `file` mounts (where its content was written). */
+function compileMount(mount: Mount, session: Session, host: BwrapHost, ordinal: number): string[] {
   switch (mount.kind) {
     case 'bind':
       return [mount.access === 'rw' ? '--bind' : '--ro-bind', mount.source, mount.target];
@@ -42,6 +43,8 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost): string[]
       return mount.what === 'file'
         ? ['--ro-bind', session.emptyFile, mount.target]
         : ['--perms', '0555', ...(host.features.tmpfsSize ? ['--size', '4096'] : []), '--tmpfs', mount.target, '--remount-ro', mount.target];
+    case 'file':
+      return ['--ro-bind', dataFilePath(session, ordinal), mount.target];
     case 'session-dir':
       return ['--ro-bind', session.dir, mount.target];
     case 'remount-ro':
@@ -74,6 +77,7 @@ function compileEnv(vars: Record<string, string>): string[] {
 }
 
 export function compileBwrap(policy: Policy, session: Session, host: BwrapHost): Launch {
+  const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   const options = [
     ...compileNamespaces(policy, host),
     '--uid', String(policy.identity.uid),
@@ -84,7 +88,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
     // (CVE-2017-5226); an interactive shell keeps job control and TIOCSTI is left to seccomp.
     ...(host.stdinIsTty ? [] : ['--new-session']),
     '--cap-drop', 'ALL',
-    ...policy.mounts.flatMap((m) => compileMount(m, session, host)),
+    ...policy.mounts.flatMap((m) => compileMount(m, session, host, fileMounts.indexOf(m))),
     ...compileEnv({ ...policy.env.vars, ...session.secretEnv }),
     '--chdir', policy.cwd,
   ];

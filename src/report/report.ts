@@ -7,6 +7,8 @@ import type { Violation } from '../policy/violation.js';
 export const REPORT_FORMAT = 1;
 /** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
 const MASKED_SHOWN = 100;
+/** The summary line after a failure names the first few. */
+const MASKED_IN_SUMMARY = 3;
 
 export interface Report {
   format: number;
@@ -98,5 +100,13 @@ export function summaryLines(report: Report): string[] {
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
   const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
   for (const v of report.violations) lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  // A failing command may have needed a file it was shown empty: say so without --verbose.
+  const masked = report.masked;
+  if (report.exitCode !== 0 && masked && masked.count > 0) {
+    const shown = masked.paths.slice(0, MASKED_IN_SUMMARY).map((p) => (/[\x00-\x1f\x7f]/.test(p) ? JSON.stringify(p) : p));
+    const more = masked.count > shown.length ? `, and ${masked.count - shown.length} more` : '';
+    const files = masked.count === 1 ? '1 sensitive file was' : `${masked.count} sensitive files were`;
+    lines.push(`sbx: ${files} masked (${shown.join(', ')}${more}); if the command needed one, see \`sensitive\` in the profile, or --verbose`);
+  }
   return lines;
 }

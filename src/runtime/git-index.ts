@@ -52,7 +52,7 @@ const ACCEPTED_MODES = new Set([0o100644, 0o100755, 0o120000, 0o160000]);
 export function readRegularFile(path: string, maxBytes: number): Buffer | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_CLOEXEC);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }

@@ -9,9 +9,11 @@ import { makeTempDir } from '../../helpers/tmp.js';
 
 /** The config as `git config --list` reads it (file scope only). */
 function gitList(text: string): string[] {
-  const file = join(makeTempDir('sbx-gitcfg-'), 'config');
+  const dir = makeTempDir('sbx-gitcfg-');
+  const file = join(dir, 'config');
   writeFileSync(file, text);
-  const r = spawnSync('git', ['config', '--file', file, '--list'], { encoding: 'utf8' });
+  // cwd outside any repository: git reads nothing but the file.
+  const r = spawnSync('git', ['config', '--file', file, '--list'], { cwd: dir, encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout.split('\n').filter(Boolean);
 }

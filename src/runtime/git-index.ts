@@ -95,8 +95,8 @@ function readVarint(buf: Buffer, at: number): [value: number, next: number] {
   return [value, i];
 }
 
-function startsWithDir(name: Buffer, len: number, dir: Buffer): boolean {
-  return len > dir.length && name[dir.length] === 0x2f && name.compare(dir, 0, dir.length, 0, dir.length) === 0;
+function startsWithDir(src: Buffer, start: number, len: number, dir: Buffer): boolean {
+  return len > dir.length && src[start + dir.length] === 0x2f && src.compare(dir, 0, dir.length, start, start + dir.length) === 0;
 }
 
 /**
@@ -112,11 +112,14 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
   const count = buf.readUInt32BE(8);
   const files = new Map<string, IndexEntry>();
   const dirs = new Map(query.dirs.map((d) => [d, [] as IndexEntry[]]));
-  const wantedFiles = [...query.files].map((p) => Buffer.from(p, 'utf8'));
-  const fileLengths = new Set(wantedFiles.map((b) => b.length));
+  // Keyed by their UTF-8 bytes read as latin1 (one char per byte). An entry's name is decoded only
+  // when its length and last two bytes are those of a wanted path: most entries cost a few reads.
+  const wantedFiles = new Set([...query.files].map((p) => Buffer.from(p, 'utf8').toString('latin1')));
+  const quickKey = (len: number, last: number, beforeLast: number) => len * 65536 + last * 256 + beforeLast;
+  const quickKeys = new Set([...wantedFiles].map((k) => quickKey(k.length, k.charCodeAt(k.length - 1), k.length > 1 ? k.charCodeAt(k.length - 2) : 0)));
   const wantedDirs = query.dirs.map((d) => ({ dir: d, bytes: Buffer.from(d, 'utf8') }));
-  // The (v4: reconstructed) name of the current entry.
-  let name = Buffer.alloc(4096);
+  // v4 only: the reconstructed name (each is the previous one, cut, plus a suffix).
+  let scratch = Buffer.alloc(4096);
   let nameLen = 0;
   let at = 12;
   const nameOffset = ENTRY_FIXED_BYTES + hashBytes + 2;
@@ -132,52 +135,52 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
       extended = buf.readUInt16BE(pos);
       pos += 2;
     }
-    let suffixStart = pos;
+    const flagLen = flags & NAME_MASK;
+    let src = buf;
+    let nameStart = pos;
     if (version === 4) {
-      const [strip, next] = readVarint(buf, pos);
+      const [strip, suffixStart] = readVarint(buf, pos);
       if (strip > nameLen) fail('prefix longer than the previous name');
-      nameLen -= strip;
-      suffixStart = next;
+      const kept = nameLen - strip;
+      // The flags give the whole length unless it is 0xFFF or more: then the NUL does.
+      const end = flagLen < NAME_MASK ? suffixStart + flagLen - kept : buf.indexOf(0, suffixStart);
+      if (end < suffixStart || end >= buf.length || buf[end] !== 0) fail('name length does not match its flags');
+      nameLen = kept + end - suffixStart;
+      if (nameLen > scratch.length) {
+        const bigger = Buffer.alloc(Math.max(scratch.length * 2, nameLen));
+        scratch.copy(bigger, 0, 0, kept);
+        scratch = bigger;
+      }
+      for (let i = suffixStart, j = kept; i < end; i++, j++) scratch[j] = buf[i]!;
+      src = scratch;
+      nameStart = 0;
+      at = end + 1;
     } else {
-      nameLen = 0;
+      nameLen = flagLen < NAME_MASK ? flagLen : buf.indexOf(0, pos) - pos;
+      if (nameLen < 0 || pos + nameLen >= buf.length || buf[pos + nameLen] !== 0) fail('name length does not match its flags');
+      // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+      at = start + ((pos - start + nameLen + 8) & ~7);
+      if (at > buf.length) fail('truncated entry');
     }
-    const nul = buf.indexOf(0, suffixStart);
-    if (nul < 0) fail('unterminated name');
-    const suffixLen = nul - suffixStart;
-    if (nameLen + suffixLen > name.length) {
-      const bigger = Buffer.alloc(Math.max(name.length * 2, nameLen + suffixLen));
-      name.copy(bigger, 0, 0, nameLen);
-      name = bigger;
-    }
-    buf.copy(name, nameLen, suffixStart, nul);
-    nameLen += suffixLen;
-    if ((flags & NAME_MASK) !== Math.min(nameLen, NAME_MASK)) fail('name length does not match its flags');
-    // v2/v3 pad each entry with 1 to 8 NULs to a multiple of 8 bytes; v4 does not pad.
-    at = version === 4 ? nul + 1 : start + ((pos - start + nameLen + 8) & ~7);
-    if (at > buf.length) fail('truncated entry');
     if (nameLen === 0) fail('empty path');
+    if (flagLen < NAME_MASK ? flagLen !== nameLen : nameLen < NAME_MASK) fail('name length does not match its flags');
 
-    const usable = (flags & FLAG_STAGE) === 0 && (extended & EXT_INTENT_TO_ADD) === 0;
-    if (!usable) continue;
-    const isFile = fileLengths.has(nameLen);
-    const underDirs = wantedDirs.length === 0 ? NO_DIRS : wantedDirs.filter((d) => startsWithDir(name, nameLen, d.bytes));
+    if ((flags & FLAG_STAGE) !== 0 || (extended & EXT_INTENT_TO_ADD) !== 0) continue;
+    const nameEnd = nameStart + nameLen;
+    const key = quickKey(nameLen, src[nameEnd - 1]!, nameLen > 1 ? src[nameEnd - 2]! : 0);
+    const isFile = quickKeys.has(key) && wantedFiles.has(src.toString('latin1', nameStart, nameEnd));
+    const underDirs = wantedDirs.length === 0 ? NO_DIRS : wantedDirs.filter((d) => startsWithDir(src, nameStart, nameLen, d.bytes));
     if (!isFile && underDirs.length === 0) continue;
     const mode = buf.readUInt32BE(start + 24);
     if (!ACCEPTED_MODES.has(mode)) continue;
-    const entry = (): IndexEntry => ({
-      path: name.toString('utf8', 0, nameLen),
+    const entry: IndexEntry = {
+      path: src.toString('utf8', nameStart, nameEnd),
       oid: buf.toString('hex', start + ENTRY_FIXED_BYTES, start + ENTRY_FIXED_BYTES + hashBytes),
       mode,
       size: buf.readUInt32BE(start + 36),
-    });
-    if (isFile) {
-      const match = wantedFiles.find((w) => w.length === nameLen && name.compare(w, 0, nameLen, 0, nameLen) === 0);
-      if (match) {
-        const e = entry();
-        files.set(e.path, e);
-      }
-    }
-    for (const d of underDirs) dirs.get(d.dir)!.push(entry());
+    };
+    if (isFile) files.set(entry.path, entry);
+    for (const d of underDirs) dirs.get(d.dir)!.push(entry);
   }
   return { files, dirs };
 }

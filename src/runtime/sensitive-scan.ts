@@ -271,7 +271,9 @@ function decideByGit(absOf: (rel: string) => string, candidates: Candidate[], wo
   const groups = new Map<WorkTree | undefined, Candidate[]>();
   for (const c of candidates) {
     const wt = owner(c.rel);
-    groups.set(wt, [...(groups.get(wt) ?? []), c]);
+    const group = groups.get(wt);
+    if (group) group.push(c);
+    else groups.set(wt, [c]);
   }
   for (const [wt, group] of groups) {
     const masked: SensitiveMask[] = [];

@@ -124,6 +124,10 @@ const scanFigures = measure(() => scanSensitiveFiles(tree, rules));
 const floorFigures = measure(() => bareWalk(rules));
 rmSync(work, { recursive: true, force: true });
 
-console.log(`sensitive-file scan, ${files} files (${result.scanned} entries examined; .git/objects and node_modules skipped; git index ${(indexBytes / 1e6).toFixed(1)} MB), ${runs} runs`);
+const indexMb = (indexBytes / 1e6).toFixed(1);
+console.log(
+  `sensitive-file scan, ${files} files (${result.scanned} entries examined; .git/objects and node_modules skipped; ` +
+    `git index ${indexMb} MB), ${runs} runs`,
+);
 console.log(`  scanSensitiveFiles   ${scanFigures}   masks ${result.masks.length}   protect ${result.protect.length}   truncated ${result.truncated}`);
 console.log(`  bare readdir walk    ${floorFigures}`);

@@ -413,7 +413,9 @@ async function runPrepared(options: RunOptions, trail: AuditTrail | undefined): 
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),
       secrets: p.policy.env.secrets,
-      masked: p.policy.mounts.flatMap((m) => ((m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' ? [m.target] : [])),
+      masked: p.policy.mounts.flatMap((m) =>
+        (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' ? [m.target] : [],
+      ),
       ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
       ...(captured ? { captured } : {}),
     };

@@ -54,7 +54,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'mounts.remount-ro', effect: 'equivalent', detail: 'nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail\'s read-only root (no --rw)' },
   { feature: 'mounts.bind.optional', effect: 'equivalent', detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)' },
   { feature: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
-  { feature: 'mounts.file', effect: 'equivalent', detail: 'the content is written to the session directory by the runtime and bound read-only, as with bwrap' },
+  {
+    feature: 'mounts.file',
+    effect: 'equivalent',
+    detail: 'the content is written to the session directory by the runtime and bound read-only, as with bwrap',
+  },
   { feature: 'limits.memoryBytes', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks" },
   { feature: 'limits.pids', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)" },
   { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },

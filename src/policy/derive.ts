@@ -290,7 +290,8 @@ export function derivePolicy(input: DeriveInput): Policy {
       mounts.push(mount(target));
     }
   };
-  const mask = (real: string, dir: boolean, reason: string) => cover(real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
+  const mask = (real: string, dir: boolean, reason: string) =>
+    cover(real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
 
   // Git hooks run on the host at the next commit: a sandboxed build must not be able to plant one.
   // Bound before the masks, which must come last (a bind placed after a mask would uncover it).

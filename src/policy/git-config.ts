@@ -11,7 +11,8 @@ export interface SanitizedGitConfig {
   removed: string[];
 }
 
-const HEADER = '# sbx: this repository\'s config with credentials removed (URL userinfo, credential helpers, auth headers)\n';
+const HEADER =
+  "# sbx: this repository's config with credentials removed (URL userinfo, credential helpers, auth headers)\n";
 
 /** Keys whose values authenticate: any section, any subsection. */
 const CREDENTIAL_KEY = /pass|token|secret|extraheader|credential/i;
@@ -68,7 +69,8 @@ function parseHeader(c: Cursor): { name: string; sub: string | undefined } {
   const [, rawName, quoted] = close as unknown as [string, string, string | undefined];
   if (quoted !== undefined) return { name: rawName.toLowerCase(), sub: quoted.replace(/\\(.)/g, '$1') };
   const dot = rawName.indexOf('.');
-  return dot < 0 ? { name: rawName.toLowerCase(), sub: undefined } : { name: rawName.slice(0, dot).toLowerCase(), sub: rawName.slice(dot + 1).toLowerCase() };
+  if (dot < 0) return { name: rawName.toLowerCase(), sub: undefined };
+  return { name: rawName.slice(0, dot).toLowerCase(), sub: rawName.slice(dot + 1).toLowerCase() };
 }
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', b: '\b', '"': '"', '\\': '\\' };
@@ -128,7 +130,8 @@ function quoteSubsection(sub: string): string {
 }
 
 /** A subsection naming a URL that carries userinfo (`[url "https://TOKEN@host/"]`, `[http "…"]`). */
-const carriesUserinfo = (sub: string | undefined) => sub !== undefined && stripUrlUserinfo(sub) !== undefined && !/^(?:ssh|git\+ssh|ssh\+git):/i.test(sub);
+const carriesUserinfo = (sub: string | undefined) =>
+  sub !== undefined && stripUrlUserinfo(sub) !== undefined && !/^(?:ssh|git\+ssh|ssh\+git):/i.test(sub);
 
 /** Past a line and the lines its trailing backslashes continue it onto. */
 function skipLogicalLine(c: Cursor): void {
@@ -153,7 +156,8 @@ export function sanitizeGitConfig(input: string): SanitizedGitConfig {
   const out: string[] = [HEADER];
   const removed: string[] = [];
   let section: { name: string; sub: string | undefined; keep: boolean } | undefined;
-  const label = (key: string) => [section?.name ?? '?', ...(section?.sub !== undefined ? [section.sub] : []), key.toLowerCase()].join('.');
+  const label = (key: string) =>
+    [section?.name ?? '?', ...(section?.sub !== undefined ? [section.sub] : []), key.toLowerCase()].join('.');
   while (c.at < input.length) {
     const lineStart = c.at;
     skipSpaces(c);

@@ -153,7 +153,12 @@ export function compileSensitiveRuleData(input: SensitiveRuleInput = {}): Sensit
     protect: compileRuleSet(BUILTIN_PROTECT_GLOBS),
     skip: unionOf(skipPatterns.map((p) => normaliseGlob(p).glob).flatMap((g) => [g, `${g}/**`])),
     skipLiterals: literalFilter(skipPatterns),
-    names: literalFilter([...maskPatterns, ...BUILTIN_HINT_GLOBS, ...BUILTIN_GIT_CONFIG_GLOBS, ...BUILTIN_PROTECT_GLOBS]),
+    names: literalFilter([
+      ...maskPatterns,
+      ...BUILTIN_HINT_GLOBS,
+      ...BUILTIN_GIT_CONFIG_GLOBS,
+      ...BUILTIN_PROTECT_GLOBS,
+    ]),
   };
 }
 

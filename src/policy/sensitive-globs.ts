@@ -50,7 +50,11 @@ export const SOURCE_EXTENSIONS: readonly string[] = [
  * so git inside still knows user.name, remotes and branches. Submodules keep theirs in
  * .git/modules/<path>/config.
  */
-export const BUILTIN_GIT_CONFIG_GLOBS: readonly string[] = ['.git/config', '**/.git/config', '**/.git/modules/**/config'];
+export const BUILTIN_GIT_CONFIG_GLOBS: readonly string[] = [
+  '.git/config',
+  '**/.git/config',
+  '**/.git/modules/**/config',
+];
 
 /** Committed templates that name variables without values: never masked (nor by a hint). */
 export const BUILTIN_EXCEPT_GLOBS: readonly string[] = ['**/.env.example', '**/.env.sample', '**/.env.template', '**/.env.dist'];

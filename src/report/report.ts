@@ -103,10 +103,12 @@ export function summaryLines(report: Report): string[] {
   // A failing command may have needed a file it was shown empty: say so without --verbose.
   const masked = report.masked;
   if (report.exitCode !== 0 && masked && masked.count > 0) {
-    const shown = masked.paths.slice(0, MASKED_IN_SUMMARY).map((p) => (/[\x00-\x1f\x7f]/.test(p) ? JSON.stringify(p) : p));
+    const quote = (p: string) => (/[\x00-\x1f\x7f]/.test(p) ? JSON.stringify(p) : p);
+    const shown = masked.paths.slice(0, MASKED_IN_SUMMARY).map(quote);
     const more = masked.count > shown.length ? `, and ${masked.count - shown.length} more` : '';
     const files = masked.count === 1 ? '1 sensitive file was' : `${masked.count} sensitive files were`;
-    lines.push(`sbx: ${files} masked (${shown.join(', ')}${more}); if the command needed one, see \`sensitive\` in the profile, or --verbose`);
+    const where = 'if the command needed one, see `sensitive` in the profile, or --verbose';
+    lines.push(`sbx: ${files} masked (${shown.join(', ')}${more}); ${where}`);
   }
   return lines;
 }

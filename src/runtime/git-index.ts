@@ -96,7 +96,8 @@ function readVarint(buf: Buffer, at: number): [value: number, next: number] {
 }
 
 function startsWithDir(src: Buffer, start: number, len: number, dir: Buffer): boolean {
-  return len > dir.length && src[start + dir.length] === 0x2f && src.compare(dir, 0, dir.length, start, start + dir.length) === 0;
+  if (len <= dir.length || src[start + dir.length] !== 0x2f) return false;
+  return src.compare(dir, 0, dir.length, start, start + dir.length) === 0;
 }
 
 /**
@@ -116,7 +117,9 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
   // when its length and last two bytes are those of a wanted path: most entries cost a few reads.
   const wantedFiles = new Set([...query.files].map((p) => Buffer.from(p, 'utf8').toString('latin1')));
   const quickKey = (len: number, last: number, beforeLast: number) => len * 65536 + last * 256 + beforeLast;
-  const quickKeys = new Set([...wantedFiles].map((k) => quickKey(k.length, k.charCodeAt(k.length - 1), k.length > 1 ? k.charCodeAt(k.length - 2) : 0)));
+  const keyOf = (k: string) =>
+    quickKey(k.length, k.charCodeAt(k.length - 1), k.length > 1 ? k.charCodeAt(k.length - 2) : 0);
+  const quickKeys = new Set([...wantedFiles].map(keyOf));
   const wantedDirs = query.dirs.map((d) => ({ dir: d, bytes: Buffer.from(d, 'utf8') }));
   // v4 only: the reconstructed name (each is the previous one, cut, plus a suffix).
   let scratch = Buffer.alloc(4096);
@@ -157,7 +160,9 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
       at = end + 1;
     } else {
       nameLen = flagLen < NAME_MASK ? flagLen : buf.indexOf(0, pos) - pos;
-      if (nameLen < 0 || pos + nameLen >= buf.length || buf[pos + nameLen] !== 0) fail('name length does not match its flags');
+      if (nameLen < 0 || pos + nameLen >= buf.length || buf[pos + nameLen] !== 0) {
+        fail('name length does not match its flags');
+      }
       // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
       at = start + ((pos - start + nameLen + 8) & ~7);
       if (at > buf.length) fail('truncated entry');
@@ -169,7 +174,8 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
     const nameEnd = nameStart + nameLen;
     const key = quickKey(nameLen, src[nameEnd - 1]!, nameLen > 1 ? src[nameEnd - 2]! : 0);
     const isFile = quickKeys.has(key) && wantedFiles.has(src.toString('latin1', nameStart, nameEnd));
-    const underDirs = wantedDirs.length === 0 ? NO_DIRS : wantedDirs.filter((d) => startsWithDir(src, nameStart, nameLen, d.bytes));
+    const underDirs =
+      wantedDirs.length === 0 ? NO_DIRS : wantedDirs.filter((d) => startsWithDir(src, nameStart, nameLen, d.bytes));
     if (!isFile && underDirs.length === 0) continue;
     const mode = buf.readUInt32BE(start + 24);
     if (!ACCEPTED_MODES.has(mode)) continue;

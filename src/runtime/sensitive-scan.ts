@@ -12,7 +12,17 @@
 // and the real `.env` stays masked. An index that cannot be read or parsed exempts nothing (masked
 // by name: fail closed).
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, type Dirent } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  type Dirent,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import { sanitizeGitConfig } from '../policy/git-config.js';
@@ -29,7 +39,15 @@ import {
 import { sensitiveRulesFrom, type SensitiveRuleData } from '../policy/sensitive-matcher.js';
 import { VERSION } from '../version.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
-import { isIndexFormatError, MAX_INDEX_BYTES, queryIndex, readRegularFile, verifyTracked, type IndexAnswer, type IndexEntry } from './git-index.js';
+import {
+  isIndexFormatError,
+  MAX_INDEX_BYTES,
+  queryIndex,
+  readRegularFile,
+  verifyTracked,
+  type IndexAnswer,
+  type IndexEntry,
+} from './git-index.js';
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
@@ -126,7 +144,11 @@ function enclosingWorkTree(root: string): WorkTree | undefined {
 }
 
 /** The index's entries for the paths asked, or undefined when there is no index or it does not parse. */
-function readIndex(gitDir: string | undefined, files: ReadonlySet<string>, dirs: readonly string[]): IndexAnswer | undefined {
+function readIndex(
+  gitDir: string | undefined,
+  files: ReadonlySet<string>,
+  dirs: readonly string[],
+): IndexAnswer | undefined {
   const bytes = gitDir === undefined ? undefined : readRegularFile(join(gitDir, 'index'), MAX_INDEX_BYTES);
   if (!bytes) return undefined;
   // SHA-1 repositories, then SHA-256 ones (the index does not say which; a wrong guess does not parse).
@@ -232,8 +254,12 @@ export function scanSensitiveFiles(root: string, rules: SensitiveRules, opts: { 
   const masks = [...unreadable, ...git.masks];
   for (const rel of gitConfigs) {
     const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
-    if (text) views.push({ path: absOf(rel), content: sanitizeGitConfig(text.toString('utf8')).text, reason: 'git config without credentials' });
-    else masks.push({ path: absOf(rel), what: 'file' });
+    if (!text) {
+      masks.push({ path: absOf(rel), what: 'file' });
+      continue;
+    }
+    const content = sanitizeGitConfig(text.toString('utf8')).text;
+    views.push({ path: absOf(rel), content, reason: 'git config without credentials' });
   }
   masks.sort(byPath);
   views.sort(byPath);
@@ -255,7 +281,13 @@ interface GitDecision {
  * its untracked entries are. Each work tree whose git directory lies in this tree gets an exclude
  * list naming its masked untracked paths, so `git add -A` inside does not pick up the stand-ins.
  */
-function decideByGit(absOf: (rel: string) => string, candidates: Candidate[], workTreeRels: string[], root: string, budget: number): GitDecision {
+function decideByGit(
+  absOf: (rel: string) => string,
+  candidates: Candidate[],
+  workTreeRels: string[],
+  root: string,
+  budget: number,
+): GitDecision {
   const out: GitDecision = { masks: [], views: [], scanned: 0, truncated: false };
   if (candidates.length === 0) return out;
   const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel)) }));
@@ -267,7 +299,8 @@ function decideByGit(absOf: (rel: string) => string, candidates: Candidate[], wo
   const holds = (wt: WorkTree, rel: string) => wt.rel === undefined || wt.rel === '' || rel.startsWith(`${wt.rel}/`);
   const depth = (wt: WorkTree) => (wt.rel === undefined ? -1 : wt.rel.length);
   const owner = (rel: string) => workTrees.filter((wt) => holds(wt, rel)).sort((a, b) => depth(b) - depth(a))[0];
-  const inTree = (wt: WorkTree, rel: string) => (wt.rel ? rel.slice(wt.rel.length + 1) : wt.prefix ? `${wt.prefix}/${rel}` : rel);
+  const inTree = (wt: WorkTree, rel: string) =>
+    wt.rel ? rel.slice(wt.rel.length + 1) : wt.prefix ? `${wt.prefix}/${rel}` : rel;
   const groups = new Map<WorkTree | undefined, Candidate[]>();
   for (const c of candidates) {
     const wt = owner(c.rel);
@@ -277,7 +310,8 @@ function decideByGit(absOf: (rel: string) => string, candidates: Candidate[], wo
   }
   for (const [wt, group] of groups) {
     const masked: SensitiveMask[] = [];
-    const answer = wt && readIndex(wt.gitDir, new Set(group.filter((c) => !c.dir).map((c) => inTree(wt, c.rel))), group.filter((c) => c.dir).map((c) => inTree(wt, c.rel)));
+    const paths = (dir: boolean) => (wt ? group.filter((c) => c.dir === dir).map((c) => inTree(wt, c.rel)) : []);
+    const answer = wt && readIndex(wt.gitDir, new Set(paths(false)), paths(true));
     for (const c of group) {
       const path = absOf(c.rel);
       // Nothing under a .git directory is ever tracked, whatever a hostile index claims.
@@ -310,7 +344,12 @@ function decideByGit(absOf: (rel: string) => string, candidates: Candidate[], wo
  * Inside a matched directory that holds tracked files: every entry is masked except tracked files
  * with their indexed content; a subdirectory without tracked files is masked whole.
  */
-function maskUntrackedBelow(dir: string, dirInTree: string, tracked: IndexEntry[], budget: number): { masks: SensitiveMask[]; scanned: number; truncated: boolean } {
+function maskUntrackedBelow(
+  dir: string,
+  dirInTree: string,
+  tracked: IndexEntry[],
+  budget: number,
+): { masks: SensitiveMask[]; scanned: number; truncated: boolean } {
   const byPathInTree = new Map(tracked.map((e) => [e.path, e]));
   const masks: SensitiveMask[] = [];
   const pending = [''];
@@ -347,7 +386,12 @@ function maskUntrackedBelow(dir: string, dirInTree: string, tracked: IndexEntry[
  * The work tree's info/exclude with the masked untracked paths appended, when its git directory lies
  * in this tree (so the sandbox's git reads it) and the file exists (a mount needs its mount point).
  */
-function excludeView(wt: WorkTree, absOf: (rel: string) => string, root: string, masked: SensitiveMask[]): SensitiveView | undefined {
+function excludeView(
+  wt: WorkTree,
+  absOf: (rel: string) => string,
+  root: string,
+  masked: SensitiveMask[],
+): SensitiveView | undefined {
   if (wt.rel === undefined || wt.gitDir === undefined || masked.length === 0) return undefined;
   const file = join(wt.gitDir, 'info', 'exclude');
   let real: string;
@@ -362,7 +406,9 @@ function excludeView(wt: WorkTree, absOf: (rel: string) => string, root: string,
   const top = absOf(wt.rel);
   const lines = masked.flatMap((m) => excludeLine(m.path.slice(top.length + 1), m.what === 'dir') ?? []);
   const text = original.toString('utf8');
-  const content = `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# sbx: masked in this sandbox (empty stand-ins git must not commit)\n${lines.join('\n')}\n`;
+  const separator = text === '' || text.endsWith('\n') ? '' : '\n';
+  const heading = '# sbx: masked in this sandbox (empty stand-ins git must not commit)';
+  const content = `${text}${separator}${heading}\n${lines.join('\n')}\n`;
   return { path: real, content, reason: 'git exclude: masked files stay out of commits' };
 }
 
@@ -407,7 +453,9 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
       });
     }
     scanned += scan.scanned;
-    for (const m of scan.masks) masks.set(m.path, { dir: m.what === 'dir', ...(m.tracked ? { tracked: m.tracked } : {}) });
+    for (const m of scan.masks) {
+      masks.set(m.path, { dir: m.what === 'dir', ...(m.tracked ? { tracked: m.tracked } : {}) });
+    }
     views.push(...scan.views);
     for (const link of scan.links) {
       const target = resolveInTrees(link);
@@ -418,7 +466,13 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
       if (target?.dir) protect.add(target.real);
     }
   }
-  return { masks: [...masks].map(([path, m]) => ({ path, ...m })), protect: [...protect], views: views.filter((v) => !masks.has(v.path)), scanned };
+  return {
+    masks: [...masks].map(([path, m]) => ({ path, ...m })),
+    protect: [...protect],
+    // A view whose file is also masked (a symlinked exclude) is not shown: its content was read.
+    views: views.filter((v) => !masks.has(v.path)),
+    scanned,
+  };
 }
 
 /**

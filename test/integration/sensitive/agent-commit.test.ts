@@ -9,15 +9,24 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 const MARKER = `SBX-PLANTED-${randomBytes(6).toString('hex')}`;
 const TOKEN = `ghp_${randomBytes(10).toString('hex')}`;
 const HEADER = `Bearer hdr-${randomBytes(8).toString('hex')}`;
+const WHERE = 'if the command needed one, see `sensitive` in the profile, or --verbose';
 const TRACKED = `export const secretsSchema = '${randomBytes(4).toString('hex')}';\n`;
 
 function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH!, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1' } });
+  const env = { PATH: process.env.PATH!, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1' };
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -64,7 +73,9 @@ describe.skipIf(SKIP_INTEGRATION)('masking keeps git and the build whole (real b
   it('.git/config inside keeps identity and remotes, without the token, the helper or the header', async () => {
     const r = await agent('cat', '.git/config');
     expect(r.code).toBe(0);
-    for (const secret of [TOKEN, HEADER, 'store --file', '[credential', 'helper =', 'extraheader =']) expect(r.out, secret).not.toContain(secret);
+    for (const secret of [TOKEN, HEADER, 'store --file', '[credential', 'helper =', 'extraheader =']) {
+      expect(r.out, secret).not.toContain(secret);
+    }
     expect(r.out).toContain('\tname = Repo Author\n');
     expect(r.out).toContain('\turl = https://example.invalid/x.git\n');
     // git itself finds no helper (the default profile: agent does not allow `git config`).
@@ -91,10 +102,12 @@ describe.skipIf(SKIP_INTEGRATION)('masking keeps git and the build whole (real b
     expect([commit.code, commit.err]).toEqual([0, '']);
 
     const ws = t.workspace;
-    expect(git(ws, 'show', '--name-status', '--format=%an <%ae>%n%s', 'HEAD')).toBe('Repo Author <author@example.invalid>\npolicy: rotation\n\nM\tpassword-policy.md\n');
+    const head = git(ws, 'show', '--name-status', '--format=%an <%ae>%n%s', 'HEAD');
+    expect(head).toBe('Repo Author <author@example.invalid>\npolicy: rotation\n\nM\tpassword-policy.md\n');
     expect(git(ws, 'show', 'HEAD:password-policy.md')).toBe('# Password policy\nRotate yearly.\n');
     // Nothing of the masked files reached the history, and the host's copies are intact.
-    expect(git(ws, 'log', '--all', '--format=', '--name-only').split('\n').filter(Boolean).sort()).toEqual(['.gitignore', 'password-policy.md', 'password-policy.md', 'src/secrets.ts']);
+    const everCommitted = git(ws, 'log', '--all', '--format=', '--name-only').split('\n').filter(Boolean).sort();
+    expect(everCommitted).toEqual(['.gitignore', 'password-policy.md', 'password-policy.md', 'src/secrets.ts']);
     expect(readFileSync(join(ws, '.env'), 'utf8')).toBe(`API_KEY=${MARKER}\n`);
     expect(readFileSync(join(ws, '.git', 'config'), 'utf8')).toContain(TOKEN);
     expect(git(ws, 'status', '--porcelain')).toBe('?? keys/\n');
@@ -104,7 +117,8 @@ describe.skipIf(SKIP_INTEGRATION)('masking keeps git and the build whole (real b
     const r = await agent('cat', 'keys/dev.pem', 'missing.txt');
     expect(r.code).toBe(1);
     const line = r.err.split('\n').find((l) => l.includes('masked'));
-    expect(line).toBe(`sbx: 2 sensitive files were masked (${join(t.workspace, '.env')}, ${join(t.workspace, 'keys/dev.pem')}); if the command needed one, see \`sensitive\` in the profile, or --verbose`);
+    const paths = `${join(t.workspace, '.env')}, ${join(t.workspace, 'keys/dev.pem')}`;
+    expect(line).toBe(`sbx: 2 sensitive files were masked (${paths}); ${WHERE}`);
   });
 });
 

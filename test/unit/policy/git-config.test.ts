@@ -31,12 +31,10 @@ describe('stripUrlUserinfo', () => {
     expect(stripUrlUserinfo(input)).toBe(output);
   });
 
-  it.each(['https://github.com/o/r', 'git@github.com:o/r.git', 'ssh://git@host/x', '/srv/repo.git', '../sibling', 'file:///srv/r', 'user@host:path@x'])(
-    'keeps %s (no credential in it)',
-    (input) => {
-      expect(stripUrlUserinfo(input)).toBeUndefined();
-    },
-  );
+  const plain = ['https://github.com/o/r', 'git@github.com:o/r.git', 'ssh://git@host/x', '/srv/repo.git', '../sibling'];
+  it.each([...plain, 'file:///srv/r', 'user@host:path@x'])('keeps %s (no credential in it)', (input) => {
+    expect(stripUrlUserinfo(input)).toBeUndefined();
+  });
 });
 
 describe('sanitizeGitConfig', () => {
@@ -78,7 +76,9 @@ describe('sanitizeGitConfig', () => {
 
   it('keeps identity, core, refspecs, branches and ssh remotes; drops every credential', () => {
     const { text, removed } = sanitizeGitConfig(config);
-    for (const secret of ['ghp_TOKEN', 'ghp_PUSH', 'ghp_INSTEAD', 'ghp_OLD', 'SECRET64', 'SECRET2', 'store --file', 'username']) {
+    const secrets = ['ghp_TOKEN', 'ghp_PUSH', 'ghp_INSTEAD', 'ghp_OLD', 'SECRET64', 'SECRET2'];
+    secrets.push('store --file', 'username');
+    for (const secret of secrets) {
       expect(text, secret).not.toContain(secret);
     }
     expect(gitList(text)).toEqual([
@@ -127,13 +127,15 @@ describe('sanitizeGitConfig', () => {
       '',
     ].join('\n');
     const { text } = sanitizeGitConfig(tricky);
-    const expected = gitList(tricky).map((line) => (line.startsWith('remote.Up.url=') ? 'remote.Up.url=https://h/r' : line));
+    const withoutUserinfo = (line: string) => (line.startsWith('remote.Up.url=') ? 'remote.Up.url=https://h/r' : line);
+    const expected = gitList(tricky).map(withoutUserinfo);
     expect(gitList(text)).toEqual(expected);
     expect(text).not.toContain('u:p@');
   });
 
   it('drops what it cannot parse, with the lines it continues onto (never passes a half-read secret)', () => {
-    const { text, removed } = sanitizeGitConfig(['[http]', '\textra = "bad \\q escape \\', 'token = SECRET', '[user]', '\tname = x', ''].join('\n'));
+    const input = ['[http]', '\textra = "bad \\q escape \\', 'token = SECRET', '[user]', '\tname = x', ''];
+    const { text, removed } = sanitizeGitConfig(input.join('\n'));
     expect(text).not.toContain('SECRET');
     expect(gitList(text)).toEqual(['user.name=x']);
     expect(removed).toEqual(['(unparsed line)']);
@@ -145,6 +147,7 @@ describe('sanitizeGitConfig', () => {
   });
 
   it('no trailing newline, CRLF line ends', () => {
-    expect(gitList(sanitizeGitConfig('[user]\r\n\tname = A B\r\n[remote "o"]\r\n\turl = https://t@h/x').text)).toEqual(['user.name=A B', 'remote.o.url=https://h/x']);
+    const { text } = sanitizeGitConfig('[user]\r\n\tname = A B\r\n[remote "o"]\r\n\turl = https://t@h/x');
+    expect(gitList(text)).toEqual(['user.name=A B', 'remote.o.url=https://h/x']);
   });
 });

@@ -3,7 +3,12 @@
 // additions and their dialect, and the two shortcuts the scan relies on (canPrune, mayMatchName) are
 // sound: they never skip an entry a rule would have caught.
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_MASK_GLOBS, compileSensitiveRules, DEFAULT_SKIP_DIRS, SOURCE_EXTENSIONS } from '../../../src/policy/sensitive-files.js';
+import {
+  BUILTIN_MASK_GLOBS,
+  compileSensitiveRules,
+  DEFAULT_SKIP_DIRS,
+  SOURCE_EXTENSIONS,
+} from '../../../src/policy/sensitive-files.js';
 
 const builtins = compileSensitiveRules();
 
@@ -43,11 +48,16 @@ describe('built-in masks', () => {
   });
 
   it('name hints (*secret*, *password*) mask data and config files, never source code or docs', () => {
-    const data = ['secret', 'client_secret.json', 'k8s/secrets.yaml', 'a/my-secret-file', '.secret', 'db/password.txt', 'reset-passwords.csv', 'x.secret.env'];
+    const data = ['secret', 'client_secret.json', 'k8s/secrets.yaml', 'a/my-secret-file', '.secret'];
+    data.push('db/password.txt', 'reset-passwords.csv', 'x.secret.env');
     for (const path of data) expect(builtins.classify(path, false), path).toBe('hint');
-    const code = ['src/runtime/secrets.ts', 'src/profile/schema-secrets.ts', 'dist/secrets-3f2a.js', 'dist/secrets-3f2a.js.map', 'lib/password_hash.py', 'PasswordReset.java', 'scripts/rotate-secrets.sh', 'docs/password-policy.md', 'x/secret.TS'];
+    const code = ['src/runtime/secrets.ts', 'src/profile/schema-secrets.ts', 'dist/secrets-3f2a.js'];
+    code.push('dist/secrets-3f2a.js.map', 'lib/password_hash.py', 'PasswordReset.java', 'scripts/rotate-secrets.sh');
+    code.push('docs/password-policy.md', 'x/secret.TS');
     for (const path of code) expect(builtins.classify(path, false), path).toBeUndefined();
-    for (const near of ['Secret.txt', 'SECRETS', 'Password.java', 'passwd']) expect(builtins.classify(near, false), near).toBeUndefined();
+    for (const near of ['Secret.txt', 'SECRETS', 'Password.java', 'passwd']) {
+      expect(builtins.classify(near, false), near).toBeUndefined();
+    }
     // A hinted directory is searched, not hidden: the scan classifies what it holds as hinted.
     expect(builtins.classify('k8s/secrets', true)).toBe('hint');
     expect(builtins.classify('k8s/secrets/db.yaml', false, true)).toBe('hint');
@@ -58,10 +68,13 @@ describe('built-in masks', () => {
   });
 
   it('git config files, in nested repositories and submodule gitdirs, are classed git-config', () => {
-    for (const path of ['.git/config', 'vendor/lib/.git/config', '.git/modules/sub/config', '.git/modules/a/b/config']) {
+    const configs = ['.git/config', 'vendor/lib/.git/config', '.git/modules/sub/config', '.git/modules/a/b/config'];
+    for (const path of configs) {
       expect(builtins.classify(path, false), path).toBe('git-config');
     }
-    for (const path of ['config', 'git/config', '.git/config.bak', 'src/config']) expect(builtins.classify(path, false), path).toBeUndefined();
+    for (const path of ['config', 'git/config', '.git/config.bak', 'src/config']) {
+      expect(builtins.classify(path, false), path).toBeUndefined();
+    }
     // A profile glob that names it hides it whole.
     expect(compileSensitiveRules({ files: ['.git/config'] }).classify('.git/config', false)).toBe('mask');
   });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { summaryLines, type Report } from '../../../src/report/report.js';
 
+const WHERE = 'if the command needed one, see `sensitive` in the profile, or --verbose';
 const report = (exitCode: number, paths: string[], count = paths.length): Report => ({
   format: 1,
   sessionId: 's',
@@ -20,9 +21,9 @@ describe('summaryLines: masked files', () => {
   it('a failed command: the count, the first three paths, and where to look', () => {
     expect(summaryLines(report(1, ['/p/.env', '/p/keys/dev.pem', '/p/a.key', '/p/b.key'], 5))).toEqual([
       'sbx: npm exited 1 [profile default, session s, 12 ms]',
-      'sbx: 5 sensitive files were masked (/p/.env, /p/keys/dev.pem, /p/a.key, and 2 more); if the command needed one, see `sensitive` in the profile, or --verbose',
+      `sbx: 5 sensitive files were masked (/p/.env, /p/keys/dev.pem, /p/a.key, and 2 more); ${WHERE}`,
     ]);
-    expect(summaryLines(report(2, ['/p/.env']))[1]).toBe('sbx: 1 sensitive file was masked (/p/.env); if the command needed one, see `sensitive` in the profile, or --verbose');
+    expect(summaryLines(report(2, ['/p/.env']))[1]).toBe(`sbx: 1 sensitive file was masked (/p/.env); ${WHERE}`);
   });
 
   it('a name with a control character is quoted; success or nothing masked adds no line', () => {

@@ -17,6 +17,7 @@ import {
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
+import { findNsjail } from '../nsjail/harness.js';
 
 const MARKER = `SBX-PLANTED-${randomBytes(6).toString('hex')}`;
 const TOKEN = `ghp_${randomBytes(10).toString('hex')}`;
@@ -147,5 +148,38 @@ describe.skipIf(SKIP_INTEGRATION)('a tracked file changed since its commit (real
     expect(add.err).toContain("error: open(\"config/app.key\"): Permission denied");
     expect(git(t.workspace, 'diff', '--cached', '--name-only')).toBe('');
     expect(readFileSync(join(t.workspace, 'config', 'app.key'), 'utf8')).toBe(`${MARKER}\n`);
+  });
+});
+
+// The same generated files under nsjail: the config view and the unreadable stand-in are bound from
+// the session directory by both backends. nsjail: $SBX_NSJAIL or the test build; skipped (and said)
+// without one.
+const nsjail = findNsjail();
+if ('missing' in nsjail) console.warn(`[nsjail masking] SKIPPED: ${nsjail.missing}`);
+
+describe.skipIf(SKIP_INTEGRATION || !('path' in nsjail))('the same under --backend nsjail', () => {
+  let t: TestHost;
+  const opts = () => ({ env: { ...t.env, SBX_NSJAIL: 'path' in nsjail ? nsjail.path : '' }, cwd: t.workspace });
+
+  beforeAll(() => {
+    requireIntegrationPrerequisites();
+    t = makeTestHost('mask-nsjail');
+    makeRepo(t.workspace, { 'config/app.key': 'placeholder\n', 'src/secrets.ts': TRACKED });
+    git(t.workspace, 'remote', 'add', 'origin', `https://user:${TOKEN}@example.invalid/x.git`);
+    writeFileSync(join(t.workspace, 'config', 'app.key'), `${MARKER}\n`);
+    writeFileSync(join(t.workspace, '.env'), `${MARKER}\n`);
+  });
+  afterAll(() => t?.cleanup());
+
+  it('shows .git/config without the token, src/secrets.ts whole, .env empty, the changed key unreadable', async () => {
+    const r = await runSbx(['--backend', 'nsjail', '--', 'cat', '.git/config', 'src/secrets.ts', '.env'], opts());
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain('\turl = https://example.invalid/x.git\n');
+    expect(r.out.endsWith(TRACKED)).toBe(true);
+    expect(r.out).not.toContain(TOKEN);
+    expect(r.out).not.toContain(MARKER);
+    const key = await runSbx(['--backend', 'nsjail', '--', 'cat', 'config/app.key'], opts());
+    expect(key.code).toBe(1);
+    expect(key.err).toContain('config/app.key: Permission denied');
   });
 });

@@ -247,7 +247,7 @@ export function scanSensitiveFiles(root: string, rules: SensitiveRules, opts: { 
   }
   if (truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated };
 
-  const git = decideByGit(absOf, candidates, workTrees, root, maxEntries - scanned);
+  const git = decideByGit(absOf, candidates, workTrees, base, maxEntries - scanned);
   scanned += git.scanned;
   if (git.truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
   const views: SensitiveView[] = [...git.views];

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // Time of the sensitive-file scan that runs before every launch, on a generated 100k-file tree: a
 // source tree, a node_modules of small packages, a .git with loose objects (skipped) and a few
-// hundred secret-looking names. The scan is bundled from src/ in memory with esbuild, so no build
+// hundred secret-looking names. The source files are tracked in a real git index (written by git,
+// the secret-looking names ignored), so the figures include reading the index the scan consults for
+// every candidate in a work tree. The scan is bundled from src/ in memory with esbuild, so no build
 // is needed. A benchmark, not a test: it prints figures and never fails on a time.
 //   node bench/sensitive-scan.mjs [--runs 10] [--files 100000]
 import { build } from 'esbuild';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +79,19 @@ for (let d = 0; files < totalFiles; d++) {
   if (d % 10 === 0 && files < totalFiles) file(`${sub}/${SENSITIVE[d % SENSITIVE.length]}`);
 }
 
+// The index git would have: every source file tracked, the secret-looking names ignored. Written
+// through a separate git directory (the tree's .git is a stand-in with loose objects), then copied.
+writeFileSync(join(tree, '.gitignore'), SENSITIVE.join('\n') + '\n');
+const gitDir = join(work, 'git');
+const git = (...args) => {
+  const r = spawnSync('git', ['--git-dir', gitDir, '--work-tree', tree, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+};
+git('init', '-q');
+git('add', 'src', '.gitignore');
+copyFileSync(join(gitDir, 'index'), join(tree, '.git', 'index'));
+const indexBytes = statSync(join(tree, '.git', 'index')).size;
+
 // The floor: the same walk (readdir with d_type, same directories skipped) doing nothing per entry.
 function bareWalk(rules) {
   const pending = [''];
@@ -108,6 +124,10 @@ const scanFigures = measure(() => scanSensitiveFiles(tree, rules));
 const floorFigures = measure(() => bareWalk(rules));
 rmSync(work, { recursive: true, force: true });
 
-console.log(`sensitive-file scan, ${files} files (${result.scanned} entries examined; .git/objects and node_modules skipped), ${runs} runs`);
+const indexMb = (indexBytes / 1e6).toFixed(1);
+console.log(
+  `sensitive-file scan, ${files} files (${result.scanned} entries examined; .git/objects and node_modules skipped; ` +
+    `git index ${indexMb} MB), ${runs} runs`,
+);
 console.log(`  scanSensitiveFiles   ${scanFigures}   masks ${result.masks.length}   protect ${result.protect.length}   truncated ${result.truncated}`);
 console.log(`  bare readdir walk    ${floorFigures}`);

@@ -37,7 +37,7 @@ import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './runtime/exec.js';
 import { probeBwrap, probeNsjail, scanRootOnly, type BwrapInfo } from './runtime/host.js';
 import { openPins, type Pins } from './runtime/pins.js';
-import { newSessionId, openSession, sessionBase } from './runtime/session.js';
+import { newSessionId, openSession, sessionBase, writeFileMounts } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';
 import { userDirs } from './runtime/user-dirs.js';
 import { VERSION } from './version.js';
@@ -258,7 +258,7 @@ async function prepare(
   const mounted =
     resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [] };
+  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [], views: [] };
   // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
   // sockets: hidden wherever a bind would show them, so no sandbox can swap another run's files.
   const sessions = pins.probe(sessionBase(hostEnv, uid));
@@ -273,7 +273,7 @@ async function prepare(
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-    sensitiveFiles: { masks: [...sensitiveFiles.masks, ...sessionMask], protect: sensitiveFiles.protect },
+    sensitiveFiles: { masks: [...sensitiveFiles.masks, ...sessionMask], protect: sensitiveFiles.protect, views: sensitiveFiles.views },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({
@@ -506,6 +506,7 @@ async function runPrepared(
   let limits: PreparedLimits | undefined;
   let proxy: EgressProxy | undefined;
   try {
+    writeFileMounts(session, p.policy.mounts);
     const net = p.policy.network;
     if (net.kind === 'filtered' && net.bridge) {
       // Only allow-list runs pay for the proxy; it listens before the sandbox starts.
@@ -587,7 +588,9 @@ async function runPrepared(
       ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
       droppedEnv: p.policy.env.dropped.map((d) => d.name),
       secrets: p.policy.env.secrets,
-      masked: p.policy.mounts.flatMap((m) => (m.kind === 'mask' && m.reason === 'sensitive file' ? [m.target] : [])),
+      masked: p.policy.mounts.flatMap((m) =>
+        (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' ? [m.target] : [],
+      ),
       ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
       ...(captured ? { captured } : {}),
     };

@@ -5,7 +5,7 @@ import { SbxError } from '../errors.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
-import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type ExtraFd, type Launch, type Session } from './launch.js';
+import { dataFilePath, EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type ExtraFd, type Launch, type Session } from './launch.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
@@ -27,7 +27,8 @@ export const BWRAP_MAX_ARGS = 9000;
 /** Hands out the child descriptor number of a pinned mount source (one per bind: bwrap closes each after use). */
 type PinFd = (source: string) => number;
 
-function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: PinFd): string[] {
+/** `ordinal`: the mount's position among the policy's `file` mounts (where its content was written). */
+function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: PinFd, ordinal: number): string[] {
   switch (mount.kind) {
     case 'bind':
       // The descriptor, not the path: bwrap would resolve the path again, after sbx checked it, and a
@@ -56,6 +57,8 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
       return mount.what === 'file'
         ? ['--ro-bind', session.emptyFile, mount.target]
         : ['--perms', '0555', ...(host.features.tmpfsSize ? ['--size', '4096'] : []), '--tmpfs', mount.target, '--remount-ro', mount.target];
+    case 'file':
+      return ['--ro-bind', dataFilePath(session, ordinal), mount.target];
     case 'session-dir':
       return ['--ro-bind', session.dir, mount.target];
     case 'remount-ro':
@@ -96,6 +99,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
   const pins: ExtraFd[] = [];
   const firstPinFd = seccomp ? seccompFd + 1 : seccompFd;
   const pinFd: PinFd = (source) => firstPinFd + pins.push({ purpose: 'bind', source }) - 1;
+  const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   const options = [
     ...compileNamespaces(policy, host),
     '--uid', String(policy.identity.uid),
@@ -106,7 +110,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
     // (CVE-2017-5226); an interactive shell keeps job control and TIOCSTI is left to seccomp.
     ...(host.stdinIsTty ? [] : ['--new-session']),
     '--cap-drop', 'ALL',
-    ...policy.mounts.flatMap((m) => compileMount(m, session, host, pinFd)),
+    ...policy.mounts.flatMap((m) => compileMount(m, session, host, pinFd, fileMounts.indexOf(m))),
     ...compileEnv({ ...policy.env.vars, ...session.secretEnv }),
     '--chdir', policy.cwd,
   ];

@@ -34,6 +34,11 @@ export interface Session {
   secretEnv?: Record<string, string>;
 }
 
+/** Where the runtime writes the content of the policy's `ordinal`-th `file` mount, for the backend to bind. */
+export function dataFilePath(session: Session, ordinal: number): string {
+  return `${session.dir}/file-${ordinal}`;
+}
+
 /** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */
 export const EGRESS_HTTP_SOCKET = 'egress-http.sock';
 export const EGRESS_SOCKS_SOCKET = 'egress-socks.sock';

@@ -10,7 +10,7 @@ import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
 import { commandOf } from './bwrap.js';
-import type { Launch, Session } from './launch.js';
+import { dataFilePath, type Launch, type Session } from './launch.js';
 
 export interface NsjailHost {
   /** Absolute path of the nsjail binary. */
@@ -63,6 +63,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'mounts.remount-ro', effect: 'equivalent', detail: 'nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail\'s read-only root (no --rw)' },
   { feature: 'mounts.bind.optional', effect: 'equivalent', detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)' },
   { feature: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
+  {
+    feature: 'mounts.file',
+    effect: 'equivalent',
+    detail: 'the content is written to the session directory by the runtime and bound read-only, as with bwrap',
+  },
   { feature: 'limits.memoryBytes', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks" },
   { feature: 'limits.pids', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)" },
   { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },
@@ -123,7 +128,8 @@ function hostBacked(m: Mount): boolean {
 
 /** Whether the mount point of `m`, inside the host bind `parent`, is known to exist on the host. */
 function mountpointExists(m: Mount, parent: Mount): boolean {
-  if (m.kind === 'mask' || m.target === parent.target) return true; // derivePolicy masks existing paths only
+  // derivePolicy masks (and covers with generated files) existing paths only.
+  if (m.kind === 'mask' || m.kind === 'file' || m.target === parent.target) return true;
   if (parent.kind !== 'bind') return false;
   return m.kind === 'bind' && posix.join(parent.source, posix.relative(parent.target, m.target)) === m.source;
 }
@@ -239,7 +245,8 @@ function compileDev(target: string): string[] {
   ];
 }
 
-function compileMount(m: Mount, readOnly: boolean, session: Session): string[] {
+/** `ordinal`: the mount's position among the policy's `file` mounts (where its content was written). */
+function compileMount(m: Mount, readOnly: boolean, session: Session, ordinal: number): string[] {
   switch (m.kind) {
     case 'bind':
       return [m.access === 'rw' && !readOnly ? '--bindmount' : '--bindmount_ro', `${m.source}:${m.target}`];
@@ -255,6 +262,8 @@ function compileMount(m: Mount, readOnly: boolean, session: Session): string[] {
       return ['--symlink', `${m.linkTo}:${m.target}`];
     case 'mask':
       return m.what === 'file' ? ['--bindmount_ro', `${session.emptyFile}:${m.target}`] : tmpfs(m.target, MASK_TMPFS_BYTES, 0o555, true);
+    case 'file':
+      return ['--bindmount_ro', `${dataFilePath(session, ordinal)}:${m.target}`];
     case 'session-dir':
       return ['--bindmount_ro', `${session.dir}:${m.target}`];
     case 'remount-ro':
@@ -333,6 +342,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
   const { readOnly, rootReadOnly } = foldRemounts(policy.mounts);
   const timeoutMs = policy.limits.timeoutMs;
   const hasProc = policy.mounts.some((m) => m.kind === 'proc');
+  const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   // nsjail joins repeated --seccomp_string values with newlines: one per line keeps each argument
   // line-free (and the golden files readable). It installs the filter last, right before execve.
   const seccomp = policy.seccomp.rules.length > 0 ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n') : [];
@@ -360,7 +370,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     '--time_limit', timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
     ...compileRlimits(policy.limits),
     ...(rootReadOnly ? [] : ['--rw']),
-    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session)),
+    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session, fileMounts.indexOf(m))),
     ...(hasProc ? [] : ['--disable_proc']),
     ...seccomp.flatMap((line) => ['--seccomp_string', line]),
     ...(command[0]!.includes('/') ? [] : ['--exec_file', host.execPath!]),

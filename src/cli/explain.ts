@@ -20,6 +20,8 @@ function describeMount(m: Mount): string {
       return `link  ${m.target} -> ${m.linkTo}`;
     case 'mask':
       return `mask  ${m.target}`;
+    case 'file':
+      return `file  ${m.target} (${m.mode === 0 ? 'unreadable' : 'generated'})`;
     case 'session-dir':
       return `ro    ${m.target} <- session dir`;
     case 'remount-ro':

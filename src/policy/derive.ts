@@ -361,18 +361,20 @@ export function derivePolicy(input: DeriveInput): Policy {
   const binds = mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
   const sandboxPathsOf = (real: string): string[] =>
     [...new Set(binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))))];
-  // The host path each mask hides: its mount point exists there (checkMountPoints).
+  // The host path each mask or view hides: its mount point exists there (checkMountPoints).
   const maskedPaths = new Map<Mount, string>();
-  const mask = (real: string, dir: boolean, reason: string) => {
+  const cover = (real: string, mount: (target: string) => Mount) => {
     for (const target of sandboxPathsOf(real)) {
       // Already hidden (e.g. ~/.ssh/id_rsa under a masked ~/.ssh): a mount point inside the read-only
       // mask could not even be created.
       if (mounts.some((m) => m.kind === 'mask' && isWithin(target, m.target))) continue;
-      const m: Mount = { kind: 'mask', target, what: dir ? 'dir' : 'file', reason };
+      const m = mount(target);
       maskedPaths.set(m, real);
       mounts.push(m);
     }
   };
+  const mask = (real: string, dir: boolean, reason: string) =>
+    cover(real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
 
   // Git hooks run on the host at the next commit: a sandboxed build must not be able to plant one.
   // Bound before the masks, which must come last (a bind placed after a mask would uncover it).
@@ -397,8 +399,17 @@ export function derivePolicy(input: DeriveInput): Policy {
     if (f.exists) mask(f.real, f.type === 'dir', 'sensitive root');
   }
 
-  // Secret-looking files in the mounted trees (.env, *.pem, .git/config, ...): hidden wherever they appear.
-  for (const { path, dir } of host.sensitiveFiles.masks) mask(path, dir, 'sensitive file');
+  // Secret-looking files in the mounted trees (.env, *.pem, ...): hidden wherever they appear. A
+  // file git tracks with other content gets a stand-in nobody can read: `git add` inside then fails
+  // on it instead of committing an empty file in its place.
+  for (const { path, dir, tracked } of host.sensitiveFiles.masks) {
+    if (tracked) cover(path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
+    else mask(path, dir, 'sensitive file');
+  }
+  // .git/config without credentials, exclude lists naming the masked files: generated content.
+  for (const view of host.sensitiveFiles.views) {
+    cover(view.path, (target) => ({ kind: 'file', target, content: view.content, mode: 0o444, reason: view.reason }));
+  }
 
   const identity =
     profile.user === 'root'

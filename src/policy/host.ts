@@ -32,7 +32,13 @@ export interface Host {
   rootOnly: { path: string; dir: boolean }[];
   /**
    * Secret-looking files found in the mounted trees (sensitiveScanRoots) by runtime/sensitive-scan.ts:
-   * `masks` are hidden, `protect` (git hooks) bound read-only over themselves. Host realpaths.
+   * `masks` are hidden (`tracked`: git tracks the file with other content, so its stand-in must be
+   * unreadable), `protect` (git hooks) bound read-only over themselves, `views` (git config without
+   * credentials, exclude lists) shown with generated content. Host realpaths.
    */
-  sensitiveFiles: { masks: { path: string; dir: boolean }[]; protect: string[] };
+  sensitiveFiles: {
+    masks: { path: string; dir: boolean; tracked?: true }[];
+    protect: string[];
+    views: { path: string; content: string; reason: string }[];
+  };
 }

@@ -1,7 +1,9 @@
 // Secret-looking files inside a mounted tree (a workspace, a bound project): the scan in
 // runtime/sensitive-scan.ts finds them, the backend masks them so the sandboxed command reads
-// nothing. Seed 000 "Sensitive File Deny List" (.env, credentials, keys, .git/config), plus the
-// registry and SSH-key names of SENSITIVE_HOME_ROOTS, which also turn up copied into projects.
+// nothing (.env, credentials, keys), or shows a view without credentials (.git/config). The names
+// include the registry and SSH-key files of SENSITIVE_HOME_ROOTS, which also turn up copied into
+// projects. The classes (credential names, name hints, git config) are explained in
+// sensitive-globs.ts.
 //
 // Glob dialect (built-ins and profile additions alike): minimatch with `dot: true`, matched against
 // the path relative to the tree root. As in .gitignore, a pattern without a slash matches at any
@@ -12,12 +14,28 @@ import { braceExpand, makeRe, type MinimatchOptions } from 'minimatch';
 import { sensitiveRulesFrom, type MatcherData, type RegExpData, type RuleSetData, type SensitiveRuleData, type SensitiveRules } from './sensitive-matcher.js';
 
 export type { SensitiveClass, SensitiveRules } from './sensitive-matcher.js';
-import { BUILTIN_EXCEPT_GLOBS, BUILTIN_MASK_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS } from './sensitive-globs.js';
+import {
+  BUILTIN_EXCEPT_GLOBS,
+  BUILTIN_GIT_CONFIG_GLOBS,
+  BUILTIN_HINT_GLOBS,
+  BUILTIN_MASK_GLOBS,
+  BUILTIN_PROTECT_GLOBS,
+  DEFAULT_SKIP_DIRS,
+  SOURCE_EXTENSIONS,
+} from './sensitive-globs.js';
 
-export { BUILTIN_EXCEPT_GLOBS, BUILTIN_MASK_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS } from './sensitive-globs.js';
+export {
+  BUILTIN_EXCEPT_GLOBS,
+  BUILTIN_GIT_CONFIG_GLOBS,
+  BUILTIN_HINT_GLOBS,
+  BUILTIN_MASK_GLOBS,
+  BUILTIN_PROTECT_GLOBS,
+  DEFAULT_SKIP_DIRS,
+  SOURCE_EXTENSIONS,
+} from './sensitive-globs.js';
 
 export interface SensitiveRuleInput {
-  /** Profile globs masked, added to the built-ins. */
+  /** Profile globs masked (as credential names are, whatever the file holds), added to the built-ins. */
   files?: readonly string[];
   /** Profile globs never masked, added to the built-in exceptions. */
   except?: readonly string[];
@@ -128,11 +146,19 @@ export function compileSensitiveRuleData(input: SensitiveRuleInput = {}): Sensit
   const skipPatterns = [...DEFAULT_SKIP_DIRS, ...(input.skip ?? [])];
   return {
     mask: compileRuleSet(maskPatterns),
+    hint: compileRuleSet(BUILTIN_HINT_GLOBS),
+    gitConfig: compileRuleSet(BUILTIN_GIT_CONFIG_GLOBS),
+    source: { source: `\\.(?:${SOURCE_EXTENSIONS.join('|')})$`, flags: 'i' },
     except: compileRuleSet([...BUILTIN_EXCEPT_GLOBS, ...(input.except ?? [])]),
     protect: compileRuleSet(BUILTIN_PROTECT_GLOBS),
     skip: unionOf(skipPatterns.map((p) => normaliseGlob(p).glob).flatMap((g) => [g, `${g}/**`])),
     skipLiterals: literalFilter(skipPatterns),
-    names: literalFilter([...maskPatterns, ...BUILTIN_PROTECT_GLOBS]),
+    names: literalFilter([
+      ...maskPatterns,
+      ...BUILTIN_HINT_GLOBS,
+      ...BUILTIN_GIT_CONFIG_GLOBS,
+      ...BUILTIN_PROTECT_GLOBS,
+    ]),
   };
 }
 

@@ -1,15 +1,19 @@
-// The built-in sensitive-file globs (docs/DESIGN.md, "Sensitive roots and files"); their dialect is described
-// in sensitive-files.ts, which compiles them. Data only: the runtime keys its cache of the compiled
-// rules on these lists.
+// The built-in sensitive-file globs (docs/DESIGN.md, "Sensitive roots and files"); their dialect is described in sensitive-files.ts, which
+// compiles them. Data only: the runtime keys its cache of the compiled rules on these lists.
+//
+// Decided by what a file is, not only by its name. A credential name (.env, a private key, a
+// registry's token file) is masked wherever it is not tracked by git (runtime/sensitive-scan.ts
+// checks the index). A name hint (*secret*, *password*) is weaker: `src/runtime/secrets.ts` is code
+// that reads secrets, not one, so a hint masks only files that are not source code or docs
+// (SOURCE_EXTENSIONS), and a directory named by a hint is searched, not hidden whole.
 
+/** Credential files by name: masked unless git tracks them with this exact content. */
 export const BUILTIN_MASK_GLOBS: readonly string[] = [
   '.env',
   '.env.*',
   '**/.env',
   '**/.env.*',
   '**/credentials.json',
-  '**/*secret*',
-  '**/*password*',
   '**/*.pem',
   '**/*.key',
   '**/*.p12',
@@ -21,14 +25,38 @@ export const BUILTIN_MASK_GLOBS: readonly string[] = [
   '**/.pypirc',
   '**/.netrc',
   '**/.git-credentials',
-  // Remote URLs with embedded tokens (https://x-access-token:…@github.com), credential helpers.
-  // Submodules keep theirs in .git/modules/<path>/config.
+];
+
+/** Name hints: masked only for data and config files (not SOURCE_EXTENSIONS), and only untracked. */
+export const BUILTIN_HINT_GLOBS: readonly string[] = ['**/*secret*', '**/*password*'];
+
+/**
+ * Extensions of source code, scripts and docs (lowercase, no dot): a hint never masks these. Data
+ * and config formats (.json .yaml .toml .ini .txt .sql .env ...) are not here: that is where a
+ * `db-password.txt` or `client_secret.json` keeps its value.
+ */
+export const SOURCE_EXTENSIONS: readonly string[] = [
+  'ts', 'tsx', 'mts', 'cts', 'js', 'jsx', 'mjs', 'cjs', 'map', 'vue', 'svelte', 'astro',
+  'py', 'pyi', 'pyx', 'go', 'rs', 'java', 'kt', 'kts', 'scala', 'groovy', 'gradle', 'clj', 'cljs',
+  'c', 'h', 'cc', 'cpp', 'cxx', 'hpp', 'hh', 'hxx', 'm', 'mm', 'cs', 'fs', 'vb', 'swift', 'dart',
+  'rb', 'erb', 'php', 'pl', 'pm', 'lua', 'r', 'jl', 'ex', 'exs', 'erl', 'hrl', 'hs', 'ml', 'mli',
+  'elm', 'nim', 'zig', 'v', 'sv', 'vhd', 'sol', 'proto', 'graphql', 'gql',
+  'sh', 'bash', 'zsh', 'fish', 'ps1', 'psm1', 'bat', 'cmd',
+  'html', 'htm', 'css', 'scss', 'sass', 'less', 'md', 'mdx', 'markdown', 'rst', 'adoc', 'tex',
+];
+
+/**
+ * Git's own config files: not hidden but replaced by a view without credentials (policy/git-config.ts),
+ * so git inside still knows user.name, remotes and branches. Submodules keep theirs in
+ * .git/modules/<path>/config.
+ */
+export const BUILTIN_GIT_CONFIG_GLOBS: readonly string[] = [
   '.git/config',
   '**/.git/config',
   '**/.git/modules/**/config',
 ];
 
-/** Committed templates that name variables without values: never masked. */
+/** Committed templates that name variables without values: never masked (nor by a hint). */
 export const BUILTIN_EXCEPT_GLOBS: readonly string[] = ['**/.env.example', '**/.env.sample', '**/.env.template', '**/.env.dist'];
 
 // Bound read-only over themselves, not hidden: git runs hooks on the host at the next commit or

@@ -21,7 +21,14 @@ export interface RuleSetData {
 }
 
 export interface SensitiveRuleData {
+  /** Credential names and the profile's `sensitive.files`. */
   mask: RuleSetData;
+  /** Name hints: mask only what is not source code (`source`). */
+  hint: RuleSetData;
+  /** Git config files, shown without credentials. */
+  gitConfig: RuleSetData;
+  /** Basenames of source code and docs (by extension). */
+  source: RegExpData;
   except: RuleSetData;
   protect: RuleSetData;
   skip: RegExpData[];
@@ -31,15 +38,21 @@ export interface SensitiveRuleData {
   names: RegExpData | null;
 }
 
-export type SensitiveClass = 'mask' | 'protect';
+/**
+ * mask: a credential by name, hidden unless git tracks it as is. hint: a name hint, hidden only when
+ * it is not source code (a directory with a hint is searched, and its files count as hinted).
+ * git-config: replaced by a view without credentials. protect: bound read-only over itself.
+ */
+export type SensitiveClass = 'mask' | 'hint' | 'git-config' | 'protect';
 
 export interface SensitiveRules {
   /**
    * What to do with `relPath` (relative to the tree root, `/`-separated, no leading `./`). `isDir` is
-   * true for directories and for symlinks (they may resolve to one). Masking beats protection: a
-   * masked hooks directory is already out of reach.
+   * true for directories and for symlinks (they may resolve to one). `hinted`: the path lies in a
+   * directory a hint matched, so it is hinted itself. Masking beats protection: a masked hooks
+   * directory is already out of reach. A hinted file that is source code is left alone (undefined).
    */
-  classify(relPath: string, isDir: boolean): SensitiveClass | undefined;
+  classify(relPath: string, isDir: boolean, hinted?: boolean): SensitiveClass | undefined;
   /** Whether the walk may skip everything below `relDir` (a skip directory or inside one). */
   canPrune(relDir: string): boolean;
   /**
@@ -63,14 +76,23 @@ function ruleSetMatcher(data: RuleSetData): (relPath: string, isDir: boolean) =>
 
 export function sensitiveRulesFrom(data: SensitiveRuleData): SensitiveRules {
   const mask = ruleSetMatcher(data.mask);
+  const hint = ruleSetMatcher(data.hint);
+  const gitConfig = ruleSetMatcher(data.gitConfig);
+  const source = new RegExp(data.source.source, data.source.flags);
   const except = ruleSetMatcher(data.except);
   const protect = ruleSetMatcher(data.protect);
   const skip = revive(data.skip);
   const skipLiterals = data.skipLiterals && new RegExp(data.skipLiterals.source, data.skipLiterals.flags);
   const names = data.names && new RegExp(data.names.source, data.names.flags);
   return {
-    classify(relPath, isDir) {
-      if (mask(relPath, isDir) && !except(relPath, isDir)) return 'mask';
+    classify(relPath, isDir, hinted = false) {
+      const excepted = () => except(relPath, isDir);
+      if (mask(relPath, isDir)) return excepted() ? undefined : 'mask';
+      if (gitConfig(relPath, isDir) && !excepted()) return 'git-config';
+      if ((hinted || hint(relPath, isDir)) && !excepted()) {
+        // A directory is searched whatever its name; a file is hinted unless it is code or docs.
+        if (isDir || !source.test(relPath.slice(relPath.lastIndexOf('/') + 1))) return 'hint';
+      }
       if (protect(relPath, isDir)) return 'protect';
       return undefined;
     },

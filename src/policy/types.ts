@@ -14,6 +14,12 @@ export type Mount =
   | { kind: 'symlink'; target: string; linkTo: string; reason: string }
   /** Hide a file (an empty read-only file over it) or a directory (an empty read-only tmpfs). */
   | { kind: 'mask'; target: string; what: 'file' | 'dir'; reason: string }
+  /**
+   * A read-only file over `target` with content sbx generated (a .git/config without credentials,
+   * an exclude list; mode 0 for a stand-in nobody may read). Never a secret, so it may sit in the
+   * Policy; the runtime writes it to the session directory (backend/launch.ts dataFilePath).
+   */
+  | { kind: 'file'; target: string; content: string; mode: number; reason: string }
   /** This run's session directory (the egress proxy's sockets), read-only: connecting needs no write to the mount. */
   | { kind: 'session-dir'; target: string; reason: string }
   /** Make an earlier mount (or the sandbox root `/`) read-only once everything below it is in place. */

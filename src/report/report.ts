@@ -10,6 +10,8 @@ export const REPORT_FORMAT = 1 as const;
 const MASKED_SHOWN = 100;
 /** Violations spelled out on stderr; the report has every one. */
 const VIOLATIONS_SHOWN = 10;
+/** The summary line after a failure names the first few. */
+const MASKED_IN_SUMMARY = 3;
 
 /**
  * The JSON report (--report-fd, --report-file, --capture). Its JSON Schema, schema/report.schema.json,
@@ -132,5 +134,15 @@ export function summaryLines(report: Report): string[] {
     lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
   }
   for (const hint of limitHints(report)) lines.push(`sbx: hint: ${hint}`);
+  // A failing command may have needed a file it was shown empty: say so without --verbose.
+  const masked = report.masked;
+  if (report.exitCode !== 0 && masked && masked.count > 0) {
+    const quote = (p: string) => (/[\x00-\x1f\x7f]/.test(p) ? JSON.stringify(p) : p);
+    const shown = masked.paths.slice(0, MASKED_IN_SUMMARY).map(quote);
+    const more = masked.count > shown.length ? `, and ${masked.count - shown.length} more` : '';
+    const files = masked.count === 1 ? '1 sensitive file was' : `${masked.count} sensitive files were`;
+    const where = 'if the command needed one, see `sensitive` in the profile, or --verbose';
+    lines.push(`sbx: ${files} masked (${shown.join(', ')}${more}); ${where}`);
+  }
   return lines;
 }

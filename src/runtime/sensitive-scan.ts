@@ -1,24 +1,75 @@
 // Walks a tree that will be mounted into the sandbox and lists what the rules of
-// policy/sensitive-files.ts mask or protect there. Runs on every launch before bwrap, so it is
-// written for speed: no stat calls (d_type from readdir), no path built for an entry whose basename
-// no rule can match, one RegExp test per entry.
+// policy/sensitive-files.ts mask, protect or replace there. Runs on every launch before bwrap, so it
+// is written for speed: no stat calls (d_type from readdir), no path built for an entry whose
+// basename no rule can match, one RegExp test per entry, and git's index read only when a candidate
+// lies in a work tree (runtime/git-index.ts, one pass over its bytes).
+//
+// Git-aware: a file git tracks with exactly this content is not masked. Its content is in the object
+// store (`git show HEAD:path` reads it), so masking it protects nothing, and an empty stand-in breaks
+// the build and shows as a modification that `git add -A` would commit. The index lies in the
+// mounted tree, where the sandbox can write it: a sandbox that stages `.env` (masked, so it can only
+// stage the empty stand-in or content it knows) gets an entry whose blob id is not the real file's,
+// and the real `.env` stays masked. An index that cannot be read or parsed exempts nothing (masked
+// by name: fail closed).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, type Dirent } from 'node:fs';
-import { join } from 'node:path';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  type Dirent,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
+import { sanitizeGitConfig } from '../policy/git-config.js';
 import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
-import { BUILTIN_EXCEPT_GLOBS, BUILTIN_MASK_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS } from '../policy/sensitive-globs.js';
+import {
+  BUILTIN_EXCEPT_GLOBS,
+  BUILTIN_GIT_CONFIG_GLOBS,
+  BUILTIN_HINT_GLOBS,
+  BUILTIN_MASK_GLOBS,
+  BUILTIN_PROTECT_GLOBS,
+  DEFAULT_SKIP_DIRS,
+  SOURCE_EXTENSIONS,
+} from '../policy/sensitive-globs.js';
 import { sensitiveRulesFrom, type SensitiveRuleData } from '../policy/sensitive-matcher.js';
 import { VERSION } from '../version.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
+import {
+  isIndexFormatError,
+  MAX_INDEX_BYTES,
+  queryIndex,
+  readRegularFile,
+  verifyTracked,
+  type IndexAnswer,
+  type IndexEntry,
+} from './git-index.js';
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
+/** A git config or exclude file larger than this is masked, not parsed. */
+const MAX_GIT_TEXT_BYTES = 1024 * 1024;
 
 export interface SensitiveMask {
   /** Absolute host path (the tree root joined with the entry's relative path). */
   path: string;
   what: 'file' | 'dir';
+  /**
+   * Tracked by git, but the working file differs from the index: masked, with a stand-in git cannot
+   * read, so no commit made inside can record the stand-in in its place.
+   */
+  tracked?: true;
+}
+
+/** A file shown with content sbx generated (never a secret): a git config view, an exclude list. */
+export interface SensitiveView {
+  path: string;
+  content: string;
+  reason: string;
 }
 
 export interface SensitiveScan {
@@ -26,6 +77,8 @@ export interface SensitiveScan {
   masks: SensitiveMask[];
   /** Absolute host paths to bind read-only over themselves; sorted. */
   protect: string[];
+  /** Files replaced by generated content. */
+  views: SensitiveView[];
   /**
    * Matching symlinks (never followed by the walk). A mount over a symlink lands on its target
    * inside the sandbox, and a dangling one would make bwrap fail: the caller resolves them.
@@ -41,6 +94,81 @@ function errorCode(cause: unknown): string | undefined {
   return (cause as NodeJS.ErrnoException | undefined)?.code;
 }
 
+const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/** What the walk found that git may decide: a file or directory matched by name. */
+interface Candidate {
+  rel: string;
+  dir: boolean;
+}
+
+/** A git work tree: where it is (relative to the scan root, or above it) and its git directory. */
+interface WorkTree {
+  /** Relative to the scan root; '' for the root itself. Undefined for a work tree above the root. */
+  rel: string | undefined;
+  /** The scan root's path inside the work tree ('' unless the work tree is above the root). */
+  prefix: string;
+  gitDir: string | undefined;
+}
+
+/**
+ * The git directory of a work tree: `.git` itself, or the one a `.git` file names (worktrees and
+ * submodules: "gitdir: PATH", relative to the work tree).
+ */
+function gitDirOf(workTree: string): string | undefined {
+  const dotGit = join(workTree, '.git');
+  try {
+    if (lstatSync(dotGit).isDirectory()) return dotGit;
+  } catch {
+    return undefined;
+  }
+  const text = readRegularFile(dotGit, 4096)?.toString('utf8');
+  const m = text && /^gitdir: (.+?)\r?\n?$/.exec(text);
+  return m ? resolve(workTree, m[1]!) : undefined;
+}
+
+/** The work tree enclosing `root` from above (git's own discovery: the nearest parent with a .git). */
+function enclosingWorkTree(root: string): WorkTree | undefined {
+  let dir = root;
+  while (dir !== '/') {
+    const parent = dirname(dir);
+    try {
+      lstatSync(join(parent, '.git'));
+    } catch {
+      dir = parent;
+      continue;
+    }
+    return { rel: undefined, prefix: root.slice(parent === '/' ? 1 : parent.length + 1), gitDir: gitDirOf(parent) };
+  }
+  return undefined;
+}
+
+/** The index's entries for the paths asked, or undefined when there is no index or it does not parse. */
+function readIndex(
+  gitDir: string | undefined,
+  files: ReadonlySet<string>,
+  dirs: readonly string[],
+): IndexAnswer | undefined {
+  const bytes = gitDir === undefined ? undefined : readRegularFile(join(gitDir, 'index'), MAX_INDEX_BYTES);
+  if (!bytes) return undefined;
+  // SHA-1 repositories, then SHA-256 ones (the index does not say which; a wrong guess does not parse).
+  for (const hashBytes of [20, 32]) {
+    try {
+      return queryIndex(bytes, { files, dirs }, hashBytes);
+    } catch (error) {
+      if (!isIndexFormatError(error)) throw error;
+    }
+  }
+  return undefined;
+}
+
+/** A gitignore line matching exactly this path from the work tree's top (none for a newline in it). */
+function excludeLine(rel: string, dir: boolean): string | undefined {
+  if (rel.includes('\n') || rel.includes('\r')) return undefined;
+  const escaped = rel.replace(/[\\*?[]/g, '\\$&').replace(/ $/, '\\ ');
+  return `/${escaped}${dir ? '/' : ''}`;
+}
+
 /**
  * Never follows symlinks: readdir's d_type says "symlink" and that entry is classified by its own
  * name, not descended. `root` is the (realpath of the) mount source; a root that cannot be read
@@ -50,66 +178,245 @@ export function scanSensitiveFiles(root: string, rules: SensitiveRules, opts: { 
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES;
   const base = root.length > 1 && root.endsWith('/') ? root.slice(0, -1) : root;
   const absOf = (rel: string) => (rel === '' ? base : base === '/' ? `/${rel}` : `${base}/${rel}`);
-  const masks: SensitiveMask[] = [];
+  const candidates: Candidate[] = [];
+  const gitConfigs: string[] = [];
+  const unreadable: SensitiveMask[] = [];
   const protect: string[] = [];
   const links: string[] = [];
-  const pending: string[] = [''];
+  const workTrees: string[] = [];
+  const pending: { rel: string; hinted: boolean }[] = [{ rel: '', hinted: false }];
   let scanned = 0;
   let truncated = false;
 
-  while (pending.length > 0) {
-    const rel = pending.pop()!;
-    let entries: Dirent[];
+  const list = (rel: string): Dirent[] | undefined => {
     try {
-      entries = readdirSync(absOf(rel), { withFileTypes: true });
+      return readdirSync(absOf(rel), { withFileTypes: true });
     } catch (cause) {
       const code = errorCode(cause);
       if (rel === '') throw cause;
       // Removed since its parent was listed: nothing left to mask.
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       // Unreadable to us is not unreadable to the sandbox: the same uid can chmod its own directory
       // on a writable mount. What it holds is unknown, so it is masked whole (fail closed).
       if (code === 'EACCES' || code === 'EPERM') {
-        masks.push({ path: absOf(rel), what: 'dir' });
-        continue;
+        unreadable.push({ path: absOf(rel), what: 'dir' });
+        return undefined;
       }
       throw cause;
     }
+  };
+
+  while (pending.length > 0) {
+    const { rel, hinted } = pending.pop()!;
+    const entries = list(rel);
+    if (!entries) continue;
     if (scanned + entries.length > maxEntries) {
       truncated = true;
       break;
     }
     scanned += entries.length;
     const prefix = rel === '' ? '' : `${rel}/`;
+    const insideGitDir = `/${rel}/`.includes('/.git/');
     for (const entry of entries) {
       const isDirectory = entry.isDirectory();
-      const candidate = rules.mayMatchName(entry.name);
+      // A repository's own files are never hinted: its config has a view, the rest is git's data.
+      const isDotGit = entry.name === '.git';
+      if (isDotGit && !insideGitDir) workTrees.push(rel);
+      const inherits = hinted && !isDotGit;
+      const candidate = inherits || rules.mayMatchName(entry.name);
       if (!candidate && !isDirectory) continue;
       const childRel = prefix + entry.name;
-      const verdict = candidate ? rules.classify(childRel, isDirectory || entry.isSymbolicLink()) : undefined;
-      if (verdict === 'mask' && entry.isSymbolicLink()) {
-        links.push(absOf(childRel));
-        continue;
-      }
-      if (verdict === 'mask') {
-        masks.push({ path: absOf(childRel), what: isDirectory ? 'dir' : 'file' });
+      const verdict = candidate ? rules.classify(childRel, isDirectory || entry.isSymbolicLink(), inherits) : undefined;
+      if (verdict === 'mask' || verdict === 'hint' || verdict === 'git-config') {
+        if (entry.isSymbolicLink()) {
+          links.push(absOf(childRel));
+        } else if (verdict === 'git-config') {
+          if (isDirectory) candidates.push({ rel: childRel, dir: true });
+          else gitConfigs.push(childRel);
+        } else if (verdict === 'mask' || !isDirectory) {
+          candidates.push({ rel: childRel, dir: isDirectory });
+        } else {
+          // A hinted directory is searched: its files are judged one by one, as hinted.
+          pending.push({ rel: childRel, hinted: true });
+        }
         continue;
       }
       if (verdict === 'protect') protect.push(absOf(childRel));
-      if (isDirectory && !rules.canPrune(childRel)) pending.push(childRel);
+      if (isDirectory && !rules.canPrune(childRel)) pending.push({ rel: childRel, hinted: inherits });
     }
   }
+  if (truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated };
 
-  masks.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const git = decideByGit(absOf, candidates, workTrees, base, maxEntries - scanned);
+  scanned += git.scanned;
+  if (git.truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
+  const views: SensitiveView[] = [...git.views];
+  const masks = [...unreadable, ...git.masks];
+  for (const rel of gitConfigs) {
+    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
+    if (!text) {
+      masks.push({ path: absOf(rel), what: 'file' });
+      continue;
+    }
+    const content = sanitizeGitConfig(text.toString('utf8')).text;
+    views.push({ path: absOf(rel), content, reason: 'git config without credentials' });
+  }
+  masks.sort(byPath);
+  views.sort(byPath);
   protect.sort();
   links.sort();
-  return { masks, protect, links, scanned, truncated };
+  return { masks, protect, views, links, scanned, truncated: false };
+}
+
+interface GitDecision {
+  masks: SensitiveMask[];
+  views: SensitiveView[];
+  scanned: number;
+  truncated: boolean;
+}
+
+/**
+ * Which candidates stay masked: all of them outside a work tree; inside one, those git does not
+ * track with this exact content. A matched directory holding tracked files is not hidden whole:
+ * its untracked entries are. Each work tree whose git directory lies in this tree gets an exclude
+ * list naming its masked untracked paths, so `git add -A` inside does not pick up the stand-ins.
+ */
+function decideByGit(
+  absOf: (rel: string) => string,
+  candidates: Candidate[],
+  workTreeRels: string[],
+  root: string,
+  budget: number,
+): GitDecision {
+  const out: GitDecision = { masks: [], views: [], scanned: 0, truncated: false };
+  if (candidates.length === 0) return out;
+  const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel)) }));
+  if (!workTreeRels.includes('')) {
+    const above = enclosingWorkTree(root);
+    if (above) workTrees.push(above);
+  }
+  // The deepest work tree holding each candidate (a nested repository is its own).
+  const holds = (wt: WorkTree, rel: string) => wt.rel === undefined || wt.rel === '' || rel.startsWith(`${wt.rel}/`);
+  const depth = (wt: WorkTree) => (wt.rel === undefined ? -1 : wt.rel.length);
+  const owner = (rel: string) => workTrees.filter((wt) => holds(wt, rel)).sort((a, b) => depth(b) - depth(a))[0];
+  const inTree = (wt: WorkTree, rel: string) =>
+    wt.rel ? rel.slice(wt.rel.length + 1) : wt.prefix ? `${wt.prefix}/${rel}` : rel;
+  const groups = new Map<WorkTree | undefined, Candidate[]>();
+  for (const c of candidates) {
+    const wt = owner(c.rel);
+    const group = groups.get(wt);
+    if (group) group.push(c);
+    else groups.set(wt, [c]);
+  }
+  for (const [wt, group] of groups) {
+    const masked: SensitiveMask[] = [];
+    const paths = (dir: boolean) => (wt ? group.filter((c) => c.dir === dir).map((c) => inTree(wt, c.rel)) : []);
+    const answer = wt && readIndex(wt.gitDir, new Set(paths(false)), paths(true));
+    for (const c of group) {
+      const path = absOf(c.rel);
+      // Nothing under a .git directory is ever tracked, whatever a hostile index claims.
+      const gitInternal = `/${c.rel}/`.includes('/.git/');
+      if (!answer || !wt || gitInternal) {
+        masked.push({ path, what: c.dir ? 'dir' : 'file' });
+      } else if (!c.dir) {
+        const entry = answer.files.get(inTree(wt, c.rel));
+        if (!entry) masked.push({ path, what: 'file' });
+        else if (!verifyTracked(path, entry)) masked.push({ path, what: 'file', tracked: true });
+      } else {
+        const tracked = answer.dirs.get(inTree(wt, c.rel)) ?? [];
+        if (tracked.length === 0) masked.push({ path, what: 'dir' });
+        else {
+          const below = maskUntrackedBelow(path, inTree(wt, c.rel), tracked, budget - out.scanned);
+          out.scanned += below.scanned;
+          if (below.truncated) return { ...out, truncated: true };
+          masked.push(...below.masks);
+        }
+      }
+    }
+    out.masks.push(...masked);
+    const view = wt && excludeView(wt, absOf, root, masked.filter((m) => !m.tracked));
+    if (view) out.views.push(view);
+  }
+  return out;
+}
+
+/**
+ * Inside a matched directory that holds tracked files: every entry is masked except tracked files
+ * with their indexed content; a subdirectory without tracked files is masked whole.
+ */
+function maskUntrackedBelow(
+  dir: string,
+  dirInTree: string,
+  tracked: IndexEntry[],
+  budget: number,
+): { masks: SensitiveMask[]; scanned: number; truncated: boolean } {
+  const byPathInTree = new Map(tracked.map((e) => [e.path, e]));
+  const masks: SensitiveMask[] = [];
+  const pending = [''];
+  let scanned = 0;
+  while (pending.length > 0) {
+    const rel = pending.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(rel === '' ? dir : `${dir}/${rel}`, { withFileTypes: true });
+    } catch {
+      masks.push({ path: rel === '' ? dir : `${dir}/${rel}`, what: 'dir' });
+      continue;
+    }
+    scanned += entries.length;
+    if (scanned > budget) return { masks: [], scanned, truncated: true };
+    for (const entry of entries) {
+      const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      const inTree = `${dirInTree}/${childRel}`;
+      const path = `${dir}/${childRel}`;
+      if (entry.isDirectory()) {
+        if (tracked.some((e) => e.path.startsWith(`${inTree}/`))) pending.push(childRel);
+        else masks.push({ path, what: 'dir' });
+        continue;
+      }
+      const entryOf = byPathInTree.get(inTree);
+      if (!entryOf) masks.push({ path, what: 'file' });
+      else if (!verifyTracked(path, entryOf)) masks.push({ path, what: 'file', tracked: true });
+    }
+  }
+  return { masks, scanned, truncated: false };
+}
+
+/**
+ * The work tree's info/exclude with the masked untracked paths appended, when its git directory lies
+ * in this tree (so the sandbox's git reads it) and the file exists (a mount needs its mount point).
+ */
+function excludeView(
+  wt: WorkTree,
+  absOf: (rel: string) => string,
+  root: string,
+  masked: SensitiveMask[],
+): SensitiveView | undefined {
+  if (wt.rel === undefined || wt.gitDir === undefined || masked.length === 0) return undefined;
+  const file = join(wt.gitDir, 'info', 'exclude');
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return undefined;
+  }
+  if (!real.startsWith(`${root}/`)) return undefined;
+  const original = readRegularFile(real, MAX_GIT_TEXT_BYTES);
+  if (!original) return undefined;
+  const top = absOf(wt.rel);
+  const lines = masked.flatMap((m) => excludeLine(m.path.slice(top.length + 1), m.what === 'dir') ?? []);
+  const text = original.toString('utf8');
+  const separator = text === '' || text.endsWith('\n') ? '' : '\n';
+  const heading = '# sbx: masked in this sandbox (empty stand-ins git must not commit)';
+  const content = `${text}${separator}${heading}\n${lines.join('\n')}\n`;
+  return { path: real, content, reason: 'git exclude: masked files stay out of commits' };
 }
 
 /** What derivePolicy needs (Host.sensitiveFiles), for every tree that will be mounted. */
 export interface MountedTreesScan {
-  masks: { path: string; dir: boolean }[];
+  masks: { path: string; dir: boolean; tracked?: true }[];
   protect: string[];
+  views: SensitiveView[];
   scanned: number;
 }
 
@@ -124,8 +431,9 @@ function isInside(path: string, root: string): boolean {
  * the run: masking only part of it would be a silent hole.
  */
 export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules, opts: { maxEntries?: number } = {}): MountedTreesScan {
-  const masks = new Map<string, boolean>();
+  const masks = new Map<string, { dir: boolean; tracked?: true }>();
   const protect = new Set<string>();
+  const views: SensitiveView[] = [];
   let scanned = 0;
   const resolveInTrees = (path: string): { real: string; dir: boolean } | undefined => {
     try {
@@ -145,17 +453,26 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
       });
     }
     scanned += scan.scanned;
-    for (const m of scan.masks) masks.set(m.path, m.what === 'dir');
+    for (const m of scan.masks) {
+      masks.set(m.path, { dir: m.what === 'dir', ...(m.tracked ? { tracked: m.tracked } : {}) });
+    }
+    views.push(...scan.views);
     for (const link of scan.links) {
       const target = resolveInTrees(link);
-      if (target) masks.set(target.real, target.dir);
+      if (target) masks.set(target.real, { dir: target.dir });
     }
     for (const path of scan.protect) {
       const target = resolveInTrees(path);
       if (target?.dir) protect.add(target.real);
     }
   }
-  return { masks: [...masks].map(([path, dir]) => ({ path, dir })), protect: [...protect], scanned };
+  return {
+    masks: [...masks].map(([path, m]) => ({ path, ...m })),
+    protect: [...protect],
+    // A view whose file is also masked (a symlinked exclude) is not shown: its content was read.
+    views: views.filter((v) => !masks.has(v.path)),
+    scanned,
+  };
 }
 
 /**
@@ -166,7 +483,21 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
  */
 export async function loadSensitiveRules(input: SensitiveRuleInput, cacheDir: string | undefined): Promise<SensitiveRules> {
   const key = createHash('sha256')
-    .update(JSON.stringify([VERSION, BUILTIN_MASK_GLOBS, BUILTIN_EXCEPT_GLOBS, BUILTIN_PROTECT_GLOBS, DEFAULT_SKIP_DIRS, input.files ?? [], input.except ?? [], input.skip ?? []]))
+    .update(
+      JSON.stringify([
+        VERSION,
+        BUILTIN_MASK_GLOBS,
+        BUILTIN_HINT_GLOBS,
+        BUILTIN_GIT_CONFIG_GLOBS,
+        SOURCE_EXTENSIONS,
+        BUILTIN_EXCEPT_GLOBS,
+        BUILTIN_PROTECT_GLOBS,
+        DEFAULT_SKIP_DIRS,
+        input.files ?? [],
+        input.except ?? [],
+        input.skip ?? [],
+      ]),
+    )
     .digest('hex')
     .slice(0, 32);
   const file = cacheDir ? join(cacheDir, `sensitive-rules-${key}.json`) : undefined;

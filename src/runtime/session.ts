@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
-import type { Session } from '../backend/launch.js';
+import { dataFilePath, type Session } from '../backend/launch.js';
+import type { Mount } from '../policy/types.js';
 import { isProcessAlive } from '../report/lock-file.js';
 import { xdgRuntimeDir } from '../policy/user-dirs.js';
 
@@ -85,4 +86,18 @@ export function openSession(env: Record<string, string | undefined>, uid: number
   } catch (cause) {
     throw new SbxError('SESSION_DIR', `cannot create session directory ${dir}: ${(cause as Error).message}`, { cause, hint: 'check free space and permissions of ' + base });
   }
+}
+
+/**
+ * The content of the policy's `file` mounts, written where the backends bind them from. chmod after
+ * the write: the mode given to open is narrowed by the umask, and a mode-0 stand-in is the point.
+ */
+export function writeFileMounts(session: Session, mounts: readonly Mount[]): void {
+  mounts
+    .filter((m) => m.kind === 'file')
+    .forEach((m, ordinal) => {
+      const path = dataFilePath(session, ordinal);
+      writeFileSync(path, m.content, { mode: 0o600, flag: 'wx' });
+      chmodSync(path, m.mode);
+    });
 }

@@ -83,7 +83,7 @@ export async function derive(fx: Fixture, request: Partial<RunRequest> & { comma
       env,
       paths: probePaths(pathsToProbe(resolved.profile, req, vars, env)),
       rootOnly: keepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-      sensitiveFiles: { masks: [], protect: [] },
+      sensitiveFiles: { masks: [], protect: [], views: [] },
       bridge: { node: realpathSync(process.execPath), script: '/nonexistent/bridge.cjs' },
     };
     const policy = derivePolicy({ profileName: resolved.name, profileHash: resolved.hash, profile: resolved.profile, request: req, host, vars });

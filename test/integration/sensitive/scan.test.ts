@@ -66,20 +66,23 @@ describe('scanSensitiveFiles on a real tree', () => {
     const at = (rel: string) => join(root, rel);
 
     expect(scan.truncated).toBe(false);
+    // The tree's .git has no index: nothing counts as tracked (masked by name).
     expect(scan.masks).toEqual(
       [
         { path: at('.env'), what: 'file' },
-        { path: at('.git/config'), what: 'file' },
         { path: at('.git/hooks/deploy.key'), what: 'file' },
         { path: at('clé-privée.key'), what: 'file' },
         { path: at('keys/server.key'), what: 'file' },
         { path: at('line\nbreak.pem'), what: 'file' },
         { path: at('my secret notes.txt'), what: 'file' },
-        { path: at('secrets'), what: 'dir' },
-        { path: at('vendor/lib/.git/config'), what: 'file' },
+        // A hinted directory is searched: its data files are masked, not the directory.
+        { path: at('secrets/db.yaml'), what: 'file' },
+        { path: at('secrets/nested/.env'), what: 'file' },
         { path: at('日本語/.env.local'), what: 'file' },
       ].sort((a, b) => (a.path < b.path ? -1 : 1)),
     );
+    // Git config files are shown without credentials (these are empty: the view is a comment).
+    expect(scan.views.map((v) => v.path)).toEqual([at('.git/config'), at('vendor/lib/.git/config')]);
     expect(scan.protect).toEqual([at('.git/hooks'), at('sub/.git/hooks'), at('vendor/lib/.git/hooks')]);
     // Matching symlinks are listed apart, unfollowed: the caller resolves them.
     expect(scan.links).toEqual([at('.env.prod'), at('.npmrc')]);
@@ -91,9 +94,10 @@ describe('scanSensitiveFiles on a real tree', () => {
     plantTree(root);
     const scan = scanSensitiveFiles(root, rules);
     // Entries listed: root 19, 日本語 2, src 2, src/hooks 1, config 1, keys 2, .git 5, .git/hooks 2, vendor 1, vendor/lib 1, vendor/lib/.git 2,
-    // vendor/lib/.git/hooks 1, tracked-hooks 1, sub 1, sub/.git 2. Not listed: secrets (masked),
-    // node_modules, .git/objects, .git/refs (skipped), outside-link (a symlink).
-    expect(scan.scanned).toBe(19 + 2 + 2 + 1 + 1 + 2 + 5 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 2);
+    // vendor/lib/.git/hooks 1, tracked-hooks 1, sub 1, sub/.git 2, secrets 2 and secrets/nested 1
+    // (a hinted directory is searched). Not listed: node_modules, .git/objects, .git/refs (skipped),
+    // outside-link (a symlink).
+    expect(scan.scanned).toBe(19 + 2 + 2 + 1 + 1 + 2 + 5 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 2 + 2 + 1);
   });
 
   it('a trailing slash on the root, and profile rules, change nothing else', () => {

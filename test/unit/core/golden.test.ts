@@ -111,7 +111,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       }
       if (m.flag === '--ro-bind' && m.operands[0] === FIXTURE_SESSION.emptyFile) masked.add(m.operands[1]!);
     });
-    const lastBind = Math.max(...mounts.filter((m) => m.flag === '--bind' || m.flag === '--ro-bind').filter((m) => m.operands[0] !== FIXTURE_SESSION.emptyFile).map((m) => mounts.indexOf(m)));
+    // Generated files (git config views, unreadable stand-ins) are bound from the session directory.
+    const fromSession = (m: (typeof mounts)[number]) => m.flag === '--ro-bind' && m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`);
+    const lastBind = Math.max(...mounts.filter((m) => m.flag === '--bind' || m.flag === '--ro-bind').filter((m) => !fromSession(m)).map((m) => mounts.indexOf(m)));
     mounts.forEach((m, j) => {
       if (masked.has(mountTarget(m)) && (m.flag === '--tmpfs' || m.operands[0] === FIXTURE_SESSION.emptyFile)) expect(j, `mask ${mountTarget(m)} after the binds`).toBeGreaterThan(lastBind);
     });
@@ -125,7 +127,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
     }
     // The fixture's secret-looking files in the workspace are masked; its git hooks bound read-only.
-    for (const { path } of h.sensitiveFiles.masks) expect([...masked], `${path} masked`).toContain(path);
+    const generated = mounts.filter(fromSession).map((m) => m.operands[1]);
+    for (const { path, tracked } of h.sensitiveFiles.masks) expect(tracked ? generated : [...masked], `${path} masked`).toContain(path);
+    for (const { path } of h.sensitiveFiles.views) expect(generated, `${path} generated`).toContain(path);
     for (const hooks of h.sensitiveFiles.protect) {
       expect(mounts.filter((m) => m.flag === '--ro-bind' && m.operands[0] === hooks).map((m) => m.operands[1]), `${hooks} read-only`).toEqual([hooks]);
     }

@@ -22,7 +22,7 @@ const file = (real: string) => ({ exists: true as const, real, type: 'file' as c
 function derive(profile: Profile, options: { request?: Partial<RunRequest>; host?: (host: Host) => void; hostName?: string } = {}): Policy {
   const host = loadHost(options.hostName ?? 'alice');
   // The fixture's scan results are exercised by the golden tests and by the sensitive-file cases below.
-  host.sensitiveFiles = { masks: [], protect: [] };
+  host.sensitiveFiles = { masks: [], protect: [], views: [] };
   options.host?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   const vars = fixtureVars(host, profile, request);
@@ -384,7 +384,7 @@ describe('derivePolicy: what it builds', () => {
 
   it('masks sensitive files found by the scan at every sandbox path, and binds git hooks read-only before the masks', () => {
     const policy = derive({ read_only: [{ path: '/home/alice/proj', mountAt: '/src' }] }, { host: (h) => {
-      h.sensitiveFiles = { masks: [{ path: '/home/alice/proj/.env', dir: false }, { path: '/home/alice/proj/keys', dir: true }], protect: ['/home/alice/proj/.git/hooks'] };
+      h.sensitiveFiles = { masks: [{ path: '/home/alice/proj/.env', dir: false }, { path: '/home/alice/proj/keys', dir: true }], protect: ['/home/alice/proj/.git/hooks'], views: [] };
     } });
     expect(masksOf(policy).filter(([t]) => !String(t).includes('/.ssh') && !String(t).includes('/.aws') && !String(t).includes('.netrc')).sort()).toEqual([
       ['/home/alice/proj/.env', 'file'],

@@ -161,6 +161,7 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
       dev: { kind: 'dev', target: '/dev2', reason: 't' },
       symlink: { kind: 'symlink', target: '/opt/l', linkTo: 'x', reason: 't' },
       mask: { kind: 'mask', target: '/opt/m', what: 'file', reason: 't' },
+      file: { kind: 'file', target: '/opt/f', content: 'x', mode: 0o444, reason: 't' },
       'session-dir': { kind: 'session-dir', target: '/run/s', reason: 't' },
       'remount-ro': { kind: 'remount-ro', target: '/tmp', reason: 't' },
     };

@@ -120,8 +120,12 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     const masked = new Set(mounts.filter((m) => (m.flag === '--bindmount_ro' && m.source === FIXTURE_SESSION.emptyFile) || (m.fstype === 'tmpfs' && m.options === 'size=4096,mode=0555,ro')).map((m) => m.target));
     if (h.uid === 0) for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
     // The fixture's sensitive files (.env, certs/) sit in the workspace: masked wherever it is bound.
-    const sensitive = h.sensitiveFiles.masks.map((m) => m.path);
+    const sensitive = h.sensitiveFiles.masks.filter((m) => !m.tracked).map((m) => m.path);
     for (const path of sensitive) expect([...masked], `${path} masked`).toContain(path);
+    // Unreadable stand-ins and git config views: generated files bound from the session directory.
+    const generated = mounts.filter((m) => m.flag === '--bindmount_ro' && m.source?.startsWith(`${FIXTURE_SESSION.dir}/file-`)).map((m) => m.target);
+    const expected = [...h.sensitiveFiles.masks.filter((m) => m.tracked), ...h.sensitiveFiles.views].map((m) => m.path);
+    for (const path of expected) expect(generated, `${path} generated`).toContain(path);
     expect(masked.size).toBe((h.uid === 0 ? h.rootOnly.length : 0) + sensitive.length);
 
     // Environment: exactly the policy's, in the config only; no credential (name or value) anywhere.

@@ -1,8 +1,14 @@
-// The sensitive-file rules (policy/sensitive-files.ts): each built-in masks what it should, the
-// templates stay readable, profile additions and their dialect, and the two shortcuts the scan relies
-// on (canPrune, mayMatchName) are sound: they never skip an entry a rule would have caught.
+// The sensitive-file rules (policy/sensitive-files.ts): each built-in masks what it should, name
+// hints spare source code, git config files are classed apart, the templates stay readable, profile
+// additions and their dialect, and the two shortcuts the scan relies on (canPrune, mayMatchName) are
+// sound: they never skip an entry a rule would have caught.
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_MASK_GLOBS, compileSensitiveRules, DEFAULT_SKIP_DIRS } from '../../../src/policy/sensitive-files.js';
+import {
+  BUILTIN_MASK_GLOBS,
+  compileSensitiveRules,
+  DEFAULT_SKIP_DIRS,
+  SOURCE_EXTENSIONS,
+} from '../../../src/policy/sensitive-files.js';
 
 const builtins = compileSensitiveRules();
 
@@ -12,8 +18,6 @@ describe('built-in masks', () => {
     ['.env', ['.env', 'app/.env', 'a/b/c/.env'], ['env', '.envrc', 'app/env']],
     ['.env.*', ['.env.local', '.env.production', 'svc/.env.test'], ['.env-local', 'x.env.local']],
     ['credentials.json', ['credentials.json', 'gcp/credentials.json'], ['credentials.json.md', 'credentials.yaml']],
-    ['*secret*', ['secret', 'client_secret.json', 'k8s/secrets', 'a/my-secret-file', '.secret'], ['Secret.txt', 'SECRETS']],
-    ['*password*', ['password', 'db/password.txt', 'reset-passwords.csv'], ['Password.java', 'passwd']],
     ['*.pem', ['cert.pem', 'tls/server.pem', '.pem'], ['cert.pem.txt', 'pem']],
     ['*.key', ['server.key', 'a/b.key'], ['server.key.pub', 'keys', 'monkey']],
     ['*.p12', ['cert.p12', 'x/y.p12'], ['p12']],
@@ -25,13 +29,12 @@ describe('built-in masks', () => {
     ['.pypirc', ['.pypirc', 'py/.pypirc'], ['pypirc']],
     ['.netrc', ['.netrc', 'h/.netrc'], ['netrc', '_netrc']],
     ['.git-credentials', ['.git-credentials', 'x/.git-credentials'], ['git-credentials']],
-    ['.git/config', ['.git/config', 'vendor/lib/.git/config', '.git/modules/sub/config', '.git/modules/a/b/config'], ['config', 'git/config', '.git/config.bak', 'src/config']],
   ];
 
   it('covers every built-in glob', () => {
     const covered = table.map(([rule]) => rule);
     for (const glob of BUILTIN_MASK_GLOBS) {
-      const bare = glob.replace(/^\*\*\//, '').replace(/^\.git\/modules\/\*\*\//, '.git/');
+      const bare = glob.replace(/^\*\*\//, '');
       expect(covered, glob).toContain(bare);
     }
   });
@@ -42,6 +45,38 @@ describe('built-in masks', () => {
       expect(builtins.classify(path, true), `${path} (dir)`).toBe('mask');
     }
     for (const path of misses) expect(builtins.classify(path, false), path).toBeUndefined();
+  });
+
+  it('name hints (*secret*, *password*) mask data and config files, never source code or docs', () => {
+    const data = ['secret', 'client_secret.json', 'k8s/secrets.yaml', 'a/my-secret-file', '.secret'];
+    data.push('db/password.txt', 'reset-passwords.csv', 'x.secret.env');
+    for (const path of data) expect(builtins.classify(path, false), path).toBe('hint');
+    const code = ['src/runtime/secrets.ts', 'src/profile/schema-secrets.ts', 'dist/secrets-3f2a.js'];
+    code.push('dist/secrets-3f2a.js.map', 'lib/password_hash.py', 'PasswordReset.java', 'scripts/rotate-secrets.sh');
+    code.push('docs/password-policy.md', 'x/secret.TS');
+    for (const path of code) expect(builtins.classify(path, false), path).toBeUndefined();
+    for (const near of ['Secret.txt', 'SECRETS', 'Password.java', 'passwd']) {
+      expect(builtins.classify(near, false), near).toBeUndefined();
+    }
+    // A hinted directory is searched, not hidden: the scan classifies what it holds as hinted.
+    expect(builtins.classify('k8s/secrets', true)).toBe('hint');
+    expect(builtins.classify('k8s/secrets/db.yaml', false, true)).toBe('hint');
+    expect(builtins.classify('src/secrets/index.ts', false, true)).toBeUndefined();
+    expect(builtins.classify('k8s/secrets/.env.example', false, true)).toBeUndefined();
+    expect(builtins.classify('k8s/secrets/tls.key', false, true)).toBe('mask');
+    expect(SOURCE_EXTENSIONS).not.toContain('json');
+  });
+
+  it('git config files, in nested repositories and submodule gitdirs, are classed git-config', () => {
+    const configs = ['.git/config', 'vendor/lib/.git/config', '.git/modules/sub/config', '.git/modules/a/b/config'];
+    for (const path of configs) {
+      expect(builtins.classify(path, false), path).toBe('git-config');
+    }
+    for (const path of ['config', 'git/config', '.git/config.bak', 'src/config']) {
+      expect(builtins.classify(path, false), path).toBeUndefined();
+    }
+    // A profile glob that names it hides it whole.
+    expect(compileSensitiveRules({ files: ['.git/config'] }).classify('.git/config', false)).toBe('mask');
   });
 
   it('never masks the committed templates, at any depth', () => {
@@ -115,7 +150,7 @@ describe('profile additions', () => {
     expect(rules.classify('test/fixtures/server.key', false)).toBeUndefined();
     expect(rules.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBeUndefined();
     expect(rules.classify('src/server.key', false)).toBe('mask');
-    expect(builtins.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBe('mask');
+    expect(builtins.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBe('hint');
   });
 
   it('# and ! are name characters, not comments or negations', () => {

@@ -17,7 +17,7 @@ function derive(
   options: { request?: Partial<RunRequest>; host?: (host: Host) => void } = {},
 ): Policy {
   const host = loadHost('alice');
-  host.sensitiveFiles = { masks: [], protect: [] };
+  host.sensitiveFiles = { masks: [], protect: [], views: [] };
   options.host?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   return derivePolicy({

@@ -46,7 +46,10 @@ const compileOnly = {
   profile: path.optional(),
   backend: z.enum(['bwrap', 'nsjail', 'auto']).optional(),
   cwd: path.optional(),
-  hostEnv: z.record(z.string(), z.string().optional()).optional(),
+  // process.env is an exotic object zod does not take for a record: its own entries are checked instead.
+  hostEnv: z
+    .preprocess((v) => (v === process.env ? { ...v } : v), z.record(z.string(), z.string().optional()))
+    .optional(),
   tty: z.boolean().optional(),
   trustProfiles: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 (64 lowercase hex digits)')).optional(),
   onProfile: z.custom<(profile: ProfileInfo) => void>(isFunction, 'must be a function').optional(),

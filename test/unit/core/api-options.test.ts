@@ -14,6 +14,7 @@ describe('the CLI builds only options the library door accepts', () => {
     [['--memory', '1GiB', '--pids', '100', '--cpus', '1.5', '--timeout', '10s', '--cpu-time', '5s', '--file-size', '1MiB', '--nofile', '64', '--tmp-size', '64MiB', '--', 'x']],
     [['--capture', '--capture-limit', '1MiB', '--no-audit', '--approval', 'never', '--', 'x']],
     [['--audit-file', '/tmp/a.jsonl', '--report-fd', '3', '--', 'x']],
+    [['--memory', 'none', '--address-space', '16GiB', '--trust-profile', 'a'.repeat(64), '--shell', 'ls | wc -l']],
   ])('%j', (argv) => {
     const parsed = parseRunArgv(argv)!;
     expect(parsed).toBeDefined();
@@ -23,6 +24,12 @@ describe('the CLI builds only options the library door accepts', () => {
 });
 
 describe('checkRunOptions / checkCompileOptions', () => {
+  it('takes process.env itself as hostEnv (an exotic object, not a plain record)', () => {
+    const options = { command: ['true'], hostEnv: process.env };
+    expect(checkRunOptions(options)).toBe(options);
+    expect(checkCompileOptions(options)).toBe(options);
+  });
+
   const invalid = (value: unknown, check = checkRunOptions) => {
     try {
       check(value as never);

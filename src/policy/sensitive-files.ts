@@ -24,16 +24,6 @@ import {
   SOURCE_EXTENSIONS,
 } from './sensitive-globs.js';
 
-export {
-  BUILTIN_EXCEPT_GLOBS,
-  BUILTIN_GIT_CONFIG_GLOBS,
-  BUILTIN_HINT_GLOBS,
-  BUILTIN_MASK_GLOBS,
-  BUILTIN_PROTECT_GLOBS,
-  DEFAULT_SKIP_DIRS,
-  SOURCE_EXTENSIONS,
-} from './sensitive-globs.js';
-
 export interface SensitiveRuleInput {
   /** Profile globs masked (as credential names are, whatever the file holds), added to the built-ins. */
   files?: readonly string[];

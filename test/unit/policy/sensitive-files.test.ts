@@ -3,12 +3,8 @@
 // additions and their dialect, and the two shortcuts the scan relies on (canPrune, mayMatchName) are
 // sound: they never skip an entry a rule would have caught.
 import { describe, expect, it } from 'vitest';
-import {
-  BUILTIN_MASK_GLOBS,
-  compileSensitiveRules,
-  DEFAULT_SKIP_DIRS,
-  SOURCE_EXTENSIONS,
-} from '../../../src/policy/sensitive-files.js';
+import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
+import { BUILTIN_MASK_GLOBS, DEFAULT_SKIP_DIRS, SOURCE_EXTENSIONS } from '../../../src/policy/sensitive-globs.js';
 
 const builtins = compileSensitiveRules();
 

@@ -34,7 +34,7 @@ const SKIP = unavailable();
 const PROBE = `cd /ws
 echo "control-secret:$(cat /home/u/.ssh/id_test 2>&1)"
 echo "control-data:$( (echo x > /data/control && cat /data/control) 2>&1)"
-node /sbx/bin/sbx.js run --report-fd 3 -- sh -c '
+/sbx/bin/sbx.js run --report-fd 3 -- sh -c '
   echo "secret:$(cat /home/u/.ssh/id_test 2>&1)"
   echo "ws:$( (echo w > /ws/made && cat /ws/made) 2>&1)"
   echo "usr:$( (echo x > /usr/sbx-x) 2>&1)"

@@ -17,7 +17,10 @@ const peers = argv.includes('--peers');
 const sbx = join(root, 'bin', 'sbx.js');
 
 const work = mkdtempSync(join(tmpdir(), 'sbx-bench-'));
+// Like with like: every row starts without NODE_EXTRA_CA_CERTS (sbx's bin takes it out of Node's
+// start-up anyway; the other rows would otherwise pay tens of ms to parse the bundle).
 const env = { ...process.env, SBX_BENCH: '1' };
+delete env.NODE_EXTRA_CA_CERTS;
 
 function which(name) {
   try {
@@ -38,6 +41,13 @@ const bwrapArgs = [];
 for (let i = 0; i < explained.launch.argv.length; i++) {
   const a = explained.launch.argv[i];
   if (a === '--json-status-fd') {
+    i++;
+    continue;
+  }
+  // sbx mounts the descriptors it opened and checked (--ro-bind-fd N); standalone, the paths they hold.
+  const pinned = a === '--ro-bind-fd' || a === '--bind-fd' ? explained.launch.fds[Number(explained.launch.argv[i + 1]) - 3] : undefined;
+  if (pinned?.source) {
+    bwrapArgs.push(a === '--bind-fd' ? '--bind' : '--ro-bind', pinned.source);
     i++;
     continue;
   }
@@ -70,8 +80,6 @@ const rows = [
   { id: 'sbx-limits', what: "sbx run with untrusted's seven limits as flags", cmd: [sbx, 'run', ...limitFlags, '--', 'true'] },
   { id: 'bwrap', what: 'the same bwrap argv (and seccomp filter), invoked directly', cmd: [bwrap, ...bwrapArgs], filter: true },
   { id: 'node', what: 'node -e 0', cmd: [process.execPath, '-e', '0'] },
-  // sbx's launcher keeps NODE_EXTRA_CA_CERTS out of its own Node start-up; this row shows that floor.
-  ...(process.env.NODE_EXTRA_CA_CERTS ? [{ id: 'node-noca', what: 'node -e 0 without NODE_EXTRA_CA_CERTS', cmd: ['/usr/bin/env', '-u', 'NODE_EXTRA_CA_CERTS', process.execPath, '-e', '0'] }] : []),
   { id: 'node+bwrap', what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)', cmd: [process.execPath, idealScript] },
 ];
 // The nsjail backend, when one is installed (nsjail on PATH or SBX_NSJAIL).
@@ -115,7 +123,7 @@ function peakRssMiB(cmd) {
 const s = Object.fromEntries(rows.map((r) => [r.id, stats(samples[r.id])]));
 const fmt = (x) => (x === undefined ? '-' : x.toFixed(1));
 console.log(`\n### sbx launch overhead (${runs} interleaved launches per row, ${new Date().toISOString().slice(0, 16)}Z)`);
-console.log(`node ${process.version}, ${spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim()}, uid ${process.getuid()}, NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? 'set' : 'unset'}\n`);
+console.log(`node ${process.version}, ${spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim()}, uid ${process.getuid()}, NODE_EXTRA_CA_CERTS unset for every row\n`);
 console.log('| row | what | median ms | p95 ms | min ms | x node -e 0 | x bwrap |');
 console.log('|---|---|--:|--:|--:|--:|--:|');
 for (const row of rows) {
@@ -124,9 +132,6 @@ for (const row of rows) {
 }
 const over = s.sbx.median - (s.node.median + s.bwrap.median);
 console.log(`\nsbx adds ${over.toFixed(1)} ms over node start-up + direct bwrap (target: <= 10 ms); sbx over the ideal Node launcher: ${(s.sbx.median - s['node+bwrap'].median).toFixed(1)} ms`);
-if (s['node-noca']) {
-  console.log(`against the Node floor without NODE_EXTRA_CA_CERTS (what sbx's own start-up pays): sbx adds ${(s.sbx.median - (s['node-noca'].median + s.bwrap.median)).toFixed(1)} ms`);
-}
 const row = (id) => rows.find((r) => r.id === id).cmd;
 console.log(`seccomp filter: ${(s.sbx.median - s['sbx-noseccomp'].median).toFixed(1)} ms per run; limits: ${(s['sbx-limits'].median - s.sbx.median).toFixed(1)} ms per run`);
 console.log(`sbx peak RSS: ${fmt(peakRssMiB(row('sbx')))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(row('node')))} MiB`);

@@ -11,6 +11,8 @@
  *   rw=PATH          grant every access right beneath PATH
  *   dev=PATH         grant read_file, write_file (and ioctl on devices) on one device node
  *   except=PATH      never grant PATH: a ro grant above it is split into grants of its siblings
+ *   pin=FD:PATH      descriptor FD (O_PATH) is PATH as sbx checked it: grants of PATH use it, never
+ *                    the path again (a directory swapped for a symlink meanwhile is not followed)
  *   mkdir=PATH       create this directory (0700) before confinement if it does not exist
  *   tcp=PORT         allow TCP connect to PORT (every other TCP bind/connect is denied)
  *   rlimit=N:SOFT:HARD   setrlimit(N, ...), values in decimal, "inf" for RLIM_INFINITY
@@ -76,9 +78,10 @@ static const uint64_t FS_RO = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_RE
 
 /* The whole configuration; the process execs or exits soon after parsing, so nothing is freed. */
 struct config {
-	char *ro[MAX_ITEMS], *rw[MAX_ITEMS], *dev[MAX_ITEMS], *except[MAX_ITEMS], *mkdirs[MAX_ITEMS];
+	char *ro[MAX_ITEMS], *rw[MAX_ITEMS], *dev[MAX_ITEMS], *except[MAX_ITEMS], *mkdirs[MAX_ITEMS], *pin_path[MAX_ITEMS];
+	int pin_fd[MAX_ITEMS];
 	char *env[MAX_ITEMS + 1], *argv[MAX_ITEMS + 1], *cwd;
-	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit;
+	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin;
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
 	int setsid;
@@ -149,6 +152,12 @@ static void parse_config(struct config *c) {
 		else if (!strcmp(rec, "env")) push(c->env, &c->n_env, v, rec);
 		else if (!strcmp(rec, "arg")) push(c->argv, &c->n_argv, v, rec);
 		else if (!strcmp(rec, "cwd")) c->cwd = v;
+		else if (!strcmp(rec, "pin")) {
+			long fd = strtol(v, &end, 10);
+			if (end == v || *end != ':' || fd < 3 || fd > 65535 || c->n_pin >= MAX_ITEMS) die("bad pin record %s", v);
+			c->pin_fd[c->n_pin] = (int)fd;
+			c->pin_path[c->n_pin++] = end + 1;
+		}
 		else if (!strcmp(rec, "setsid")) c->setsid = 1;
 		else if (!strcmp(rec, "seccomp")) {
 			c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
@@ -183,40 +192,61 @@ static int is_within(const char *path, const char *dir) {
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static void add_path_rule(int ruleset, const char *path, uint64_t access) {
-	struct landlock_path_beneath_attr rule = { .allowed_access = access };
-	rule.parent_fd = open(path, O_PATH | O_CLOEXEC);
-	if (rule.parent_fd < 0) die("opening %s", path);
+/* Adds a rule beneath the file `fd` (O_PATH, consumed) is. */
+static void add_rule(int ruleset, int fd, const char *path, uint64_t access) {
+	struct landlock_path_beneath_attr rule = { .allowed_access = access, .parent_fd = fd };
 	struct stat st;
-	if (fstat(rule.parent_fd, &st) < 0) die("stat %s", path);
+	if (fstat(fd, &st) < 0) die("stat %s", path);
 	/* The kernel refuses directory-only rights on a file (EINVAL): a file keeps the rights that apply to files. */
 	if (!S_ISDIR(st.st_mode))
 		rule.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
 		                       LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
 	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0) die("landlock rule for %s", path);
-	close(rule.parent_fd);
+	close(fd);
+}
+
+/* PATH as sbx pinned it, else opened now (system paths and the session's own directories). */
+static int open_grant(const char *path, const struct config *c) {
+	for (size_t i = 0; i < c->n_pin; i++)
+		if (!strcmp(c->pin_path[i], path)) {
+			int fd = fcntl(c->pin_fd[i], F_DUPFD_CLOEXEC, 0);
+			if (fd < 0) die("pinned descriptor %d of %s", c->pin_fd[i], path);
+			return fd;
+		}
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) die("opening %s", path);
+	return fd;
 }
 
 /*
  * Landlock grants whole hierarchies: it cannot deny one file beneath a granted directory. A grant
  * with an excluded path below it becomes grants of each sibling on the way down, the excluded path
  * itself left out. The directories on the way get no rule at all (they cannot be listed), and a name
- * created in them later is not granted either. landlock.ts sends only read-only grants this way.
+ * created in them later is not granted either. Symbolic links are not followed (the path they name
+ * is granted, or not, where it lies, as without the split). landlock.ts sends only read-only grants
+ * this way. `fd` (O_PATH) is `path`, consumed.
  */
-static void grant(int ruleset, const char *path, uint64_t access, const struct config *c) {
+static void grant(int ruleset, int fd, const char *path, uint64_t access, const struct config *c) {
 	int split = 0;
 	for (size_t i = 0; i < c->n_except; i++) {
-		if (is_within(path, c->except[i])) return; /* the path is excluded itself */
+		if (is_within(path, c->except[i])) { close(fd); return; } /* the path is excluded itself */
 		if (is_within(c->except[i], path)) split = 1;
 	}
-	if (!split) { add_path_rule(ruleset, path, access); return; }
-	DIR *dir = opendir(path);
+	if (!split) { add_rule(ruleset, fd, path, access); return; }
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!dir) die("listing %s, which holds an excluded path", path);
+	close(fd);
 	for (struct dirent *e; (errno = 0, e = readdir(dir));) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
 		char child[PATH_MAX];
 		if (snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", e->d_name) >= (int)sizeof child) die("path too long under %s", path);
-		grant(ruleset, child, access, c);
+		int cfd = openat(dirfd(dir), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) die("opening %s", child);
+		struct stat st;
+		if (fstat(cfd, &st) < 0) die("stat %s", child);
+		if (S_ISLNK(st.st_mode)) close(cfd);
+		else grant(ruleset, cfd, child, access, c);
 	}
 	if (errno) die("listing %s", path);
 	closedir(dir);
@@ -238,16 +268,18 @@ static void landlock(const struct config *c) {
 	int ruleset = ll_create((void *)&attr, sizeof attr, 0);
 	if (ruleset < 0) die("landlock_create_ruleset");
 	uint64_t all = attr.handled_access_fs;
-	for (size_t i = 0; i < c->n_ro; i++) grant(ruleset, c->ro[i], FS_RO, c);
-	for (size_t i = 0; i < c->n_rw; i++) grant(ruleset, c->rw[i], all, c);
+	for (size_t i = 0; i < c->n_ro; i++) grant(ruleset, open_grant(c->ro[i], c), c->ro[i], FS_RO, c);
+	for (size_t i = 0; i < c->n_rw; i++) grant(ruleset, open_grant(c->rw[i], c), c->rw[i], all, c);
 	for (size_t i = 0; i < c->n_dev; i++)
-		add_path_rule(ruleset, c->dev[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV);
+		add_rule(ruleset, open_grant(c->dev[i], c), c->dev[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV);
 	for (size_t i = 0; i < c->n_tcp; i++) {
 		struct ll_net_port_attr port = { .allowed_access = LL_NET_CONNECT_TCP, .port = c->tcp[i] };
 		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &port, 0) < 0) die("landlock rule for tcp port %llu", (unsigned long long)c->tcp[i]);
 	}
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) die("landlock_restrict_self");
 	close(ruleset);
+	/* The pins are sbx's: the command must not inherit a descriptor of any host path. */
+	for (size_t i = 0; i < c->n_pin; i++) close(c->pin_fd[i]);
 }
 
 /* Root inside a container keeps CAP_DAC_OVERRIDE and friends, which Landlock does not stop: every

@@ -54,6 +54,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
   { feature: 'namespaces.uts', effect: 'approximated', detail: "no UTS namespace: the command sees the host's hostname" },
   { feature: 'network.none', effect: 'approximated', detail: 'no network namespace: TCP bind and connect are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP and raw sockets fail too' },
   { feature: 'landlock.unix-sockets', effect: 'approximated', detail: "socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern connect() to pathname sockets, so the command could otherwise reach every socket the caller may write (the Docker socket, dbus, ssh-agent). No unix socket can be created, even in the workspace; socketpair() works" },
+  { feature: 'mounts.bind.pinned', effect: 'equivalent', detail: 'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as bwrap --bind-fd: a path swapped for a symlink afterwards is not followed' },
   { feature: 'landlock.nested-userns', effect: 'equivalent', detail: 'nested namespaces stay confined: a Landlock domain is inherited and cannot be left, and it forbids mount changes' },
   { feature: 'landlock.capabilities', effect: 'equivalent', detail: 'every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in a container keeps its uid but loses CAP_DAC_OVERRIDE' },
   { feature: 'limits', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 (no core files in granted trees)" },
@@ -83,6 +84,8 @@ interface Grants {
   rw: string[];
   dev: string[];
   except: string[];
+  /** Bind sources: the helper grants them through the descriptors the runtime pinned (runtime/pins.ts). */
+  pinned: string[];
   /** Per-session directories standing in for /tmp and HOME: target → directory. */
   private: Map<string, string>;
   refusals: Refusal[];
@@ -96,7 +99,7 @@ function privateDir(m: Mount, policy: Policy, session: Session): string | undefi
 }
 
 function mountGrants(policy: Policy, session: Session): Grants {
-  const g: Grants = { ro: [], rw: [], dev: [], except: [], private: new Map(), refusals: [], approximations: new Set() };
+  const g: Grants = { ro: [], rw: [], dev: [], except: [], pinned: [], private: new Map(), refusals: [], approximations: new Set() };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
   const access = (target: string, asked: 'ro' | 'rw') => (readOnly.has(target) ? 'ro' : asked);
   for (const m of policy.mounts) {
@@ -106,7 +109,10 @@ function mountGrants(policy: Policy, session: Session): Grants {
           g.refusals.push({ feature: 'mounts.bind', message: `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`, hint: `bind it at its own path, ${OTHER_BACKEND}` });
         } else if (m.target === '/') {
           g.refusals.push({ feature: 'mode', message: 'mode: danger binds the host root writable', hint: 'use --backend bwrap for --danger runs' });
-        } else g[access(m.target, m.access)].push(m.source);
+        } else {
+          g[access(m.target, m.access)].push(m.source);
+          g.pinned.push(m.source);
+        }
         break;
       case 'tmpfs': {
         const dir = privateDir(m, policy, session);
@@ -224,7 +230,10 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   const cwd = g.private.get(policy.cwd) ?? policy.cwd;
   const rules = seccompRules(policy);
   const seccomp = rules.length > 0 ? assembleSeccompFilter(rules, host.arch) : undefined;
+  const firstPinFd = 6;
+  const pins = [...new Set(g.pinned)];
   const records = [
+    ...pins.map((source, i) => `pin=${firstPinFd + i}:${source}`),
     ...[...g.private.values()].map((dir) => `mkdir=${dir}`),
     ...g.ro.map((p) => `ro=${p}`),
     ...g.rw.map((p) => `rw=${p}`),
@@ -243,8 +252,14 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     file: host.path,
     args: [],
     env: {},
-    // fd 3 the configuration, fd 4 the filter (empty when none: the helper closes it), fd 5 its status.
-    fds: [{ purpose: 'args', data }, { purpose: 'seccomp', data: seccomp ?? new Uint8Array() }, { purpose: 'status' }],
+    // fd 3 the configuration, fd 4 the filter (empty when none: the helper closes it), fd 5 its status,
+    // then the pinned bind sources.
+    fds: [
+      { purpose: 'args', data },
+      { purpose: 'seccomp', data: seccomp ?? new Uint8Array() },
+      { purpose: 'status' },
+      ...pins.map((source) => ({ purpose: 'bind' as const, source })),
+    ],
   };
 }
 

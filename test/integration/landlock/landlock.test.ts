@@ -4,7 +4,7 @@
 // failure beside a control that shows the probe works unsandboxed. Runs as root and as a normal user.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,9 +46,9 @@ afterAll(() => {
   t?.cleanup();
 });
 
-/** The helper with `records` on fd 3, no filter on fd 4, its status collected from fd 5. */
-async function helper(records: string[]): Promise<{ code: number | null; out: string; err: string; status: string }> {
-  const child = spawn(HELPER, [], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+/** The helper with `records` on fd 3, no filter on fd 4, its status collected from fd 5, then `pins` from fd 6. */
+async function helper(records: string[], pins: number[] = []): Promise<{ code: number | null; out: string; err: string; status: string }> {
+  const child = spawn(HELPER, [], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...pins], env: {} });
   const chunks: Record<string, string> = { out: '', err: '', status: '' };
   child.stdout!.on('data', (c: Buffer) => (chunks.out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (chunks.err += c.toString()));
@@ -70,6 +70,21 @@ describe.skipIf(SKIP_INTEGRATION)('sbx-landlock, driven directly', () => {
     expect(denied.out).toBe('connect:Permission denied\n');
     const granted = await helper([...base(), `tcp=${port}`, 'arg=python3', 'arg=-c', `arg=${connectProbe(port)}`]);
     expect(granted.out).toBe('connect:ok\n');
+  });
+
+  it('grants a pinned path through its descriptor, not by the path named beside it', async () => {
+    const [held, named] = [join(t.root, 'held'), join(t.root, 'named')];
+    mkdirSync(held);
+    mkdirSync(named);
+    // O_PATH | O_CLOEXEC, as runtime/pins.ts opens mount sources.
+    const fd = openSync(held, 0o10000000 | 0o2000000);
+    try {
+      const probe = `echo "held:$( (echo x > ${held}/f) 2>&1)"; echo "named:$( (echo x > ${named}/f) 2>&1)"`;
+      const r = await helper([...base(), `pin=6:${named}`, `rw=${named}`, 'arg=sh', 'arg=-c', `arg=${probe}`], [fd]);
+      expect(r.out).toBe(`held:\nnamed:sh: 1: cannot create ${named}/f: Permission denied\n`);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('the command cannot signal a process outside its domain (scoping); control: it can unsandboxed', async () => {

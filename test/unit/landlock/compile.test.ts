@@ -72,7 +72,14 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
     expect(valuesOf(landlock, 'seccomp')).toEqual(['1']);
     const fd = landlock.fds[1];
     expect(fd?.purpose === 'seccomp' && fd.data.length > 0).toBe(true);
-    expect(landlock.fds.map((f) => f.purpose)).toEqual(['args', 'seccomp', 'status']);
+    expect(landlock.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['args', 'seccomp', 'status']);
+  });
+
+  it('grants every bind source through its pinned descriptor, numbered from 6 in fd order', async () => {
+    const { landlock, policy } = await compiled('default', hostName);
+    const sources = [...new Set(policy.mounts.flatMap((m) => (m.kind === 'bind' ? [m.source] : [])))];
+    expect(landlock.fds.slice(3)).toEqual(sources.map((source) => ({ purpose: 'bind', source })));
+    expect(valuesOf(landlock, 'pin')).toEqual(sources.map((source, i) => `${6 + i}:${source}`));
   });
 });
 

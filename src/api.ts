@@ -151,6 +151,11 @@ function packageRoot(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..');
 }
 
+/** The landlock backend's helper, built from native/sbx-landlock.c by scripts/build.mjs. */
+export function landlockHelperPath(): string {
+  return join(packageRoot(), 'dist', 'sbx-landlock');
+}
+
 function cleanEnv(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
@@ -199,7 +204,7 @@ async function probeLauncher(choice: BackendChoice, env: Record<string, string |
   // The landlock probe loads only for landlock and auto runs that need it.
   const landlock = async () => {
     const { probeLandlock } = await import('./runtime/landlock-probe.js');
-    return { backend: 'landlock' as const, ...probeLandlock(join(packageRoot(), 'dist', 'sbx-landlock')), chosenBy: choice };
+    return { backend: 'landlock' as const, ...probeLandlock(landlockHelperPath()), chosenBy: choice };
   };
   if (choice === 'landlock') return landlock();
   let bwrap: BwrapInfo;

@@ -154,6 +154,7 @@ EOF
     expect(doctor.causes.map((c) => c.kind)).toEqual(['container-seccomp']);
     const detail = 'a docker container (/.dockerenv exists); under 1 seccomp filter(s)';
     expect(doctor.checks).toContainEqual({ name: 'host', status: 'ok', detail });
+    expect(doctor.checks).toContainEqual(expect.objectContaining({ name: 'landlock', status: 'ok' }));
   });
 
   it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { IS_ROOT, makeTestHost, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { IS_ROOT, makeTestHost, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -161,6 +161,16 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     expect(report).toMatchObject({ backend: 'landlock', exitCode: 42, setBy: 'child' });
     expect(report.approximations!.map((a) => a.split(':')[0])).toEqual(expect.arrayContaining(['mounts.tmp', 'mounts.home', 'namespaces.pid', 'network.none', 'landlock.unix-sockets']));
     expect((await sbx(['--', 'no-such-command-anywhere'])).code).toBe(127);
+  });
+
+  it('sbx doctor --json reports the helper and the kernel ABI', async () => {
+    const r = await runSbxRaw(['doctor', '--json'], opts());
+    const checks = (JSON.parse(r.out) as { checks: { name: string; status: string; detail: string }[] }).checks;
+    expect(checks.find((c) => c.name === 'landlock')).toEqual({
+      name: 'landlock',
+      status: 'ok',
+      detail: expect.stringMatching(new RegExp(`^sbx-landlock \\(kernel Landlock ABI \\d+\\) at ${HELPER}; `)),
+    });
   });
 
   it('a secret file in the workspace is refused by name (exit 125), nothing runs', async () => {

@@ -26,7 +26,8 @@
  * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}.
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
- * status, and dies with sbx), the forked child confines itself and execs. A child that fails before
+ * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
+ * and execs. A child that fails before
  * exec writes its message to stderr and exits 125; the monitor then writes no status, which sbx
  * reads as a sandbox that was never built. Everything fails closed: a right the kernel's Landlock ABI
  * cannot enforce is an error, never skipped.
@@ -332,6 +333,28 @@ static void confine_and_exec(struct config *c, int ready) {
 	_exit(err == ENOENT ? 127 : 126);
 }
 
+/*
+ * Without a pid namespace nothing ends what the command leaves running (a daemon it started, a
+ * double-forked child) when it exits. The monitor is their subreaper: each orphan is reparented to
+ * it, and once the command is gone they are killed until none is left, as bwrap's pid 1 does.
+ */
+static void end_leftovers(void) {
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+		if (fd >= 0) close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p) break;
+			kill((pid_t)pid, SIGKILL);
+		}
+		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) return;
+	}
+}
+
 int main(int argc, char **argv) {
 	static struct config c;
 	/* `sbx-landlock --abi`: the kernel's Landlock ABI (0: none), for sbx's backend probe. */
@@ -343,6 +366,7 @@ int main(int argc, char **argv) {
 	parse_config(&c);
 	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) die("PR_SET_CHILD_SUBREAPER");
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) die("pipe");
 	pid_t pid = fork();
@@ -368,6 +392,7 @@ int main(int argc, char **argv) {
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) die("waitpid");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	end_leftovers();
 	dprintf(STATUS_FD, "{ \"exit-code\": %d }\n", code);
 	_exit(code);
 }

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { IS_ROOT, makeTestHost, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { IS_ROOT, killAll, makeTestHost, pidsWithArgv, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -161,6 +161,22 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     expect(report).toMatchObject({ backend: 'landlock', exitCode: 42, setBy: 'child' });
     expect(report.approximations!.map((a) => a.split(':')[0])).toEqual(expect.arrayContaining(['mounts.tmp', 'mounts.home', 'namespaces.pid', 'network.none', 'landlock.unix-sockets']));
     expect((await sbx(['--', 'no-such-command-anywhere'])).code).toBe(127);
+  });
+
+  it('what the command leaves running is ended when it exits (no pid namespace); control: it survives unsandboxed', async () => {
+    const marker = uniqueSleepArg();
+    // Started apart from the output pipes, then waited for until it really is `sleep MARKER`.
+    const script = `sleep ${marker} >/dev/null 2>&1 & pid=$!; until [ "$(tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null)" = "sleep ${marker} " ]; do :; done; echo started`;
+    try {
+      expect((await runHost(['sh', '-c', script], opts())).out).toBe('started\n');
+      expect(pidsWithArgv(['sleep', marker])).toHaveLength(1);
+      killAll(['sleep', marker]);
+      const r = await sbx(['--', 'sh', '-c', script]);
+      expect([r.code, r.out]).toEqual([0, 'started\n']);
+      expect(pidsWithArgv(['sleep', marker])).toEqual([]);
+    } finally {
+      killAll(['sleep', marker]);
+    }
   });
 
   it('sbx doctor --json reports the helper and the kernel ABI', async () => {

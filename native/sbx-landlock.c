@@ -15,6 +15,7 @@
  *                    the path again (a directory swapped for a symlink meanwhile is not followed)
  *   mkdir=PATH       create this directory (0700) before confinement if it does not exist
  *   tcp=PORT         allow TCP connect to PORT (every other TCP bind/connect is denied)
+ *   net=host         leave TCP alone (the host's network); without it TCP is denied but for tcp= ports
  *   rlimit=N:SOFT:HARD   setrlimit(N, ...), values in decimal, "inf" for RLIM_INFINITY
  *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
  *   cwd=PATH         the command's working directory
@@ -85,7 +86,7 @@ struct config {
 	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin;
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
-	int setsid;
+	int setsid, net_host;
 	char *seccomp;
 	size_t seccomp_len;
 };
@@ -160,6 +161,7 @@ static void parse_config(struct config *c) {
 			c->pin_path[c->n_pin++] = end + 1;
 		}
 		else if (!strcmp(rec, "setsid")) c->setsid = 1;
+		else if (!strcmp(rec, "net") && !strcmp(v, "host")) c->net_host = 1;
 		else if (!strcmp(rec, "seccomp")) {
 			c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
 		}
@@ -179,6 +181,7 @@ static void parse_config(struct config *c) {
 		} else die("unknown configuration key %s", rec);
 	}
 	if (c->n_argv == 0 || !c->cwd) die("the configuration names no command or no cwd");
+	if (c->net_host && c->n_tcp > 0) die("net=host and tcp= records contradict each other");
 	close(SECCOMP_FD); /* sbx always passes one, empty without a filter: it must not reach the command */
 }
 
@@ -263,7 +266,7 @@ static void landlock(const struct config *c) {
 	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and abstract-socket scoping", abi);
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = ((LANDLOCK_ACCESS_FS_REFER << 1) - 1) | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV,
-		.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
+		.handled_access_net = c->net_host ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
 		.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL,
 	};
 	int ruleset = ll_create((void *)&attr, sizeof attr, 0);

@@ -239,6 +239,8 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     ...g.rw.map((p) => `rw=${p}`),
     ...g.dev.map((p) => `dev=${p}`),
     ...g.except.map((p) => `except=${p}`),
+    // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
+    ...(policy.network.kind === 'host' ? ['net=host'] : []),
     `rlimit=${RLIMIT_CORE}:0:0`,
     // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
     ...(host.stdinIsTty ? [] : ['setsid=1']),

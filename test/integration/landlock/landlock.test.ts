@@ -139,6 +139,10 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     expect((await sbx(['--', 'python3', '-c', connectProbe(port)])).out).toBe('connect:Address family not supported by protocol\n');
   });
 
+  it('network host (profile network): connecting to the loopback listener works', async () => {
+    expect((await sbx(['-p', 'network', '--', 'python3', '-c', connectProbe(port)])).out).toBe('connect:ok\n');
+  });
+
   it('a syscall the seccomp filter denies fails with EPERM; control: EOVERFLOW unsandboxed', async () => {
     expect((await runHost(['python3', '-c', HANDLE_PROBE], opts())).out).toBe('handle:Value too large for defined data type\n');
     expect((await sbx(['--', 'python3', '-c', HANDLE_PROBE])).out).toBe('handle:Operation not permitted\n');

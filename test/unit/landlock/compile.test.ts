@@ -58,6 +58,12 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
     expect(valuesOf(landlock, 'ro').every((p) => !p.startsWith('/home') && p !== '/root' && p !== '/')).toBe(true);
     expect(valuesOf(landlock, 'dev')).toEqual(['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty']);
     expect(valuesOf(landlock, 'tcp')).toEqual([]);
+    expect(valuesOf(landlock, 'net')).toEqual([]);
+  });
+
+  it('leaves TCP to the host network only when the policy shares it', async () => {
+    const { landlock } = await compiled('network', hostName);
+    expect(valuesOf(landlock, 'net')).toEqual(['host']);
   });
 
   it("passes exactly the policy's environment, with HOME and TMPDIR moved to the session", async () => {

@@ -256,6 +256,24 @@ static void grant(int ruleset, int fd, const char *path, uint64_t access, const 
 	closedir(dir);
 }
 
+/*
+ * The command's own stdin, stdout and stderr, when they are a terminal or a file: reopened by path
+ * (/dev/stdout, /dev/stderr, /proc/self/fd/N, `tee /dev/tty`), which Landlock would otherwise deny,
+ * as bwrap's /proc allows. Pipes and sockets need no rule (Landlock does not govern them).
+ */
+static void grant_stdio(int ruleset) {
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode))) continue;
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0) die("dup of descriptor %d", fd);
+		uint64_t access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | (S_ISCHR(st.st_mode) ? LL_FS_IOCTL_DEV : LL_FS_TRUNCATE);
+		char what[32];
+		snprintf(what, sizeof what, "descriptor %d", fd);
+		add_rule(ruleset, copy, what, access);
+	}
+}
+
 static void landlock(const struct config *c) {
 	int abi = ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0) die("this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=landlock)");
@@ -276,6 +294,7 @@ static void landlock(const struct config *c) {
 	for (size_t i = 0; i < c->n_rw; i++) grant(ruleset, open_grant(c->rw[i], c), c->rw[i], all, c);
 	for (size_t i = 0; i < c->n_dev; i++)
 		add_rule(ruleset, open_grant(c->dev[i], c), c->dev[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV);
+	grant_stdio(ruleset);
 	for (size_t i = 0; i < c->n_tcp; i++) {
 		struct ll_net_port_attr port = { .allowed_access = LL_NET_CONNECT_TCP, .port = c->tcp[i] };
 		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &port, 0) < 0) die("landlock rule for tcp port %llu", (unsigned long long)c->tcp[i]);

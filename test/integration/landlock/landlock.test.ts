@@ -4,12 +4,12 @@
 // failure beside a control that shows the probe works unsandboxed. Runs as root and as a normal user.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { IS_ROOT, killAll, makeTestHost, pidsWithArgv, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
+import { IS_ROOT, killAll, makeTestHost, pidsWithArgv, runHost, runSbx, runSbxRaw, SBX_BIN, SKIP_INTEGRATION, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -132,6 +132,13 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     expect(r.out).toBe('w\n');
     expect(r.err.split('\n').slice(0, 2)).toEqual(['sh: 1: cannot create /usr/sbx-x: Permission denied', `sh: 1: cannot create ${outside}/x: Permission denied`]);
     expect(readdirSync(outside)).toEqual(['control']);
+  });
+
+  it('/dev/stdout reopens when stdout is a file, as under bwrap; nothing else beside it is writable', async () => {
+    const out = join(t.root, 'stdout.txt');
+    const r = await runHost(['sh', '-c', `"$0" run --backend landlock -- sh -c 'echo via-path > /dev/stdout; echo x > ${t.root}/beside' > ${out}`, SBX_BIN], opts());
+    expect(readFileSync(out, 'utf8')).toBe('via-path\n');
+    expect(r.err.split('\n')[0]).toBe(`sh: 1: cannot create ${t.root}/beside: Permission denied`);
   });
 
   it('network none: connecting to a loopback listener fails; control: it connects unsandboxed', async () => {

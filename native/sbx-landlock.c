@@ -77,6 +77,7 @@ struct ll_net_port_attr {
 #define SETUP_FAILED 125
 
 static const uint64_t FS_RO = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+static const uint64_t FS_DEVICE = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
 
 /* The whole configuration; the process execs or exits soon after parsing, so nothing is freed. */
 struct config {
@@ -205,7 +206,8 @@ static void add_rule(int ruleset, int fd, const char *path, uint64_t access) {
 	if (!S_ISDIR(st.st_mode))
 		rule.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
 		                       LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
-	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0) die("landlock rule for %s", path);
+	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+		die("landlock rule for %s", path);
 	close(fd);
 }
 
@@ -244,7 +246,8 @@ static void grant(int ruleset, int fd, const char *path, uint64_t access, const 
 	for (struct dirent *e; (errno = 0, e = readdir(dir));) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
 		char child[PATH_MAX];
-		if (snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", e->d_name) >= (int)sizeof child) die("path too long under %s", path);
+		int len = snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", e->d_name);
+		if (len >= (int)sizeof child) die("path too long under %s", path);
 		int cfd = openat(dirfd(dir), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0) die("opening %s", child);
 		struct stat st;
@@ -267,7 +270,7 @@ static void grant_stdio(int ruleset) {
 		if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode))) continue;
 		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (copy < 0) die("dup of descriptor %d", fd);
-		uint64_t access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | (S_ISCHR(st.st_mode) ? LL_FS_IOCTL_DEV : LL_FS_TRUNCATE);
+		uint64_t access = FS_DEVICE | (S_ISCHR(st.st_mode) ? 0 : LL_FS_TRUNCATE);
 		char what[32];
 		snprintf(what, sizeof what, "descriptor %d", fd);
 		add_rule(ruleset, copy, what, access);
@@ -281,7 +284,7 @@ static void landlock(const struct config *c) {
 	 * scoping, so that the command cannot signal sbx or other host processes, nor reach abstract
 	 * unix sockets (X11, dbus, containerd's shims) outside its own domain. */
 	errno = 0;
-	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and abstract-socket scoping", abi);
+	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and socket scoping", abi);
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = ((LANDLOCK_ACCESS_FS_REFER << 1) - 1) | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV,
 		.handled_access_net = c->net_host ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
@@ -293,11 +296,12 @@ static void landlock(const struct config *c) {
 	for (size_t i = 0; i < c->n_ro; i++) grant(ruleset, open_grant(c->ro[i], c), c->ro[i], FS_RO, c);
 	for (size_t i = 0; i < c->n_rw; i++) grant(ruleset, open_grant(c->rw[i], c), c->rw[i], all, c);
 	for (size_t i = 0; i < c->n_dev; i++)
-		add_rule(ruleset, open_grant(c->dev[i], c), c->dev[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV);
+		add_rule(ruleset, open_grant(c->dev[i], c), c->dev[i], FS_DEVICE);
 	grant_stdio(ruleset);
 	for (size_t i = 0; i < c->n_tcp; i++) {
 		struct ll_net_port_attr port = { .allowed_access = LL_NET_CONNECT_TCP, .port = c->tcp[i] };
-		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &port, 0) < 0) die("landlock rule for tcp port %llu", (unsigned long long)c->tcp[i]);
+		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &port, 0) < 0)
+			die("landlock rule for tcp port %llu", (unsigned long long)c->tcp[i]);
 	}
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) die("landlock_restrict_self");
 	close(ruleset);
@@ -309,10 +313,10 @@ static void landlock(const struct config *c) {
  * capability goes, from the bounding set too, so that exec cannot give any back. */
 static void drop_capabilities(void) {
 	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM) die("dropping capability %d from the bounding set", cap);
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM) die("dropping capability %d", cap);
 	/* EPERM above means no CAP_SETPCAP, so an unprivileged caller: its bounding set cannot be used
 	 * anyway since it has no capability to regain through it under no_new_privs. */
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) die("clearing ambient capabilities");
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) die("clearing ambient caps");
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
 	if (syscall(SYS_capset, &header, data) < 0) die("capset");
@@ -321,9 +325,10 @@ static void drop_capabilities(void) {
 static void install_seccomp(const struct config *c) {
 	if (!c->seccomp) return; /* seccomp preset off */
 	errno = 0;
-	if (c->seccomp_len == 0 || c->seccomp_len % sizeof(struct sock_filter) != 0 || c->seccomp_len / sizeof(struct sock_filter) > BPF_MAXINSNS)
+	size_t n = c->seccomp_len / sizeof(struct sock_filter);
+	if (n == 0 || n > BPF_MAXINSNS || c->seccomp_len % sizeof(struct sock_filter) != 0)
 		die("the seccomp program on fd %d has a bad size", SECCOMP_FD);
-	struct sock_fprog fprog = { .len = (unsigned short)(c->seccomp_len / sizeof(struct sock_filter)), .filter = (struct sock_filter *)c->seccomp };
+	struct sock_fprog fprog = { .len = (unsigned short)n, .filter = (struct sock_filter *)c->seccomp };
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0) die("installing the seccomp filter");
 }
 

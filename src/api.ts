@@ -199,7 +199,12 @@ interface Prepared {
  * is missing, and to landlock when neither is installed or no user namespace can be created here
  * (a container's seccomp profile, an outer sandbox).
  */
-async function probeLauncher(choice: BackendChoice, env: Record<string, string | undefined>, cacheDir: string | undefined, uid: number): Promise<Launcher> {
+async function probeLauncher(
+  choice: BackendChoice,
+  env: Record<string, string | undefined>,
+  cacheDir: string | undefined,
+  uid: number,
+): Promise<Launcher> {
   if (choice === 'nsjail') return { backend: 'nsjail', ...probeNsjail(env), chosenBy: choice };
   // The landlock probe loads only for landlock and auto runs that need it.
   const landlock = async () => {
@@ -218,11 +223,13 @@ async function probeLauncher(choice: BackendChoice, env: Record<string, string |
       try {
         return await landlock();
       } catch {
-        throw new SbxError(error.code, `--backend auto: neither bubblewrap, nsjail nor landlock is usable (bwrap: ${error.message})`, { ...(error.hint ? { hint: error.hint } : {}) });
+        const message = `--backend auto: neither bubblewrap, nsjail nor landlock is usable (bwrap: ${error.message})`;
+        throw new SbxError(error.code, message, { ...(error.hint ? { hint: error.hint } : {}) });
       }
     }
   }
-  if (choice === 'auto' && (await import('./runtime/landlock-probe.js')).userNamespacesBlocked(uid, bwrap.path, env)) return landlock();
+  const { userNamespacesBlocked } = choice === 'auto' ? await import('./runtime/landlock-probe.js') : {};
+  if (userNamespacesBlocked?.(uid, bwrap.path, env)) return landlock();
   return { backend: 'bwrap', path: bwrap.path, version: bwrap.version, bwrap, chosenBy: choice };
 }
 
@@ -258,7 +265,8 @@ async function prepare(
   const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
   known.profile = describeProfile(resolved);
   options.onProfile?.(known.profile);
-  const launcher = await probeLauncher(options.backend ?? resolved.profile.backend ?? 'bwrap', hostEnv, search.cacheDir, uid);
+  const choice = options.backend ?? resolved.profile.backend ?? 'bwrap';
+  const launcher = await probeLauncher(choice, hostEnv, search.cacheDir, uid);
   known.backend = launcher.backend;
 
   const sessionId = known.sessionId;
@@ -335,12 +343,18 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
   }
   if (p.launcher.backend === 'landlock') {
     const { compileLandlock } = await import('./backend/landlock.js');
-    return compileLandlock(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, gid: p.host.gid });
+    const { uid, gid, stdinIsTty } = p.host;
+    return compileLandlock(p.policy, session, { path: p.launcher.path, stdinIsTty, arch, uid, gid });
   }
   const execPath = checkCommand(p.policy);
   // The nsjail compiler (and its status reader) load only for nsjail runs: bwrap launches skip them.
   const { compileNsjail } = await import('./backend/nsjail.js');
   return compileNsjail(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, execPath });
+}
+
+/** What the landlock backend enforces differently (the report lists it); its module loads for landlock runs only. */
+async function landlockApproximationsOf(policy: Policy): Promise<string[]> {
+  return (await import('./backend/landlock.js')).landlockApproximations(policy);
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
@@ -376,7 +390,12 @@ interface Ran {
   streamBytes?: { stdout: number; stderr: number };
 }
 
-async function interpret(result: ExecResult, uid: number, launcher: Launcher, env: Record<string, string | undefined>): Promise<Ran> {
+async function interpret(
+  result: ExecResult,
+  uid: number,
+  launcher: Launcher,
+  env: Record<string, string | undefined>,
+): Promise<Ran> {
   const bwrap = launcher.path;
   const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
   if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], interrupts: result.interrupts, ...captured };
@@ -391,8 +410,9 @@ async function interpret(result: ExecResult, uid: number, launcher: Launcher, en
   }
   if (launcher.backend === 'landlock') {
     const said = result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above';
-    throw new SbxError('SANDBOX_SETUP', `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${said}`, {
-      hint: 'run `sbx explain --backend landlock -- CMD` to see its configuration, or use --backend bwrap where user namespaces work',
+    const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${said}`;
+    throw new SbxError('SANDBOX_SETUP', message, {
+      hint: 'see its configuration with `sbx explain --backend landlock -- CMD`; where user namespaces work, use bwrap',
     });
   }
   // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
@@ -605,7 +625,7 @@ async function runPrepared(
       sessionId: p.sessionId,
       profile: describeProfile(p.resolved),
       backend: p.launcher.backend,
-      ...(p.launcher.backend === 'landlock' ? { approximations: (await import('./backend/landlock.js')).landlockApproximations(p.policy) } : {}),
+      ...(p.launcher.backend === 'landlock' ? { approximations: await landlockApproximationsOf(p.policy) } : {}),
       policyHash: hash,
       // A secret typed on the command line is still a secret: reports and the ledger show a marker.
       command: redactArgv(p.policy.command, audit.secrets),

@@ -30,34 +30,184 @@ export interface LandlockGap {
 
 /** Where landlock differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
 export const LANDLOCK_GAPS: readonly LandlockGap[] = [
-  { feature: 'mode', effect: 'refused', detail: 'mode: danger binds the host root writable: there is nothing left for Landlock to confine, and bwrap is the backend for it' },
-  { feature: 'mounts.bind', effect: 'refused', detail: 'a bind whose target differs from its source (mountAt, --bind SRC:DEST): without a mount namespace a path cannot appear elsewhere' },
-  { feature: 'mounts.mask', effect: 'refused', detail: 'a mask inside a read-write grant (a sensitive file in the workspace): Landlock grants whole trees and cannot deny one file beneath a granted directory. Masks inside read-only trees (root-only files in /etc) are expressed by granting their siblings one by one' },
-  { feature: 'mounts.read-only-inside', effect: 'refused', detail: 'a read-only path inside a read-write grant (git hooks and .sbx in the workspace stay read-only): Landlock grants add up, a tree cannot be narrowed below a granted one' },
-  { feature: 'mounts.file', effect: 'refused', detail: 'a generated file over a granted path (a .git/config without credentials, an exclude list): there is nothing to put it over' },
+  {
+    feature: 'mode',
+    effect: 'refused',
+    detail:
+      'mode: danger binds the host root writable: there is nothing left for Landlock to confine, and ' +
+      'bwrap is the backend for it',
+  },
+  {
+    feature: 'mounts.bind',
+    effect: 'refused',
+    detail:
+      'a bind whose target differs from its source (mountAt, --bind SRC:DEST): without a mount ' +
+      'namespace a path cannot appear elsewhere',
+  },
+  {
+    feature: 'mounts.mask',
+    effect: 'refused',
+    detail:
+      'a mask inside a read-write grant (a sensitive file in the workspace): Landlock grants whole ' +
+      'trees and cannot deny one file beneath a granted directory. Masks inside read-only trees ' +
+      '(root-only files in /etc) are expressed by granting their siblings one by one',
+  },
+  {
+    feature: 'mounts.read-only-inside',
+    effect: 'refused',
+    detail:
+      'a read-only path inside a read-write grant (git hooks and .sbx in the workspace stay read-only): ' +
+      'Landlock grants add up, a tree cannot be narrowed below a granted one',
+  },
+  {
+    feature: 'mounts.file',
+    effect: 'refused',
+    detail:
+      'a generated file over a granted path (a .git/config without credentials, an exclude list): there ' +
+      'is nothing to put it over',
+  },
   { feature: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
-  { feature: 'mounts.session-dir', effect: 'refused', detail: "the session directory mount of a filtered network (see network.kind)" },
+  {
+    feature: 'mounts.session-dir',
+    effect: 'refused',
+    detail:
+      'the session directory mount of a filtered network (see network.kind)',
+  },
   { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
   { feature: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
-  { feature: 'identity', effect: 'refused', detail: 'an identity other than the caller\'s (`user: root` as a normal user): the uid mapping needs a user namespace' },
-  { feature: 'identity.root', effect: 'approximated', detail: "sbx runs as root: the command runs as uid 0 without any capability instead of as 65534 in a user namespace. The kernel's view is the same (bwrap's 65534 is host root too): it owns root's files, so root-only system files stay masked" },
-  { feature: 'network.kind', effect: 'refused', detail: 'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network namespace; without one the command would reach every host the proxy port is not' },
+  {
+    feature: 'identity',
+    effect: 'refused',
+    detail:
+      'an identity other than the caller\'s (`user: root` as a normal user): the uid mapping needs a ' +
+      'user namespace',
+  },
+  {
+    feature: 'identity.root',
+    effect: 'approximated',
+    detail:
+      'sbx runs as root: the command runs as uid 0 without any capability instead of as 65534 in a user ' +
+      'namespace. The kernel\'s view is the same (bwrap\'s 65534 is host root too): it owns root\'s files, ' +
+      'so root-only system files stay masked',
+  },
+  {
+    feature: 'network.kind',
+    effect: 'refused',
+    detail:
+      'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network ' +
+      'namespace; without one the command would reach every host the proxy port is not',
+  },
   { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
-  { feature: 'env.vars', effect: 'refused', detail: "a variable name with '=' or NUL, or a value with NUL (the helper's configuration is NUL-separated)" },
-  { feature: 'mounts.tmp', effect: 'approximated', detail: 'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR naming it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the session, unbounded in size' },
-  { feature: 'mounts.home', effect: 'approximated', detail: 'the private HOME is a directory in the session directory, granted read-write, with HOME naming it; the host HOME path is not readable' },
-  { feature: 'mounts.proc-host', effect: 'approximated', detail: "/proc is the host's, read-only: the command sees every process's command line; other processes' memory, environment and fds are closed to it (Landlock's ptrace restriction)" },
-  { feature: 'mounts.dev-nodes', effect: 'approximated', detail: "/dev: only null, zero, full, random, urandom and tty are granted (read, write, ioctl), and the terminal or file the command's stdin, stdout and stderr are (so /dev/stdout reopens); no /dev/pts, /dev/ptmx, /dev/shm (no new pseudo-terminals, no POSIX shared memory)" },
-  { feature: 'mounts.masked-parents', effect: 'approximated', detail: 'a read-only directory holding a masked path (/etc when root-only files are masked) cannot be listed, and names created in it later are not readable' },
-  { feature: 'namespaces.pid', effect: 'approximated', detail: "no pid namespace: the command sees the host's processes (Landlock's signal scoping, ABI 6, stops it signalling any outside its sandbox). What it leaves running is reparented to the helper and killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they outlive it (the command gets SIGKILL, its descendants do not)" },
-  { feature: 'namespaces.ipc', effect: 'approximated', detail: "no IPC namespace: SysV IPC objects of the host are reachable as their permissions allow; abstract unix sockets are scoped (ABI 6)" },
-  { feature: 'namespaces.uts', effect: 'approximated', detail: "no UTS namespace: the command sees the host's hostname" },
-  { feature: 'network.none', effect: 'approximated', detail: 'no network namespace: TCP bind and connect are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP and raw sockets fail too' },
-  { feature: 'landlock.unix-sockets', effect: 'approximated', detail: "socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern connect() to pathname sockets, so the command could otherwise reach every socket the caller may write (the Docker socket, dbus, ssh-agent). No unix socket can be created, even in the workspace; socketpair() works" },
-  { feature: 'mounts.bind.pinned', effect: 'equivalent', detail: 'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as bwrap --bind-fd: a path swapped for a symlink afterwards is not followed' },
-  { feature: 'landlock.nested-userns', effect: 'equivalent', detail: 'nested namespaces stay confined: a Landlock domain is inherited and cannot be left, and it forbids mount changes' },
-  { feature: 'landlock.capabilities', effect: 'equivalent', detail: 'every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in a container keeps its uid but loses CAP_DAC_OVERRIDE' },
-  { feature: 'limits', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 (no core files in granted trees)" },
+  {
+    feature: 'env.vars',
+    effect: 'refused',
+    detail:
+      'a variable name with \'=\' or NUL, or a value with NUL (the helper\'s configuration is ' +
+      'NUL-separated)',
+  },
+  {
+    feature: 'mounts.tmp',
+    effect: 'approximated',
+    detail:
+      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR naming ' +
+      'it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
+      'session, unbounded in size',
+  },
+  {
+    feature: 'mounts.home',
+    effect: 'approximated',
+    detail:
+      'the private HOME is a directory in the session directory, granted read-write, with HOME naming ' +
+      'it; the host HOME path is not readable',
+  },
+  {
+    feature: 'mounts.proc-host',
+    effect: 'approximated',
+    detail:
+      '/proc is the host\'s, read-only: the command sees every process\'s command line; other processes\' ' +
+      'memory, environment and fds are closed to it (Landlock\'s ptrace restriction)',
+  },
+  {
+    feature: 'mounts.dev-nodes',
+    effect: 'approximated',
+    detail:
+      '/dev: only null, zero, full, random, urandom and tty are granted (read, write, ioctl), and the ' +
+      'terminal or file the command\'s stdin, stdout and stderr are (so /dev/stdout reopens); no ' +
+      '/dev/pts, /dev/ptmx, /dev/shm (no new pseudo-terminals, no POSIX shared memory)',
+  },
+  {
+    feature: 'mounts.masked-parents',
+    effect: 'approximated',
+    detail:
+      'a read-only directory holding a masked path (/etc when root-only files are masked) cannot be ' +
+      'listed, and names created in it later are not readable',
+  },
+  {
+    feature: 'namespaces.pid',
+    effect: 'approximated',
+    detail:
+      'no pid namespace: the command sees the host\'s processes (Landlock\'s signal scoping, ABI 6, stops ' +
+      'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
+      'killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they ' +
+      'outlive it (the command gets SIGKILL, its descendants do not)',
+  },
+  {
+    feature: 'namespaces.ipc',
+    effect: 'approximated',
+    detail:
+      'no IPC namespace: SysV IPC objects of the host are reachable as their permissions allow; ' +
+      'abstract unix sockets are scoped (ABI 6)',
+  },
+  {
+    feature: 'namespaces.uts',
+    effect: 'approximated',
+    detail:
+      'no UTS namespace: the command sees the host\'s hostname',
+  },
+  {
+    feature: 'network.none',
+    effect: 'approximated',
+    detail:
+      'no network namespace: TCP bind and connect are denied by Landlock (ABI 4) and socket() refuses ' +
+      'every family but netlink (seccomp), so UDP and raw sockets fail too',
+  },
+  {
+    feature: 'landlock.unix-sockets',
+    effect: 'approximated',
+    detail:
+      'socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern ' +
+      'connect() to pathname sockets, so the command could otherwise reach every socket the caller may ' +
+      'write (the Docker socket, dbus, ssh-agent). No unix socket can be created, even in the ' +
+      'workspace; socketpair() works',
+  },
+  {
+    feature: 'mounts.bind.pinned',
+    effect: 'equivalent',
+    detail:
+      'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as ' +
+      'bwrap --bind-fd: a path swapped for a symlink afterwards is not followed',
+  },
+  {
+    feature: 'landlock.nested-userns',
+    effect: 'equivalent',
+    detail:
+      'nested namespaces stay confined: a Landlock domain is inherited and cannot be left, and it ' +
+      'forbids mount changes',
+  },
+  {
+    feature: 'landlock.capabilities',
+    effect: 'equivalent',
+    detail:
+      'every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in a ' +
+      'container keeps its uid but loses CAP_DAC_OVERRIDE',
+  },
+  {
+    feature: 'limits',
+    effect: 'equivalent',
+    detail:
+      'enforced by sbx\'s LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 ' +
+      '(no core files in granted trees)',
+  },
   { feature: 'seccomp', effect: 'equivalent', detail: 'the same BPF filter as bwrap, installed last by the helper' },
 ];
 
@@ -92,6 +242,10 @@ interface Grants {
   approximations: Set<string>;
 }
 
+function deny(g: Grants, feature: string, message: string, hint: string): void {
+  g.refusals.push({ feature, message, hint });
+}
+
 function privateDir(m: Mount, policy: Policy, session: Session): string | undefined {
   if (m.target === '/tmp') return posix.join(session.dir, 'tmp');
   if (m.target === policy.env.vars.HOME) return posix.join(session.dir, 'home');
@@ -99,16 +253,24 @@ function privateDir(m: Mount, policy: Policy, session: Session): string | undefi
 }
 
 function mountGrants(policy: Policy, session: Session): Grants {
-  const g: Grants = { ro: [], rw: [], dev: [], except: [], pinned: [], private: new Map(), refusals: [], approximations: new Set() };
+  const g: Grants = {
+    ...{ ro: [], rw: [], dev: [], except: [], pinned: [] },
+    ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
+  };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
   const access = (target: string, asked: 'ro' | 'rw') => (readOnly.has(target) ? 'ro' : asked);
   for (const m of policy.mounts) {
     switch (m.kind) {
       case 'bind':
         if (m.source !== m.target) {
-          g.refusals.push({ feature: 'mounts.bind', message: `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`, hint: `bind it at its own path, ${OTHER_BACKEND}` });
+          deny(
+            g,
+            'mounts.bind',
+            `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`,
+            `bind it at its own path, ${OTHER_BACKEND}`,
+          );
         } else if (m.target === '/') {
-          g.refusals.push({ feature: 'mode', message: 'mode: danger binds the host root writable', hint: 'use --backend bwrap for --danger runs' });
+          deny(g, 'mode', 'mode: danger binds the host root writable', 'use --backend bwrap for --danger runs');
         } else {
           g[access(m.target, m.access)].push(m.source);
           g.pinned.push(m.source);
@@ -117,7 +279,12 @@ function mountGrants(policy: Policy, session: Session): Grants {
       case 'tmpfs': {
         const dir = privateDir(m, policy, session);
         if (dir === undefined) {
-          g.refusals.push({ feature: 'mounts.tmpfs', message: `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`, hint: OTHER_BACKEND });
+          deny(
+            g,
+            'mounts.tmpfs',
+            `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`,
+            OTHER_BACKEND,
+          );
         } else {
           g.private.set(m.target, dir);
           g[access(m.target, 'rw')].push(dir);
@@ -126,12 +293,12 @@ function mountGrants(policy: Policy, session: Session): Grants {
         break;
       }
       case 'proc':
-        if (m.target !== '/proc') g.refusals.push({ feature: 'mounts.proc', message: `procfs at ${m.target}`, hint: OTHER_BACKEND });
+        if (m.target !== '/proc') deny(g, 'mounts.proc', `procfs at ${m.target}`, OTHER_BACKEND);
         g.ro.push('/proc');
         g.approximations.add('mounts.proc-host');
         break;
       case 'dev':
-        if (m.target !== '/dev') g.refusals.push({ feature: 'mounts.dev', message: `/dev at ${m.target}`, hint: OTHER_BACKEND });
+        if (m.target !== '/dev') deny(g, 'mounts.dev', `/dev at ${m.target}`, OTHER_BACKEND);
         g.dev.push(...DEV_NODES.map((n) => `/dev/${n}`));
         g.approximations.add('mounts.dev-nodes');
         break;
@@ -139,7 +306,7 @@ function mountGrants(policy: Policy, session: Session): Grants {
       case 'file':
         break; // checked against the grants below
       case 'session-dir':
-        g.refusals.push({ feature: 'mounts.session-dir', message: `the session directory at ${m.target}`, hint: OTHER_BACKEND });
+        deny(g, 'mounts.session-dir', `the session directory at ${m.target}`, OTHER_BACKEND);
         break;
       case 'symlink':
         // The host's own link is what the command resolves (derivePolicy copies the host's merged-/usr
@@ -151,7 +318,15 @@ function mountGrants(policy: Policy, session: Session): Grants {
   }
   for (const ro of g.ro) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
-    if (rw) g.refusals.push({ feature: 'mounts.read-only-inside', message: `${ro} must stay read-only inside the read-write tree ${rw}: Landlock cannot narrow access below a granted directory`, hint: `use a workspace without it (a git repository's hooks stay read-only), ${OTHER_BACKEND}` });
+    if (rw) {
+      deny(
+        g,
+        'mounts.read-only-inside',
+        `${ro} must stay read-only inside the read-write tree ${rw}: ` +
+          'Landlock cannot narrow access below a granted directory',
+        `use a workspace without it (a git repository's hooks stay read-only), ${OTHER_BACKEND}`,
+      );
+    }
   }
   // A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
   // the helper grants its siblings instead (native/sbx-landlock.c grant()).
@@ -159,9 +334,20 @@ function mountGrants(policy: Policy, session: Session): Grants {
     if (m.kind !== 'mask' && m.kind !== 'file') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
     if (m.kind === 'file' && (rw || g.ro.some((tree) => isWithin(m.target, tree)))) {
-      g.refusals.push({ feature: 'mounts.file', message: `${m.target} (${m.reason}) would be replaced by a generated file: Landlock cannot put one over a host path`, hint: OTHER_BACKEND });
+      deny(
+        g,
+        'mounts.file',
+        `${m.target} (${m.reason}) would be replaced by a generated file: Landlock cannot put one over a host path`,
+        OTHER_BACKEND,
+      );
     } else if (rw) {
-      g.refusals.push({ feature: 'mounts.mask', message: `${m.target} (${m.reason}) lies inside the read-write tree ${rw}: Landlock cannot deny one path beneath a granted directory`, hint: `move it out of ${rw}, ${OTHER_BACKEND}` });
+      deny(
+        g,
+        'mounts.mask',
+        `${m.target} (${m.reason}) lies inside the read-write tree ${rw}: ` +
+          'Landlock cannot deny one path beneath a granted directory',
+        `move it out of ${rw}, ${OTHER_BACKEND}`,
+      );
     } else if (g.ro.some((tree) => isWithin(m.target, tree))) {
       // Masks outside every grant need nothing: what is not granted is denied.
       g.except.push(m.target);
@@ -175,22 +361,39 @@ function mountGrants(policy: Policy, session: Session): Grants {
 function assess(policy: Policy, session: Session): Grants {
   const g = mountGrants(policy, session);
   if (policy.mode === 'danger' && !g.refusals.some((r) => r.feature === 'mode')) {
-    g.refusals.push({ feature: 'mode', message: 'mode: danger', hint: 'use --backend bwrap for --danger runs' });
+    deny(g, 'mode', 'mode: danger', 'use --backend bwrap for --danger runs');
   }
   if (policy.network.kind === 'filtered') {
-    g.refusals.push({ feature: 'network.kind', message: 'network: filtered needs a private network namespace for its egress bridge', hint: `use --network none or host, ${OTHER_BACKEND}` });
+    deny(
+      g,
+      'network.kind',
+      'network: filtered needs a private network namespace for its egress bridge',
+      `use --network none or host, ${OTHER_BACKEND}`,
+    );
   }
   if (policy.network.kind === 'none') g.approximations.add('network.none');
   g.approximations.add('landlock.unix-sockets');
   if (policy.hostname !== DEFAULT_HOSTNAME) {
-    g.refusals.push({ feature: 'hostname', message: `hostname: ${policy.hostname} needs a UTS namespace`, hint: `remove hostname from the profile, ${OTHER_BACKEND}` });
+    deny(
+      g,
+      'hostname',
+      `hostname: ${policy.hostname} needs a UTS namespace`,
+      `remove hostname from the profile, ${OTHER_BACKEND}`,
+    );
   }
   if (policy.identity.hostRoot && policy.identity.uid !== 0) g.approximations.add('identity.root');
   if (policy.namespaces.pid) g.approximations.add('namespaces.pid');
   if (policy.namespaces.ipc) g.approximations.add('namespaces.ipc');
   if (policy.namespaces.uts) g.approximations.add('namespaces.uts');
   for (const [name, value] of Object.entries(policy.env.vars)) {
-    if (name === '' || /[=\0]/.test(name) || value.includes('\0')) g.refusals.push({ feature: 'env.vars', message: `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`, hint: 'fix env.set in the profile' });
+    if (name === '' || /[=\0]/.test(name) || value.includes('\0')) {
+      deny(
+        g,
+        'env.vars',
+        `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`,
+        'fix env.set in the profile',
+      );
+    }
   }
   return g;
 }
@@ -210,16 +413,25 @@ function seccompRules(policy: Policy): SeccompRule[] {
 
 function refuse(refusals: Refusal[]): never {
   const [first, ...rest] = refusals;
-  throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details: rest.map((r) => r.message) });
+  const details = rest.map((r) => r.message);
+  throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details });
 }
 
 export function compileLandlock(policy: Policy, session: Session, host: LandlockHost): Launch {
   const command = policy.command;
-  if (command.length === 0 || command[0] === '') throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
+  if (command.length === 0 || command[0] === '') {
+    throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
+  }
   const g = assess(policy, session);
   const asRoot = host.uid === 0 && policy.identity.hostRoot;
   if (!asRoot && (policy.identity.uid !== host.uid || policy.identity.gid !== host.gid)) {
-    g.refusals.push({ feature: 'identity', message: `the policy runs the command as ${policy.identity.uid}:${policy.identity.gid}, the caller is ${host.uid}:${host.gid}: mapping ids needs a user namespace`, hint: `remove user: root from the profile, ${OTHER_BACKEND}` });
+    deny(
+      g,
+      'identity',
+      `the policy runs the command as ${policy.identity.uid}:${policy.identity.gid}, ` +
+        `the caller is ${host.uid}:${host.gid}: mapping ids needs a user namespace`,
+      `remove user: root from the profile, ${OTHER_BACKEND}`,
+    );
   }
   if (g.refusals.length > 0) refuse(g.refusals);
   const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv };
@@ -271,13 +483,16 @@ export function expandLandlockLaunch(launch: Launch): string[] {
   const records = first?.purpose === 'args' ? new TextDecoder().decode(first.data).split('\0').slice(0, -1) : [];
   const seccomp = launch.fds[1];
   const bytes = seccomp?.purpose === 'seccomp' ? seccomp.data.length : 0;
-  return [launch.file, '# fd 3:', ...records.map((r) => (/[\x00-\x1f\x7f]/.test(r) ? JSON.stringify(r) : r)), `# fd 4: seccomp BPF, ${bytes / 8} instructions`];
+  const shown = records.map((r) => (/[\x00-\x1f\x7f]/.test(r) ? JSON.stringify(r) : r));
+  return [launch.file, '# fd 3:', ...shown, `# fd 4: seccomp BPF, ${bytes / 8} instructions`];
 }
 
-/** The approximations a run of this policy gets (the report lists them); refusals and approximations do not depend on the session. */
+/** The approximations a run of this policy gets (the report lists them). They do not depend on the session. */
 export function landlockApproximations(policy: Policy): string[] {
   const g = assess(policy, DESCRIBED_SESSION);
-  return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map((gap) => `${gap.feature}: ${gap.detail}`);
+  return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
+    (gap) => `${gap.feature}: ${gap.detail}`,
+  );
 }
 
 /** For `sbx explain --backend landlock`: what would be refused, and what is approximated. */

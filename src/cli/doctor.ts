@@ -118,10 +118,12 @@ async function landlockCheck(): Promise<Check> {
   const { probeLandlock } = await import('../runtime/landlock-probe.js');
   try {
     const info = probeLandlock(landlockHelperPath());
-    return { name: 'landlock', status: 'ok', detail: `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot build a sandbox)` };
+    const detail = `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot work)`;
+    return { name: 'landlock', status: 'ok', detail };
   } catch (error) {
     if (!isSbxError(error)) throw error;
-    return { name: 'landlock', status: 'warn', detail: `${error.message} (optional: --backend landlock)`, ...(error.hint ? { fix: error.hint } : {}) };
+    const detail = `${error.message} (optional: --backend landlock)`;
+    return { name: 'landlock', status: 'warn', detail, ...(error.hint ? { fix: error.hint } : {}) };
   }
 }
 

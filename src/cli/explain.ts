@@ -83,7 +83,9 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   const compiled = await compile(toRunOptions(flags, command));
   if (flags.json) {
     const { launch, launcher } = compiled;
-    const argv = launcher.backend === 'bwrap' ? expandArgsFd(launch) : launcher.backend === 'landlock' ? expandLandlockLaunch(launch) : expandNsjailLaunch(launch);
+    const expanders = { bwrap: expandArgsFd, nsjail: expandNsjailLaunch, landlock: expandLandlockLaunch };
+    const expand = expanders[launcher.backend];
+    const argv = expand(launch);
     const fds = launch.fds.map((f) => ({
       purpose: f.purpose,
       ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}),
@@ -130,8 +132,11 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   out.push('');
   if (compiled.launcher.backend === 'landlock') {
     const gaps = describeLandlockGaps(p);
-    if (gaps.length > 0) out.push('landlock differs from bwrap here (no namespaces):', ...gaps.map((g) => `  ${g}`), '');
-    out.push(`# ${compiled.launcher.version} at ${compiled.launcher.path}. It reads this configuration on fd 3, the seccomp filter on fd 4, and writes its status on fd 5:`);
+    if (gaps.length > 0) {
+      out.push('landlock differs from bwrap here (no namespaces):', ...gaps.map((g) => `  ${g}`), '');
+    }
+    const { version, path } = compiled.launcher;
+    out.push(`# ${version} at ${path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`);
     out.push(...expandLandlockLaunch(compiled.launch));
   } else if (compiled.launcher.backend === 'nsjail') {
     const gaps = describeNsjailGaps(p);

@@ -15,19 +15,23 @@ export interface LandlockInfo {
 
 export function probeLandlock(helper: string): LandlockInfo {
   if (!existsSync(helper)) {
-    throw new SbxError('LANDLOCK_UNAVAILABLE', `the landlock backend's helper ${helper} was not built (no C compiler when sbx was built)`, {
+    const message = `the landlock backend's helper ${helper} was not built (no C compiler when sbx was built)`;
+    throw new SbxError('LANDLOCK_UNAVAILABLE', message, {
       hint: 'install a C compiler (apt-get install gcc) and rebuild sbx (npm run build)',
     });
   }
   let abi: number;
   try {
-    abi = Number(execFileSync(helper, ['--abi'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim());
+    const stdio: ['ignore', 'pipe', 'ignore'] = ['ignore', 'pipe', 'ignore'];
+    abi = Number(execFileSync(helper, ['--abi'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }).trim());
   } catch (cause) {
-    throw new SbxError('LANDLOCK_UNAVAILABLE', `${helper} does not run: ${(cause as Error).message.split('\n')[0]}`, { cause, hint: 'rebuild sbx (npm run build)' });
+    const message = `${helper} does not run: ${(cause as Error).message.split('\n')[0]}`;
+    throw new SbxError('LANDLOCK_UNAVAILABLE', message, { cause, hint: 'rebuild sbx (npm run build)' });
   }
   if (!(abi >= LANDLOCK_MIN_ABI)) {
     const what = abi > 0 ? `Landlock ABI ${abi}` : 'no Landlock (or it is not in the lsm= list)';
-    throw new SbxError('LANDLOCK_UNAVAILABLE', `this kernel has ${what}: the landlock backend needs ABI ${LANDLOCK_MIN_ABI} (Linux 6.12+)`, {
+    const message = `this kernel has ${what}: the landlock backend needs ABI ${LANDLOCK_MIN_ABI} (Linux 6.12+)`;
+    throw new SbxError('LANDLOCK_UNAVAILABLE', message, {
       hint: 'run on a newer kernel, or where user namespaces work (--backend bwrap)',
     });
   }

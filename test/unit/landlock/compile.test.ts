@@ -2,7 +2,14 @@
 // reviewed like argv), its invariants, and a refusal per gap that cannot be expressed without namespaces.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileLandlock, describeLandlockGaps, expandLandlockLaunch, LANDLOCK_GAPS, landlockApproximations, type LandlockHost } from '../../../src/backend/landlock.js';
+import {
+  compileLandlock,
+  describeLandlockGaps,
+  expandLandlockLaunch,
+  LANDLOCK_GAPS,
+  landlockApproximations,
+  type LandlockHost,
+} from '../../../src/backend/landlock.js';
 import type { Launch } from '../../../src/backend/launch.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Host } from '../../../src/policy/host.js';
@@ -12,7 +19,8 @@ import { FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../helpers/paths.js';
 
 function fixtureHost(host: Host): LandlockHost {
-  return { path: '/usr/lib/sbx/dist/sbx-landlock', stdinIsTty: host.stdinIsTty, arch: 'x86_64', uid: host.uid, gid: host.gid };
+  const { stdinIsTty, uid, gid } = host;
+  return { path: '/usr/lib/sbx/dist/sbx-landlock', stdinIsTty, arch: 'x86_64', uid, gid };
 }
 
 /** The fixture workspace without its planted secrets and git repository: what landlock can express. */
@@ -53,10 +61,12 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
 
   it('grants writes only to the workspace and the session stand-ins for /tmp and HOME', async () => {
     const { landlock, policy } = await compiled('default', hostName);
-    expect(valuesOf(landlock, 'rw')).toEqual([`${FIXTURE_SESSION.dir}/tmp`, `${FIXTURE_SESSION.dir}/home`, policy.workspace.host]);
+    const session = FIXTURE_SESSION.dir;
+    expect(valuesOf(landlock, 'rw')).toEqual([`${session}/tmp`, `${session}/home`, policy.workspace.host]);
     expect(valuesOf(landlock, 'ro')).toEqual(expect.arrayContaining(['/usr', '/etc', '/proc']));
     expect(valuesOf(landlock, 'ro').every((p) => !p.startsWith('/home') && p !== '/root' && p !== '/')).toBe(true);
-    expect(valuesOf(landlock, 'dev')).toEqual(['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty']);
+    const devices = ['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => `/dev/${n}`);
+    expect(valuesOf(landlock, 'dev')).toEqual(devices);
     expect(valuesOf(landlock, 'tcp')).toEqual([]);
     expect(valuesOf(landlock, 'net')).toEqual([]);
   });
@@ -68,8 +78,10 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
 
   it("passes exactly the policy's environment, with HOME and TMPDIR moved to the session", async () => {
     const { landlock, policy } = await compiled('default', hostName);
-    const env = Object.fromEntries(valuesOf(landlock, 'env').map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-    expect(env).toEqual({ ...policy.env.vars, HOME: `${FIXTURE_SESSION.dir}/home`, TMPDIR: `${FIXTURE_SESSION.dir}/tmp` });
+    const split = (e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)];
+    const env = Object.fromEntries(valuesOf(landlock, 'env').map(split));
+    const session = FIXTURE_SESSION.dir;
+    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: `${session}/tmp` });
     expect(launchEnvIsEmpty(landlock)).toBe(true);
   });
 
@@ -116,22 +128,33 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
     const p = await runPipeline('default', 'alice');
     const error = refusalOf(p.policy, p.host);
     expect(error.code).toBe('BACKEND_UNSUPPORTED');
-    expect([error.message, ...error.details]).toContain('/home/alice/proj/.env (sensitive file) lies inside the read-write tree /home/alice/proj: Landlock cannot deny one path beneath a granted directory');
+    expect([error.message, ...error.details]).toContain(
+      '/home/alice/proj/.env (sensitive file) lies inside the read-write tree /home/alice/proj: ' +
+        'Landlock cannot deny one path beneath a granted directory',
+    );
   });
 
   it('git hooks kept read-only inside the workspace', async () => {
-    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [] }) });
-    expect(message).toContain('/home/alice/proj/.git/hooks must stay read-only inside the read-write tree /home/alice/proj');
+    const hooks = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [] };
+    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = hooks) });
+    expect(message).toContain(
+      '/home/alice/proj/.git/hooks must stay read-only inside the read-write tree /home/alice/proj:',
+    );
   });
 
   it('a generated file over a granted path (.git/config without credentials)', async () => {
-    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason: 'git config without credentials' };
-    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = { masks: [], protect: [], views: [view] }) });
-    expect(message).toContain('/home/alice/proj/.git/config (git config without credentials) would be replaced by a generated file');
+    const reason = 'git config without credentials';
+    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason };
+    const views = { masks: [], protect: [], views: [view] };
+    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = views) });
+    expect(message).toContain(
+      '/home/alice/proj/.git/config (git config without credentials) would be replaced by a generated file',
+    );
   });
 
   it('a bind to another target (--bind SRC:DEST)', async () => {
-    const message = await refused('default', 'alice', { request: { binds: [{ source: '/opt', target: '/mnt/opt', access: 'ro' }] }, mutateHost: (h) => {
+    const request = { binds: [{ source: '/opt', target: '/mnt/opt', access: 'ro' as const }] };
+    const message = await refused('default', 'alice', { request, mutateHost: (h) => {
       plainWorkspace(h);
       h.paths['/opt'] = { exists: true, real: '/opt', type: 'dir' } as Host['paths'][string];
     } });
@@ -139,11 +162,13 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
   });
 
   it('user: root as a normal user', async () => {
-    expect(await refused('default', 'alice', { profile: { user: 'root' } })).toContain('the policy runs the command as 0:0, the caller is 1000:1000');
+    const message = await refused('default', 'alice', { profile: { user: 'root' } });
+    expect(message).toContain('the policy runs the command as 0:0, the caller is 1000:1000');
   });
 
   it('a filtered network', async () => {
-    expect(await refused('default', 'alice', { request: { allowDomains: ['example.com'] } })).toContain('network: filtered needs a private network namespace');
+    const message = await refused('default', 'alice', { request: { allowDomains: ['example.com'] } });
+    expect(message).toContain('network: filtered needs a private network namespace');
   });
 
   it('mode: danger', async () => {
@@ -151,11 +176,13 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
   });
 
   it('a hostname', async () => {
-    expect(await refused('default', 'alice', { profile: { hostname: 'box' } })).toContain('hostname: box needs a UTS namespace');
+    const message = await refused('default', 'alice', { profile: { hostname: 'box' } });
+    expect(message).toContain('hostname: box needs a UTS namespace');
   });
 
   it('a variable value with NUL', async () => {
-    expect(await refused('default', 'alice', { request: { env: { BAD: 'a\0b' } } })).toContain('environment variable "BAD"');
+    const message = await refused('default', 'alice', { request: { env: { BAD: 'a\0b' } } });
+    expect(message).toContain('environment variable "BAD"');
   });
 
   it('explain lists the refusals and approximations without compiling', async () => {

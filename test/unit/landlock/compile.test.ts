@@ -6,10 +6,10 @@ import {
   compileLandlock,
   describeLandlockGaps,
   expandLandlockLaunch,
-  LANDLOCK_GAPS,
   landlockApproximations,
   type LandlockHost,
 } from '../../../src/backend/landlock.js';
+import { LANDLOCK_GAPS } from '../../../src/backend/landlock-gaps.js';
 import type { Launch } from '../../../src/backend/launch.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Host } from '../../../src/policy/host.js';

@@ -16,7 +16,7 @@
  *   mkdir=PATH       create this directory (0700) before confinement if it does not exist
  *   tcp=PORT         allow TCP connect to PORT (every other TCP bind/connect is denied)
  *   net=host         leave TCP alone (the host's network); without it TCP is denied but for tcp= ports
- *   rlimit=N:SOFT:HARD   setrlimit(N, ...), values in decimal, "inf" for RLIM_INFINITY
+ *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal
  *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
  *   cwd=PATH         the command's working directory
  *   setsid=1         start a new session (no controlling terminal: TIOCSTI, CVE-2017-5226)
@@ -28,10 +28,9 @@
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
  * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
- * and execs. A child that fails before
- * exec writes its message to stderr and exits 125; the monitor then writes no status, which sbx
- * reads as a sandbox that was never built. Everything fails closed: a right the kernel's Landlock ABI
- * cannot enforce is an error, never skipped.
+ * and execs. A child that fails before exec writes its message to stderr and exits 125; the monitor
+ * then writes no status, which sbx reads as a sandbox that was never built. Everything fails closed:
+ * a right the kernel's Landlock ABI cannot enforce is an error, never skipped.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -66,15 +65,9 @@
 struct ll_ruleset_attr { /* the ABI 6 layout; the kernel accepts any prefix it knows */
 	uint64_t handled_access_fs, handled_access_net, scoped;
 };
-struct ll_net_port_attr {
-	uint64_t allowed_access, port;
-};
-
+struct ll_net_port_attr { uint64_t allowed_access, port; };
 #define MAX_ITEMS 4096
-#define CONFIG_FD 3
-#define SECCOMP_FD 4
-#define STATUS_FD 5
-#define SETUP_FAILED 125
+enum { CONFIG_FD = 3, SECCOMP_FD = 4, STATUS_FD = 5, SETUP_FAILED = 125 };
 
 static const uint64_t FS_RO = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 static const uint64_t FS_DEVICE = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
@@ -88,7 +81,7 @@ struct config {
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
 	int setsid, net_host;
-	char *seccomp;
+	char *seccomp; /* the BPF program from descriptor 4, seccomp_len bytes */
 	size_t seccomp_len;
 };
 
@@ -129,12 +122,6 @@ static void push(char **list, size_t *n, char *value, const char *key) {
 	list[(*n)++] = value;
 }
 
-static rlim_t parse_limit(const char *s, char **end) {
-	if (strncmp(s, "inf", 3) == 0) { *end = (char *)s + 3; return RLIM_INFINITY; }
-	errno = 0;
-	return strtoull(s, end, 10);
-}
-
 static void parse_config(struct config *c) {
 	size_t len;
 	char *buf = read_all(CONFIG_FD, &len);
@@ -160,12 +147,9 @@ static void parse_config(struct config *c) {
 			if (end == v || *end != ':' || fd < 3 || fd > 65535 || c->n_pin >= MAX_ITEMS) die("bad pin record %s", v);
 			c->pin_fd[c->n_pin] = (int)fd;
 			c->pin_path[c->n_pin++] = end + 1;
-		}
-		else if (!strcmp(rec, "setsid")) c->setsid = 1;
+		} else if (!strcmp(rec, "setsid")) c->setsid = 1;
 		else if (!strcmp(rec, "net") && !strcmp(v, "host")) c->net_host = 1;
-		else if (!strcmp(rec, "seccomp")) {
-			c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
-		}
+		else if (!strcmp(rec, "seccomp")) c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
 		else if (!strcmp(rec, "tcp")) {
 			unsigned long port = strtoul(v, &end, 10);
 			if (*v == '\0' || *end != '\0' || port > 65535 || c->n_tcp >= MAX_ITEMS) die("bad tcp record %s", v);
@@ -174,9 +158,9 @@ static void parse_config(struct config *c) {
 			struct rlimit *r = &c->rlimit[c->n_rlimit].value;
 			long resource = strtol(v, &end, 10);
 			if (*end != ':' || c->n_rlimit >= 64) die("bad rlimit record %s", v);
-			r->rlim_cur = parse_limit(end + 1, &end);
+			r->rlim_cur = strtoull(end + 1, &end, 10);
 			if (*end != ':') die("bad rlimit record %s", v);
-			r->rlim_max = parse_limit(end + 1, &end);
+			r->rlim_max = strtoull(end + 1, &end, 10);
 			if (*end != '\0' || errno) die("bad rlimit record %s", v);
 			c->rlimit[c->n_rlimit++].resource = (int)resource;
 		} else die("unknown configuration key %s", rec);
@@ -186,8 +170,10 @@ static void parse_config(struct config *c) {
 	close(SECCOMP_FD); /* sbx always passes one, empty without a filter: it must not reach the command */
 }
 
-static int ll_create(const struct ll_ruleset_attr *attr, size_t size, uint32_t flags) {
-	return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);
+/* The kernel's Landlock ABI version; 0 when it has none (not built, or not in lsm=). */
+static int landlock_abi(void) {
+	int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : abi;
 }
 
 /* Whether `path` is `dir` or lies beneath it (both absolute, without trailing slash). */
@@ -271,15 +257,12 @@ static void grant_stdio(int ruleset) {
 		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (copy < 0) die("dup of descriptor %d", fd);
 		uint64_t access = FS_DEVICE | (S_ISCHR(st.st_mode) ? 0 : LL_FS_TRUNCATE);
-		char what[32];
-		snprintf(what, sizeof what, "descriptor %d", fd);
-		add_rule(ruleset, copy, what, access);
+		add_rule(ruleset, copy, "a standard descriptor", access);
 	}
 }
 
 static void landlock(const struct config *c) {
-	int abi = ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	if (abi < 0) die("this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=landlock)");
+	int abi = landlock_abi();
 	/* ABI 4 is the floor: without TCP rules a network-less policy could not be enforced; ABI 6 for
 	 * scoping, so that the command cannot signal sbx or other host processes, nor reach abstract
 	 * unix sockets (X11, dbus, containerd's shims) outside its own domain. */
@@ -290,7 +273,7 @@ static void landlock(const struct config *c) {
 		.handled_access_net = c->net_host ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
 		.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL,
 	};
-	int ruleset = ll_create((void *)&attr, sizeof attr, 0);
+	int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (ruleset < 0) die("landlock_create_ruleset");
 	uint64_t all = attr.handled_access_fs;
 	for (size_t i = 0; i < c->n_ro; i++) grant(ruleset, open_grant(c->ro[i], c), c->ro[i], FS_RO, c);
@@ -348,8 +331,7 @@ static void confine_and_exec(struct config *c, int ready) {
 	drop_capabilities();
 	landlock(c);
 	install_seccomp(c);
-	c->env[c->n_env] = NULL;
-	c->argv[c->n_argv] = NULL;
+	c->env[c->n_env] = c->argv[c->n_argv] = NULL;
 	environ = c->env;
 	/* `ready` is close-on-exec: the monitor sees it close when exec succeeds. execvp searches the
 	 * command's PATH (now its environment), as bwrap does. */
@@ -384,12 +366,7 @@ static void end_leftovers(void) {
 
 int main(int argc, char **argv) {
 	static struct config c;
-	/* `sbx-landlock --abi`: the kernel's Landlock ABI (0: none), for sbx's backend probe. */
-	if (argc == 2 && !strcmp(argv[1], "--abi")) {
-		int abi = ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-		printf("%d\n", abi < 0 ? 0 : abi);
-		return 0;
-	}
+	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
 	parse_config(&c);
 	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
@@ -399,15 +376,13 @@ int main(int argc, char **argv) {
 	pid_t pid = fork();
 	if (pid < 0) die("fork");
 	if (pid == 0) {
-		close(pipefd[0]);
-		close(STATUS_FD);
+		close(pipefd[0]), close(STATUS_FD);
 		confine_and_exec(&c, pipefd[1]);
 	}
 	close(pipefd[1]);
-	int err = 0;
+	int err = 0, status;
 	ssize_t r;
 	while ((r = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR) {}
-	int status;
 	/* EOF: the pipe closed on exec, the command runs. Otherwise the child wrote -1 (setup failed:
 	 * its message is on stderr, no status is written, sbx reports a sandbox that was never built) or
 	 * exec's errno (the command was not found or not executable: reported as its exit, 127 or 126). */
@@ -416,8 +391,7 @@ int main(int argc, char **argv) {
 		_exit(SETUP_FAILED);
 	}
 	dprintf(STATUS_FD, "{ \"child-pid\": %d }\n", (int)getpid());
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) die("waitpid");
+	while (waitpid(pid, &status, 0) < 0) if (errno != EINTR) die("waitpid");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	end_leftovers();
 	dprintf(STATUS_FD, "{ \"exit-code\": %d }\n", code);

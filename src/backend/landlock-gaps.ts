@@ -75,7 +75,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     effect: 'refused',
     detail:
       'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network ' +
-      'namespace; without one the command would reach every host the proxy port is not',
+      "namespace; without one the command would share the host's network, where only TCP ports can be limited",
   },
   { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
   {
@@ -189,4 +189,14 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       '(no core files in granted trees)',
   },
   { feature: 'seccomp', effect: 'equivalent', detail: 'the same BPF filter as bwrap, installed last by the helper' },
+  {
+    feature: 'mounts.symlink',
+    effect: 'equivalent',
+    detail: "the host's own link is what the command resolves (derivePolicy copies the host's merged-/usr links)",
+  },
+  {
+    feature: 'mounts.remount-ro',
+    effect: 'equivalent',
+    detail: 'the tree it names is granted read-only; `/` is never granted, so it stays unwritable',
+  },
 ];

@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
@@ -27,4 +28,12 @@ await build({
 });
 // The egress bridge runs inside the sandbox as a plain script (no bundle, no dependencies).
 copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');
+// The landlock backend's launcher (native/sbx-landlock.c): built when a C compiler exists. Without
+// one the backend reports itself unavailable (runtime/host.ts probeLandlock), the others still work.
+const cc = process.env.CC || 'cc';
+if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
+  execFileSync(cc, ['-O2', '-Wall', '-Werror', '-o', 'dist/sbx-landlock', 'native/sbx-landlock.c'], { stdio: 'inherit' });
+} else {
+  console.warn(`build: no C compiler (${cc}): dist/sbx-landlock not built, --backend landlock will be unavailable`);
+}
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });

@@ -44,7 +44,7 @@ const runRequest = {
 
 const compileOnly = {
   profile: path.optional(),
-  backend: z.enum(['bwrap', 'nsjail', 'auto']).optional(),
+  backend: z.enum(['bwrap', 'nsjail', 'landlock', 'auto']).optional(),
   cwd: path.optional(),
   // process.env is an exotic object zod does not take for a record: its own entries are checked instead.
   hostEnv: z

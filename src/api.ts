@@ -55,7 +55,7 @@ export type { CommandDecision } from './preflight/command-rules.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
 
-export type BackendChoice = 'bwrap' | 'nsjail' | 'auto';
+export type BackendChoice = 'bwrap' | 'nsjail' | 'landlock' | 'auto';
 
 export interface CompileOptions extends RunRequest {
   /** Profile name or path. Default: `default`. */
@@ -133,7 +133,8 @@ export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;
 /** The launcher binary a run uses. */
 export type Launcher =
   | { backend: 'bwrap'; path: string; version: string; bwrap: BwrapInfo; chosenBy: BackendChoice }
-  | { backend: 'nsjail'; path: string; version: string; chosenBy: BackendChoice };
+  | { backend: 'nsjail'; path: string; version: string; chosenBy: BackendChoice }
+  | { backend: 'landlock'; path: string; version: string; chosenBy: BackendChoice };
 
 export interface Compiled {
   sessionId: string;
@@ -148,6 +149,11 @@ export interface Compiled {
 function packageRoot(): string {
   // dist/api.js and src/api.ts both sit one level below the package root.
   return join(dirname(fileURLToPath(import.meta.url)), '..');
+}
+
+/** The landlock backend's helper, built from native/sbx-landlock.c by scripts/build.mjs. */
+export function landlockHelperPath(): string {
+  return join(packageRoot(), 'dist', 'sbx-landlock');
 }
 
 function cleanEnv(env: Record<string, string | undefined>): Record<string, string> {
@@ -189,21 +195,42 @@ interface Prepared {
 
 /**
  * The launcher asked for (flag, then profile, then bwrap). Fails closed: a named backend that is
- * missing is an error, never a silent switch; only `auto` falls back, from bwrap to nsjail.
+ * missing is an error, never a silent switch; only `auto` falls back: from bwrap to nsjail when bwrap
+ * is missing, and to landlock when neither is installed or no user namespace can be created here
+ * (a container's seccomp profile, an outer sandbox).
  */
-function probeLauncher(choice: BackendChoice, env: Record<string, string | undefined>, cacheDir: string | undefined): Launcher {
+async function probeLauncher(
+  choice: BackendChoice,
+  env: Record<string, string | undefined>,
+  cacheDir: string | undefined,
+  uid: number,
+): Promise<Launcher> {
   if (choice === 'nsjail') return { backend: 'nsjail', ...probeNsjail(env), chosenBy: choice };
+  // The landlock probe loads only for landlock and auto runs that need it.
+  const landlock = async () => {
+    const { probeLandlock } = await import('./runtime/landlock-probe.js');
+    return { backend: 'landlock' as const, ...probeLandlock(landlockHelperPath()), chosenBy: choice };
+  };
+  if (choice === 'landlock') return landlock();
+  let bwrap: BwrapInfo;
   try {
-    const bwrap = probeBwrap(env, cacheDir);
-    return { backend: 'bwrap', path: bwrap.path, version: bwrap.version, bwrap, chosenBy: choice };
+    bwrap = probeBwrap(env, cacheDir);
   } catch (error) {
     if (choice !== 'auto' || !isSbxError(error)) throw error;
     try {
       return { backend: 'nsjail', ...probeNsjail(env), chosenBy: choice };
     } catch {
-      throw new SbxError(error.code, `--backend auto: neither bubblewrap nor nsjail is usable (bwrap: ${error.message})`, { ...(error.hint ? { hint: error.hint } : {}) });
+      try {
+        return await landlock();
+      } catch {
+        const message = `--backend auto: neither bubblewrap, nsjail nor landlock is usable (bwrap: ${error.message})`;
+        throw new SbxError(error.code, message, { ...(error.hint ? { hint: error.hint } : {}) });
+      }
     }
   }
+  const { userNamespacesBlocked } = choice === 'auto' ? await import('./runtime/landlock-probe.js') : {};
+  if (userNamespacesBlocked?.(uid, bwrap.path, env)) return landlock();
+  return { backend: 'bwrap', path: bwrap.path, version: bwrap.version, bwrap, chosenBy: choice };
 }
 
 /**
@@ -238,7 +265,8 @@ async function prepare(
   const resolved = await loadProfile(options.profile ?? 'default', search, VERSION);
   known.profile = describeProfile(resolved);
   options.onProfile?.(known.profile);
-  const launcher = probeLauncher(options.backend ?? resolved.profile.backend ?? 'bwrap', hostEnv, search.cacheDir);
+  const choice = options.backend ?? resolved.profile.backend ?? 'bwrap';
+  const launcher = await probeLauncher(choice, hostEnv, search.cacheDir, uid);
   known.backend = launcher.backend;
 
   const sessionId = known.sessionId;
@@ -313,10 +341,20 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
   if (p.launcher.backend === 'bwrap') {
     return compileBwrap(p.policy, session, { path: p.launcher.path, features: p.launcher.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch });
   }
+  if (p.launcher.backend === 'landlock') {
+    const { compileLandlock } = await import('./backend/landlock.js');
+    const { uid, gid, stdinIsTty } = p.host;
+    return compileLandlock(p.policy, session, { path: p.launcher.path, stdinIsTty, arch, uid, gid });
+  }
   const execPath = checkCommand(p.policy);
   // The nsjail compiler (and its status reader) load only for nsjail runs: bwrap launches skip them.
   const { compileNsjail } = await import('./backend/nsjail.js');
   return compileNsjail(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, execPath });
+}
+
+/** What the landlock backend enforces differently (the report lists it); its module loads for landlock runs only. */
+async function landlockApproximationsOf(policy: Policy): Promise<string[]> {
+  return (await import('./backend/landlock.js')).landlockApproximations(policy);
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
@@ -352,7 +390,13 @@ interface Ran {
   streamBytes?: { stdout: number; stderr: number };
 }
 
-async function interpret(result: ExecResult, uid: number, bwrap: string, env: Record<string, string | undefined>): Promise<Ran> {
+async function interpret(
+  result: ExecResult,
+  uid: number,
+  launcher: Launcher,
+  env: Record<string, string | undefined>,
+): Promise<Ran> {
+  const bwrap = launcher.path;
   const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
   if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], interrupts: result.interrupts, ...captured };
   if (result.kind === 'supervised') {
@@ -363,6 +407,13 @@ async function interpret(result: ExecResult, uid: number, bwrap: string, env: Re
     const timedOut = result.timedOut || status.timedOut;
     const code = timedOut ? ExitCode.TIMEOUT : status.code;
     return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), interrupts: result.interrupts, ...captured };
+  }
+  if (launcher.backend === 'landlock') {
+    const said = result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above';
+    const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${said}`;
+    throw new SbxError('SANDBOX_SETUP', message, {
+      hint: 'see its configuration with `sbx explain --backend landlock -- CMD`; where user namespaces work, use bwrap',
+    });
   }
   // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
   const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
@@ -539,7 +590,7 @@ async function runPrepared(
         pins,
       }),
       p.host.uid,
-      p.launcher.path,
+      p.launcher,
       p.host.env,
     );
     const collected = limits ? await limits.collect() : { violations: [], peaks: {} };
@@ -574,6 +625,7 @@ async function runPrepared(
       sessionId: p.sessionId,
       profile: describeProfile(p.resolved),
       backend: p.launcher.backend,
+      ...(p.launcher.backend === 'landlock' ? { approximations: await landlockApproximationsOf(p.policy) } : {}),
       policyHash: hash,
       // A secret typed on the command line is still a secret: reports and the ledger show a marker.
       command: redactArgv(p.policy.command, audit.secrets),

@@ -36,6 +36,7 @@ export const ErrorCatalogue = {
   WORKSPACE_INVALID: ExitCode.SETUP,
   BWRAP_MISSING: ExitCode.SETUP,
   NSJAIL_MISSING: ExitCode.SETUP,
+  LANDLOCK_UNAVAILABLE: ExitCode.SETUP,
   USERNS_DISABLED: ExitCode.SETUP,
   SESSION_DIR: ExitCode.SETUP,
   SANDBOX_SETUP: ExitCode.SETUP,
@@ -85,7 +86,7 @@ export interface RunFacts {
   profile: { name: string; file: string; hash: string; source: 'path' | 'project' | 'user' | 'builtin'; shadows?: string } | null;
   /** Set once a policy was derived. */
   policyHash?: string;
-  backend?: 'bwrap' | 'nsjail';
+  backend?: 'bwrap' | 'nsjail' | 'landlock';
   durationMs: number;
 }
 

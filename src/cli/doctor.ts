@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host.js';
 import { probeHostFacts } from '../runtime/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../policy/host-diagnosis.js';
-import { profileSearch } from '../api.js';
+import { landlockHelperPath, profileSearch } from '../api.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
 import { probeCgroupFacts } from '../runtime/cgroup/probe.js';
@@ -113,6 +113,20 @@ async function nsjailCheck(): Promise<Check> {
     : { name: 'nsjail', status: 'warn', detail: `${info.path} could not build a sandbox: ${r.stderr.trim().split('\n').pop() || `exit ${r.exitCode}`}`, fix: 'enable unprivileged user namespaces, or run it as root' };
 }
 
+/** The backend for hosts without user namespaces: its helper was built and the kernel's Landlock is recent enough. */
+async function landlockCheck(): Promise<Check> {
+  const { probeLandlock } = await import('../runtime/landlock-probe.js');
+  try {
+    const info = probeLandlock(landlockHelperPath());
+    const detail = `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot work)`;
+    return { name: 'landlock', status: 'ok', detail };
+  } catch (error) {
+    if (!isSbxError(error)) throw error;
+    const detail = `${error.message} (optional: --backend landlock)`;
+    return { name: 'landlock', status: 'warn', detail, ...(error.hint ? { fix: error.hint } : {}) };
+  }
+}
+
 export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   const checks: Check[] = [];
   let bwrapPath: string | undefined;
@@ -134,7 +148,7 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   const facts = probeHostFacts({ uid, bwrap: bwrapPath, env: process.env });
   const causes = diagnoseHost(facts);
   checks.push(hostCheck(facts), await userNamespaceCheck(bwrapPath, uid, causes));
-  checks.push(cgroupCheck(), limitsCheck(), seccompCheck(), await nsjailCheck());
+  checks.push(cgroupCheck(), limitsCheck(), seccompCheck(), await nsjailCheck(), await landlockCheck());
   if (flags.json) {
     process.stdout.write(JSON.stringify({ checks, host: facts, causes }, null, 2) + '\n');
   } else {

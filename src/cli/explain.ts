@@ -2,6 +2,7 @@
 import { compile, type CommandDecision, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
 import { expandArgsFd, expandPinnedFds } from '../backend/bwrap.js';
+import { describeLandlockGaps, expandLandlockLaunch } from '../backend/landlock.js';
 import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { shellJoin } from './quote.js';
@@ -82,7 +83,9 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   const compiled = await compile(toRunOptions(flags, command));
   if (flags.json) {
     const { launch, launcher } = compiled;
-    const argv = launcher.backend === 'bwrap' ? expandArgsFd(launch) : expandNsjailLaunch(launch);
+    const expanders = { bwrap: expandArgsFd, nsjail: expandNsjailLaunch, landlock: expandLandlockLaunch };
+    const expand = expanders[launcher.backend];
+    const argv = expand(launch);
     const fds = launch.fds.map((f) => ({
       purpose: f.purpose,
       ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}),
@@ -97,6 +100,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
           ...(launcher.backend === 'nsjail' ? { gaps: describeNsjailGaps(compiled.policy) } : {}),
+          ...(launcher.backend === 'landlock' ? { gaps: describeLandlockGaps(compiled.policy) } : {}),
         },
         null,
         2,
@@ -126,7 +130,15 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);
   out.push('');
-  if (compiled.launcher.backend === 'nsjail') {
+  if (compiled.launcher.backend === 'landlock') {
+    const gaps = describeLandlockGaps(p);
+    if (gaps.length > 0) {
+      out.push('landlock differs from bwrap here (no namespaces):', ...gaps.map((g) => `  ${g}`), '');
+    }
+    const { version, path } = compiled.launcher;
+    out.push(`# ${version} at ${path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`);
+    out.push(...expandLandlockLaunch(compiled.launch));
+  } else if (compiled.launcher.backend === 'nsjail') {
     const gaps = describeNsjailGaps(p);
     if (gaps.length > 0) out.push('nsjail differs from bwrap here:', ...gaps.map((g) => `  ${g}`), '');
     out.push(`# ${compiled.launcher.version} at ${compiled.launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`);

@@ -18,7 +18,7 @@ export interface RunFlags {
   allowSensitiveRoots?: boolean;
   allowDenylistedCommands?: boolean;
   shell?: string;
-  backend?: 'bwrap' | 'nsjail' | 'auto';
+  backend?: 'bwrap' | 'nsjail' | 'landlock' | 'auto';
   memory?: string;
   pids?: string;
   cpus?: string;
@@ -64,7 +64,7 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'keep-env', value: '<name>', multiple: true, description: 'inherit this variable (or LC_*-style pattern) from your environment (repeatable)' },
   { long: 'network', value: '<mode>', choices: ['none', 'host'], description: 'override the profile: none (own namespace, loopback only) or host' },
   { long: 'allow-domain', value: '<name[:port]>', multiple: true, description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)' },
-  { long: 'backend', value: '<name>', choices: ['bwrap', 'nsjail', 'auto'], description: 'the launcher: bwrap (default), nsjail, or auto (bwrap when installed, else nsjail)' },
+  { long: 'backend', value: '<name>', choices: ['bwrap', 'nsjail', 'landlock', 'auto'], description: 'the launcher: bwrap (default), nsjail, landlock, or auto (bwrap; nsjail without bwrap; landlock where no user namespace can be created)' },
   { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
   { long: 'allow-sensitive-roots', description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)' },
   { long: 'allow-denylisted-commands', description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)" },

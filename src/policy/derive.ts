@@ -50,7 +50,7 @@ const DEFAULT_TMP_SIZE = '512MiB';
 
 /** /tmp and HOME: large enough for a build's scratch files, small enough to refuse a balloon. */
 const TMP_BOUNDS = { min: 1024 * 1024, max: 1024 ** 4, example: '256MiB or 2GiB' };
-const DEFAULT_HOSTNAME = 'sbx';
+export const DEFAULT_HOSTNAME = 'sbx';
 /** Where the egress bridge's files appear inside (the sandbox root is otherwise empty there). */
 export const BRIDGE_DIR = '/run/sbx';
 /** The uid/gid a root-invoked sandbox runs as inside its namespace: "nobody" on every distribution. */

@@ -133,9 +133,12 @@ export const ProfileSchema = z.strictObject({
   secrets: SecretsSchema.optional(),
   commands: CommandsSchema.optional(),
   backend: z
-    .enum(['bwrap', 'nsjail', 'auto'])
+    .enum(['bwrap', 'nsjail', 'landlock', 'auto'])
     .optional()
-    .describe('The launcher: bwrap (default), nsjail, or auto (bwrap when installed, else nsjail). --backend overrides it.'),
+    .describe(
+      'The launcher: bwrap (default), nsjail, landlock, or auto (bwrap; nsjail without bwrap; ' +
+        'landlock where no user namespace can be created). --backend overrides it.',
+    ),
   hostname: z
     .string()
     .regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/, 'must be a valid hostname label')

@@ -14,7 +14,9 @@ export interface Outcome {
   sessionId: string;
   /** source: builtin, user, project or path; shadows: the built-in of the same name it hides. */
   profile: { name: string; file: string; hash: string; source: ProfileSource; shadows?: string };
-  backend: 'bwrap' | 'nsjail';
+  backend: 'bwrap' | 'nsjail' | 'landlock';
+  /** What the backend enforced differently from bwrap (landlock: no namespaces), one line each; absent when nothing. */
+  approximations?: string[];
   /** sha256 (16 hex) of the resolved Policy: two runs with the same hash had the same sandbox. */
   policyHash: string;
   command: string[];

@@ -38,7 +38,11 @@ export const reportSchema = z
       })
       .nullable()
       .describe('The profile used; null only when the profile itself failed to resolve (not found, invalid)'),
-    backend: z.enum(['bwrap', 'nsjail']).optional().describe('Absent when sbx stopped before choosing one'),
+    backend: z.enum(['bwrap', 'nsjail', 'landlock']).optional().describe('Absent when sbx stopped before choosing one'),
+    approximations: z
+      .array(z.string())
+      .optional()
+      .describe('What the backend enforced differently from bwrap (landlock: no namespaces), "feature: detail"'),
     policyHash: z
       .string()
       .optional()

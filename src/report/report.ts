@@ -22,7 +22,8 @@ export interface Report {
   sessionId: string;
   /** null only when the profile itself failed to resolve (not found, invalid). */
   profile: Outcome['profile'] | null;
-  backend?: 'bwrap' | 'nsjail';
+  backend?: 'bwrap' | 'nsjail' | 'landlock';
+  approximations?: Outcome['approximations'];
   /** sha256 (16 hex) of the resolved Policy; absent when sbx stopped before deriving one. */
   policyHash?: string;
   command: string[];
@@ -54,6 +55,7 @@ export function reportFromOutcome(outcome: Outcome): Report {
     sessionId: outcome.sessionId,
     profile: outcome.profile,
     backend: outcome.backend,
+    ...(outcome.approximations ? { approximations: outcome.approximations } : {}),
     policyHash: outcome.policyHash,
     command: outcome.command,
     exitCode: outcome.exitCode,

@@ -5,6 +5,8 @@
 //  - With exactly those options: sbx runs on bwrap, and really trying shows the HOME secret unreadable,
 //    the workspace writable, /usr and a directory beside the workspace not; the report names the backend.
 //  - sbx inside that sbx refuses, naming the outer sandbox.
+//  - --backend auto under Docker's defaults, and nested inside an sbx (bwrap) run: sbx runs on landlock,
+//    with the same probes, and the report names the backend and its approximations.
 // Needs root and a running Docker with image sbx-host:latest; otherwise skipped, saying why.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -43,6 +45,16 @@ echo "control-data:$( (echo x > /data/control && cat /data/control) 2>&1)"
 echo "exit:$?"
 printf 'report:%s\\n' "$(cat /tmp/report.json)"
 `;
+
+/** PROBE under --backend auto; Landlock answers EACCES where bwrap's mounts answer ENOENT or EROFS. */
+const AUTO_PROBE = PROBE.replace('run --report-fd 3 --', 'run --backend auto --report-fd 3 --');
+const LANDLOCK_LINES = {
+  secret: 'cat: /home/u/.ssh/id_test: Permission denied',
+  ws: 'w',
+  usr: 'sh: 4: cannot create /usr/sbx-x: Permission denied',
+  data: 'sh: 5: cannot create /data/x: Permission denied',
+  exit: '0',
+};
 
 interface Run {
   status: number | null;
@@ -98,6 +110,43 @@ describe.skipIf(SKIP !== undefined)(`inside Docker${SKIP ? ` (skipped: ${SKIP})`
     });
   }
 
+  for (const uid of [0, 1000]) {
+    it(`uid ${uid}, Docker's defaults, --backend auto: on landlock, HOME secret unreadable, workspace writable`, () => {
+      const r = inContainer(uid, AUTO_PROBE);
+      expect(r.lines['control-secret']).toBe('TOPSECRET');
+      expect(r.lines['control-data']).toBe('x');
+      expect(r.lines).toMatchObject(LANDLOCK_LINES);
+      expect(r.stderr).toContain('sbx: --backend auto chose landlock\n');
+      const report = JSON.parse(r.lines.report!) as { backend: string; exitCode: number; approximations: string[] };
+      expect(report).toMatchObject({ backend: 'landlock', exitCode: 0, setBy: 'child' });
+      const features = report.approximations.map((a) => a.split(':')[0]);
+      expect(features).toEqual(expect.arrayContaining(['mounts.tmp', 'mounts.home', 'namespaces.pid']));
+    });
+  }
+
+  it('nested: sbx --backend auto inside an sbx (bwrap) run works on landlock, stricter than the outer one', () => {
+    // The outer sandbox (bwrap, Docker started with FIX) shows the checkout read-only and /ws writable; the
+    // inner sbx runs in /ws/inner, so /ws/beside is writable to the outer sandbox (the control) and not to
+    // the inner one: that EACCES is Landlock's.
+    const nested = `cd /ws && mkdir inner
+cat > /ws/inner.sh <<'EOF'
+cd /ws/inner
+echo "control-beside:$( (echo x > /ws/beside && cat /ws/beside) 2>&1)"
+/sbx/bin/sbx.js run --backend auto --report-fd 3 -- sh -c '
+  echo "ws:$( (echo w > /ws/inner/made && cat /ws/inner/made) 2>&1)"
+  echo "beside:$( (echo y > /ws/beside) 2>&1)"
+' 3>/tmp/report.json
+echo "exit:$?"
+printf 'report:%s\\n' "$(cat /tmp/report.json)"
+EOF
+/sbx/bin/sbx.js run --ro-bind /sbx -- sh /ws/inner.sh`;
+    const r = inContainer(1000, nested, FIX);
+    const beside = 'sh: 3: cannot create /ws/beside: Permission denied';
+    expect(r.lines).toMatchObject({ 'control-beside': 'x', ws: 'w', beside, exit: '0' });
+    expect(r.stderr).toContain('sbx: --backend auto chose landlock\n');
+    expect(JSON.parse(r.lines.report!)).toMatchObject({ backend: 'landlock', exitCode: 0 });
+  });
+
   it('sbx doctor --json names the container and the cause', () => {
     const r = inContainer(1000, 'node /sbx/bin/sbx.js doctor --json');
     expect(r.status).toBe(1);
@@ -107,6 +156,7 @@ describe.skipIf(SKIP !== undefined)(`inside Docker${SKIP ? ` (skipped: ${SKIP})`
     expect(doctor.causes.map((c) => c.kind)).toEqual(['container-seccomp']);
     const detail = 'a docker container (/.dockerenv exists); under 1 seccomp filter(s)';
     expect(doctor.checks).toContainEqual({ name: 'host', status: 'ok', detail });
+    expect(doctor.checks).toContainEqual(expect.objectContaining({ name: 'landlock', status: 'ok' }));
   });
 
   it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {

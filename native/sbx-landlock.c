@@ -1,0 +1,399 @@
+/*
+ * sbx-landlock: the launcher of sbx's landlock backend (src/backend/landlock.ts), for hosts where no
+ * user namespace can be created (a container's default seccomp profile, a process already inside a
+ * sandbox). It confines the command with Landlock, no_new_privs, an empty capability set and a
+ * seccomp filter, then execs it. It builds no namespace: the command shares the host's mounts,
+ * processes and network stack; the backend's gaps table says what that costs.
+ *
+ * Configuration: descriptor 3, read to EOF, a sequence of NUL-terminated records "key=value"
+ * (values may hold any byte but NUL, so paths and environment values need no quoting):
+ *   ro=PATH          grant execute, read_file, read_dir beneath PATH
+ *   rw=PATH          grant every access right beneath PATH
+ *   dev=PATH         grant read_file, write_file (and ioctl on devices) on one device node
+ *   except=PATH      never grant PATH: a ro grant above it is split into grants of its siblings
+ *   pin=FD:PATH      descriptor FD (O_PATH) is PATH as sbx checked it: grants of PATH use it, never
+ *                    the path again (a directory swapped for a symlink meanwhile is not followed)
+ *   mkdir=PATH       create this directory (0700) before confinement if it does not exist
+ *   tcp=PORT         allow TCP connect to PORT (every other TCP bind/connect is denied)
+ *   net=host         leave TCP alone (the host's network); without it TCP is denied but for tcp= ports
+ *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal
+ *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
+ *   cwd=PATH         the command's working directory
+ *   setsid=1         start a new session (no controlling terminal: TIOCSTI, CVE-2017-5226)
+ *   arg=ARG          the command's argv, in order; arg[0] is searched on the command's PATH
+ *   seccomp=1        descriptor 4 holds a seccomp BPF program (struct sock_filter array), installed last
+ * `sbx-landlock --abi` prints the kernel's Landlock ABI version (0 when it has none) and exits.
+ * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
+ * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}.
+ *
+ * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
+ * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
+ * and execs. A child that fails before exec writes its message to stderr and exits 125; the monitor
+ * then writes no status, which sbx reads as a sandbox that was never built. Everything fails closed:
+ * a right the kernel's Landlock ABI cannot enforce is an error, never skipped.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Debian 12's uapi header stops at ABI 1: the later constants are the kernel's (include/uapi/linux/landlock.h). */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_RULE_NET_PORT 2
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct ll_ruleset_attr { /* the ABI 6 layout; the kernel accepts any prefix it knows */
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+struct ll_net_port_attr { uint64_t allowed_access, port; };
+#define MAX_ITEMS 4096
+enum { CONFIG_FD = 3, SECCOMP_FD = 4, STATUS_FD = 5, SETUP_FAILED = 125 };
+
+static const uint64_t FS_RO = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+static const uint64_t FS_DEVICE = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
+
+/* The whole configuration; the process execs or exits soon after parsing, so nothing is freed. */
+struct config {
+	char *ro[MAX_ITEMS], *rw[MAX_ITEMS], *dev[MAX_ITEMS], *except[MAX_ITEMS], *mkdirs[MAX_ITEMS], *pin_path[MAX_ITEMS];
+	int pin_fd[MAX_ITEMS];
+	char *env[MAX_ITEMS + 1], *argv[MAX_ITEMS + 1], *cwd;
+	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin;
+	uint64_t tcp[MAX_ITEMS];
+	struct { int resource; struct rlimit value; } rlimit[64];
+	int setsid, net_host;
+	char *seccomp; /* the BPF program from descriptor 4, seccomp_len bytes */
+	size_t seccomp_len;
+};
+
+/* In the child: the pipe that tells the monitor the setup failed (-1), or exec did (errno). */
+static int report_fd = -1;
+
+static void die(const char *fmt, ...) {
+	int failed = -1;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sbx-landlock: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (errno) fprintf(stderr, ": %s", strerror(errno));
+	fputc('\n', stderr);
+	va_end(ap);
+	if (report_fd >= 0 && write(report_fd, &failed, sizeof failed) < 0) { /* the monitor sees EOF: exit 125 says it */ }
+	_exit(SETUP_FAILED);
+}
+
+static char *read_all(int fd, size_t *len) {
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (!buf) die("out of memory");
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0) die("reading descriptor %d", fd);
+		if (r == 0) break;
+		n += (size_t)r;
+		if (n == cap) buf = realloc(buf, cap *= 2);
+	}
+	*len = n;
+	return buf;
+}
+
+static void push(char **list, size_t *n, char *value, const char *key) {
+	if (*n >= MAX_ITEMS) { errno = 0; die("too many %s records", key); }
+	list[(*n)++] = value;
+}
+
+static void parse_config(struct config *c) {
+	size_t len;
+	char *buf = read_all(CONFIG_FD, &len);
+	close(CONFIG_FD);
+	errno = 0;
+	if (len == 0 || buf[len - 1] != '\0') die("configuration on fd %d is empty or not NUL-terminated", CONFIG_FD);
+	for (char *rec = buf, *next; rec < buf + len; rec = next) {
+		next = rec + strlen(rec) + 1;
+		char *eq = strchr(rec, '=');
+		if (!eq) die("record without '=' in the configuration");
+		*eq = '\0';
+		char *v = eq + 1, *end;
+		if (!strcmp(rec, "ro")) push(c->ro, &c->n_ro, v, rec);
+		else if (!strcmp(rec, "rw")) push(c->rw, &c->n_rw, v, rec);
+		else if (!strcmp(rec, "dev")) push(c->dev, &c->n_dev, v, rec);
+		else if (!strcmp(rec, "except")) push(c->except, &c->n_except, v, rec);
+		else if (!strcmp(rec, "mkdir")) push(c->mkdirs, &c->n_mkdir, v, rec);
+		else if (!strcmp(rec, "env")) push(c->env, &c->n_env, v, rec);
+		else if (!strcmp(rec, "arg")) push(c->argv, &c->n_argv, v, rec);
+		else if (!strcmp(rec, "cwd")) c->cwd = v;
+		else if (!strcmp(rec, "pin")) {
+			long fd = strtol(v, &end, 10);
+			if (end == v || *end != ':' || fd < 3 || fd > 65535 || c->n_pin >= MAX_ITEMS) die("bad pin record %s", v);
+			c->pin_fd[c->n_pin] = (int)fd;
+			c->pin_path[c->n_pin++] = end + 1;
+		} else if (!strcmp(rec, "setsid")) c->setsid = 1;
+		else if (!strcmp(rec, "net") && !strcmp(v, "host")) c->net_host = 1;
+		else if (!strcmp(rec, "seccomp")) c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
+		else if (!strcmp(rec, "tcp")) {
+			unsigned long port = strtoul(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || port > 65535 || c->n_tcp >= MAX_ITEMS) die("bad tcp record %s", v);
+			c->tcp[c->n_tcp++] = port;
+		} else if (!strcmp(rec, "rlimit")) {
+			struct rlimit *r = &c->rlimit[c->n_rlimit].value;
+			long resource = strtol(v, &end, 10);
+			if (*end != ':' || c->n_rlimit >= 64) die("bad rlimit record %s", v);
+			r->rlim_cur = strtoull(end + 1, &end, 10);
+			if (*end != ':') die("bad rlimit record %s", v);
+			r->rlim_max = strtoull(end + 1, &end, 10);
+			if (*end != '\0' || errno) die("bad rlimit record %s", v);
+			c->rlimit[c->n_rlimit++].resource = (int)resource;
+		} else die("unknown configuration key %s", rec);
+	}
+	if (c->n_argv == 0 || !c->cwd) die("the configuration names no command or no cwd");
+	if (c->net_host && c->n_tcp > 0) die("net=host and tcp= records contradict each other");
+	close(SECCOMP_FD); /* sbx always passes one, empty without a filter: it must not reach the command */
+}
+
+/* The kernel's Landlock ABI version; 0 when it has none (not built, or not in lsm=). */
+static int landlock_abi(void) {
+	int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : abi;
+}
+
+/* Whether `path` is `dir` or lies beneath it (both absolute, without trailing slash). */
+static int is_within(const char *path, const char *dir) {
+	size_t n = strlen(dir);
+	if (n == 1) return 1; /* "/" */
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Adds a rule beneath the file `fd` (O_PATH, consumed) is. */
+static void add_rule(int ruleset, int fd, const char *path, uint64_t access) {
+	struct landlock_path_beneath_attr rule = { .allowed_access = access, .parent_fd = fd };
+	struct stat st;
+	if (fstat(fd, &st) < 0) die("stat %s", path);
+	/* The kernel refuses directory-only rights on a file (EINVAL): a file keeps the rights that apply to files. */
+	if (!S_ISDIR(st.st_mode))
+		rule.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+		                       LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
+	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+		die("landlock rule for %s", path);
+	close(fd);
+}
+
+/* PATH as sbx pinned it, else opened now (system paths and the session's own directories). */
+static int open_grant(const char *path, const struct config *c) {
+	for (size_t i = 0; i < c->n_pin; i++)
+		if (!strcmp(c->pin_path[i], path)) {
+			int fd = fcntl(c->pin_fd[i], F_DUPFD_CLOEXEC, 0);
+			if (fd < 0) die("pinned descriptor %d of %s", c->pin_fd[i], path);
+			return fd;
+		}
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) die("opening %s", path);
+	return fd;
+}
+
+/*
+ * Landlock grants whole hierarchies: it cannot deny one file beneath a granted directory. A grant
+ * with an excluded path below it becomes grants of each sibling on the way down, the excluded path
+ * itself left out. The directories on the way get no rule at all (they cannot be listed), and a name
+ * created in them later is not granted either. Symbolic links are not followed (the path they name
+ * is granted, or not, where it lies, as without the split). landlock.ts sends only read-only grants
+ * this way. `fd` (O_PATH) is `path`, consumed.
+ */
+static void grant(int ruleset, int fd, const char *path, uint64_t access, const struct config *c) {
+	int split = 0;
+	for (size_t i = 0; i < c->n_except; i++) {
+		if (is_within(path, c->except[i])) { close(fd); return; } /* the path is excluded itself */
+		if (is_within(c->except[i], path)) split = 1;
+	}
+	if (!split) { add_rule(ruleset, fd, path, access); return; }
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!dir) die("listing %s, which holds an excluded path", path);
+	close(fd);
+	for (struct dirent *e; (errno = 0, e = readdir(dir));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+		char child[PATH_MAX];
+		int len = snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", e->d_name);
+		if (len >= (int)sizeof child) die("path too long under %s", path);
+		int cfd = openat(dirfd(dir), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) die("opening %s", child);
+		struct stat st;
+		if (fstat(cfd, &st) < 0) die("stat %s", child);
+		if (S_ISLNK(st.st_mode)) close(cfd);
+		else grant(ruleset, cfd, child, access, c);
+	}
+	if (errno) die("listing %s", path);
+	closedir(dir);
+}
+
+/*
+ * The command's own stdin, stdout and stderr, when they are a terminal or a file: reopened by path
+ * (/dev/stdout, /dev/stderr, /proc/self/fd/N, `tee /dev/tty`), which Landlock would otherwise deny,
+ * as bwrap's /proc allows. Pipes and sockets need no rule (Landlock does not govern them).
+ */
+static void grant_stdio(int ruleset) {
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode))) continue;
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0) die("dup of descriptor %d", fd);
+		uint64_t access = FS_DEVICE | (S_ISCHR(st.st_mode) ? 0 : LL_FS_TRUNCATE);
+		add_rule(ruleset, copy, "a standard descriptor", access);
+	}
+}
+
+static void landlock(const struct config *c) {
+	int abi = landlock_abi();
+	/* ABI 4 is the floor: without TCP rules a network-less policy could not be enforced; ABI 6 for
+	 * scoping, so that the command cannot signal sbx or other host processes, nor reach abstract
+	 * unix sockets (X11, dbus, containerd's shims) outside its own domain. */
+	errno = 0;
+	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and socket scoping", abi);
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = ((LANDLOCK_ACCESS_FS_REFER << 1) - 1) | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV,
+		.handled_access_net = c->net_host ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
+		.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL,
+	};
+	int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	if (ruleset < 0) die("landlock_create_ruleset");
+	uint64_t all = attr.handled_access_fs;
+	for (size_t i = 0; i < c->n_ro; i++) grant(ruleset, open_grant(c->ro[i], c), c->ro[i], FS_RO, c);
+	for (size_t i = 0; i < c->n_rw; i++) grant(ruleset, open_grant(c->rw[i], c), c->rw[i], all, c);
+	for (size_t i = 0; i < c->n_dev; i++)
+		add_rule(ruleset, open_grant(c->dev[i], c), c->dev[i], FS_DEVICE);
+	grant_stdio(ruleset);
+	for (size_t i = 0; i < c->n_tcp; i++) {
+		struct ll_net_port_attr port = { .allowed_access = LL_NET_CONNECT_TCP, .port = c->tcp[i] };
+		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &port, 0) < 0)
+			die("landlock rule for tcp port %llu", (unsigned long long)c->tcp[i]);
+	}
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) die("landlock_restrict_self");
+	close(ruleset);
+	/* The pins are sbx's: the command must not inherit a descriptor of any host path. */
+	for (size_t i = 0; i < c->n_pin; i++) close(c->pin_fd[i]);
+}
+
+/* Root inside a container keeps CAP_DAC_OVERRIDE and friends, which Landlock does not stop: every
+ * capability goes, from the bounding set too, so that exec cannot give any back. */
+static void drop_capabilities(void) {
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM) die("dropping capability %d", cap);
+	/* EPERM above means no CAP_SETPCAP, so an unprivileged caller: its bounding set cannot be used
+	 * anyway since it has no capability to regain through it under no_new_privs. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) die("clearing ambient caps");
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	if (syscall(SYS_capset, &header, data) < 0) die("capset");
+}
+
+static void install_seccomp(const struct config *c) {
+	if (!c->seccomp) return; /* seccomp preset off */
+	errno = 0;
+	size_t n = c->seccomp_len / sizeof(struct sock_filter);
+	if (n == 0 || n > BPF_MAXINSNS || c->seccomp_len % sizeof(struct sock_filter) != 0)
+		die("the seccomp program on fd %d has a bad size", SECCOMP_FD);
+	struct sock_fprog fprog = { .len = (unsigned short)n, .filter = (struct sock_filter *)c->seccomp };
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0) die("installing the seccomp filter");
+}
+
+/* The child: confine, then exec. Order matters: rlimits and the bounding set need the capabilities
+ * that are dropped next; Landlock and seccomp need no_new_privs; seccomp comes last so that the
+ * setup's own system calls are not filtered. */
+static void confine_and_exec(struct config *c, int ready) {
+	report_fd = ready;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+	if (c->setsid && setsid() < 0) die("setsid");
+	for (size_t i = 0; i < c->n_mkdir; i++)
+		if (mkdir(c->mkdirs[i], 0700) < 0 && errno != EEXIST) die("mkdir %s", c->mkdirs[i]);
+	if (chdir(c->cwd) < 0) die("chdir %s", c->cwd);
+	for (size_t i = 0; i < c->n_rlimit; i++)
+		if (setrlimit(c->rlimit[i].resource, &c->rlimit[i].value) < 0) die("setrlimit %d", c->rlimit[i].resource);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("PR_SET_NO_NEW_PRIVS");
+	drop_capabilities();
+	landlock(c);
+	install_seccomp(c);
+	c->env[c->n_env] = c->argv[c->n_argv] = NULL;
+	environ = c->env;
+	/* `ready` is close-on-exec: the monitor sees it close when exec succeeds. execvp searches the
+	 * command's PATH (now its environment), as bwrap does. */
+	execvp(c->argv[0], c->argv);
+	int err = errno;
+	if (write(ready, &err, sizeof err) < 0) { /* the status is the exit code below all the same */ }
+	fprintf(stderr, "sbx-landlock: cannot execute %s: %s\n", c->argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/*
+ * Without a pid namespace nothing ends what the command leaves running (a daemon it started, a
+ * double-forked child) when it exits. The monitor is their subreaper: each orphan is reparented to
+ * it, and once the command is gone they are killed until none is left, as bwrap's pid 1 does.
+ */
+static void end_leftovers(void) {
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+		if (fd >= 0) close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p) break;
+			kill((pid_t)pid, SIGKILL);
+		}
+		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) return;
+	}
+}
+
+int main(int argc, char **argv) {
+	static struct config c;
+	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
+	parse_config(&c);
+	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) die("PR_SET_CHILD_SUBREAPER");
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0) die("pipe");
+	pid_t pid = fork();
+	if (pid < 0) die("fork");
+	if (pid == 0) {
+		close(pipefd[0]), close(STATUS_FD);
+		confine_and_exec(&c, pipefd[1]);
+	}
+	close(pipefd[1]);
+	int err = 0, status;
+	ssize_t r;
+	while ((r = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR) {}
+	/* EOF: the pipe closed on exec, the command runs. Otherwise the child wrote -1 (setup failed:
+	 * its message is on stderr, no status is written, sbx reports a sandbox that was never built) or
+	 * exec's errno (the command was not found or not executable: reported as its exit, 127 or 126). */
+	if (r > 0 && err == -1) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+		_exit(SETUP_FAILED);
+	}
+	dprintf(STATUS_FD, "{ \"child-pid\": %d }\n", (int)getpid());
+	while (waitpid(pid, &status, 0) < 0) if (errno != EINTR) die("waitpid");
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	end_leftovers();
+	dprintf(STATUS_FD, "{ \"exit-code\": %d }\n", code);
+	_exit(code);
+}

@@ -1,0 +1,202 @@
+// The landlock backend's reviewed gaps: where it differs from bwrap, feature by feature. Pure data.
+// `refused` entries are what src/backend/landlock.ts refuses by name (BACKEND_UNSUPPORTED); `approximated`
+// ones are named in the report of every run that gets them; `equivalent` ones say why nothing is lost.
+export interface LandlockGap {
+  /** The Policy field or backend behaviour (`landlock.*`). */
+  feature: string;
+  effect: 'refused' | 'approximated' | 'equivalent';
+  detail: string;
+}
+
+/** Where landlock differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
+export const LANDLOCK_GAPS: readonly LandlockGap[] = [
+  {
+    feature: 'mode',
+    effect: 'refused',
+    detail:
+      'mode: danger binds the host root writable: there is nothing left for Landlock to confine, and ' +
+      'bwrap is the backend for it',
+  },
+  {
+    feature: 'mounts.bind',
+    effect: 'refused',
+    detail:
+      'a bind whose target differs from its source (mountAt, --bind SRC:DEST): without a mount ' +
+      'namespace a path cannot appear elsewhere',
+  },
+  {
+    feature: 'mounts.mask',
+    effect: 'refused',
+    detail:
+      'a mask inside a read-write grant (a sensitive file in the workspace): Landlock grants whole ' +
+      'trees and cannot deny one file beneath a granted directory. Masks inside read-only trees ' +
+      '(root-only files in /etc) are expressed by granting their siblings one by one',
+  },
+  {
+    feature: 'mounts.read-only-inside',
+    effect: 'refused',
+    detail:
+      'a read-only path inside a read-write grant (git hooks and .sbx in the workspace stay read-only): ' +
+      'Landlock grants add up, a tree cannot be narrowed below a granted one',
+  },
+  {
+    feature: 'mounts.file',
+    effect: 'refused',
+    detail:
+      'a generated file over a granted path (a .git/config without credentials, an exclude list): there ' +
+      'is nothing to put it over',
+  },
+  { feature: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
+  {
+    feature: 'mounts.session-dir',
+    effect: 'refused',
+    detail:
+      'the session directory mount of a filtered network (see network.kind)',
+  },
+  { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
+  { feature: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
+  {
+    feature: 'identity',
+    effect: 'refused',
+    detail:
+      'an identity other than the caller\'s (`user: root` as a normal user): the uid mapping needs a ' +
+      'user namespace',
+  },
+  {
+    feature: 'identity.root',
+    effect: 'approximated',
+    detail:
+      'sbx runs as root: the command runs as uid 0 without any capability instead of as 65534 in a user ' +
+      'namespace. The kernel\'s view is the same (bwrap\'s 65534 is host root too): it owns root\'s files, ' +
+      'so root-only system files stay masked',
+  },
+  {
+    feature: 'network.kind',
+    effect: 'refused',
+    detail:
+      'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network ' +
+      "namespace; without one the command would share the host's network, where only TCP ports can be limited",
+  },
+  { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
+  {
+    feature: 'env.vars',
+    effect: 'refused',
+    detail:
+      'a variable name with \'=\' or NUL, or a value with NUL (the helper\'s configuration is ' +
+      'NUL-separated)',
+  },
+  {
+    feature: 'mounts.tmp',
+    effect: 'approximated',
+    detail:
+      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR naming ' +
+      'it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
+      'session, unbounded in size',
+  },
+  {
+    feature: 'mounts.home',
+    effect: 'approximated',
+    detail:
+      'the private HOME is a directory in the session directory, granted read-write, with HOME naming ' +
+      'it; the host HOME path is not readable',
+  },
+  {
+    feature: 'mounts.proc-host',
+    effect: 'approximated',
+    detail:
+      '/proc is the host\'s, read-only: the command sees every process\'s command line; other processes\' ' +
+      'memory, environment and fds are closed to it (Landlock\'s ptrace restriction)',
+  },
+  {
+    feature: 'mounts.dev-nodes',
+    effect: 'approximated',
+    detail:
+      '/dev: only null, zero, full, random, urandom and tty are granted (read, write, ioctl), and the ' +
+      'terminal or file the command\'s stdin, stdout and stderr are (so /dev/stdout reopens); no ' +
+      '/dev/pts, /dev/ptmx, /dev/shm (no new pseudo-terminals, no POSIX shared memory)',
+  },
+  {
+    feature: 'mounts.masked-parents',
+    effect: 'approximated',
+    detail:
+      'a read-only directory holding a masked path (/etc when root-only files are masked) cannot be ' +
+      'listed, and names created in it later are not readable',
+  },
+  {
+    feature: 'namespaces.pid',
+    effect: 'approximated',
+    detail:
+      'no pid namespace: the command sees the host\'s processes (Landlock\'s signal scoping, ABI 6, stops ' +
+      'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
+      'killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they ' +
+      'outlive it (the command gets SIGKILL, its descendants do not)',
+  },
+  {
+    feature: 'namespaces.ipc',
+    effect: 'approximated',
+    detail:
+      'no IPC namespace: SysV IPC objects of the host are reachable as their permissions allow; ' +
+      'abstract unix sockets are scoped (ABI 6)',
+  },
+  {
+    feature: 'namespaces.uts',
+    effect: 'approximated',
+    detail:
+      'no UTS namespace: the command sees the host\'s hostname',
+  },
+  {
+    feature: 'network.none',
+    effect: 'approximated',
+    detail:
+      'no network namespace: TCP bind and connect are denied by Landlock (ABI 4) and socket() refuses ' +
+      'every family but netlink (seccomp), so UDP and raw sockets fail too',
+  },
+  {
+    feature: 'landlock.unix-sockets',
+    effect: 'approximated',
+    detail:
+      'socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern ' +
+      'connect() to pathname sockets, so the command could otherwise reach every socket the caller may ' +
+      'write (the Docker socket, dbus, ssh-agent). No unix socket can be created, even in the ' +
+      'workspace; socketpair() works',
+  },
+  {
+    feature: 'mounts.bind.pinned',
+    effect: 'equivalent',
+    detail:
+      'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as ' +
+      'bwrap --bind-fd: a path swapped for a symlink afterwards is not followed',
+  },
+  {
+    feature: 'landlock.nested-userns',
+    effect: 'equivalent',
+    detail:
+      'nested namespaces stay confined: a Landlock domain is inherited and cannot be left, and it ' +
+      'forbids mount changes',
+  },
+  {
+    feature: 'landlock.capabilities',
+    effect: 'equivalent',
+    detail:
+      'every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in a ' +
+      'container keeps its uid but loses CAP_DAC_OVERRIDE',
+  },
+  {
+    feature: 'limits',
+    effect: 'equivalent',
+    detail:
+      'enforced by sbx\'s LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 ' +
+      '(no core files in granted trees)',
+  },
+  { feature: 'seccomp', effect: 'equivalent', detail: 'the same BPF filter as bwrap, installed last by the helper' },
+  {
+    feature: 'mounts.symlink',
+    effect: 'equivalent',
+    detail: "the host's own link is what the command resolves (derivePolicy copies the host's merged-/usr links)",
+  },
+  {
+    feature: 'mounts.remount-ro',
+    effect: 'equivalent',
+    detail: 'the tree it names is granted read-only; `/` is never granted, so it stays unwritable',
+  },
+];

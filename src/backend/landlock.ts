@@ -1,0 +1,313 @@
+// Policy + Session + LandlockHost → Launch for sbx-landlock (native/sbx-landlock.c). Pure. The backend for
+// hosts where no user namespace can be created (a container's default seccomp profile, a run nested in
+// another sandbox): no mount namespace, so each mount of the Policy becomes a Landlock grant on the host
+// path itself, and everything not granted is denied. What that cannot express is refused by name
+// (LANDLOCK_GAPS); what it expresses differently is an approximation the report lists.
+import { posix } from 'node:path';
+import { SbxError } from '../errors.js';
+import { DEFAULT_HOSTNAME } from '../policy/derive.js';
+import { isWithin } from '../policy/sensitive.js';
+import type { Mount, Policy } from '../policy/types.js';
+import { assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
+import type { Launch, Session } from './launch.js';
+import { LANDLOCK_GAPS } from './landlock-gaps.js';
+
+export interface LandlockHost {
+  /** Absolute path of sbx-landlock. */
+  path: string;
+  stdinIsTty: boolean;
+  arch: SeccompArch;
+  /** The caller's ids: without a user namespace they are the command's. */
+  uid: number;
+  gid: number;
+}
+
+/** The nodes bwrap --dev binds from the host. */
+const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
+/** <linux/socket.h>. Netlink stays: glibc's getaddrinfo asks it for the interfaces (AI_ADDRCONFIG). */
+const AF_INET = 2;
+const AF_INET6 = 10;
+const AF_NETLINK = 16;
+const RLIMIT_CORE = 4;
+const DESCRIBED_SESSION: Session = { id: 'session', dir: '<session>', emptyFile: '<session>/empty' };
+
+interface Refusal {
+  feature: string;
+  message: string;
+  hint: string;
+}
+
+const OTHER_BACKEND = 'or run where user namespaces work and use --backend bwrap';
+
+/** The Policy as Landlock grants. */
+interface Grants {
+  ro: string[];
+  rw: string[];
+  dev: string[];
+  except: string[];
+  /** Bind sources: the helper grants them through the descriptors the runtime pinned (runtime/pins.ts). */
+  pinned: string[];
+  /** Per-session directories standing in for /tmp and HOME: target → directory. */
+  private: Map<string, string>;
+  refusals: Refusal[];
+  approximations: Set<string>;
+}
+
+function deny(g: Grants, feature: string, message: string, hint: string): void {
+  g.refusals.push({ feature, message, hint });
+}
+
+function privateDir(m: Mount, policy: Policy, session: Session): string | undefined {
+  if (m.target === '/tmp') return posix.join(session.dir, 'tmp');
+  if (m.target === policy.env.vars.HOME) return posix.join(session.dir, 'home');
+  return undefined;
+}
+
+function mountGrants(policy: Policy, session: Session): Grants {
+  const g: Grants = {
+    ...{ ro: [], rw: [], dev: [], except: [], pinned: [] },
+    ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
+  };
+  const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
+  const access = (target: string, asked: 'ro' | 'rw') => (readOnly.has(target) ? 'ro' : asked);
+  for (const m of policy.mounts) {
+    switch (m.kind) {
+      case 'bind':
+        if (m.source !== m.target) {
+          deny(
+            g,
+            'mounts.bind',
+            `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`,
+            `bind it at its own path, ${OTHER_BACKEND}`,
+          );
+        } else if (m.target === '/') {
+          deny(g, 'mode', 'mode: danger binds the host root writable', 'use --backend bwrap for --danger runs');
+        } else {
+          g[access(m.target, m.access)].push(m.source);
+          g.pinned.push(m.source);
+        }
+        break;
+      case 'tmpfs': {
+        const dir = privateDir(m, policy, session);
+        if (dir === undefined) {
+          deny(
+            g,
+            'mounts.tmpfs',
+            `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`,
+            OTHER_BACKEND,
+          );
+        } else {
+          g.private.set(m.target, dir);
+          g[access(m.target, 'rw')].push(dir);
+          g.approximations.add(m.target === '/tmp' ? 'mounts.tmp' : 'mounts.home');
+        }
+        break;
+      }
+      case 'proc':
+        if (m.target !== '/proc') deny(g, 'mounts.proc', `procfs at ${m.target}`, OTHER_BACKEND);
+        g.ro.push('/proc');
+        g.approximations.add('mounts.proc-host');
+        break;
+      case 'dev':
+        if (m.target !== '/dev') deny(g, 'mounts.dev', `/dev at ${m.target}`, OTHER_BACKEND);
+        g.dev.push(...DEV_NODES.map((n) => `/dev/${n}`));
+        g.approximations.add('mounts.dev-nodes');
+        break;
+      case 'mask':
+      case 'file':
+        break; // checked against the grants below
+      case 'session-dir':
+        deny(g, 'mounts.session-dir', `the session directory at ${m.target}`, OTHER_BACKEND);
+        break;
+      case 'symlink':
+        // The host's own link is what the command resolves (derivePolicy copies the host's merged-/usr
+        // links); Landlock checks the path it resolves to, which a bind grants.
+        break;
+      case 'remount-ro':
+        break; // folded into the grant of the mount it names (readOnly); `/` is never granted anyway
+    }
+  }
+  for (const ro of g.ro) {
+    const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
+    if (rw) {
+      deny(
+        g,
+        'mounts.read-only-inside',
+        `${ro} must stay read-only inside the read-write tree ${rw}: ` +
+          'Landlock cannot narrow access below a granted directory',
+        `use a workspace without it (a git repository's hooks stay read-only), ${OTHER_BACKEND}`,
+      );
+    }
+  }
+  // A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
+  // the helper grants its siblings instead (native/sbx-landlock.c grant()).
+  for (const m of policy.mounts) {
+    if (m.kind !== 'mask' && m.kind !== 'file') continue;
+    const rw = g.rw.find((tree) => isWithin(m.target, tree));
+    if (m.kind === 'file' && (rw || g.ro.some((tree) => isWithin(m.target, tree)))) {
+      deny(
+        g,
+        'mounts.file',
+        `${m.target} (${m.reason}) would be replaced by a generated file: Landlock cannot put one over a host path`,
+        OTHER_BACKEND,
+      );
+    } else if (rw) {
+      deny(
+        g,
+        'mounts.mask',
+        `${m.target} (${m.reason}) lies inside the read-write tree ${rw}: ` +
+          'Landlock cannot deny one path beneath a granted directory',
+        `move it out of ${rw}, ${OTHER_BACKEND}`,
+      );
+    } else if (g.ro.some((tree) => isWithin(m.target, tree))) {
+      // Masks outside every grant need nothing: what is not granted is denied.
+      g.except.push(m.target);
+      if (!g.ro.includes(m.target)) g.approximations.add('mounts.masked-parents');
+    }
+  }
+  return g;
+}
+
+/** What this policy needs that landlock cannot do, and which approximations it gets. Depends on the policy only. */
+function assess(policy: Policy, session: Session): Grants {
+  const g = mountGrants(policy, session);
+  if (policy.mode === 'danger' && !g.refusals.some((r) => r.feature === 'mode')) {
+    deny(g, 'mode', 'mode: danger', 'use --backend bwrap for --danger runs');
+  }
+  if (policy.network.kind === 'filtered') {
+    deny(
+      g,
+      'network.kind',
+      'network: filtered needs a private network namespace for its egress bridge',
+      `use --network none or host, ${OTHER_BACKEND}`,
+    );
+  }
+  if (policy.network.kind === 'none') g.approximations.add('network.none');
+  g.approximations.add('landlock.unix-sockets');
+  if (policy.hostname !== DEFAULT_HOSTNAME) {
+    deny(
+      g,
+      'hostname',
+      `hostname: ${policy.hostname} needs a UTS namespace`,
+      `remove hostname from the profile, ${OTHER_BACKEND}`,
+    );
+  }
+  if (policy.identity.hostRoot && policy.identity.uid !== 0) g.approximations.add('identity.root');
+  if (policy.namespaces.pid) g.approximations.add('namespaces.pid');
+  if (policy.namespaces.ipc) g.approximations.add('namespaces.ipc');
+  if (policy.namespaces.uts) g.approximations.add('namespaces.uts');
+  for (const [name, value] of Object.entries(policy.env.vars)) {
+    if (name === '' || /[=\0]/.test(name) || value.includes('\0')) {
+      deny(
+        g,
+        'env.vars',
+        `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`,
+        'fix env.set in the profile',
+      );
+    }
+  }
+  return g;
+}
+
+/**
+ * socket() never for unix sockets (pathname connects are outside Landlock's reach), and under network
+ * none only for netlink (Landlock restricts TCP only, not UDP or raw sockets). Replaces the preset's
+ * family allowlist, which is wider; added even with seccomp preset off.
+ */
+function seccompRules(policy: Policy): SeccompRule[] {
+  const families = policy.network.kind === 'none' ? [AF_NETLINK] : [AF_INET, AF_INET6, AF_NETLINK];
+  return [
+    ...policy.seccomp.rules.filter((r) => r.syscall !== 'socket'),
+    { syscall: 'socket', errno: 'EAFNOSUPPORT', when: { arg: 0, op: 'ne-list', value: families } },
+  ];
+}
+
+function refuse(refusals: Refusal[]): never {
+  const [first, ...rest] = refusals;
+  const details = rest.map((r) => r.message);
+  throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details });
+}
+
+export function compileLandlock(policy: Policy, session: Session, host: LandlockHost): Launch {
+  const command = policy.command;
+  if (command.length === 0 || command[0] === '') {
+    throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
+  }
+  const g = assess(policy, session);
+  const asRoot = host.uid === 0 && policy.identity.hostRoot;
+  if (!asRoot && (policy.identity.uid !== host.uid || policy.identity.gid !== host.gid)) {
+    deny(
+      g,
+      'identity',
+      `the policy runs the command as ${policy.identity.uid}:${policy.identity.gid}, ` +
+        `the caller is ${host.uid}:${host.gid}: mapping ids needs a user namespace`,
+      `remove user: root from the profile, ${OTHER_BACKEND}`,
+    );
+  }
+  if (g.refusals.length > 0) refuse(g.refusals);
+  const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv };
+  const tmp = g.private.get('/tmp');
+  const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
+  if (tmp) vars.TMPDIR = tmp;
+  if (home) vars.HOME = home;
+  const cwd = g.private.get(policy.cwd) ?? policy.cwd;
+  const rules = seccompRules(policy);
+  const seccomp = rules.length > 0 ? assembleSeccompFilter(rules, host.arch) : undefined;
+  const firstPinFd = 6;
+  const pins = [...new Set(g.pinned)];
+  const records = [
+    ...pins.map((source, i) => `pin=${firstPinFd + i}:${source}`),
+    ...[...g.private.values()].map((dir) => `mkdir=${dir}`),
+    ...g.ro.map((p) => `ro=${p}`),
+    ...g.rw.map((p) => `rw=${p}`),
+    ...g.dev.map((p) => `dev=${p}`),
+    ...g.except.map((p) => `except=${p}`),
+    // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
+    ...(policy.network.kind === 'host' ? ['net=host'] : []),
+    `rlimit=${RLIMIT_CORE}:0:0`,
+    // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
+    ...(host.stdinIsTty ? [] : ['setsid=1']),
+    ...(seccomp ? ['seccomp=1'] : []),
+    ...Object.keys(vars).sort().map((name) => `env=${name}=${vars[name]!}`),
+    `cwd=${cwd}`,
+    ...command.map((a) => `arg=${a}`),
+  ];
+  const data = new TextEncoder().encode(records.map((r) => r + '\0').join(''));
+  return {
+    file: host.path,
+    args: [],
+    env: {},
+    // fd 3 the configuration, fd 4 the filter (empty when none: the helper closes it), fd 5 its status,
+    // then the pinned bind sources.
+    fds: [
+      { purpose: 'args', data },
+      { purpose: 'seccomp', data: seccomp ?? new Uint8Array() },
+      { purpose: 'status' },
+      ...pins.map((source) => ({ purpose: 'bind' as const, source })),
+    ],
+  };
+}
+
+/** The launch as a reviewer reads it: the helper, then its configuration, one record a line (explain, golden files). */
+export function expandLandlockLaunch(launch: Launch): string[] {
+  const first = launch.fds[0];
+  const records = first?.purpose === 'args' ? new TextDecoder().decode(first.data).split('\0').slice(0, -1) : [];
+  const seccomp = launch.fds[1];
+  const bytes = seccomp?.purpose === 'seccomp' ? seccomp.data.length : 0;
+  const shown = records.map((r) => (/[\x00-\x1f\x7f]/.test(r) ? JSON.stringify(r) : r));
+  return [launch.file, '# fd 3:', ...shown, `# fd 4: seccomp BPF, ${bytes / 8} instructions`];
+}
+
+/** The approximations a run of this policy gets (the report lists them). They do not depend on the session. */
+export function landlockApproximations(policy: Policy): string[] {
+  const g = assess(policy, DESCRIBED_SESSION);
+  return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
+    (gap) => `${gap.feature}: ${gap.detail}`,
+  );
+}
+
+/** For `sbx explain --backend landlock`: what would be refused, and what is approximated. */
+export function describeLandlockGaps(policy: Policy): string[] {
+  const refused = assess(policy, DESCRIBED_SESSION).refusals.map((r) => `refused ${r.feature}: ${r.message}`);
+  return [...refused, ...landlockApproximations(policy).map((a) => `approximated ${a}`)];
+}

@@ -1,0 +1,201 @@
+// The landlock backend: the helper configuration for the built-in profiles on the fixture hosts (golden,
+// reviewed like argv), its invariants, and a refusal per gap that cannot be expressed without namespaces.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  compileLandlock,
+  describeLandlockGaps,
+  expandLandlockLaunch,
+  landlockApproximations,
+  type LandlockHost,
+} from '../../../src/backend/landlock.js';
+import { LANDLOCK_GAPS } from '../../../src/backend/landlock-gaps.js';
+import type { Launch } from '../../../src/backend/launch.js';
+import { SbxError } from '../../../src/errors.js';
+import type { Host } from '../../../src/policy/host.js';
+import type { Policy } from '../../../src/policy/types.js';
+import { expectGolden } from '../../helpers/golden.js';
+import { FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
+import { GOLDEN_DIR } from '../../helpers/paths.js';
+
+function fixtureHost(host: Host): LandlockHost {
+  const { stdinIsTty, uid, gid } = host;
+  return { path: '/usr/lib/sbx/dist/sbx-landlock', stdinIsTty, arch: 'x86_64', uid, gid };
+}
+
+/** The fixture workspace without its planted secrets and git repository: what landlock can express. */
+function plainWorkspace(host: Host): void {
+  host.sensitiveFiles = { masks: [], protect: [], views: [] };
+}
+
+function records(launch: Launch): string[] {
+  const fd = launch.fds[0];
+  if (fd?.purpose !== 'args') throw new Error('no configuration on fd 3');
+  return new TextDecoder().decode(fd.data).split('\0').slice(0, -1);
+}
+
+function valuesOf(launch: Launch, key: string): string[] {
+  return records(launch).filter((r) => r.startsWith(`${key}=`)).map((r) => r.slice(key.length + 1));
+}
+
+async function compiled(profile: string, hostName: string, options: Parameters<typeof runPipeline>[2] = {}) {
+  const p = await runPipeline(profile, hostName, { mutateHost: plainWorkspace, ...options });
+  return { ...p, landlock: compileLandlock(p.policy, FIXTURE_SESSION, fixtureHost(p.host)) };
+}
+
+function refusalOf(policy: Policy, host: Host): SbxError {
+  try {
+    compileLandlock(policy, FIXTURE_SESSION, fixtureHost(host));
+  } catch (e) {
+    if (e instanceof SbxError) return e;
+    throw e;
+  }
+  throw new Error('compiled; expected a refusal');
+}
+
+describe.each(['alice', 'root'])('default × %s', (hostName) => {
+  it('matches its golden configuration', async () => {
+    const { landlock } = await compiled('default', hostName);
+    expectGolden(join(GOLDEN_DIR, `default.${hostName}.landlock.argv`), expandLandlockLaunch(landlock));
+  });
+
+  it('grants writes only to the workspace and the session stand-ins for /tmp and HOME', async () => {
+    const { landlock, policy } = await compiled('default', hostName);
+    const session = FIXTURE_SESSION.dir;
+    expect(valuesOf(landlock, 'rw')).toEqual([`${session}/tmp`, `${session}/home`, policy.workspace.host]);
+    expect(valuesOf(landlock, 'ro')).toEqual(expect.arrayContaining(['/usr', '/etc', '/proc']));
+    expect(valuesOf(landlock, 'ro').every((p) => !p.startsWith('/home') && p !== '/root' && p !== '/')).toBe(true);
+    const devices = ['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => `/dev/${n}`);
+    expect(valuesOf(landlock, 'dev')).toEqual(devices);
+    expect(valuesOf(landlock, 'tcp')).toEqual([]);
+    expect(valuesOf(landlock, 'net')).toEqual([]);
+  });
+
+  it('leaves TCP to the host network only when the policy shares it', async () => {
+    const { landlock } = await compiled('network', hostName);
+    expect(valuesOf(landlock, 'net')).toEqual(['host']);
+  });
+
+  it("passes exactly the policy's environment, with HOME and TMPDIR moved to the session", async () => {
+    const { landlock, policy } = await compiled('default', hostName);
+    const split = (e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)];
+    const env = Object.fromEntries(valuesOf(landlock, 'env').map(split));
+    const session = FIXTURE_SESSION.dir;
+    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: `${session}/tmp` });
+    expect(launchEnvIsEmpty(landlock)).toBe(true);
+  });
+
+  it('always passes a seccomp filter that refuses unix sockets (and, with network none, inet ones)', async () => {
+    const { landlock } = await compiled('default', hostName);
+    expect(valuesOf(landlock, 'seccomp')).toEqual(['1']);
+    const fd = landlock.fds[1];
+    expect(fd?.purpose === 'seccomp' && fd.data.length > 0).toBe(true);
+    expect(landlock.fds.slice(0, 3).map((f) => f.purpose)).toEqual(['args', 'seccomp', 'status']);
+  });
+
+  it('grants every bind source through its pinned descriptor, numbered from 6 in fd order', async () => {
+    const { landlock, policy } = await compiled('default', hostName);
+    const sources = [...new Set(policy.mounts.flatMap((m) => (m.kind === 'bind' ? [m.source] : [])))];
+    expect(landlock.fds.slice(3)).toEqual(sources.map((source) => ({ purpose: 'bind', source })));
+    expect(valuesOf(landlock, 'pin')).toEqual(sources.map((source, i) => `${6 + i}:${source}`));
+  });
+});
+
+function launchEnvIsEmpty(launch: Launch): boolean {
+  return Object.keys(launch.env).length === 0 && launch.args.length === 0;
+}
+
+describe('root-only files under read-only trees', () => {
+  it('are excepted (the helper grants their siblings), and the report says /etc cannot be listed', async () => {
+    const { landlock, policy, host } = await compiled('default', 'root');
+    const rootOnly = host.rootOnly.map((r) => r.path).filter((p) => p.startsWith('/etc/') || p.startsWith('/usr/'));
+    expect(rootOnly.length).toBeGreaterThan(0);
+    expect(valuesOf(landlock, 'except')).toEqual(expect.arrayContaining(rootOnly));
+    expect(landlockApproximations(policy).map((a) => a.split(':')[0])).toContain('mounts.masked-parents');
+    expect(landlockApproximations(policy).map((a) => a.split(':')[0])).toContain('identity.root');
+  });
+});
+
+describe('refusals: what landlock cannot express is refused by name, never dropped', () => {
+  const refused = async (profile: string, hostName: string, options: Parameters<typeof runPipeline>[2] = {}) => {
+    const p = await runPipeline(profile, hostName, { mutateHost: plainWorkspace, ...options });
+    const error = refusalOf(p.policy, p.host);
+    expect(error.code).toBe('BACKEND_UNSUPPORTED');
+    return error.message;
+  };
+
+  it('a sensitive file masked inside the read-write workspace', async () => {
+    const p = await runPipeline('default', 'alice');
+    const error = refusalOf(p.policy, p.host);
+    expect(error.code).toBe('BACKEND_UNSUPPORTED');
+    expect([error.message, ...error.details]).toContain(
+      '/home/alice/proj/.env (sensitive file) lies inside the read-write tree /home/alice/proj: ' +
+        'Landlock cannot deny one path beneath a granted directory',
+    );
+  });
+
+  it('git hooks kept read-only inside the workspace', async () => {
+    const hooks = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [] };
+    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = hooks) });
+    expect(message).toContain(
+      '/home/alice/proj/.git/hooks must stay read-only inside the read-write tree /home/alice/proj:',
+    );
+  });
+
+  it('a generated file over a granted path (.git/config without credentials)', async () => {
+    const reason = 'git config without credentials';
+    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason };
+    const views = { masks: [], protect: [], views: [view] };
+    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = views) });
+    expect(message).toContain(
+      '/home/alice/proj/.git/config (git config without credentials) would be replaced by a generated file',
+    );
+  });
+
+  it('a bind to another target (--bind SRC:DEST)', async () => {
+    const request = { binds: [{ source: '/opt', target: '/mnt/opt', access: 'ro' as const }] };
+    const message = await refused('default', 'alice', { request, mutateHost: (h) => {
+      plainWorkspace(h);
+      h.paths['/opt'] = { exists: true, real: '/opt', type: 'dir' } as Host['paths'][string];
+    } });
+    expect(message).toContain('/opt is bound at /mnt/opt');
+  });
+
+  it('user: root as a normal user', async () => {
+    const message = await refused('default', 'alice', { profile: { user: 'root' } });
+    expect(message).toContain('the policy runs the command as 0:0, the caller is 1000:1000');
+  });
+
+  it('a filtered network', async () => {
+    const message = await refused('default', 'alice', { request: { allowDomains: ['example.com'] } });
+    expect(message).toContain('network: filtered needs a private network namespace');
+  });
+
+  it('mode: danger', async () => {
+    expect(await refused('danger', 'alice')).toContain('mode: danger');
+  });
+
+  it('a hostname', async () => {
+    const message = await refused('default', 'alice', { profile: { hostname: 'box' } });
+    expect(message).toContain('hostname: box needs a UTS namespace');
+  });
+
+  it('a variable value with NUL', async () => {
+    const message = await refused('default', 'alice', { request: { env: { BAD: 'a\0b' } } });
+    expect(message).toContain('environment variable "BAD"');
+  });
+
+  it('explain lists the refusals and approximations without compiling', async () => {
+    const p = await runPipeline('default', 'alice', { request: { allowDomains: ['example.com'] } });
+    const gaps = describeLandlockGaps(p.policy);
+    expect(gaps.some((g) => g.startsWith('refused network.kind:'))).toBe(true);
+    expect(gaps.some((g) => g.startsWith('refused mounts.mask:'))).toBe(true);
+  });
+});
+
+describe('LANDLOCK_GAPS', () => {
+  it('names each feature once', () => {
+    const features = LANDLOCK_GAPS.map((g) => g.feature);
+    expect(new Set(features).size).toBe(features.length);
+  });
+});

@@ -286,7 +286,13 @@ async function prepare(
   const mounted =
     resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir)) : { masks: [], protect: [], views: [] };
+  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir), {
+          // The tree that will be mounted, not whatever the path holds by the time it is walked.
+          walkVia: (root) => {
+            const fd = pins.fdOf(root);
+            return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
+          },
+        }) : { masks: [], protect: [], views: [] };
   // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
   // sockets: hidden wherever a bind would show them, so no sandbox can swap another run's files.
   const sessions = pins.probe(sessionBase(hostEnv, uid));

@@ -395,13 +395,18 @@ function excludeView(
   if (wt.rel === undefined || wt.gitDir === undefined || masked.length === 0) return undefined;
   const file = join(wt.gitDir, 'info', 'exclude');
   let real: string;
+  let rootReal: string;
   try {
     real = realpathSync(file);
+    // The root may be walked through its pinned descriptor (/proc/self/fd/N): compare real paths,
+    // and name the file under `root` like every other path of this scan.
+    rootReal = realpathSync(root);
   } catch {
     return undefined;
   }
-  if (!real.startsWith(`${root}/`)) return undefined;
-  const original = readRegularFile(real, MAX_GIT_TEXT_BYTES);
+  if (!real.startsWith(`${rootReal}/`)) return undefined;
+  const path = root + real.slice(rootReal.length);
+  const original = readRegularFile(path, MAX_GIT_TEXT_BYTES);
   if (!original) return undefined;
   const top = absOf(wt.rel);
   const lines = masked.flatMap((m) => excludeLine(m.path.slice(top.length + 1), m.what === 'dir') ?? []);
@@ -409,7 +414,7 @@ function excludeView(
   const separator = text === '' || text.endsWith('\n') ? '' : '\n';
   const heading = '# sbx: masked in this sandbox (empty stand-ins git must not commit)';
   const content = `${text}${separator}${heading}\n${lines.join('\n')}\n`;
-  return { path: real, content, reason: 'git exclude: masked files stay out of commits' };
+  return { path, content, reason: 'git exclude: masked files stay out of commits' };
 }
 
 /** What derivePolicy needs (Host.sensitiveFiles), for every tree that will be mounted. */
@@ -430,7 +435,31 @@ function isInside(path: string, root: string): boolean {
  * leading out of every tree, shows nothing the sandbox can read. A tree too large to scan refuses
  * the run: masking only part of it would be a silent hole.
  */
-export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules, opts: { maxEntries?: number } = {}): MountedTreesScan {
+/** A scan's paths, found under `from` (the pinned descriptor's /proc path), as paths under `to`. */
+function rebaseScan(scan: SensitiveScan, from: string, to: string): SensitiveScan {
+  const move = (path: string) => (path === from ? to : path.startsWith(`${from}/`) ? to + path.slice(from.length) : path);
+  return {
+    ...scan,
+    masks: scan.masks.map((m) => ({ ...m, path: move(m.path) })),
+    protect: scan.protect.map(move),
+    views: scan.views.map((v) => ({ ...v, path: move(v.path) })),
+    links: scan.links.map(move),
+  };
+}
+
+/**
+ * `walkVia(root)`: where to walk `root` from, e.g. `/proc/self/fd/N` of the descriptor the launcher
+ * will mount (runtime/pins.ts). Walking the path instead would let a concurrent writer rename the
+ * pinned directory away and put an empty one in its place for the scan: the masks would then be
+ * computed for a tree other than the one mounted. A tree walked through its descriptor also has no
+ * enclosing repository: git's objects above it are not mounted, so a tracked file there is masked
+ * like an untracked one.
+ */
+export function scanMountedTrees(
+  roots: readonly string[],
+  rules: SensitiveRules,
+  opts: { maxEntries?: number; walkVia?: (root: string) => string | undefined } = {},
+): MountedTreesScan {
   const masks = new Map<string, { dir: boolean; tracked?: true }>();
   const protect = new Set<string>();
   const views: SensitiveView[] = [];
@@ -446,7 +475,9 @@ export function scanMountedTrees(roots: readonly string[], rules: SensitiveRules
   // A bind inside another mounted tree is scanned with it.
   const outer = roots.filter((root) => !roots.some((other) => other !== root && isInside(root, other)));
   for (const root of [...new Set(outer)]) {
-    const scan = scanSensitiveFiles(root, rules, { maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned) });
+    const via = opts.walkVia?.(root);
+    const walked = scanSensitiveFiles(via ?? root, rules, { maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned) });
+    const scan = via ? rebaseScan(walked, via, root) : walked;
     if (scan.truncated) {
       throw new SbxError('SENSITIVE_SCAN_LIMIT', `the sensitive-file scan of ${root} passed ${opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES} entries: secret files in it could not all be masked`, {
         hint: 'skip large generated directories with sensitive.skip (e.g. [node_modules, target]) in the profile, or use a smaller workspace',

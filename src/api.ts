@@ -538,6 +538,7 @@ async function runPrepared(
       ).vars
     : {};
   audit.secrets.push(...Object.values(secretEnv));
+  known.command = redactArgv(p.policy.command, audit.secrets);
   // The command rules, then (under `default: ask`) an approval: before anything is created.
   await gateCommand({
     policy: p.policy,

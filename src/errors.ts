@@ -87,6 +87,8 @@ export interface RunFacts {
   /** Set once a policy was derived. */
   policyHash?: string;
   backend?: 'bwrap' | 'nsjail' | 'landlock';
+  /** The command as reported: secrets typed in it redacted, once the run knew them. */
+  command?: string[];
   durationMs: number;
 }
 

@@ -1,5 +1,5 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
-import { closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { runUnchecked, type ProfileInfo, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
@@ -102,6 +102,26 @@ function refuseWritableReportFile(policy: Policy, path: string, given: string): 
   const where = `${path} lies in ${root}, which the sandbox can write`;
   throw new SbxError('REPORT_FILE', `--report-file ${given}: ${where}: ${why}`, {
     hint: 'put it outside the workspace and writable binds (e.g. /tmp, $XDG_STATE_HOME), or use --report-fd 3 3>FILE',
+  });
+}
+
+/**
+ * A caller's descriptor that is a file in a tree the sandbox can write (`--report-fd 3 3>ws/r.json`)
+ * could be replaced by the command before the report lands in it: refused like such a --report-file.
+ */
+function refuseWritableReportFd(policy: Policy, target: ReportTarget | undefined): void {
+  if (!target || target.name === 'stdout') return;
+  let path: string;
+  try {
+    if (!fstatSync(target.fd).isFile()) return;
+    path = readlinkSync(`/proc/self/fd/${target.fd}`);
+  } catch {
+    return;
+  }
+  const root = writableRootHolding(policy, path);
+  if (root === undefined) return;
+  throw new SbxError('REPORT_FD', `${target.name}: it is ${path}, in ${root}, which the sandbox can write: the command could forge or remove its report`, {
+    hint: 'write the report outside the workspace and writable binds (e.g. 3>/tmp/report.json), or read it from a pipe',
   });
 }
 
@@ -211,12 +231,16 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         : undefined;
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
-    refuseWritableReportFile(policy, reportPath!, reportFile!);
-    target = openReportFile(reportPath!, reportFile!);
+    if (reportPath === undefined) {
+      refuseWritableReportFd(policy, target);
+      return;
+    }
+    refuseWritableReportFile(policy, reportPath, reportFile!);
+    target = openReportFile(reportPath, reportFile!);
   };
   let report: Report;
   try {
-    const outcome = await runUnchecked(options, reportPath === undefined ? {} : { checkPolicy });
+    const outcome = await runUnchecked(options, { checkPolicy });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
@@ -236,7 +260,8 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         process.stderr.write(`sbx: the report could not be written: ${openError.message}\n`);
       }
     }
-    if (target) emitReport(target, reportFromError(error, command, error.run));
+    // The command as run() redacted it (a secret typed in it shows as a marker), once it knew the secrets.
+    if (target) emitReport(target, reportFromError(error, error.run.command ?? command, error.run));
     throw error;
   }
   if (target) emitReport(target, report);

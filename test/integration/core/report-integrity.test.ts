@@ -121,6 +121,28 @@ describe.skipIf(SKIP_INTEGRATION)('report integrity (real bwrap via bin/sbx.js)'
       }
     });
 
+    it('a descriptor that is a file in the workspace is refused before anything runs (control: outside it works)', async () => {
+      const inside = join(t.workspace, 'fd-report.json');
+      const fd = openSync(inside, 'w');
+      try {
+        const r = await runSbx(['--report-fd', '5', '--', 'touch', 'ran-ws-fd'], { ...opts(), extraStdio: { 5: fd } });
+        expect(r.code).toBe(2);
+        expect(r.err).toContain(`sbx: error: --report-fd 5: it is ${inside}, in ${t.workspace}, which the sandbox can write`);
+        expect(ran('ran-ws-fd')).toBe(false);
+      } finally {
+        closeSync(fd);
+      }
+      const outside = join(t.root, 'fd-report.json');
+      const ok = openSync(outside, 'w');
+      try {
+        const r = await runSbx(['--report-fd', '5', '--', 'true'], { ...opts(), extraStdio: { 5: ok } });
+        expect(r.code).toBe(0);
+      } finally {
+        closeSync(ok);
+      }
+      expect(parseReport(readFileSync(outside, 'utf8'))).toMatchObject({ exitCode: 0, setBy: 'child' });
+    });
+
     it('a descriptor open only for reading is refused up front', async () => {
       const fd = openSync('/etc/hostname', 'r');
       try {

@@ -97,6 +97,15 @@ describe.skipIf(SKIP_INTEGRATION)('policy layer: sensitive files, secrets, captu
       expect(explained.out + explained.err).not.toContain(SECRET);
     });
 
+    it('a refused command keeps a typed secret out of the report and stderr too (control: the value is in the argv given)', async () => {
+      const r = await runSbx(['-p', 'withsecret', '--report-fd', '3', '--', 'no-such-command-x', SECRET], { ...opts(), extraStdio: { 3: 'pipe' } });
+      expect(r.code).toBe(127);
+      const reportText = r.extra[3]!.toString();
+      expect(reportText).not.toContain(SECRET);
+      expect(r.err).not.toContain(SECRET);
+      expect(parseReport(reportText).command).toEqual(['no-such-command-x', '<redacted>']);
+    });
+
     it("is in no process's argv on the host while the sandbox runs (ps)", async () => {
       const marker = `${Date.now() % 100000}.71`;
       const started = startSbx(['-p', 'withsecret', '--', ...sh(`sleep ${marker} & echo ready; wait`)], opts());

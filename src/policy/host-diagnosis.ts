@@ -65,6 +65,17 @@ function sysctlFix(line: string): string {
   return `as root: sysctl -w ${line} && echo '${line}' > ${SYSCTL_FILE} (kept across reboots)`;
 }
 
+/**
+ * Where no namespace can be made, the landlock backend needs none (src/backend/landlock.ts): the fix
+ * that changes nothing on the host. It isolates less than bwrap, so it is offered, never chosen here.
+ */
+export const LANDLOCK_ALTERNATIVE =
+  'or, changing nothing: sbx run --backend auto (the landlock backend: Linux 6.12+, less isolation, see the README)';
+
+function orLandlock(fix: string): string {
+  return `${fix}; ${LANDLOCK_ALTERNATIVE}`;
+}
+
 function filters(f: HostFacts, noun = 'filter'): string {
   return `${f.seccompFilters} ${noun}${f.seccompFilters === 1 ? '' : 's'}`;
 }
@@ -127,14 +138,14 @@ function seccompCause(f: HostFacts): Cause | undefined {
       return {
         kind: 'container-seccomp',
         message: `${where} whose seccomp filter forbids new namespaces (Seccomp: 2, ${filters(f)})`,
-        fix: containerFix(f.container.kind, f.apparmorEnabled, true),
+        fix: orLandlock(containerFix(f.container.kind, f.apparmorEnabled, true)),
       };
     }
     if (!f.procMasked) return undefined;
     return {
       kind: 'container-proc-masked',
       message: `${where} that masks parts of /proc, so bwrap may not mount a new procfs`,
-      fix: containerFix(f.container.kind, f.apparmorEnabled, false),
+      fix: orLandlock(containerFix(f.container.kind, f.apparmorEnabled, false)),
     };
   }
   if (f.outerSbxSession !== undefined || f.seccompMode !== 2) return undefined;
@@ -144,7 +155,7 @@ function seccompCause(f: HostFacts): Cause | undefined {
       message:
         `this is inside another sandbox (a user namespace and ${filters(f, 'seccomp filter')}${nnp}: ` +
         'bwrap --disable-userns, srt, Flatpak, ...) that forbids new user namespaces',
-      fix: 'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox',
+      fix: orLandlock('run the command directly (the outer sandbox already confines it), or start it from outside that sandbox'),
     };
   }
   return {
@@ -177,7 +188,7 @@ export function diagnoseHost(f: HostFacts): Cause[] {
       kind: 'outer-sbx',
       message:
         `this is already inside an sbx sandbox (session ${f.outerSbxSession}), ` + 'which forbids new user namespaces',
-      fix: 'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox',
+      fix: orLandlock('run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox'),
     });
   }
   if (f.maxUserNamespaces === 0) {

@@ -21,7 +21,8 @@ const FIX = ['--security-opt', 'seccomp=unconfined', '--security-opt', 'systempa
 const DOCKER_HINT =
   'sbx: hint: this is a docker container (/.dockerenv exists) whose seccomp filter forbids new namespaces ' +
   '(Seccomp: 2, 1 filter); fix: start the container with: docker run --security-opt seccomp=unconfined ' +
-  '--security-opt systempaths=unconfined ...';
+  '--security-opt systempaths=unconfined ...; or, changing nothing: sbx run --backend auto (the landlock backend: ' +
+  'Linux 6.12+, less isolation, see the README)';
 
 function unavailable(): string | undefined {
   if (!IS_ROOT) return 'needs root to drive Docker';
@@ -167,7 +168,8 @@ EOF
     expect(session).not.toBeNull();
     expect(r.stderr).toContain(
       `(session ${session![1]}), which forbids new user namespaces; fix: run the command directly ` +
-        '(the outer sbx sandbox already confines it), or run sbx outside that sandbox\n',
+        '(the outer sbx sandbox already confines it), or run sbx outside that sandbox; or, changing nothing: ' +
+        'sbx run --backend auto (the landlock backend: Linux 6.12+, less isolation, see the README)\n',
     );
   });
 });

@@ -39,7 +39,8 @@ describe('sbx run: a sandbox bwrap could not build', () => {
       message: 'bwrap could not build the sandbox (exit 1): bwrap: setting up uid map: Permission denied',
       hint:
         'this is already inside an sbx sandbox (session outer-42), which forbids new user namespaces; fix: run the ' +
-        'command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox',
+        'command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox; or, ' +
+        'changing nothing: sbx run --backend auto (the landlock backend: Linux 6.12+, less isolation, see the README)',
     });
   });
 

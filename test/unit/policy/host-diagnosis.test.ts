@@ -17,8 +17,12 @@ function causesOf(fixture: string, opts: { uid?: number; bwrap?: string | null; 
   return diagnoseUserNamespaces({ uid: opts.uid ?? 1000, bwrap, env: opts.env ?? {}, root: join(FS, fixture) });
 }
 
+/** The fix that changes nothing on the host, offered after every container or nested-sandbox fix. */
+const OR_LANDLOCK =
+  '; or, changing nothing: sbx run --backend auto (the landlock backend: Linux 6.12+, less isolation, see the README)';
 const DOCKER_FIX =
-  'start the container with: docker run --security-opt seccomp=unconfined --security-opt systempaths=unconfined ...';
+  'start the container with: docker run --security-opt seccomp=unconfined --security-opt systempaths=unconfined ...' +
+  OR_LANDLOCK;
 
 describe('host diagnosis: the cause and its exact fix', () => {
   it('a plain host with user namespaces on: nothing to blame', () => {
@@ -114,7 +118,8 @@ describe('host diagnosis: the cause and its exact fix', () => {
   it('Docker on an AppArmor host: the docker-default profile must go too', () => {
     expect(causesOf('docker-apparmor', { uid: 0 })[0]!.fix).toBe(
       'start the container with: docker run --security-opt seccomp=unconfined --security-opt ' +
-      'systempaths=unconfined --security-opt apparmor=unconfined ...',
+      'systempaths=unconfined --security-opt apparmor=unconfined ...' +
+        OR_LANDLOCK,
     );
   });
 
@@ -125,7 +130,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message:
           'this is a docker container (/.dockerenv exists) that masks parts of /proc, so bwrap may not mount a ' +
           'new procfs',
-        fix: 'start the container with: docker run --security-opt systempaths=unconfined ...',
+        fix: 'start the container with: docker run --security-opt systempaths=unconfined ...' + OR_LANDLOCK,
       },
     ]);
   });
@@ -137,14 +142,15 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message:
           'this is a podman container (/run/.containerenv exists) whose seccomp filter forbids new namespaces ' +
           '(Seccomp: 2, 1 filter)',
-        fix: 'start the container with: podman run --security-opt seccomp=unconfined --security-opt unmask=/proc/* ...',
+        fix: 'start the container with: podman run --security-opt seccomp=unconfined --security-opt unmask=/proc/* ...' + OR_LANDLOCK,
       },
     ]);
   });
 
   it('Kubernetes, from /proc/1/cgroup or from the service variable', () => {
     const fix =
-      "set the pod's securityContext: seccompProfile: {type: Unconfined}, procMount: Unmasked (needs hostUsers: false)";
+      "set the pod's securityContext: seccompProfile: {type: Unconfined}, procMount: Unmasked (needs hostUsers: false)" +
+      OR_LANDLOCK;
     expect(causesOf('kubernetes')).toEqual([
       {
         kind: 'container-seccomp',
@@ -165,7 +171,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
       {
         kind: 'outer-sbx',
         message: 'this is already inside an sbx sandbox (session mwtqcqog-874efb3e), which forbids new user namespaces',
-        fix: 'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox',
+        fix: 'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox' + OR_LANDLOCK,
       },
     ]);
   });
@@ -184,7 +190,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message:
           'this is inside another sandbox (a user namespace and 1 seccomp filter, NoNewPrivs: bwrap ' +
           '--disable-userns, srt, Flatpak, ...) that forbids new user namespaces',
-        fix: 'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox',
+        fix: 'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox' + OR_LANDLOCK,
       },
     ]);
   });

@@ -539,6 +539,9 @@ async function runPrepared(
     : {};
   audit.secrets.push(...Object.values(secretEnv));
   known.command = redactArgv(p.policy.command, audit.secrets);
+  // Refused before anything is created, and before anyone is asked to approve it: a command the
+  // sandbox cannot see is 127, not a setup failure.
+  checkCommand(p.policy);
   // The command rules, then (under `default: ask`) an approval: before anything is created.
   await gateCommand({
     policy: p.policy,
@@ -551,8 +554,6 @@ async function runPrepared(
   });
   // The approval may have taken a while.
   throwIfAborted(options.signal);
-  // Refused before anything is created: a command the sandbox cannot see is 127, not a setup failure.
-  checkCommand(p.policy);
   // Limits are planned before anything is created: a `required` limit this host cannot enforce
   // refuses the run here.
   // The cgroup machinery loads only for runs that have limits: the plain launch path stays lean.

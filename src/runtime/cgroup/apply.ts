@@ -9,6 +9,7 @@ import type { Violation } from '../../policy/violation.js';
 import { effectiveRlimits } from './rlimits.js';
 import { shellTrampoline, systemdScopeArgv } from './trampoline.js';
 import { hasCgroupFile, makeCgroup, parseKeyed, parseNumber, readCgroupFile, removeCgroup, writeCgroupFile } from './tree.js';
+import { xdgRuntimeDir } from '../../policy/user-dirs.js';
 
 export { sweepStaleCgroups } from './sweep.js';
 
@@ -209,7 +210,7 @@ export async function prepareLimits(plan: LimitPlan, session: { id: string; dir:
         // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
         // environment lacks it and take it back in the trampoline.
         const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
-        const runtimeDir = env.XDG_RUNTIME_DIR ?? `/run/user/${process.getuid?.() ?? 0}`;
+        const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${process.getuid?.() ?? 0}`;
         const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
         const argv = systemdScopeArgv(
           { systemdRun: systemdRun!, manager: cg.manager, unit: `${name}.scope`, settings: cg.settings, ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}) },

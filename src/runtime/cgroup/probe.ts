@@ -4,6 +4,7 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { type CgroupController, type HostLimitFacts, v2SessionParent } from '../../limits/plan.js';
+import { xdgRuntimeDir } from '../../policy/user-dirs.js';
 
 export interface ProbeOptions {
   /** Prefix for /proc, /sys and /run paths: a fake cgroupfs in tests. */
@@ -120,7 +121,7 @@ function hasSystemdRun(root: string, env: NodeJS.ProcessEnv, uid: number): boole
   const onPath = (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && canExecute(join(dir, 'systemd-run')));
   if (!onPath) return false;
   if (uid === 0) return existsSync(join(root, '/run/systemd/private'));
-  const runtimeDir = env.XDG_RUNTIME_DIR ?? join(root, `/run/user/${uid}`);
+  const runtimeDir = xdgRuntimeDir(env) ?? join(root, `/run/user/${uid}`);
   return existsSync(join(runtimeDir, 'systemd/private')) || existsSync(join(runtimeDir, 'bus'));
 }
 

@@ -173,6 +173,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(once.stdout?.toString()).toBe('1\n');
     expect(asked).toEqual(["uname is not on the profile's allow list"]);
     await expect(run({ ...base, command: ['ls'], shell: 'ls' })).rejects.toMatchObject({ code: 'OPTIONS_INVALID' });
+    // A command the sandbox cannot find is 127 before anyone is asked to approve it.
+    const missing = run({ ...base, command: ['no-such-tool-x'], approve: async (req) => (asked.push(req.reason), 'once') });
+    await expect(missing).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND', exitCode: 127 });
+    expect(asked).toHaveLength(1);
   });
 
   it('the agent profile asks for commands not on its allow list; no terminal: refused', async () => {

@@ -25,19 +25,8 @@ import type {
 } from './types.js';
 import { formatCpus, formatDuration, formatSize } from './units.js';
 
-export type {
-  CgroupController,
-  CgroupPlan,
-  CgroupSettings,
-  HostLimitFacts,
-  LimitName,
-  LimitPlan,
-  Limits,
-  Mechanism,
-  PlannedLimit,
-  Rlimit,
-  RlimitResource,
-} from './types.js';
+// Every type of the plan, for callers that import the planner (types.ts exports nothing else).
+export type * from './types.js';
 
 /** Period for cpu.max / cpu.cfs_period_us: the kernel default, fine-grained enough for interactive work. */
 export const CPU_PERIOD_US = 100_000;

@@ -8,21 +8,13 @@ import { mergeProfiles } from '../../../src/profile/merge.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
+import { rejection } from '../../helpers/errors.js';
 
 const PARSE_MODULE = '../../../src/profile/parse.js';
 const LOAD_MODULE = '../../../src/profile/load.js';
 
 function layer(name: string, profile: Profile) {
   return { name, profile };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; hint?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code?: string; message: string; hint?: string };
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('mergeProfiles', () => {

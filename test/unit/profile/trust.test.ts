@@ -9,17 +9,9 @@ import { changedFiles } from '../../../src/profile/trust.js';
 import { readTrustStore, trustStoreFile, writeTrustStore, type TrustPin } from '../../../src/profile/trust-store.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
+import { rejection } from '../../helpers/errors.js';
 
 const UID = process.getuid!();
-
-async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; hint?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code?: string; message: string; hint?: string };
-  }
-  throw new Error('expected a rejection');
-}
 
 function setup(
   files: Record<string, string> = { 'repo/.sbx/profiles/default.yaml': 'extends: default\nnetwork: host\n' },

@@ -4,14 +4,14 @@
 // file in its chain, so a repeated run skips the YAML parser and the schema (about 90 ms of imports);
 // the trust decision is never cached: it is taken on every load, from those same hashes.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isSbxError, SbxError } from '../errors.js';
 import { readGuarded, type GuardedText } from './guarded-read.js';
 import { mergeProfiles, type Origins } from './merge.js';
 import type { Profile } from './schema.js';
 import { closest } from './suggest.js';
-import { judgeTrust, untrustedError, type TrustContext, type TrustState } from './trust.js';
+import { judgeTrust, needsPin, untrustedError, type TrustContext, type TrustState } from './trust.js';
 
 export type ProfileSource = 'path' | 'project' | 'user' | 'builtin';
 
@@ -74,6 +74,29 @@ function invokingUid(): number {
 /** Built-ins come with sbx and are trusted; every other file must pass the owner and mode checks. */
 function readProfileFile(loc: ProfileLocation): GuardedText {
   return readGuarded(loc.file, { what: 'profile', maxBytes: PROFILE_MAX_BYTES, checkOwner: loc.source !== 'builtin', uid: invokingUid() });
+}
+
+/**
+ * A project profile is read before it is trusted (the refusal names the chain's hash), so the files
+ * it may make sbx read are bounded: profiles by name, or files in its own `.sbx/`. A path elsewhere
+ * (`extends: ~/.config/sbx/secrets.yaml`) would have sbx parse a file of the user's and quote it in
+ * an error. Checked on the real path, before the file is read.
+ */
+function refuseOutsideProject(childReal: string, parentFile: string): void {
+  const parts = childReal.split('/');
+  const at = parts.lastIndexOf('.sbx');
+  // A `.sbx/profiles` that is a symlink elsewhere: the profile's own directory bounds it.
+  const own = at > 0 ? parts.slice(0, at + 1).join('/') : dirname(childReal);
+  let real: string;
+  try {
+    real = realpathSync(parentFile);
+  } catch {
+    return; // not there: the read that follows says so
+  }
+  if (real.startsWith(`${own}/`)) return;
+  throw new SbxError('PROFILE_UNSAFE', `project profile ${childReal} extends ${parentFile}, outside its ${own}`, {
+    hint: 'a project profile extends profiles by name (extends: default) or files in its own .sbx/ directory',
+  });
 }
 
 export function isPathLike(name: string): boolean {
@@ -234,6 +257,7 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
       const relativeTo = dirname(loc.file);
       const skipFile = parentName === loc.name ? loc.file : undefined;
       const parent = locateProfile(parentName, search, relativeTo, skipFile);
+      if (isPathLike(parentName) && needsPin({ source: loc.source, real: read.real })) refuseOutsideProject(read.real, parent.file);
       visit(parent, readProfileFile(parent), [...stack, read.real], { relativeTo, ...(skipFile ? { skipFile } : {}) });
     }
     done.add(read.real);

@@ -89,17 +89,31 @@ describe('loadProfile: project profiles need trust', () => {
     expect(error.message).toContain(`(chain sha256 ${first.hash.slice(0, 12)} → `);
   });
 
-  it('everything a project profile extends is pinned with it (a path outside .sbx too)', async () => {
+  it('everything a project profile extends is pinned with it', async () => {
     const { root, storeFile, search } = setup({
-      'repo/.sbx/profiles/ci.yaml': 'extends: ../../tools/base.yaml\n',
-      'repo/tools/base.yaml': 'extends: default\nnetwork: none\n',
+      'repo/.sbx/profiles/ci.yaml': 'extends: ../base.yaml\n',
+      'repo/.sbx/base.yaml': 'extends: default\nnetwork: none\n',
     });
     trust(storeFile, await loadProfile('ci', search(), 't', { review: true }));
     expect((await loadProfile('ci', search(), 't')).profile.network).toBe('none');
-    writeFileSync(join(root, 'repo/tools/base.yaml'), 'extends: default\nnetwork: host\n');
+    writeFileSync(join(root, 'repo/.sbx/base.yaml'), 'extends: default\nnetwork: host\n');
     const error = await rejection(loadProfile('ci', search(), 't'));
     expect(error.code).toBe('PROFILE_UNTRUSTED');
-    expect(error.message).toContain(join(root, 'repo/tools/base.yaml'));
+    expect(error.message).toContain(join(root, 'repo/.sbx/base.yaml'));
+  });
+
+  it('a project profile may not make sbx read a file outside its .sbx/ (refused before the file is read)', async () => {
+    const { root, search } = setup({
+      'repo/.sbx/profiles/ci.yaml': 'extends: ../../../home/secrets.yaml\n',
+      'home/secrets.yaml': 'anthropic_api_key: sk-ant-TOPSECRET\n',
+    });
+    const error = await rejection(loadProfile('ci', search(), 't', { review: true }));
+    expect(error.code).toBe('PROFILE_UNSAFE');
+    expect(error.message).toBe(
+      `project profile ${join(root, 'repo/.sbx/profiles/ci.yaml')} extends ${join(root, 'home/secrets.yaml')}, outside its ${join(root, 'repo/.sbx')}`,
+    );
+    expect(JSON.stringify(error)).not.toContain('TOPSECRET');
+    expect(JSON.stringify(error)).not.toContain('anthropic_api_key');
   });
 
   it('the cache never bypasses the check: a cached chain whose pin was revoked is refused', async () => {

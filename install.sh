@@ -4,8 +4,8 @@
 # Needs Node.js 20.5 or newer. Safe to run again.
 #
 # Usage: ./install.sh [--force]
-#   --force  replace an `sbx` already in the target directory that is not a link to this checkout
-#            (without it, such a file is left alone and the script stops before building anything).
+#   --force  replace an `sbx` already in the target directory that is not sbx's own (a link to another
+#            checkout of sbx is replaced without it; anything else is left alone and the script stops).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -26,8 +26,20 @@ link="$bindir/sbx"
 target="$PWD/bin/sbx.js"
 # Checked before anything is installed: another program's `sbx` (npm's package of that name, an older
 # copy from another checkout) is never replaced silently.
+# A link to another checkout of this same package (or a dangling link to one that was deleted) is an
+# earlier install of sbx itself: it is replaced, and the script says so.
+earlier_sbx() {
+  [ -L "$link" ] || return 1
+  local to; to=$(readlink "$link")
+  case "$to" in */bin/sbx.js) ;; *) return 1 ;; esac
+  [ -e "$to" ] || return 0
+  grep -q '"name": *"sbx-sandbox"' "$(dirname "$(dirname "$to")")/package.json" 2>/dev/null
+}
 if [ -L "$link" ] && [ "$(readlink -f "$link")" = "$(readlink -f "$target")" ]; then
   linked=yes
+elif earlier_sbx; then
+  say "$link links to an earlier sbx install ($(readlink "$link")): it will link to this checkout"
+  linked=no
 elif [ -e "$link" ] || [ -L "$link" ]; then
   what=$( [ -L "$link" ] && echo "a link to $(readlink "$link")" || echo "$(stat -c %F "$link")" )
   [ "$force" = yes ] || die "$link already exists ($what) and is not a link to this checkout.
@@ -63,7 +75,7 @@ npm run build --silent >/dev/null
 if [ "$linked" = yes ]; then
   say "$link already links to $target"
 else
-  if [ -e "$link" ] || [ -L "$link" ]; then say "replacing $link (--force)"; rm -f "$link"; fi
+  if [ -e "$link" ] || [ -L "$link" ]; then say "replacing $link"; rm -f "$link"; fi
   mkdir -p "$bindir"
   ln -s "$target" "$link"
   say "linked $link -> $target"

@@ -32,7 +32,9 @@ function which(name) {
 
 // The exact launcher argv sbx would use, made standalone: its session dir (mask source) is created
 // here, and the status descriptor it reads is dropped (nothing listens on fd 3).
-const explained = JSON.parse(execFileSync(process.execPath, [sbx, 'explain', '--json', '--', 'true'], { cwd: work, env, encoding: 'utf8' }));
+const explained = JSON.parse(
+  execFileSync(process.execPath, [sbx, 'explain', '--json', '--', 'true'], { cwd: work, env, encoding: 'utf8' }),
+);
 const sessionDir = explained.launch.argv.find((a) => a.endsWith('/empty'))?.replace(/\/empty$/, '');
 const benchSession = join(work, 'session');
 execFileSync('mkdir', ['-p', benchSession]);
@@ -45,7 +47,10 @@ for (let i = 0; i < explained.launch.argv.length; i++) {
     continue;
   }
   // sbx mounts the descriptors it opened and checked (--ro-bind-fd N); standalone, the paths they hold.
-  const pinned = a === '--ro-bind-fd' || a === '--bind-fd' ? explained.launch.fds[Number(explained.launch.argv[i + 1]) - 3] : undefined;
+  const pinned =
+    a === '--ro-bind-fd' || a === '--bind-fd'
+      ? explained.launch.fds[Number(explained.launch.argv[i + 1]) - 3]
+      : undefined;
   if (pinned?.source) {
     bwrapArgs.push(a === '--bind-fd' ? '--bind' : '--ro-bind', pinned.source);
     i++;
@@ -64,7 +69,22 @@ writeFileSync(join(work, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [r
 // What seccomp and limits cost per run: the default profile without its filter, and with the
 // untrusted profile's limits (cgroup set-up, trampoline, collection and removal).
 writeFileSync(join(work, 'noseccomp.yaml'), 'extends: default\nseccomp: off\n');
-const limitFlags = ['--memory', '2GiB', '--pids', '512', '--cpus', '2', '--timeout', '30m', '--cpu-time', '20m', '--file-size', '1GiB', '--nofile', '4096'];
+const limitFlags = [
+  '--memory',
+  '2GiB',
+  '--pids',
+  '512',
+  '--cpus',
+  '2',
+  '--timeout',
+  '30m',
+  '--cpu-time',
+  '20m',
+  '--file-size',
+  '1GiB',
+  '--nofile',
+  '4096',
+];
 const idealScript = join(work, 'ideal.cjs');
 writeFileSync(
   idealScript,
@@ -75,18 +95,49 @@ writeFileSync(
 
 const rows = [
   { id: 'sbx', what: 'sbx run -- true (CLI, default profile)', cmd: [sbx, 'run', '--', 'true'] },
-  { id: 'sbx-allow', what: 'sbx run with an allow-list network (proxy + in-sandbox bridge)', cmd: [sbx, 'run', '-p', join(work, 'allow.yaml'), '--', 'true'] },
-  { id: 'sbx-noseccomp', what: 'sbx run with seccomp: off', cmd: [sbx, 'run', '-p', join(work, 'noseccomp.yaml'), '--', 'true'] },
-  { id: 'sbx-limits', what: "sbx run with untrusted's seven limits as flags", cmd: [sbx, 'run', ...limitFlags, '--', 'true'] },
-  { id: 'bwrap', what: 'the same bwrap argv (and seccomp filter), invoked directly', cmd: [bwrap, ...bwrapArgs], filter: true },
+  {
+    id: 'sbx-allow',
+    what: 'sbx run with an allow-list network (proxy + in-sandbox bridge)',
+    cmd: [sbx, 'run', '-p', join(work, 'allow.yaml'), '--', 'true'],
+  },
+  {
+    id: 'sbx-noseccomp',
+    what: 'sbx run with seccomp: off',
+    cmd: [sbx, 'run', '-p', join(work, 'noseccomp.yaml'), '--', 'true'],
+  },
+  {
+    id: 'sbx-limits',
+    what: "sbx run with untrusted's seven limits as flags",
+    cmd: [sbx, 'run', ...limitFlags, '--', 'true'],
+  },
+  {
+    id: 'bwrap',
+    what: 'the same bwrap argv (and seccomp filter), invoked directly',
+    cmd: [bwrap, ...bwrapArgs],
+    filter: true,
+  },
   { id: 'node', what: 'node -e 0', cmd: [process.execPath, '-e', '0'] },
-  { id: 'node+bwrap', what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)', cmd: [process.execPath, idealScript] },
+  {
+    id: 'node+bwrap',
+    what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)',
+    cmd: [process.execPath, idealScript],
+  },
 ];
 // The nsjail backend, when one is installed (nsjail on PATH or SBX_NSJAIL).
-if (process.env.SBX_NSJAIL || which('nsjail')) rows.push({ id: 'sbx-nsjail', what: 'sbx run --backend nsjail -- true', cmd: [sbx, 'run', '--backend', 'nsjail', '--', 'true'] });
+if (process.env.SBX_NSJAIL || which('nsjail'))
+  rows.push({
+    id: 'sbx-nsjail',
+    what: 'sbx run --backend nsjail -- true',
+    cmd: [sbx, 'run', '--backend', 'nsjail', '--', 'true'],
+  });
 if (peers) {
   const firejail = which('firejail');
-  if (firejail) rows.push({ id: 'firejail', what: 'firejail --quiet --noprofile true', cmd: [firejail, '--quiet', '--noprofile', 'true'] });
+  if (firejail)
+    rows.push({
+      id: 'firejail',
+      what: 'firejail --quiet --noprofile true',
+      cmd: [firejail, '--quiet', '--noprofile', 'true'],
+    });
   const srt = which('srt');
   if (srt) rows.push({ id: 'srt', what: "Anthropic's srt true", cmd: [srt, 'true'] });
   if (!firejail && !srt) console.log('note: --peers: neither firejail nor srt is installed');
@@ -122,19 +173,31 @@ function peakRssMiB(cmd) {
 
 const s = Object.fromEntries(rows.map((r) => [r.id, stats(samples[r.id])]));
 const fmt = (x) => (x === undefined ? '-' : x.toFixed(1));
-console.log(`\n### sbx launch overhead (${runs} interleaved launches per row, ${new Date().toISOString().slice(0, 16)}Z)`);
-console.log(`node ${process.version}, ${spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim()}, uid ${process.getuid()}, NODE_EXTRA_CA_CERTS unset for every row\n`);
+console.log(
+  `\n### sbx launch overhead (${runs} interleaved launches per row, ${new Date().toISOString().slice(0, 16)}Z)`,
+);
+console.log(
+  `node ${process.version}, ${spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim()}, uid ${process.getuid()}, NODE_EXTRA_CA_CERTS unset for every row\n`,
+);
 console.log('| row | what | median ms | p95 ms | min ms | x node -e 0 | x bwrap |');
 console.log('|---|---|--:|--:|--:|--:|--:|');
 for (const row of rows) {
   const r = s[row.id];
-  console.log(`| ${row.id} | ${row.what} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.min)} | ${(r.median / s.node.median).toFixed(2)} | ${(r.median / s.bwrap.median).toFixed(2)} |`);
+  console.log(
+    `| ${row.id} | ${row.what} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.min)} | ${(r.median / s.node.median).toFixed(2)} | ${(r.median / s.bwrap.median).toFixed(2)} |`,
+  );
 }
 const over = s.sbx.median - (s.node.median + s.bwrap.median);
-console.log(`\nsbx adds ${over.toFixed(1)} ms over node start-up + direct bwrap (target: <= 10 ms); sbx over the ideal Node launcher: ${(s.sbx.median - s['node+bwrap'].median).toFixed(1)} ms`);
+console.log(
+  `\nsbx adds ${over.toFixed(1)} ms over node start-up + direct bwrap (target: <= 10 ms); sbx over the ideal Node launcher: ${(s.sbx.median - s['node+bwrap'].median).toFixed(1)} ms`,
+);
 const row = (id) => rows.find((r) => r.id === id).cmd;
-console.log(`seccomp filter: ${(s.sbx.median - s['sbx-noseccomp'].median).toFixed(1)} ms per run; limits: ${(s['sbx-limits'].median - s.sbx.median).toFixed(1)} ms per run`);
-console.log(`sbx peak RSS: ${fmt(peakRssMiB(row('sbx')))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(row('node')))} MiB`);
+console.log(
+  `seccomp filter: ${(s.sbx.median - s['sbx-noseccomp'].median).toFixed(1)} ms per run; limits: ${(s['sbx-limits'].median - s.sbx.median).toFixed(1)} ms per run`,
+);
+console.log(
+  `sbx peak RSS: ${fmt(peakRssMiB(row('sbx')))} MiB (target: <= 45 MiB); node -e 0: ${fmt(peakRssMiB(row('node')))} MiB`,
+);
 
 // The library door: per-call cost inside one Node process.
 const { run } = await import(join(root, 'dist', 'api.js'));

@@ -153,7 +153,8 @@ async function main() {
   try {
     await build({
       stdin: {
-        contents: "export { startEgressProxy } from './src/runtime/network/proxy.ts'; export { compileEgressRules } from './src/policy/egress.ts';",
+        contents:
+          "export { startEgressProxy } from './src/runtime/network/proxy.ts'; export { compileEgressRules } from './src/policy/egress.ts';",
         resolveDir: root,
         loader: 'ts',
       },
@@ -168,14 +169,35 @@ async function main() {
     const peer = fork(self, ['--peer', '--mib', String(MIB), '--conns', String(CONNS)]);
     const [{ ports }] = await once(peer, 'message');
     const proxy = await startEgressProxy({
-      rules: compileEgressRules({ allow: ['bench.test'], deny: [], allowPrivate: [`127.0.0.1:${ports.bulk}`, `127.0.0.1:${ports.ping}`] }),
+      rules: compileEgressRules({
+        allow: ['bench.test'],
+        deny: [],
+        allowPrivate: [`127.0.0.1:${ports.bulk}`, `127.0.0.1:${ports.ping}`],
+      }),
       socketDir: work,
       resolve: async () => ['127.0.0.1'],
     });
     peer.send({ http: proxy.httpSocket, socks: proxy.socksSocket });
     const [{ results }] = await once(peer, 'message');
 
-    const bridge = spawn(process.execPath, [join(root, 'src/runtime/network/bridge.cjs'), proxy.httpSocket, proxy.socksSocket, '--', process.execPath, self, '--bridge-client', JSON.stringify(ports), '--mib', String(MIB), '--conns', String(CONNS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const bridge = spawn(
+      process.execPath,
+      [
+        join(root, 'src/runtime/network/bridge.cjs'),
+        proxy.httpSocket,
+        proxy.socksSocket,
+        '--',
+        process.execPath,
+        self,
+        '--bridge-client',
+        JSON.stringify(ports),
+        '--mib',
+        String(MIB),
+        '--conns',
+        String(CONNS),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     bridge.stdout.on('data', (c) => (out += c));
     await once(bridge, 'close');
@@ -186,17 +208,32 @@ async function main() {
     const direct = results['direct TCP'];
     const rows = [['path', 'MiB/s', '% of direct', 'setup median ms', 'p95 ms', 'added median ms']];
     for (const [name, r] of Object.entries(results)) {
-      if (r.bytes !== MIB * 2 ** 20) throw new Error(`${name}: transferred ${r.bytes} bytes, expected ${MIB * 2 ** 20}`);
-      rows.push([name, r.mibps.toFixed(0), `${((100 * r.mibps) / direct.mibps).toFixed(0)}%`, r.median.toFixed(3), r.p95.toFixed(3), (r.median - direct.median).toFixed(3)]);
+      if (r.bytes !== MIB * 2 ** 20)
+        throw new Error(`${name}: transferred ${r.bytes} bytes, expected ${MIB * 2 ** 20}`);
+      rows.push([
+        name,
+        r.mibps.toFixed(0),
+        `${((100 * r.mibps) / direct.mibps).toFixed(0)}%`,
+        r.median.toFixed(3),
+        r.p95.toFixed(3),
+        (r.median - direct.median).toFixed(3),
+      ]);
     }
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
     console.log(`egress proxy over loopback: ${MIB} MiB transfer, ${CONNS} connections (node ${process.version})`);
-    for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+    for (const r of rows)
+      console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 
     // What the bridge adds to every networked run: a node start-up, two listeners, one spawn.
-    const bridgeArgs = [join(root, 'src/runtime/network/bridge.cjs'), proxy.httpSocket, proxy.socksSocket, '--', 'true'];
+    const bridgeArgs = [
+      join(root, 'src/runtime/network/bridge.cjs'),
+      proxy.httpSocket,
+      proxy.socksSocket,
+      '--',
+      'true',
+    ];
     const starts = {
-      'true': ['true', []],
+      true: ['true', []],
       'node -e 0': [process.execPath, ['-e', '0']],
       'node bridge.cjs … -- true': [process.execPath, bridgeArgs],
     };

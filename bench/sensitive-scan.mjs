@@ -34,7 +34,9 @@ const bundled = await build({
   logLevel: 'warning',
 });
 const code = bundled.outputFiles[0].text;
-const { compileSensitiveRules, scanSensitiveFiles } = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+const { compileSensitiveRules, scanSensitiveFiles } = await import(
+  `data:text/javascript;base64,${Buffer.from(code).toString('base64')}`
+);
 
 const work = mkdtempSync(join(tmpdir(), 'sbx-bench-scan-'));
 const tree = join(work, 'tree');
@@ -49,7 +51,17 @@ function dir(rel) {
 
 // Shares of the tree: 20% node_modules and 15% .git objects (both skipped by default), the rest
 // (65%) source files, which are all examined: a large monorepo.
-const SENSITIVE = ['.env', '.env.local', 'server.key', 'cert.pem', 'client_secret.txt', 'credentials.json', 'id_rsa', '.npmrc', 'db-password.txt'];
+const SENSITIVE = [
+  '.env',
+  '.env.local',
+  'server.key',
+  'cert.pem',
+  'client_secret.txt',
+  'credentials.json',
+  'id_rsa',
+  '.npmrc',
+  'db-password.txt',
+];
 const modulesTarget = Math.floor(totalFiles * 0.2);
 const objectsTarget = Math.floor(totalFiles * 0.15);
 for (let p = 0; files < modulesTarget; p++) {
@@ -75,7 +87,8 @@ for (let d = 0; files < totalFiles; d++) {
   const sub = `src/area-${d % 40}/feature-${d}`;
   dir(sub);
   // Some names pass the cheap basename check (they contain "config") and then fail the full rules.
-  for (let i = 0; i < 20 && files < totalFiles; i++) file(`${sub}/${i % 5 === 0 ? 'test' : i % 7 === 0 ? 'app.config' : 'file'}-${i}.ts`);
+  for (let i = 0; i < 20 && files < totalFiles; i++)
+    file(`${sub}/${i % 5 === 0 ? 'test' : i % 7 === 0 ? 'app.config' : 'file'}-${i}.ts`);
   if (d % 10 === 0 && files < totalFiles) file(`${sub}/${SENSITIVE[d % SENSITIVE.length]}`);
 }
 
@@ -129,5 +142,7 @@ console.log(
   `sensitive-file scan, ${files} files (${result.scanned} entries examined; .git/objects and node_modules skipped; ` +
     `git index ${indexMb} MB), ${runs} runs`,
 );
-console.log(`  scanSensitiveFiles   ${scanFigures}   masks ${result.masks.length}   protect ${result.protect.length}   truncated ${result.truncated}`);
+console.log(
+  `  scanSensitiveFiles   ${scanFigures}   masks ${result.masks.length}   protect ${result.protect.length}   truncated ${result.truncated}`,
+);
 console.log(`  bare readdir walk    ${floorFigures}`);

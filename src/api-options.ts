@@ -56,29 +56,42 @@ const compileOnly = {
 };
 
 /** One of `command` and `shell`, never both: a shell string is the command. */
-const oneCommand = (o: { command?: string[] | undefined; shell?: string | undefined }) => (o.command === undefined) !== (o.shell === undefined);
-const oneCommandIssue = { message: 'give exactly one of command (an argv array) and shell (a string)', path: ['command'] };
+const oneCommand = (o: { command?: string[] | undefined; shell?: string | undefined }) =>
+  (o.command === undefined) !== (o.shell === undefined);
+const oneCommandIssue = {
+  message: 'give exactly one of command (an argv array) and shell (a string)',
+  path: ['command'],
+};
 
-export const compileOptionsSchema = z.strictObject({ ...runRequest, ...compileOnly }).refine(oneCommand, oneCommandIssue);
+export const compileOptionsSchema = z
+  .strictObject({ ...runRequest, ...compileOnly })
+  .refine(oneCommand, oneCommandIssue);
 
-export const runOptionsSchema = z.strictObject({
-  ...runRequest,
-  ...compileOnly,
-  stdio: z.enum(['inherit', 'capture', 'ignore']).optional(),
-  input: z
-    .union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], {
-      error: 'must be a string or a Uint8Array',
-    })
-    .optional(),
-  signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
-  forwardSignals: z.boolean().optional(),
-  resolve: z.custom<(host: string) => Promise<string[]>>(isFunction, 'must be a function').optional(),
-  captureLimitBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional(),
-  audit: z.strictObject({ file: path }).optional(),
-  approve: z
-    .custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">')
-    .optional(),
-}).refine(oneCommand, oneCommandIssue);
+export const runOptionsSchema = z
+  .strictObject({
+    ...runRequest,
+    ...compileOnly,
+    stdio: z.enum(['inherit', 'capture', 'ignore']).optional(),
+    input: z
+      .union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], {
+        error: 'must be a string or a Uint8Array',
+      })
+      .optional(),
+    signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
+    forwardSignals: z.boolean().optional(),
+    resolve: z.custom<(host: string) => Promise<string[]>>(isFunction, 'must be a function').optional(),
+    captureLimitBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    audit: z.strictObject({ file: path }).optional(),
+    approve: z
+      .custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">')
+      .optional(),
+  })
+  .refine(oneCommand, oneCommandIssue);
 
 /** Both ways assignable (tsc checks it): the schemas and the documented interfaces in src/api.ts cannot drift apart. */
 type Assignable<A extends B, B> = [A, B];
@@ -100,7 +113,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown, door: string): T {
   if (parsed.success) return value as T;
   const issues = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(options)'}: ${i.message}`);
   throw new SbxError('OPTIONS_INVALID', `${door}: ${issues[0]}`, {
-    hint: "see the RunOptions type (dist/types/api.d.ts); unknown keys are refused",
+    hint: 'see the RunOptions type (dist/types/api.d.ts); unknown keys are refused',
     details: issues.slice(1),
   });
 }

@@ -162,19 +162,30 @@ function cleanEnv(env: Record<string, string | undefined>): Record<string, strin
 
 /** Chain hashes named for one invocation: each a full sha256 (a prefix could be ground to collide). */
 function trustedHashes(given: readonly string[], env: Record<string, string | undefined>): string[] {
-  const fromEnv = (env.SBX_TRUST_PROFILE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const fromEnv = (env.SBX_TRUST_PROFILE ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   const all = [...given, ...fromEnv];
   const bad = all.find((h) => !/^[0-9a-f]{64}$/.test(h));
   if (bad !== undefined) {
-    throw new SbxError('USAGE', `--trust-profile / SBX_TRUST_PROFILE: "${bad}" is not a sha256 (64 lowercase hex digits)`, {
-      hint: 'use the chain hash `sbx trust NAME` or `sbx profiles show NAME` prints',
-    });
+    throw new SbxError(
+      'USAGE',
+      `--trust-profile / SBX_TRUST_PROFILE: "${bad}" is not a sha256 (64 lowercase hex digits)`,
+      {
+        hint: 'use the chain hash `sbx trust NAME` or `sbx profiles show NAME` prints',
+      },
+    );
   }
   return all;
 }
 
 /** Where profiles are found, cached and trusted. `trustProfiles`: chain hashes trusted for this invocation (CI). */
-export function profileSearch(cwd: string, env: Record<string, string | undefined>, trustProfiles: readonly string[] = []): ProfileSearch {
+export function profileSearch(
+  cwd: string,
+  env: Record<string, string | undefined>,
+  trustProfiles: readonly string[] = [],
+): ProfileSearch {
   const dirs = userDirs(env);
   return {
     cwd,
@@ -286,13 +297,16 @@ async function prepare(
   const mounted =
     resolved.profile.mode === 'danger' ? ['/'] : [...sensitiveScanRoots(resolved.profile, options, vars), ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const sensitiveFiles = scanRoots.length > 0 ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir), {
+  const sensitiveFiles =
+    scanRoots.length > 0
+      ? scanMountedTrees(scanRoots, await loadSensitiveRules(resolved.profile.sensitive ?? {}, search.cacheDir), {
           // The tree that will be mounted, not whatever the path holds by the time it is walked.
           walkVia: (root) => {
             const fd = pins.fdOf(root);
             return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
           },
-        }) : { masks: [], protect: [], views: [] };
+        })
+      : { masks: [], protect: [], views: [] };
   // sbx's session directories hold every run's mask source (`empty`, bound by path) and egress
   // sockets: hidden wherever a bind would show them, so no sandbox can swap another run's files.
   const sessions = pins.probe(sessionBase(hostEnv, uid));
@@ -307,7 +321,11 @@ async function prepare(
     env: hostEnv,
     paths,
     rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
-    sensitiveFiles: { masks: [...sensitiveFiles.masks, ...sessionMask], protect: sensitiveFiles.protect, views: sensitiveFiles.views },
+    sensitiveFiles: {
+      masks: [...sensitiveFiles.masks, ...sessionMask],
+      protect: sensitiveFiles.protect,
+      views: sensitiveFiles.views,
+    },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
   const policy = derivePolicy({
@@ -345,7 +363,12 @@ function plannedSession(env: Record<string, string | undefined>, uid: number, id
 async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
   const arch = hostSeccompArch(process.arch);
   if (p.launcher.backend === 'bwrap') {
-    return compileBwrap(p.policy, session, { path: p.launcher.path, features: p.launcher.bwrap.features, stdinIsTty: p.host.stdinIsTty, arch });
+    return compileBwrap(p.policy, session, {
+      path: p.launcher.path,
+      features: p.launcher.bwrap.features,
+      stdinIsTty: p.host.stdinIsTty,
+      arch,
+    });
   }
   if (p.launcher.backend === 'landlock') {
     const { compileLandlock } = await import('./backend/landlock.js');
@@ -355,7 +378,13 @@ async function compileLaunch(p: Prepared, session: Session): Promise<Launch> {
   const execPath = checkCommand(p.policy);
   // The nsjail compiler (and its status reader) load only for nsjail runs: bwrap launches skip them.
   const { compileNsjail } = await import('./backend/nsjail.js');
-  return compileNsjail(p.policy, session, { path: p.launcher.path, stdinIsTty: p.host.stdinIsTty, arch, uid: p.host.uid, execPath });
+  return compileNsjail(p.policy, session, {
+    path: p.launcher.path,
+    stdinIsTty: p.host.stdinIsTty,
+    arch,
+    uid: p.host.uid,
+    execPath,
+  });
 }
 
 /** What the landlock backend enforces differently (the report lists it); its module loads for landlock runs only. */
@@ -379,7 +408,14 @@ async function compilePinned(options: CompileOptions, pins: Pins): Promise<Compi
   const hostEnv = options.hostEnv ?? process.env;
   const launch = await compileLaunch(p, plannedSession(hostEnv, p.host.uid, p.sessionId));
   const commandDecision = judgeCommand(p.policy, p.host, options.allowDenylistedCommands ?? false);
-  return { sessionId: p.sessionId, profile: describeProfile(p.resolved), policy: p.policy, launch, launcher: p.launcher, commandDecision };
+  return {
+    sessionId: p.sessionId,
+    profile: describeProfile(p.resolved),
+    policy: p.policy,
+    launch,
+    launcher: p.launcher,
+    commandDecision,
+  };
 }
 
 /** What the launcher says became of the command: its status, or the SbxError for a sandbox that was never built. */
@@ -403,8 +439,23 @@ async function interpret(
   env: Record<string, string | undefined>,
 ): Promise<Ran> {
   const bwrap = launcher.path;
-  const captured = result.kind !== 'setup-failed' && result.stdout ? { stdout: result.stdout, stderr: result.stderr!, ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}) } : {};
-  if (result.kind === 'ran') return { code: result.code, timedOut: result.timedOut, durationMs: result.durationMs, violations: [], interrupts: result.interrupts, ...captured };
+  const captured =
+    result.kind !== 'setup-failed' && result.stdout
+      ? {
+          stdout: result.stdout,
+          stderr: result.stderr!,
+          ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}),
+        }
+      : {};
+  if (result.kind === 'ran')
+    return {
+      code: result.code,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+      violations: [],
+      interrupts: result.interrupts,
+      ...captured,
+    };
   if (result.kind === 'supervised') {
     const { nsjailSetupError, parseNsjailStatus } = await import('./backend/nsjail-status.js');
     const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
@@ -412,7 +463,14 @@ async function interpret(
     // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
     const timedOut = result.timedOut || status.timedOut;
     const code = timedOut ? ExitCode.TIMEOUT : status.code;
-    return { code, timedOut, durationMs: result.durationMs, violations: status.violations.filter((v) => v.kind !== 'timeout'), interrupts: result.interrupts, ...captured };
+    return {
+      code,
+      timedOut,
+      durationMs: result.durationMs,
+      violations: status.violations.filter((v) => v.kind !== 'timeout'),
+      interrupts: result.interrupts,
+      ...captured,
+    };
   }
   if (launcher.backend === 'landlock') {
     const said = result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above';
@@ -422,20 +480,36 @@ async function interpret(
     });
   }
   // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
-  const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([import('./runtime/host-facts.js'), import('./policy/host-diagnosis.js')]);
+  const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
+    import('./runtime/host-facts.js'),
+    import('./policy/host-diagnosis.js'),
+  ]);
   const [cause] = isNamespaceFailure(result.stderr?.toString()) ? diagnoseUserNamespaces({ uid, bwrap, env }) : [];
   throw new SbxError(
     'SANDBOX_SETUP',
     `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${result.stderr ? `: ${result.stderr.toString().trim().split('\n').pop()}` : '; its message is above'}`,
     {
-      hint: cause
-        ? describeCause(cause)
-        : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
+      hint: cause ? describeCause(cause) : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
     },
   );
 }
 
-const SIGNAL_NAMES: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' };
+const SIGNAL_NAMES: Record<number, string> = {
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  6: 'SIGABRT',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+  24: 'SIGXCPU',
+  25: 'SIGXFSZ',
+  31: 'SIGSYS',
+};
 
 /** Signals that are limits firing (rlimits deliver them), not plain kills. */
 const SIGNAL_VIOLATIONS: Record<string, Pick<Violation, 'kind' | 'rule'>> = {
@@ -460,11 +534,21 @@ function policyHash(policy: Policy): string {
 
 /** Values the captured output must not show: injected secrets and every credential-named variable of the invoking environment. */
 function scrubValues(host: Host, secretEnv: Record<string, string>): string[] {
-  return [...Object.values(secretEnv), ...Object.entries(host.env).filter(([name]) => isCredentialName(name)).map(([, value]) => value)];
+  return [
+    ...Object.values(secretEnv),
+    ...Object.entries(host.env)
+      .filter(([name]) => isCredentialName(name))
+      .map(([, value]) => value),
+  ];
 }
 
 /** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
-async function captureView(buf: Buffer, totalBytes: number, limitBytes: number, secrets: string[]): Promise<CapturedText> {
+async function captureView(
+  buf: Buffer,
+  totalBytes: number,
+  limitBytes: number,
+  secrets: string[],
+): Promise<CapturedText> {
   const { scrubCapture } = await import('./report/scrub.js');
   const { text, droppedBytes, hits } = scrubCapture(buf, limitBytes, { secrets }, totalBytes);
   return { text, droppedBytes, redactions: hits };
@@ -526,7 +610,14 @@ async function runPrepared(
   known.policyHash = hash;
   hooks.checkPolicy?.(p.policy);
   throwIfAborted(options.signal);
-  const audit: RunContext = { sessionId: p.sessionId, profile: p.resolved.name, policyHash: hash, backend: p.launcher.backend, workspace: p.policy.workspace.host, secrets: [] };
+  const audit: RunContext = {
+    sessionId: p.sessionId,
+    profile: p.resolved.name,
+    policyHash: hash,
+    backend: p.launcher.backend,
+    workspace: p.policy.workspace.host,
+    secrets: [],
+  };
   trail?.prepared(audit, p.policy);
   const hostEnv = options.hostEnv ?? process.env;
   // Secret values are read only now, and only into the session: never the Policy, argv or a message.
@@ -534,7 +625,12 @@ async function runPrepared(
     ? (
         await (
           await import('./runtime/secrets.js')
-        ).loadSecrets(p.resolved.profile.secrets, { configHome: userDirs(hostEnv).configHome, env: hostEnv, uid: p.host.uid, workspace: p.policy.workspace.host })
+        ).loadSecrets(p.resolved.profile.secrets, {
+          configHome: userDirs(hostEnv).configHome,
+          env: hostEnv,
+          uid: p.host.uid,
+          workspace: p.policy.workspace.host,
+        })
       ).vars
     : {};
   audit.secrets.push(...Object.values(secretEnv));
@@ -558,9 +654,14 @@ async function runPrepared(
   // refuses the run here.
   // The cgroup machinery loads only for runs that have limits: the plain launch path stays lean.
   const limitsModules = hasLimits(p.policy.limits)
-    ? await Promise.all([import('./limits/plan.js'), import('./runtime/cgroup/probe.js'), import('./runtime/cgroup/apply.js')])
+    ? await Promise.all([
+        import('./limits/plan.js'),
+        import('./runtime/cgroup/probe.js'),
+        import('./runtime/cgroup/apply.js'),
+      ])
     : undefined;
-  const plan: LimitPlan | undefined = limitsModules && limitsModules[0].planLimits(p.policy.limits, limitsModules[1].probeCgroupFacts());
+  const plan: LimitPlan | undefined =
+    limitsModules && limitsModules[0].planLimits(p.policy.limits, limitsModules[1].probeCgroupFacts());
   const session = Object.assign(openSession(hostEnv, p.host.uid, p.sessionId), { secretEnv });
   let limits: PreparedLimits | undefined;
   let proxy: EgressProxy | undefined;
@@ -569,7 +670,10 @@ async function runPrepared(
     const net = p.policy.network;
     if (net.kind === 'filtered' && net.bridge) {
       // Only allow-list runs pay for the proxy; it listens before the sandbox starts.
-      const [{ startEgressProxy }, { compileEgressRules }] = await Promise.all([import('./runtime/network/index.js'), import('./policy/egress.js')]);
+      const [{ startEgressProxy }, { compileEgressRules }] = await Promise.all([
+        import('./runtime/network/index.js'),
+        import('./policy/egress.js'),
+      ]);
       proxy = await startEgressProxy({
         rules: compileEgressRules({ allow: net.allow, deny: net.deny, allowPrivate: net.allowPrivate }),
         socketDir: session.dir,
@@ -608,8 +712,18 @@ async function runPrepared(
     const captured =
       result.stdout && result.stderr
         ? {
-            stdout: await captureView(result.stdout, result.streamBytes?.stdout ?? result.stdout.length, limitBytes, scrub),
-            stderr: await captureView(result.stderr, result.streamBytes?.stderr ?? result.stderr.length, limitBytes, scrub),
+            stdout: await captureView(
+              result.stdout,
+              result.streamBytes?.stdout ?? result.stdout.length,
+              limitBytes,
+              scrub,
+            ),
+            stderr: await captureView(
+              result.stderr,
+              result.streamBytes?.stderr ?? result.stderr.length,
+              limitBytes,
+              scrub,
+            ),
           }
         : undefined;
     const signal = result.code > 128 ? SIGNAL_NAMES[result.code - 128] : undefined;
@@ -620,14 +734,31 @@ async function runPrepared(
       result.code > 128 && !result.timedOut ? result.interrupts.find((i) => i.signal === result.code - 128) : undefined;
     if (result.timedOut) {
       const limit = plan?.limits.find((l) => l.name === 'timeout')?.display;
-      violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`, ...(limit ? { limit } : {}) });
+      violations.push({
+        phase: 'runtime',
+        kind: 'timeout',
+        rule: 'limits.timeout',
+        detail: `the command ran past its ${limit ?? ''} timeout and the sandbox was ended`,
+        ...(limit ? { limit } : {}),
+      });
     } else if (signal && !interrupt && SIGNAL_VIOLATIONS[signal]) {
       const v = SIGNAL_VIOLATIONS[signal]!;
       const limit = plan?.limits.find((l) => `limits.${l.name.replace('-', '_')}` === v.rule)?.display;
       // nsjail's log may have named it already (a seccomp kill, with the syscall).
-      if (!violations.some((known) => known.kind === v.kind)) violations.push({ phase: 'runtime', ...v, detail: `the command was killed by ${signal}`, ...(limit ? { limit } : {}) });
+      if (!violations.some((known) => known.kind === v.kind))
+        violations.push({
+          phase: 'runtime',
+          ...v,
+          detail: `the command was killed by ${signal}`,
+          ...(limit ? { limit } : {}),
+        });
     } else if (signal && !interrupt && !violations.some((v) => v.kind === 'oom' || v.kind === 'pids')) {
-      violations.push({ phase: 'runtime', kind: 'signal', rule: 'signal', detail: `the command was killed by ${signal}` });
+      violations.push({
+        phase: 'runtime',
+        kind: 'signal',
+        rule: 'signal',
+        detail: `the command was killed by ${signal}`,
+      });
     }
     return {
       sessionId: p.sessionId,
@@ -660,4 +791,3 @@ async function runPrepared(
     session.close();
   }
 }
-

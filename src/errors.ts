@@ -83,7 +83,13 @@ export interface SourceLocation {
 export interface RunFacts {
   sessionId: string;
   /** null: the profile itself failed to resolve. */
-  profile: { name: string; file: string; hash: string; source: 'path' | 'project' | 'user' | 'builtin'; shadows?: string } | null;
+  profile: {
+    name: string;
+    file: string;
+    hash: string;
+    source: 'path' | 'project' | 'user' | 'builtin';
+    shadows?: string;
+  } | null;
   /** Set once a policy was derived. */
   policyHash?: string;
   backend?: 'bwrap' | 'nsjail' | 'landlock';

@@ -5,7 +5,14 @@ import { SbxError } from '../errors.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
-import { dataFilePath, EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, type ExtraFd, type Launch, type Session } from './launch.js';
+import {
+  dataFilePath,
+  EGRESS_HTTP_SOCKET,
+  EGRESS_SOCKS_SOCKET,
+  type ExtraFd,
+  type Launch,
+  type Session,
+} from './launch.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
@@ -42,9 +49,13 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
       return [mount.access === 'rw' ? '--bind-fd' : '--ro-bind-fd', String(pinFd(mount.source)), mount.target];
     case 'tmpfs':
       if (!host.features.tmpfsSize) {
-        throw new SbxError('BACKEND_UNSUPPORTED', `this bwrap cannot limit the size of ${mount.target} (needs bubblewrap 0.7 or newer)`, {
-          hint: 'upgrade bubblewrap (your distribution backports, or build 0.8+), or use --backend nsjail',
-        });
+        throw new SbxError(
+          'BACKEND_UNSUPPORTED',
+          `this bwrap cannot limit the size of ${mount.target} (needs bubblewrap 0.7 or newer)`,
+          {
+            hint: 'upgrade bubblewrap (your distribution backports, or build 0.8+), or use --backend nsjail',
+          },
+        );
       }
       return ['--perms', octal(mount.mode), '--size', String(mount.sizeBytes), '--tmpfs', mount.target];
     case 'proc':
@@ -56,7 +67,15 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
     case 'mask':
       return mount.what === 'file'
         ? ['--ro-bind', session.emptyFile, mount.target]
-        : ['--perms', '0555', ...(host.features.tmpfsSize ? ['--size', '4096'] : []), '--tmpfs', mount.target, '--remount-ro', mount.target];
+        : [
+            '--perms',
+            '0555',
+            ...(host.features.tmpfsSize ? ['--size', '4096'] : []),
+            '--tmpfs',
+            mount.target,
+            '--remount-ro',
+            mount.target,
+          ];
     case 'file':
       return ['--ro-bind', dataFilePath(session, ordinal), mount.target];
     case 'session-dir':
@@ -71,7 +90,10 @@ function compileNamespaces(policy: Policy, host: BwrapHost): string[] {
   const out: string[] = [];
   // The user namespace is not optional: without it bwrap would need setuid and the uid mapping
   // below would not exist. bwrap refuses to start when the kernel forbids it (fail closed).
-  if (!ns.user) throw new SbxError('BACKEND_UNSUPPORTED', 'bwrap backend requires a user namespace', { hint: 'remove the profile setting that shares the user namespace' });
+  if (!ns.user)
+    throw new SbxError('BACKEND_UNSUPPORTED', 'bwrap backend requires a user namespace', {
+      hint: 'remove the profile setting that shares the user namespace',
+    });
   out.push('--unshare-user');
   // A nested user namespace would give the child a fresh full capability set to attack the kernel with.
   if (host.features.disableUserns) out.push('--disable-userns');
@@ -102,17 +124,21 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
   const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   const options = [
     ...compileNamespaces(policy, host),
-    '--uid', String(policy.identity.uid),
-    '--gid', String(policy.identity.gid),
+    '--uid',
+    String(policy.identity.uid),
+    '--gid',
+    String(policy.identity.gid),
     ...(policy.namespaces.uts ? ['--hostname', policy.hostname] : []),
     '--die-with-parent',
     // Without a TTY the child gets its own session so it cannot push input into sbx's terminal
     // (CVE-2017-5226); an interactive shell keeps job control and TIOCSTI is left to seccomp.
     ...(host.stdinIsTty ? [] : ['--new-session']),
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     ...policy.mounts.flatMap((m) => compileMount(m, session, host, pinFd, fileMounts.indexOf(m))),
     ...compileEnv({ ...policy.env.vars, ...session.secretEnv }),
-    '--chdir', policy.cwd,
+    '--chdir',
+    policy.cwd,
   ];
   // Every option travels on a pipe (`--args 4`), never in bwrap's own argv: /proc/PID/cmdline is
   // world-readable, and the options carry the environment's values and the host's paths. It also
@@ -157,7 +183,14 @@ function checkArgCount(policy: Policy, count: number): void {
 export function commandOf(policy: Policy): string[] {
   if (policy.network.kind !== 'filtered' || !policy.network.bridge) return policy.command;
   const dir = BRIDGE_DIR;
-  return [`${dir}/node`, `${dir}/bridge.cjs`, `${dir}/session/${EGRESS_HTTP_SOCKET}`, `${dir}/session/${EGRESS_SOCKS_SOCKET}`, '--', ...policy.command];
+  return [
+    `${dir}/node`,
+    `${dir}/bridge.cjs`,
+    `${dir}/session/${EGRESS_HTTP_SOCKET}`,
+    `${dir}/session/${EGRESS_SOCKS_SOCKET}`,
+    '--',
+    ...policy.command,
+  ];
 }
 
 /** The argv as bwrap sees it once `--args FD` is read: for display (`explain`) and golden tests. */

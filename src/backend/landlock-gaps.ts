@@ -50,8 +50,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
   {
     feature: 'mounts.session-dir',
     effect: 'refused',
-    detail:
-      'the session directory mount of a filtered network (see network.kind)',
+    detail: 'the session directory mount of a filtered network (see network.kind)',
   },
   { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
   { feature: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
@@ -59,7 +58,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'identity',
     effect: 'refused',
     detail:
-      'an identity other than the caller\'s (`user: root` as a normal user): the uid mapping needs a ' +
+      "an identity other than the caller's (`user: root` as a normal user): the uid mapping needs a " +
       'user namespace',
   },
   {
@@ -67,7 +66,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     effect: 'approximated',
     detail:
       'sbx runs as root: the command runs as uid 0 without any capability instead of as 65534 in a user ' +
-      'namespace. The kernel\'s view is the same (bwrap\'s 65534 is host root too): it owns root\'s files, ' +
+      "namespace. The kernel's view is the same (bwrap's 65534 is host root too): it owns root's files, " +
       'so root-only system files stay masked',
   },
   {
@@ -81,9 +80,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
   {
     feature: 'env.vars',
     effect: 'refused',
-    detail:
-      'a variable name with \'=\' or NUL, or a value with NUL (the helper\'s configuration is ' +
-      'NUL-separated)',
+    detail: "a variable name with '=' or NUL, or a value with NUL (the helper's configuration is " + 'NUL-separated)',
   },
   {
     feature: 'mounts.tmp',
@@ -104,15 +101,15 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.proc-host',
     effect: 'approximated',
     detail:
-      '/proc is the host\'s, read-only: the command sees every process\'s command line; other processes\' ' +
-      'memory, environment and fds are closed to it (Landlock\'s ptrace restriction)',
+      "/proc is the host's, read-only: the command sees every process's command line; other processes' " +
+      "memory, environment and fds are closed to it (Landlock's ptrace restriction)",
   },
   {
     feature: 'mounts.dev-nodes',
     effect: 'approximated',
     detail:
       '/dev: only null, zero, full, random, urandom and tty are granted (read, write, ioctl), and the ' +
-      'terminal or file the command\'s stdin, stdout and stderr are (so /dev/stdout reopens); no ' +
+      "terminal or file the command's stdin, stdout and stderr are (so /dev/stdout reopens); no " +
       '/dev/pts, /dev/ptmx, /dev/shm (no new pseudo-terminals, no POSIX shared memory)',
   },
   {
@@ -126,7 +123,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'namespaces.pid',
     effect: 'approximated',
     detail:
-      'no pid namespace: the command sees the host\'s processes (Landlock\'s signal scoping, ABI 6, stops ' +
+      "no pid namespace: the command sees the host's processes (Landlock's signal scoping, ABI 6, stops " +
       'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
       'killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they ' +
       'outlive it (the command gets SIGKILL, its descendants do not)',
@@ -141,8 +138,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
   {
     feature: 'namespaces.uts',
     effect: 'approximated',
-    detail:
-      'no UTS namespace: the command sees the host\'s hostname',
+    detail: "no UTS namespace: the command sees the host's hostname",
   },
   {
     feature: 'network.none',
@@ -185,7 +181,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'limits',
     effect: 'equivalent',
     detail:
-      'enforced by sbx\'s LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 ' +
+      "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 " +
       '(no core files in granted trees)',
   },
   { feature: 'seccomp', effect: 'equivalent', detail: 'the same BPF filter as bwrap, installed last by the helper' },

@@ -268,7 +268,9 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
     ...(host.stdinIsTty ? [] : ['setsid=1']),
     ...(seccomp ? ['seccomp=1'] : []),
-    ...Object.keys(vars).sort().map((name) => `env=${name}=${vars[name]!}`),
+    ...Object.keys(vars)
+      .sort()
+      .map((name) => `env=${name}=${vars[name]!}`),
     `cwd=${cwd}`,
     ...command.map((a) => `arg=${a}`),
   ];

@@ -30,9 +30,38 @@ export interface NsjailStatus {
 }
 
 const SIGNALS: readonly string[] = [
-  '', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGKILL', 'SIGUSR1', 'SIGSEGV', 'SIGUSR2',
-  'SIGPIPE', 'SIGALRM', 'SIGTERM', 'SIGSTKFLT', 'SIGCHLD', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGURG',
-  'SIGXCPU', 'SIGXFSZ', 'SIGVTALRM', 'SIGPROF', 'SIGWINCH', 'SIGIO', 'SIGPWR', 'SIGSYS',
+  '',
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGILL',
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGBUS',
+  'SIGFPE',
+  'SIGKILL',
+  'SIGUSR1',
+  'SIGSEGV',
+  'SIGUSR2',
+  'SIGPIPE',
+  'SIGALRM',
+  'SIGTERM',
+  'SIGSTKFLT',
+  'SIGCHLD',
+  'SIGCONT',
+  'SIGSTOP',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+  'SIGURG',
+  'SIGXCPU',
+  'SIGXFSZ',
+  'SIGVTALRM',
+  'SIGPROF',
+  'SIGWINCH',
+  'SIGIO',
+  'SIGPWR',
+  'SIGSYS',
 ];
 const TIMEOUT_CODE = 124;
 
@@ -86,7 +115,8 @@ function describeFailure(lines: LogLine[]): string | undefined {
   if (i < 0) return lines.findLast((l) => l.level === 'E' || l.level === 'F')?.text;
   const error = lines[i]!.text;
   const before = lines[i - 1];
-  const cause = before && before.level === 'W' && isSpecific(before) && !PRECREATE.test(before.text) && !CARRIES_ERRNO.test(error);
+  const cause =
+    before && before.level === 'W' && isSpecific(before) && !PRECREATE.test(before.text) && !CARRIES_ERRNO.test(error);
   return cause ? `${error} (${before.text})` : error;
 }
 
@@ -102,16 +132,33 @@ export function parseNsjailStatus(exit: NsjailExit, log: string): NsjailStatus {
   const syscall = find(/^pid=\d+, Syscall number:(-?\d+),/);
   const sigsys = find(/committed a syscall\/seccomp violation and exited with SIGSYS$/);
 
-  const started = !launchFailed && (exited !== undefined || killed !== undefined || (executing && (exit.signal !== null || stopped !== undefined)));
+  const started =
+    !launchFailed &&
+    (exited !== undefined || killed !== undefined || (executing && (exit.signal !== null || stopped !== undefined)));
   if (!started) {
-    const failure = describeFailure(lines) ?? (exit.signal ? `nsjail was killed by ${exit.signal}` : `nsjail exited with status ${exit.code ?? '?'} and no log`);
+    const failure =
+      describeFailure(lines) ??
+      (exit.signal
+        ? `nsjail was killed by ${exit.signal}`
+        : `nsjail exited with status ${exit.code ?? '?'} and no log`);
     return { started: false, code: exit.code ?? 255, timedOut: false, violations: [], failure };
   }
 
   const violations: Violation[] = [];
-  if (timedOut) violations.push({ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: "nsjail's time limit ended the command" });
+  if (timedOut)
+    violations.push({
+      phase: 'runtime',
+      kind: 'timeout',
+      rule: 'limits.timeout',
+      detail: "nsjail's time limit ended the command",
+    });
   if (sigsys) {
-    violations.push({ phase: 'runtime', kind: 'seccomp', rule: 'seccomp', detail: `the command was killed by SIGSYS${syscall ? ` (syscall ${syscall[1]})` : ''}` });
+    violations.push({
+      phase: 'runtime',
+      kind: 'seccomp',
+      rule: 'seccomp',
+      detail: `the command was killed by SIGSYS${syscall ? ` (syscall ${syscall[1]})` : ''}`,
+    });
   }
   let code: number;
   let signal: string | undefined;
@@ -128,7 +175,7 @@ export function parseNsjailStatus(exit: NsjailExit, log: string): NsjailStatus {
     // nsjail itself was killed (by sbx's timeout or a second Ctrl-C) before it could reap the command.
     const n = SIGNALS.indexOf(exit.signal ?? '');
     signal = exit.signal ?? undefined;
-    code = n > 0 ? 128 + n : exit.code ?? 255;
+    code = n > 0 ? 128 + n : (exit.code ?? 255);
   }
   return { started: true, code: timedOut ? TIMEOUT_CODE : code, timedOut, ...(signal ? { signal } : {}), violations };
 }
@@ -141,10 +188,14 @@ export function nsjailSetupError(status: NsjailStatus): SbxError {
   const failure = status.failure ?? 'nsjail could not start the command';
   const exec = /execve\('(.*)'\) failed: (.*)$/.exec(failure);
   if (exec && /No such file or directory/.test(exec[2]!)) {
-    return new SbxError('COMMAND_NOT_FOUND', `command not found in the sandbox: ${exec[1]} (or its interpreter)`, { hint: "only the workspace and the profile's binds are visible inside" });
+    return new SbxError('COMMAND_NOT_FOUND', `command not found in the sandbox: ${exec[1]} (or its interpreter)`, {
+      hint: "only the workspace and the profile's binds are visible inside",
+    });
   }
   if (exec && /Permission denied|Exec format error/.test(exec[2]!)) {
-    return new SbxError('COMMAND_NOT_EXECUTABLE', `${exec[1]} cannot be executed: ${exec[2]}`, { hint: 'chmod +x it, or run it through its interpreter' });
+    return new SbxError('COMMAND_NOT_EXECUTABLE', `${exec[1]} cannot be executed: ${exec[2]}`, {
+      hint: 'chmod +x it, or run it through its interpreter',
+    });
   }
   return new SbxError('SANDBOX_SETUP', `nsjail could not build the sandbox (exit ${status.code}): ${failure}`, {
     hint: 'run `sbx doctor`, and `sbx explain --backend nsjail -- CMD` to see the exact nsjail command',

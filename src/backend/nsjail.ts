@@ -37,15 +37,59 @@ export interface NsjailGap {
 
 /** Where nsjail differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
 export const NSJAIL_GAPS: readonly NsjailGap[] = [
-  { feature: 'nsjail.die-with-parent', effect: 'weaker', detail: 'nsjail has no --die-with-parent: if sbx itself is SIGKILLed, nsjail and the sandbox run on until the command exits (the command has PR_SET_PDEATHSIG=SIGKILL towards nsjail only)' },
-  { feature: 'nsjail.init', effect: 'weaker', detail: 'the command is pid 1 of its namespace (no init): signals it has no handler for are not delivered from outside, so SIGINT/SIGTERM to nsjail end the sandbox with SIGKILL (exit 128+the signal nsjail got), and orphans are reaped only if the command reaps them' },
-  { feature: 'nsjail.bind-flags', effect: 'weaker', detail: 'binds are not nosuid,nodev as bwrap makes them: set-uid bits are inert under no_new_privs, device nodes under a bound host path stay usable as their permissions allow' },
-  { feature: 'nsjail.argv', effect: 'weaker', detail: "host paths and the Kafel policy are on nsjail's argv, which /proc/PID/cmdline shows every local user (bwrap gets all its options on a descriptor); the environment is not: it is in the config nsjail reads from fd 4" },
-  { feature: 'nsjail.rlimits', effect: 'equivalent', detail: "nsjail sets soft = hard for every rlimit: unset ones become the current hard limit (a soft NOFILE of 1024 rises to the hard one), STACK keeps the soft one; the command cannot raise a limit later" },
-  { feature: 'nsjail.x32', effect: 'weaker', detail: 'Kafel cannot refuse the x32 ABI as a range; each denied syscall is also denied under its x32 number (seccomp/kafel.ts)' },
-  { feature: 'nsjail.mount-api', effect: 'equivalent', detail: '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)' },
-  { feature: 'nsjail.nested-userns', effect: 'refused', detail: 'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused' },
-  { feature: 'namespaces.user', effect: 'refused', detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)' },
+  {
+    feature: 'nsjail.die-with-parent',
+    effect: 'weaker',
+    detail:
+      'nsjail has no --die-with-parent: if sbx itself is SIGKILLed, nsjail and the sandbox run on until the command exits (the command has PR_SET_PDEATHSIG=SIGKILL towards nsjail only)',
+  },
+  {
+    feature: 'nsjail.init',
+    effect: 'weaker',
+    detail:
+      'the command is pid 1 of its namespace (no init): signals it has no handler for are not delivered from outside, so SIGINT/SIGTERM to nsjail end the sandbox with SIGKILL (exit 128+the signal nsjail got), and orphans are reaped only if the command reaps them',
+  },
+  {
+    feature: 'nsjail.bind-flags',
+    effect: 'weaker',
+    detail:
+      'binds are not nosuid,nodev as bwrap makes them: set-uid bits are inert under no_new_privs, device nodes under a bound host path stay usable as their permissions allow',
+  },
+  {
+    feature: 'nsjail.argv',
+    effect: 'weaker',
+    detail:
+      "host paths and the Kafel policy are on nsjail's argv, which /proc/PID/cmdline shows every local user (bwrap gets all its options on a descriptor); the environment is not: it is in the config nsjail reads from fd 4",
+  },
+  {
+    feature: 'nsjail.rlimits',
+    effect: 'equivalent',
+    detail:
+      'nsjail sets soft = hard for every rlimit: unset ones become the current hard limit (a soft NOFILE of 1024 rises to the hard one), STACK keeps the soft one; the command cannot raise a limit later',
+  },
+  {
+    feature: 'nsjail.x32',
+    effect: 'weaker',
+    detail:
+      'Kafel cannot refuse the x32 ABI as a range; each denied syscall is also denied under its x32 number (seccomp/kafel.ts)',
+  },
+  {
+    feature: 'nsjail.mount-api',
+    effect: 'equivalent',
+    detail:
+      '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)',
+  },
+  {
+    feature: 'nsjail.nested-userns',
+    effect: 'refused',
+    detail:
+      'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused',
+  },
+  {
+    feature: 'namespaces.user',
+    effect: 'refused',
+    detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)',
+  },
   {
     feature: 'mounts.bind',
     effect: 'weaker',
@@ -55,24 +99,80 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
       "mounting as bwrap's --bind-fd has. Whoever can write a directory above a source (another sandbox sharing the " +
       'workspace) could swap it for a symlink in between; use bwrap for workspaces other processes write',
   },
-  { feature: 'mounts.paths', effect: 'refused', detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)" },
-  { feature: 'mounts.root-bind', effect: 'refused', detail: "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only" },
-  { feature: 'mounts.host-mountpoint', effect: 'refused', detail: 'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host' },
-  { feature: 'mounts.proc', effect: 'equivalent', detail: 'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused' },
-  { feature: 'mounts.dev', effect: 'equivalent', detail: 'a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links and a 64MiB /dev/shm (bwrap: same nodes on a writable tmpfs, /dev/shm unbounded)' },
-  { feature: 'mounts.remount-ro', effect: 'equivalent', detail: 'nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail\'s read-only root (no --rw)' },
-  { feature: 'mounts.bind.optional', effect: 'equivalent', detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)' },
+  {
+    feature: 'mounts.paths',
+    effect: 'refused',
+    detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)",
+  },
+  {
+    feature: 'mounts.root-bind',
+    effect: 'refused',
+    detail:
+      "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only",
+  },
+  {
+    feature: 'mounts.host-mountpoint',
+    effect: 'refused',
+    detail:
+      'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host',
+  },
+  {
+    feature: 'mounts.proc',
+    effect: 'equivalent',
+    detail:
+      'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused',
+  },
+  {
+    feature: 'mounts.dev',
+    effect: 'equivalent',
+    detail:
+      'a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links and a 64MiB /dev/shm (bwrap: same nodes on a writable tmpfs, /dev/shm unbounded)',
+  },
+  {
+    feature: 'mounts.remount-ro',
+    effect: 'equivalent',
+    detail:
+      "nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail's read-only root (no --rw)",
+  },
+  {
+    feature: 'mounts.bind.optional',
+    effect: 'equivalent',
+    detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)',
+  },
   { feature: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
   {
     feature: 'mounts.file',
     effect: 'equivalent',
     detail: 'the content is written to the session directory by the runtime and bound read-only, as with bwrap',
   },
-  { feature: 'limits.memoryBytes', effect: 'equivalent', detail: "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks" },
-  { feature: 'limits.pids', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)" },
-  { feature: 'limits.cpus', effect: 'equivalent', detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota" },
-  { feature: 'limits.cpuTimeSec', effect: 'weaker', detail: 'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation' },
-  { feature: 'limits.fileSizeBytes', effect: 'refused', detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)' },
+  {
+    feature: 'limits.memoryBytes',
+    effect: 'equivalent',
+    detail:
+      "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks",
+  },
+  {
+    feature: 'limits.pids',
+    effect: 'equivalent',
+    detail:
+      "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)",
+  },
+  {
+    feature: 'limits.cpus',
+    effect: 'equivalent',
+    detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota",
+  },
+  {
+    feature: 'limits.cpuTimeSec',
+    effect: 'weaker',
+    detail:
+      'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation',
+  },
+  {
+    feature: 'limits.fileSizeBytes',
+    effect: 'refused',
+    detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)',
+  },
   {
     feature: 'limits.addressSpaceBytes',
     effect: 'equivalent',
@@ -83,17 +183,35 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },
   { feature: 'workspace', effect: 'equivalent', detail: 'expressed by its bind in mounts and by cwd' },
   { feature: 'env.dropped', effect: 'equivalent', detail: 'report only: dropped names never reach nsjail' },
-  { feature: 'commands', effect: 'equivalent', detail: 'judged by preflight before any launcher starts, the same for every backend' },
+  {
+    feature: 'commands',
+    effect: 'equivalent',
+    detail: 'judged by preflight before any launcher starts, the same for every backend',
+  },
   {
     feature: 'shell',
     effect: 'equivalent',
     detail: 'judged by preflight like commands; the launcher runs `command`, which derivePolicy built from it',
   },
-  { feature: 'env.secrets', effect: 'equivalent', detail: "names only: the values come with the session (Session.secretEnv) and travel in the fd 4 config like every variable, never on nsjail's argv" },
-  { feature: 'network.kind', effect: 'equivalent', detail: 'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount' },
+  {
+    feature: 'env.secrets',
+    effect: 'equivalent',
+    detail:
+      "names only: the values come with the session (Session.secretEnv) and travel in the fd 4 config like every variable, never on nsjail's argv",
+  },
+  {
+    feature: 'network.kind',
+    effect: 'equivalent',
+    detail:
+      'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount',
+  },
   { feature: 'network.allow', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.deny', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
-  { feature: 'network.allowPrivate', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
+  {
+    feature: 'network.allowPrivate',
+    effect: 'equivalent',
+    detail: "enforced by sbx's egress proxy outside the sandbox",
+  },
   { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];
@@ -148,47 +266,92 @@ function pathsOf(m: Mount): string[] {
 /** Whether the rules close nested user namespaces (what bwrap --disable-userns does without seccomp). */
 function blocksNestedUserns(rules: readonly SeccompRule[]): boolean {
   const denies = (syscall: string) =>
-    rules.some((r) => r.syscall === syscall && (r.when === undefined || (r.when.arg === 0 && r.when.op === 'masked-any' && (Number(r.when.value) & CLONE_NEWUSER) !== 0)));
+    rules.some(
+      (r) =>
+        r.syscall === syscall &&
+        (r.when === undefined ||
+          (r.when.arg === 0 && r.when.op === 'masked-any' && (Number(r.when.value) & CLONE_NEWUSER) !== 0)),
+    );
   return denies('unshare') && denies('clone') && rules.some((r) => r.syscall === 'clone3' && r.when === undefined);
 }
 
 /** What this policy needs that nsjail cannot do. Depends on the policy only (also used by `explain`). */
 function policyRefusals(policy: Policy): Refusal[] {
   const out: Refusal[] = [];
-  if (!policy.namespaces.user) out.push({ feature: 'namespaces.user', message: 'the nsjail backend requires a user namespace', hint: 'remove the profile setting that shares the user namespace' });
+  if (!policy.namespaces.user)
+    out.push({
+      feature: 'namespaces.user',
+      message: 'the nsjail backend requires a user namespace',
+      hint: 'remove the profile setting that shares the user namespace',
+    });
   if (!blocksNestedUserns(policy.seccomp.rules)) {
-    out.push({ feature: 'nsjail.nested-userns', message: `nsjail can only forbid nested user namespaces through seccomp, and seccomp (preset ${policy.seccomp.preset}) does not deny CLONE_NEWUSER for unshare, clone and clone3`, hint: `use seccomp preset default or strict and keep unshare, clone, clone3 out of seccomp.remove, ${OTHER_BACKEND}` });
+    out.push({
+      feature: 'nsjail.nested-userns',
+      message: `nsjail can only forbid nested user namespaces through seccomp, and seccomp (preset ${policy.seccomp.preset}) does not deny CLONE_NEWUSER for unshare, clone and clone3`,
+      hint: `use seccomp preset default or strict and keep unshare, clone, clone3 out of seccomp.remove, ${OTHER_BACKEND}`,
+    });
   }
   const placed: Mount[] = [];
   let proc: Mount | undefined;
   policy.mounts.forEach((m, i) => {
     for (const path of pathsOf(m)) {
-      if (path.includes(':')) out.push({ feature: 'mounts.paths', message: `${m.kind} ${m.target}: "${path}" contains ':', which nsjail's mount options use as separator`, hint: `move it to a path without ':', ${OTHER_BACKEND}` });
+      if (path.includes(':'))
+        out.push({
+          feature: 'mounts.paths',
+          message: `${m.kind} ${m.target}: "${path}" contains ':', which nsjail's mount options use as separator`,
+          hint: `move it to a path without ':', ${OTHER_BACKEND}`,
+        });
     }
     if (m.kind === 'remount-ro') {
       const under = placed.findLast((p) => p.target === m.target);
       if (m.target !== '/' && (!under || under.kind === 'symlink')) {
-        out.push({ feature: 'mounts.remount-ro', message: `remount-ro ${m.target}: not a mount point`, hint: OTHER_BACKEND });
+        out.push({
+          feature: 'mounts.remount-ro',
+          message: `remount-ro ${m.target}: not a mount point`,
+          hint: OTHER_BACKEND,
+        });
       }
       return;
     }
     if (m.kind === 'bind' && m.target === '/') {
-      out.push({ feature: 'mounts.root-bind', message: `${m.source} is bound at / (as mode: danger does), which nsjail cannot layer mounts over: its new mount API attaches every later mount (masks, /dev, /proc) to the root tmpfs underneath`, hint: 'use --backend bwrap for --danger runs' });
+      out.push({
+        feature: 'mounts.root-bind',
+        message: `${m.source} is bound at / (as mode: danger does), which nsjail cannot layer mounts over: its new mount API attaches every later mount (masks, /dev, /proc) to the root tmpfs underneath`,
+        hint: 'use --backend bwrap for --danger runs',
+      });
     }
-    if (proc && isWithin(m.target, proc.target)) out.push({ feature: 'mounts.proc', message: `${m.kind} ${m.target}: nsjail mounts procfs last, so nothing can be mounted at or below ${proc.target}`, hint: OTHER_BACKEND });
+    if (proc && isWithin(m.target, proc.target))
+      out.push({
+        feature: 'mounts.proc',
+        message: `${m.kind} ${m.target}: nsjail mounts procfs last, so nothing can be mounted at or below ${proc.target}`,
+        hint: OTHER_BACKEND,
+      });
     if (m.kind === 'proc') proc = m;
     const parent = placed.findLast((p) => p.kind !== 'symlink' && isWithin(m.target, p.target));
     if (parent && hostBacked(parent) && !mountpointExists(m, parent)) {
-      out.push({ feature: 'mounts.host-mountpoint', message: `${m.kind} ${m.target} (mount ${i + 1}) lies inside the host bind of ${parent.kind === 'bind' ? parent.source : 'the session directory'}: nsjail would create its mount point on the host`, hint: `mount it outside host binds (e.g. under /opt or /run), ${OTHER_BACKEND}` });
+      out.push({
+        feature: 'mounts.host-mountpoint',
+        message: `${m.kind} ${m.target} (mount ${i + 1}) lies inside the host bind of ${parent.kind === 'bind' ? parent.source : 'the session directory'}: nsjail would create its mount point on the host`,
+        hint: `mount it outside host binds (e.g. under /opt or /run), ${OTHER_BACKEND}`,
+      });
     }
     placed.push(m);
   });
   const fsize = policy.limits.fileSizeBytes;
   if (fsize !== undefined && fsize % MIB !== 0) {
-    out.push({ feature: 'limits.fileSizeBytes', message: `limits.file_size (${fsize} bytes) is not a whole number of MiB, the unit of nsjail --rlimit_fsize`, hint: `round it to MiB (e.g. ${Math.max(1, Math.round(fsize / MIB))}MiB), ${OTHER_BACKEND}` });
+    out.push({
+      feature: 'limits.fileSizeBytes',
+      message: `limits.file_size (${fsize} bytes) is not a whole number of MiB, the unit of nsjail --rlimit_fsize`,
+      hint: `round it to MiB (e.g. ${Math.max(1, Math.round(fsize / MIB))}MiB), ${OTHER_BACKEND}`,
+    });
   }
   for (const [name, value] of Object.entries(policy.env.vars)) {
-    if (name === '' || /[=\0]/.test(name) || value.includes('\0')) out.push({ feature: 'env.vars', message: `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`, hint: 'fix env.set in the profile' });
+    if (name === '' || /[=\0]/.test(name) || value.includes('\0'))
+      out.push({
+        feature: 'env.vars',
+        message: `environment variable ${JSON.stringify(name)}: a name with '=' or NUL, or a value with NUL`,
+        hint: 'fix env.set in the profile',
+      });
   }
   return out;
 }
@@ -197,14 +360,26 @@ function policyRefusals(policy: Policy): Refusal[] {
 function launchRefusals(policy: Policy, session: Session, host: NsjailHost, command: string[]): Refusal[] {
   const out: Refusal[] = [];
   if (session.dir.includes(':') || session.emptyFile.includes(':')) {
-    out.push({ feature: 'mounts.paths', message: `the session directory ${session.dir} contains ':'`, hint: "set XDG_RUNTIME_DIR to a path without ':'" });
+    out.push({
+      feature: 'mounts.paths',
+      message: `the session directory ${session.dir} contains ':'`,
+      hint: "set XDG_RUNTIME_DIR to a path without ':'",
+    });
   }
   if (policy.identity.hostRoot !== (host.uid === 0)) {
-    out.push({ feature: 'identity', message: `the policy was derived for a ${policy.identity.hostRoot ? 'root' : 'non-root'} caller, nsjail runs as uid ${host.uid}`, hint: 'derive the policy on this host' });
+    out.push({
+      feature: 'identity',
+      message: `the policy was derived for a ${policy.identity.hostRoot ? 'root' : 'non-root'} caller, nsjail runs as uid ${host.uid}`,
+      hint: 'derive the policy on this host',
+    });
   }
   const name = command[0] ?? '';
   if (!name.includes('/') && !(host.execPath && posix.isAbsolute(host.execPath))) {
-    out.push({ feature: 'command', message: `nsjail needs the absolute path of "${name}" (it does not search PATH)`, hint: 'the runtime passes NsjailHost.execPath (runtime/command.ts finds it)' });
+    out.push({
+      feature: 'command',
+      message: `nsjail needs the absolute path of "${name}" (it does not search PATH)`,
+      hint: 'the runtime passes NsjailHost.execPath (runtime/command.ts finds it)',
+    });
   }
   return out;
 }
@@ -237,10 +412,13 @@ function compileDev(target: string): string[] {
     ...tmpfs(target, DEV_TMPFS_BYTES, 0o755, true),
     ...DEV_NODES.flatMap((n) => ['--bindmount', `/dev/${n}:${at(n)}`]),
     // A private devpts instance: the sandbox cannot see or reach the host's terminals.
-    '--mount', `none:${at('pts')}:devpts:newinstance,ptmxmode=0666,mode=620`,
-    '--symlink', `pts/ptmx:${at('ptmx')}`,
+    '--mount',
+    `none:${at('pts')}:devpts:newinstance,ptmxmode=0666,mode=620`,
+    '--symlink',
+    `pts/ptmx:${at('ptmx')}`,
     ...tmpfs(at('shm'), DEV_SHM_BYTES, 0o1777, false),
-    '--symlink', `/proc/self/fd:${at('fd')}`,
+    '--symlink',
+    `/proc/self/fd:${at('fd')}`,
     ...['stdin', 'stdout', 'stderr'].flatMap((n, fd) => ['--symlink', `/proc/self/fd/${fd}:${at(n)}`]),
   ];
 }
@@ -261,7 +439,9 @@ function compileMount(m: Mount, readOnly: boolean, session: Session, ordinal: nu
     case 'symlink':
       return ['--symlink', `${m.linkTo}:${m.target}`];
     case 'mask':
-      return m.what === 'file' ? ['--bindmount_ro', `${session.emptyFile}:${m.target}`] : tmpfs(m.target, MASK_TMPFS_BYTES, 0o555, true);
+      return m.what === 'file'
+        ? ['--bindmount_ro', `${session.emptyFile}:${m.target}`]
+        : tmpfs(m.target, MASK_TMPFS_BYTES, 0o555, true);
     case 'file':
       return ['--bindmount_ro', `${dataFilePath(session, ordinal)}:${m.target}`];
     case 'session-dir':
@@ -331,12 +511,16 @@ function renderConfig(vars: Record<string, string>): string {
 
 function refuse(refusals: Refusal[]): never {
   const [first, ...rest] = refusals;
-  throw new SbxError('BACKEND_UNSUPPORTED', `nsjail backend: ${first!.message}`, { hint: first!.hint, details: rest.map((r) => r.message) });
+  throw new SbxError('BACKEND_UNSUPPORTED', `nsjail backend: ${first!.message}`, {
+    hint: first!.hint,
+    details: rest.map((r) => r.message),
+  });
 }
 
 export function compileNsjail(policy: Policy, session: Session, host: NsjailHost): Launch {
   const command = commandOf(policy);
-  if (command.length === 0 || command[0] === '') throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
+  if (command.length === 0 || command[0] === '')
+    throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
   const refusals = [...policyRefusals(policy), ...launchRefusals(policy, session, host, command)];
   if (refusals.length > 0) refuse(refusals);
   const { readOnly, rootReadOnly } = foldRemounts(policy.mounts);
@@ -345,29 +529,41 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
   const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   // nsjail joins repeated --seccomp_string values with newlines: one per line keeps each argument
   // line-free (and the golden files readable). It installs the filter last, right before execve.
-  const seccomp = policy.seccomp.rules.length > 0 ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n') : [];
+  const seccomp =
+    policy.seccomp.rules.length > 0
+      ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n')
+      : [];
   const args = [
     // Its log goes to a pipe sbx reads (nsjail-status.ts), not to the terminal; first, so that errors
     // in the options that follow are logged there too.
-    '--log_fd', String(STATUS_FD),
+    '--log_fd',
+    String(STATUS_FD),
     // A config replaces every setting given before it (config.cc parseInternal: CopyFrom), so it
     // comes before the flags. nsjail open()s the path, so the runtime passes this descriptor as a
     // regular (unlinked) file: /proc/self/fd/N of a socketpair, Node's stdio "pipe", is ENXIO.
-    '--config', `/proc/self/fd/${CONFIG_FD}`,
-    '--mode', 'o',
-    '--experimental_mnt', 'new',
+    '--config',
+    `/proc/self/fd/${CONFIG_FD}`,
+    '--mode',
+    'o',
+    '--experimental_mnt',
+    'new',
     ...compileNamespaces(policy),
     // Inside uid/gid : outside. The gid's outside half is nsjail's own gid (user.cc parseGid("")).
-    '--user', `${policy.identity.uid}:${host.uid}:1`,
-    '--group', String(policy.identity.gid),
-    '--cwd', policy.cwd,
+    '--user',
+    `${policy.identity.uid}:${host.uid}:1`,
+    '--group',
+    String(policy.identity.gid),
+    '--cwd',
+    policy.cwd,
     // nsjail calls setsid() unless told not to: an interactive shell keeps job control, and TIOCSTI is
     // left to seccomp, as with bwrap (CVE-2017-5226).
     ...(host.stdinIsTty ? ['--skip_setsid'] : []),
-    '--nice_level', '0',
+    '--nice_level',
+    '0',
     // sbx keeps the wall clock (exact, 124). nsjail's default limit is 600s; as a backstop it gets one
     // second more than rounded up, as it counts whole seconds from time() and could fire early.
-    '--time_limit', timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
+    '--time_limit',
+    timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
     ...compileRlimits(policy.limits),
     ...(rootReadOnly ? [] : ['--rw']),
     ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session, fileMounts.indexOf(m))),
@@ -377,7 +573,15 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     '--',
     ...command,
   ];
-  return { file: host.path, args, env: {}, fds: [{ purpose: 'status' }, { purpose: 'args', data: new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv })) }] };
+  return {
+    file: host.path,
+    args,
+    env: {},
+    fds: [
+      { purpose: 'status' },
+      { purpose: 'args', data: new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv })) },
+    ],
+  };
 }
 
 /** The launch as a reviewer reads it: nsjail's argv, then the config it reads from fd 4 (explain, golden files). */
@@ -394,7 +598,8 @@ export function expandNsjailLaunch(launch: Launch): string[] {
 function featuresUsed(policy: Policy): Set<string> {
   const used = new Set(NSJAIL_GAPS.filter((g) => g.feature.startsWith('nsjail.')).map((g) => g.feature));
   for (const m of policy.mounts) used.add(`mounts.${m.kind}`);
-  for (const [key, value] of Object.entries(policy.limits)) if (value !== undefined && key !== 'required') used.add(`limits.${key}`);
+  for (const [key, value] of Object.entries(policy.limits))
+    if (value !== undefined && key !== 'required') used.add(`limits.${key}`);
   return used;
 }
 
@@ -404,6 +609,8 @@ export function describeNsjailGaps(policy: Policy): string[] {
   const used = featuresUsed(policy);
   return [
     ...refused.map((r) => `refused ${r.feature}: ${r.message}`),
-    ...NSJAIL_GAPS.filter((g) => g.effect === 'weaker' && used.has(g.feature)).map((g) => `weaker ${g.feature}: ${g.detail}`),
+    ...NSJAIL_GAPS.filter((g) => g.effect === 'weaker' && used.has(g.feature)).map(
+      (g) => `weaker ${g.feature}: ${g.detail}`,
+    ),
   ];
 }

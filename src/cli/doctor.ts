@@ -30,28 +30,56 @@ function cgroupCheck(): Check {
   const v1 = mounts.split('\n').filter((l) => l.split(' ')[2] === 'cgroup');
   const own = (read('/proc/self/cgroup') ?? '').trim();
   if (v1.length === 0 && v2.length > 0) {
-    return { name: 'cgroups', status: 'ok', detail: `cgroup v2 (unified) at ${v2[0]!.split(' ')[1]}; this process is in ${own.replace(/^0::/, '')}` };
+    return {
+      name: 'cgroups',
+      status: 'ok',
+      detail: `cgroup v2 (unified) at ${v2[0]!.split(' ')[1]}; this process is in ${own.replace(/^0::/, '')}`,
+    };
   }
   if (v1.length > 0) {
     const controllers = v1.map((l) => l.split(' ')[1]!.split('/').pop()).join(', ');
-    return { name: 'cgroups', status: 'ok', detail: `cgroup v1 controllers: ${controllers}${v2.length ? ` (and a v2 hierarchy at ${v2[0]!.split(' ')[1]})` : ''}` };
+    return {
+      name: 'cgroups',
+      status: 'ok',
+      detail: `cgroup v1 controllers: ${controllers}${v2.length ? ` (and a v2 hierarchy at ${v2[0]!.split(' ')[1]})` : ''}`,
+    };
   }
-  return { name: 'cgroups', status: 'warn', detail: 'no cgroup filesystem mounted', fix: 'mount cgroup2 at /sys/fs/cgroup to enable memory/pids/cpu limits' };
+  return {
+    name: 'cgroups',
+    status: 'warn',
+    detail: 'no cgroup filesystem mounted',
+    fix: 'mount cgroup2 at /sys/fs/cgroup to enable memory/pids/cpu limits',
+  };
 }
 
 /** Which mechanism each limit would get here, for a profile that sets them all (like `untrusted`). */
 function limitsCheck(): Check {
   try {
     const plan = planLimits(
-      { memoryBytes: 2 ** 31, pids: 512, cpus: 2, timeoutMs: 1_800_000, cpuTimeSec: 1200, fileSizeBytes: 2 ** 30, nofile: 4096, required: [] },
+      {
+        memoryBytes: 2 ** 31,
+        pids: 512,
+        cpus: 2,
+        timeoutMs: 1_800_000,
+        cpuTimeSec: 1200,
+        fileSizeBytes: 2 ** 30,
+        nofile: 4096,
+        required: [],
+      },
       probeCgroupFacts(),
     );
     const approximate = plan.limits.filter((l) => !l.exact);
     return {
       name: 'limits',
       status: approximate.length ? 'warn' : 'ok',
-      detail: ['each limit would be enforced by:', ...describePlan(plan).map((l) => `  ${l}`)].join('\n' + ' '.repeat(22)),
-      ...(approximate.length ? { fix: 'exact limits need cgroups: run as root, delegate a cgroup v2 subtree, or use systemd (systemd-run --user)' } : {}),
+      detail: ['each limit would be enforced by:', ...describePlan(plan).map((l) => `  ${l}`)].join(
+        '\n' + ' '.repeat(22),
+      ),
+      ...(approximate.length
+        ? {
+            fix: 'exact limits need cgroups: run as root, delegate a cgroup v2 subtree, or use systemd (systemd-run --user)',
+          }
+        : {}),
     };
   } catch (error) {
     if (!isSbxError(error)) throw error;
@@ -64,7 +92,12 @@ function seccompCheck(): Check {
   const has = /^Seccomp:/m.test(status);
   return has
     ? { name: 'seccomp', status: 'ok', detail: 'the kernel supports seccomp filters' }
-    : { name: 'seccomp', status: 'fail', detail: 'this kernel reports no seccomp support', fix: 'use a kernel built with CONFIG_SECCOMP_FILTER' };
+    : {
+        name: 'seccomp',
+        status: 'fail',
+        detail: 'this kernel reports no seccomp support',
+        fix: 'use a kernel built with CONFIG_SECCOMP_FILTER',
+      };
 }
 
 /** Where sbx runs: a container, WSL, another sandbox. Informational: the user namespace check judges. */
@@ -89,11 +122,16 @@ async function userNamespaceCheck(bwrap: string | undefined, uid: number, causes
       : { name: 'user namespaces', status: 'warn', detail: 'not tested: no bwrap' };
   }
   // bwrap has the last word: the facts only explain its failure.
-  const r = await execa(bwrap, ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], { reject: false, env: {}, extendEnv: false, timeout: 10000 });
+  const r = await execa(
+    bwrap,
+    ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { reject: false, env: {}, extendEnv: false, timeout: 10000 },
+  );
   const name = 'user namespaces';
   if (r.exitCode === 0) return { name, status: 'ok', detail: `bwrap can create user and pid namespaces as uid ${uid}` };
   const failed = `bwrap failed: ${r.stderr.trim() || `exit ${r.exitCode}`}`;
-  if (cause) return { name, status: 'fail', detail: `${failed}\n${' '.repeat(22)}cause: ${cause.message}`, fix: cause.fix };
+  if (cause)
+    return { name, status: 'fail', detail: `${failed}\n${' '.repeat(22)}cause: ${cause.message}`, fix: cause.fix };
   const fix = 'nothing visible blocks user namespaces: run `sbx explain -- true` and try its bwrap command by hand';
   return { name, status: 'fail', detail: failed, fix };
 }
@@ -105,12 +143,30 @@ async function nsjailCheck(): Promise<Check> {
     info = probeNsjail(process.env);
   } catch (error) {
     if (!isSbxError(error)) throw error;
-    return { name: 'nsjail', status: 'warn', detail: `${error.message} (optional: --backend nsjail)`, ...(error.hint ? { fix: error.hint } : {}) };
+    return {
+      name: 'nsjail',
+      status: 'warn',
+      detail: `${error.message} (optional: --backend nsjail)`,
+      ...(error.hint ? { fix: error.hint } : {}),
+    };
   }
-  const r = await execa(info.path, ['-Mo', '--quiet', '--experimental_mnt', 'new', '--chroot', '/', '--user', '0', '--group', '0', '--', '/bin/true'], { reject: false, env: {}, extendEnv: false, timeout: 10000 });
+  const r = await execa(
+    info.path,
+    ['-Mo', '--quiet', '--experimental_mnt', 'new', '--chroot', '/', '--user', '0', '--group', '0', '--', '/bin/true'],
+    { reject: false, env: {}, extendEnv: false, timeout: 10000 },
+  );
   return r.exitCode === 0
-    ? { name: 'nsjail', status: 'ok', detail: `${info.version} at ${info.path}; it can build a sandbox as uid ${process.getuid?.() ?? 0}` }
-    : { name: 'nsjail', status: 'warn', detail: `${info.path} could not build a sandbox: ${r.stderr.trim().split('\n').pop() || `exit ${r.exitCode}`}`, fix: 'enable unprivileged user namespaces, or run it as root' };
+    ? {
+        name: 'nsjail',
+        status: 'ok',
+        detail: `${info.version} at ${info.path}; it can build a sandbox as uid ${process.getuid?.() ?? 0}`,
+      }
+    : {
+        name: 'nsjail',
+        status: 'warn',
+        detail: `${info.path} could not build a sandbox: ${r.stderr.trim().split('\n').pop() || `exit ${r.exitCode}`}`,
+        fix: 'enable unprivileged user namespaces, or run it as root',
+      };
 }
 
 /** The backend for hosts without user namespaces: its helper was built and the kernel's Landlock is recent enough. */
@@ -133,7 +189,10 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   try {
     const info = probeBwrap(process.env, profileSearch(process.cwd(), process.env).cacheDir);
     bwrapPath = info.path;
-    const missing = [!info.features.tmpfsSize && 'sized tmpfs (0.7)', !info.features.disableUserns && '--disable-userns (0.8)'].filter(Boolean);
+    const missing = [
+      !info.features.tmpfsSize && 'sized tmpfs (0.7)',
+      !info.features.disableUserns && '--disable-userns (0.8)',
+    ].filter(Boolean);
     checks.push({
       name: 'bubblewrap',
       status: missing.length ? 'warn' : 'ok',
@@ -142,7 +201,12 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
     });
   } catch (error) {
     if (!isSbxError(error)) throw error;
-    checks.push({ name: 'bubblewrap', status: 'fail', detail: error.message, ...(error.hint ? { fix: error.hint } : {}) });
+    checks.push({
+      name: 'bubblewrap',
+      status: 'fail',
+      detail: error.message,
+      ...(error.hint ? { fix: error.hint } : {}),
+    });
   }
   const uid = process.getuid?.() ?? 0;
   const facts = probeHostFacts({ uid, bwrap: bwrapPath, env: process.env });

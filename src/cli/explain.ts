@@ -59,7 +59,9 @@ function describeRules(c: Policy['commands']): string {
     c.deny.length ? `deny ${c.deny.join(' ')}` : '',
     `paths ${c.paths}`,
     `shell syntax ${c.shellSyntax}`,
-  ].filter(Boolean).join('; ');
+  ]
+    .filter(Boolean)
+    .join('; ');
 }
 
 function describeDecision(d: Verdict): string {
@@ -110,22 +112,43 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   }
   const p = compiled.policy;
   const out: string[] = [];
-  out.push(`profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})${compiled.profile.shadows ? ', shadows the built-in' : ''}`);
-  out.push(`backend   ${compiled.launcher.backend}${compiled.launcher.chosenBy === 'auto' ? ' (chosen by --backend auto)' : ''}`);
+  out.push(
+    `profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})${compiled.profile.shadows ? ', shadows the built-in' : ''}`,
+  );
+  out.push(
+    `backend   ${compiled.launcher.backend}${compiled.launcher.chosenBy === 'auto' ? ' (chosen by --backend auto)' : ''}`,
+  );
   out.push(`mode      ${p.mode}`);
-  out.push(`workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`);
+  out.push(
+    `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`,
+  );
   out.push(`network   ${describeNetwork(p.network)}`);
-  out.push(`user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`);
+  out.push(
+    `user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`,
+  );
   out.push(`cwd       ${p.cwd}`);
   out.push('mounts (in order):');
   for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
-  if (p.env.secrets.length > 0) out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);
-  if (p.env.dropped.length > 0) out.push(`dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`);
+  if (p.env.secrets.length > 0)
+    out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);
+  if (p.env.dropped.length > 0)
+    out.push(
+      `dropped   ${p.env.dropped.map((d) => `${d.name}${d.reason === 'not-allowed' ? '' : ` (${d.reason})`}`).join(' ')}`,
+    );
   out.push(`commands  ${describeRules(p.commands)}`);
   out.push(`verdict   ${describeDecision(compiled.commandDecision)}`, ...describeCommands(compiled.commandDecision));
   const seccomp = p.seccomp.rules.length > 0;
-  out.push(`seccomp   ${p.seccomp.preset}: ${seccomp ? p.seccomp.rules.map((r) => r.syscall).filter((v, i, a) => a.indexOf(v) === i).join(' ') : 'no filter'}`);
+  out.push(
+    `seccomp   ${p.seccomp.preset}: ${
+      seccomp
+        ? p.seccomp.rules
+            .map((r) => r.syscall)
+            .filter((v, i, a) => a.indexOf(v) === i)
+            .join(' ')
+        : 'no filter'
+    }`,
+  );
   const pins = describePins(compiled.launch);
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);
@@ -141,15 +164,26 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   } else if (compiled.launcher.backend === 'nsjail') {
     const gaps = describeNsjailGaps(p);
     if (gaps.length > 0) out.push('nsjail differs from bwrap here:', ...gaps.map((g) => `  ${g}`), '');
-    out.push(`# ${compiled.launcher.version} at ${compiled.launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`);
+    out.push(
+      `# ${compiled.launcher.version} at ${compiled.launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`,
+    );
     const expanded = expandNsjailLaunch(compiled.launch);
     const config = expanded.findIndex((a) => a.startsWith('# fd '));
-    out.push(shellJoin(config < 0 ? expanded : expanded.slice(0, config)), ...(config < 0 ? [] : expanded.slice(config)));
+    out.push(
+      shellJoin(config < 0 ? expanded : expanded.slice(0, config)),
+      ...(config < 0 ? [] : expanded.slice(config)),
+    );
   } else {
     // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
     const argv = expandPinnedFds(expandArgsFd(compiled.launch), compiled.launch);
-    const inline = argv.filter((a, i) => !['--json-status-fd', '--seccomp'].includes(a) && !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''));
-    out.push(`# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`);
+    const inline = argv.filter(
+      (a, i) =>
+        !['--json-status-fd', '--seccomp'].includes(a) &&
+        !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''),
+    );
+    out.push(
+      `# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`,
+    );
     out.push('# (paths where sbx passes the pinned descriptors listed above)');
     out.push(shellJoin([compiled.launch.file, ...inline]));
   }

@@ -23,7 +23,10 @@ export interface LogFlags {
 
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return DEFAULT_LIMIT;
-  if (!/^[1-9]\d*$/.test(text)) throw new SbxError('USAGE', `--limit ${text}: expected a whole number of 1 or more`, { hint: 'e.g. sbx log -n 50' });
+  if (!/^[1-9]\d*$/.test(text))
+    throw new SbxError('USAGE', `--limit ${text}: expected a whole number of 1 or more`, {
+      hint: 'e.g. sbx log -n 50',
+    });
   return Number(text);
 }
 
@@ -42,25 +45,49 @@ function cells(record: AuditRecord): string[] {
   const time = record.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   const command = shellJoin(record.argv);
   if (record.type === 'approval') {
-    return [time, record.sessionId, record.profile, '-', `${APPROVAL_WORDS[record.decision] ?? record.decision} (${record.by})`, '-', '-'].map(printable).concat(command);
+    return [
+      time,
+      record.sessionId,
+      record.profile,
+      '-',
+      `${APPROVAL_WORDS[record.decision] ?? record.decision} (${record.by})`,
+      '-',
+      '-',
+    ]
+      .map(printable)
+      .concat(command);
   }
-  const exit = [record.exitCode === undefined ? '-' : String(record.exitCode), record.signal, record.error?.code].filter(Boolean).join(' ');
+  const exit = [record.exitCode === undefined ? '-' : String(record.exitCode), record.signal, record.error?.code]
+    .filter(Boolean)
+    .join(' ');
   const kinds = [...new Set(record.violations.map((v) => v.kind))].join(',') || '-';
-  return [time, record.sessionId, record.profile, record.backend, exit, formatDuration(record.durationMs), kinds].map(printable).concat(command);
+  return [time, record.sessionId, record.profile, record.backend, exit, formatDuration(record.durationMs), kinds]
+    .map(printable)
+    .concat(command);
 }
 
 /** The table: a header and one row per record, columns padded to their widest cell, the command last and unpadded. */
 export function formatLogTable(records: readonly AuditRecord[]): string[] {
   const rows = [HEADER, ...records.map(cells)];
   const widths = HEADER.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return rows.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join('  '));
+  return rows.map((row) =>
+    row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join('  '),
+  );
 }
 
 export async function logCommand(flags: LogFlags): Promise<void> {
   const limit = parseLimit(flags.limit);
   const file = flags.file ?? ledgerPath(process.env);
-  const { records, corruptLines } = readAuditLedger(file, { session: flags.session, profile: flags.profile, violation: flags.violation, limit });
-  if (corruptLines > 0) process.stderr.write(`sbx: skipped ${corruptLines} corrupt line${corruptLines === 1 ? '' : 's'} in ${file} (or its rotated files)\n`);
+  const { records, corruptLines } = readAuditLedger(file, {
+    session: flags.session,
+    profile: flags.profile,
+    violation: flags.violation,
+    limit,
+  });
+  if (corruptLines > 0)
+    process.stderr.write(
+      `sbx: skipped ${corruptLines} corrupt line${corruptLines === 1 ? '' : 's'} in ${file} (or its rotated files)\n`,
+    );
   if (records.length === 0) {
     const filtered = flags.session !== undefined || flags.profile !== undefined || flags.violation !== undefined;
     process.stderr.write(`sbx: no audit records${filtered ? ' match' : ''} in ${file}\n`);

@@ -6,7 +6,11 @@ import { runCommand } from './run.js';
 
 /** commander signals help, --version and usage errors by throwing (exitOverride). */
 function isCommanderError(error: unknown): error is { code: string; exitCode: number } {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code?.toString().startsWith('commander.') === true;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { code?: unknown }).code?.toString().startsWith('commander.') === true
+  );
 }
 
 async function printError(error: SbxError): Promise<void> {

@@ -56,18 +56,66 @@ interface FlagSpec {
 
 /** Shared by run and explain. */
 export const POLICY_FLAGS: readonly FlagSpec[] = [
-  { long: 'profile', short: 'p', value: '<name>', description: 'profile name or path to a .yaml file (default: default)' },
-  { long: 'workspace', short: 'w', value: '<dir>', description: 'workspace directory, bound read-write (default: the current directory)' },
+  {
+    long: 'profile',
+    short: 'p',
+    value: '<name>',
+    description: 'profile name or path to a .yaml file (default: default)',
+  },
+  {
+    long: 'workspace',
+    short: 'w',
+    value: '<dir>',
+    description: 'workspace directory, bound read-write (default: the current directory)',
+  },
   { long: 'bind', value: '<src[:dest]>', multiple: true, description: 'also bind a host path read-write (repeatable)' },
-  { long: 'ro-bind', value: '<src[:dest]>', multiple: true, description: 'also bind a host path read-only (repeatable)' },
-  { long: 'env', short: 'e', value: '<name=value>', multiple: true, description: 'set a variable in the sandbox (repeatable)' },
-  { long: 'keep-env', value: '<name>', multiple: true, description: 'inherit this variable (or LC_*-style pattern) from your environment (repeatable)' },
-  { long: 'network', value: '<mode>', choices: ['none', 'host'], description: 'override the profile: none (own namespace, loopback only) or host' },
-  { long: 'allow-domain', value: '<name[:port]>', multiple: true, description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)' },
-  { long: 'backend', value: '<name>', choices: ['bwrap', 'nsjail', 'landlock', 'auto'], description: 'the launcher: bwrap (default), nsjail, landlock, or auto (bwrap; nsjail without bwrap; landlock where no user namespace can be created)' },
+  {
+    long: 'ro-bind',
+    value: '<src[:dest]>',
+    multiple: true,
+    description: 'also bind a host path read-only (repeatable)',
+  },
+  {
+    long: 'env',
+    short: 'e',
+    value: '<name=value>',
+    multiple: true,
+    description: 'set a variable in the sandbox (repeatable)',
+  },
+  {
+    long: 'keep-env',
+    value: '<name>',
+    multiple: true,
+    description: 'inherit this variable (or LC_*-style pattern) from your environment (repeatable)',
+  },
+  {
+    long: 'network',
+    value: '<mode>',
+    choices: ['none', 'host'],
+    description: 'override the profile: none (own namespace, loopback only) or host',
+  },
+  {
+    long: 'allow-domain',
+    value: '<name[:port]>',
+    multiple: true,
+    description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)',
+  },
+  {
+    long: 'backend',
+    value: '<name>',
+    choices: ['bwrap', 'nsjail', 'landlock', 'auto'],
+    description:
+      'the launcher: bwrap (default), nsjail, landlock, or auto (bwrap; nsjail without bwrap; landlock where no user namespace can be created)',
+  },
   { long: 'danger', description: 'allow a profile with mode: danger (the host filesystem, writable)' },
-  { long: 'allow-sensitive-roots', description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)' },
-  { long: 'allow-denylisted-commands', description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)" },
+  {
+    long: 'allow-sensitive-roots',
+    description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)',
+  },
+  {
+    long: 'allow-denylisted-commands',
+    description: "lift the command rules' deny list (shells, network tools, rm, ...; very unsafe)",
+  },
   {
     long: 'shell',
     value: '<string>',
@@ -82,17 +130,34 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   { long: 'nofile', value: '<n>', description: 'open files per process, e.g. 1024 (or none)' },
   { long: 'address-space', value: '<size>', description: 'RLIMIT_AS per process, e.g. 16GiB (or none)' },
   { long: 'tmp-size', value: '<size>', description: 'size of the private /tmp (and HOME), e.g. 256MiB' },
-  { long: 'trust-profile', value: '<sha256[,...]>', description: 'trust the project profile with this chain hash for this run only (CI; see `sbx trust --help`)' },
+  {
+    long: 'trust-profile',
+    value: '<sha256[,...]>',
+    description: 'trust the project profile with this chain hash for this run only (CI; see `sbx trust --help`)',
+  },
 ];
 
 /** Only for run. */
 export const RUN_ONLY_FLAGS: readonly FlagSpec[] = [
   { long: 'report-file', value: '<path>', description: 'write the JSON report to this file' },
   { long: 'report-fd', value: '<n>', description: 'write the JSON report to this open file descriptor (3 or more)' },
-  { long: 'approval', value: '<mode>', choices: ['prompt', 'never'], description: 'commands the rules do not allow: prompt on the terminal (default) or refuse' },
-  { long: 'capture', description: "collect the command's stdout and stderr (bounded, secrets scrubbed) into the report instead of passing them through" },
+  {
+    long: 'approval',
+    value: '<mode>',
+    choices: ['prompt', 'never'],
+    description: 'commands the rules do not allow: prompt on the terminal (default) or refuse',
+  },
+  {
+    long: 'capture',
+    description:
+      "collect the command's stdout and stderr (bounded, secrets scrubbed) into the report instead of passing them through",
+  },
   { long: 'capture-limit', value: '<size>', description: 'bytes kept of each captured stream (default 16KiB)' },
-  { long: 'audit-file', value: '<path>', description: 'the audit ledger (default $XDG_STATE_HOME/sbx/audit.jsonl, or $SBX_AUDIT_FILE)' },
+  {
+    long: 'audit-file',
+    value: '<path>',
+    description: 'the audit ledger (default $XDG_STATE_HOME/sbx/audit.jsonl, or $SBX_AUDIT_FILE)',
+  },
   { long: 'no-audit', description: 'write no audit record for this run' },
   { long: 'dry-run', description: 'print what would run (like explain) and run nothing' },
   { long: 'verbose', short: 'v', description: 'print the summary even on success, and what was kept out' },
@@ -104,7 +169,10 @@ const collect = (value: string, previous: string[] | undefined) => [...(previous
 export async function addFlags(cmd: Command, specs: readonly FlagSpec[]): Promise<Command> {
   const { Option } = await import('commander');
   for (const spec of specs) {
-    const option = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${spec.long}${spec.value ? ` ${spec.value}` : ''}`, spec.description);
+    const option = new Option(
+      `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}${spec.value ? ` ${spec.value}` : ''}`,
+      spec.description,
+    );
     if (spec.choices) option.choices(spec.choices);
     if (spec.multiple) option.argParser(collect).default([]);
     cmd.addOption(option);
@@ -119,7 +187,13 @@ export async function addFlags(cmd: Command, specs: readonly FlagSpec[]): Promis
  */
 export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; command: string[] } | undefined {
   const specs = [...POLICY_FLAGS, ...RUN_ONLY_FLAGS];
-  const flags: Record<string, string | boolean | string[]> = { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [] };
+  const flags: Record<string, string | boolean | string[]> = {
+    bind: [],
+    roBind: [],
+    env: [],
+    keepEnv: [],
+    allowDomain: [],
+  };
   let i = 0;
   for (; i < args.length; i++) {
     const arg = args[i]!;
@@ -154,7 +228,10 @@ function splitBind(value: string, flag: string): { source: string; target?: stri
   const i = value.indexOf(':');
   const source = i < 0 ? value : value.slice(0, i);
   const target = i < 0 ? undefined : value.slice(i + 1);
-  if (!source || target === '') throw new SbxError('USAGE', `${flag} ${value}: expected SRC or SRC:DEST`, { hint: `e.g. ${flag} ~/tools:/opt/tools` });
+  if (!source || target === '')
+    throw new SbxError('USAGE', `${flag} ${value}: expected SRC or SRC:DEST`, {
+      hint: `e.g. ${flag} ~/tools:/opt/tools`,
+    });
   return target === undefined ? { source } : { source, target };
 }
 
@@ -165,11 +242,17 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     // Messages name the variable, never the value: it may be a secret.
     if (i <= 0) throw new SbxError('USAGE', '--env: expected NAME=VALUE', { hint: 'e.g. --env NODE_ENV=test' });
     const name = pair.slice(0, i);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new SbxError('USAGE', `--env: "${name}" is not a valid variable name`, { hint: 'names match [A-Za-z_][A-Za-z0-9_]*' });
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new SbxError('USAGE', `--env: "${name}" is not a valid variable name`, {
+        hint: 'names match [A-Za-z_][A-Za-z0-9_]*',
+      });
     env[name] = pair.slice(i + 1);
   }
   for (const name of flags.keepEnv) {
-    if (!/^[A-Za-z0-9_*]+$/.test(name)) throw new SbxError('USAGE', `--keep-env ${name}: not a variable name or pattern`, { hint: 'e.g. --keep-env NODE_OPTIONS or --keep-env "LC_*"' });
+    if (!/^[A-Za-z0-9_*]+$/.test(name))
+      throw new SbxError('USAGE', `--keep-env ${name}: not a variable name or pattern`, {
+        hint: 'e.g. --keep-env NODE_OPTIONS or --keep-env "LC_*"',
+      });
   }
   return {
     // A shell string takes the place of the command (the library door refuses both at once).

@@ -145,4 +145,3 @@ export async function buildProgram(): Promise<Command> {
     });
   return program;
 }
-

@@ -7,10 +7,12 @@ export function shellQuote(arg: string): string {
   if (arg !== '' && SAFE.test(arg)) return arg;
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(arg)) {
-    const escaped = arg.replace(/[\\']/g, (c) => '\\' + c).replace(/[\x00-\x1f\x7f]/g, (c) => {
-      const named: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r' };
-      return named[c] ?? '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0');
-    });
+    const escaped = arg
+      .replace(/[\\']/g, (c) => '\\' + c)
+      .replace(/[\x00-\x1f\x7f]/g, (c) => {
+        const named: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r' };
+        return named[c] ?? '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0');
+      });
     return `$'${escaped}'`;
   }
   return `'${arg.replace(/'/g, `'\\''`)}'`;

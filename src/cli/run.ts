@@ -1,5 +1,14 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { runUnchecked, type ProfileInfo, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
@@ -120,9 +129,13 @@ function refuseWritableReportFd(policy: Policy, target: ReportTarget | undefined
   }
   const root = writableRootHolding(policy, path);
   if (root === undefined) return;
-  throw new SbxError('REPORT_FD', `${target.name}: it is ${path}, in ${root}, which the sandbox can write: the command could forge or remove its report`, {
-    hint: 'write the report outside the workspace and writable binds (e.g. 3>/tmp/report.json), or read it from a pipe',
-  });
+  throw new SbxError(
+    'REPORT_FD',
+    `${target.name}: it is ${path}, in ${root}, which the sandbox can write: the command could forge or remove its report`,
+    {
+      hint: 'write the report outside the workspace and writable binds (e.g. 3>/tmp/report.json), or read it from a pipe',
+    },
+  );
 }
 
 /** Opened once, without following a symlink at the name; the descriptor is checked to be the file that was checked. */
@@ -169,10 +182,15 @@ function emitReport(target: ReportTarget, report: Report): void {
  */
 function commandOf(command: string[], flags: RunCliFlags): string[] {
   if (flags.shell !== undefined && command.length > 0) {
-    throw new SbxError('USAGE', '--shell takes the place of COMMAND: give one or the other', { hint: "e.g. sbx run --shell 'make test', or sbx run -- make test" });
+    throw new SbxError('USAGE', '--shell takes the place of COMMAND: give one or the other', {
+      hint: "e.g. sbx run --shell 'make test', or sbx run -- make test",
+    });
   }
   if (flags.shell !== undefined) return shellArgv(flags.shell);
-  if (command.length === 0) throw new SbxError('USAGE', 'no command given', { hint: 'put it after --, e.g. sbx run -- npm test (or use --shell STRING)' });
+  if (command.length === 0)
+    throw new SbxError('USAGE', 'no command given', {
+      hint: 'put it after --, e.g. sbx run -- npm test (or use --shell STRING)',
+    });
   return command;
 }
 
@@ -180,7 +198,11 @@ function commandOf(command: string[], flags: RunCliFlags): string[] {
 function captureLimit(flags: RunCliFlags): number | undefined {
   if (flags.captureLimit === undefined) return undefined;
   try {
-    return parseSize(flags.captureLimit, '--capture-limit', { min: 1, max: 64 * 1024 * 1024, example: '16KiB or 1MiB' });
+    return parseSize(flags.captureLimit, '--capture-limit', {
+      min: 1,
+      max: 64 * 1024 * 1024,
+      example: '16KiB or 1MiB',
+    });
   } catch (error) {
     if (!isSbxError(error)) throw error;
     throw new SbxError('USAGE', error.message, { ...(error.hint ? { hint: error.hint } : {}) });
@@ -203,7 +225,9 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
     ...(limit !== undefined ? { captureLimitBytes: limit } : {}),
     ...(flags.audit === false ? {} : { audit: { file: flags.auditFile ?? ledgerPath(process.env) } }),
     // Loaded only when a command needs an approval.
-    ...(flags.approval === 'never' ? {} : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
+    ...(flags.approval === 'never'
+      ? {}
+      : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
     onProfile: noteShadowing,
   };
 }
@@ -246,8 +270,13 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
     }
     if (flags.verbose && outcome.masked.length > 0) {
-      const shown = outcome.masked.slice(0, 10).map((p) => JSON.stringify(p)).join(' ');
-      process.stderr.write(`sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`);
+      const shown = outcome.masked
+        .slice(0, 10)
+        .map((p) => JSON.stringify(p))
+        .join(' ');
+      process.stderr.write(
+        `sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`,
+      );
     }
   } catch (error) {
     if (!isSbxError(error) || !error.run || error.code === 'REPORT_FILE') throw error;

@@ -139,9 +139,13 @@ export function parseLimits(input: LimitsInput, overrides: LimitOverrides = {}, 
   for (const [i, raw] of (input.required ?? []).entries()) {
     const name = raw.replace(/_/g, '-');
     if (!isLimitName(name)) {
-      throw new SbxError('LIMIT_INVALID', `${prefix}.required[${i}]: ${showValue(raw)} is not a limit; use one of ${LIMIT_NAMES.map((n) => LIMIT_KEYS[n]).join(', ')}`, {
-        hint: 'list the limits that must be enforced exactly, e.g. required: [memory, pids]',
-      });
+      throw new SbxError(
+        'LIMIT_INVALID',
+        `${prefix}.required[${i}]: ${showValue(raw)} is not a limit; use one of ${LIMIT_NAMES.map((n) => LIMIT_KEYS[n]).join(', ')}`,
+        {
+          hint: 'list the limits that must be enforced exactly, e.g. required: [memory, pids]',
+        },
+      );
     }
     const lifted = liftedBy.get(name);
     if (lifted === limitFlag(name)) {

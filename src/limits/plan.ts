@@ -64,11 +64,22 @@ function backends(host: HostLimitFacts, wanted: CgroupController[], settings: Cg
   const cg = host.cgroup;
   if (cg.kind === 'v2' && cg.writable) {
     const covers = wanted.filter((c) => cg.controllers.includes(c));
-    out.push({ plan: { kind: 'cgroup-v2', parent: v2SessionParent(cg.mount, cg.ownPath), controllers: covers, settings: pick(settings, covers) }, covers });
+    out.push({
+      plan: {
+        kind: 'cgroup-v2',
+        parent: v2SessionParent(cg.mount, cg.ownPath),
+        controllers: covers,
+        settings: pick(settings, covers),
+      },
+      covers,
+    });
   }
   // systemd only places scopes on the unified hierarchy; on v1 it does not delegate to users at all.
   if (cg.kind === 'v2' && host.systemdRun) {
-    out.push({ plan: { kind: 'systemd-scope', manager: host.uid === 0 ? 'system' : 'user', settings }, covers: wanted });
+    out.push({
+      plan: { kind: 'systemd-scope', manager: host.uid === 0 ? 'system' : 'user', settings },
+      covers: wanted,
+    });
   }
   // v1: below our own cgroup in each hierarchy (facts.controllers), not at its root, so whatever bounds
   // sbx (a container, a CI job's cgroup) keeps bounding the sandbox; v1 has no internal-process rule.
@@ -95,7 +106,8 @@ function cgroupGap(host: HostLimitFacts, controller: CgroupController): string {
     case 'none':
       return 'no cgroup filesystem is mounted';
     case 'v2':
-      if (!cg.writable) return `cgroup v2 is not writable by uid ${host.uid} at ${v2SessionParent(cg.mount, cg.ownPath)} and no systemd manager is reachable`;
+      if (!cg.writable)
+        return `cgroup v2 is not writable by uid ${host.uid} at ${v2SessionParent(cg.mount, cg.ownPath)} and no systemd manager is reachable`;
       return `the ${controller} controller is not enabled for ${v2SessionParent(cg.mount, cg.ownPath)}`;
     case 'v1':
       if (cg.controllers[controller] === null) return `the cgroup v1 ${controller} controller is not mounted`;
@@ -110,10 +122,12 @@ function cgroupFix(host: HostLimitFacts, controller: CgroupController): string {
     case 'none':
       return 'mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup), or run on a host with systemd';
     case 'v2':
-      if (!cg.writable) return 'run as root, or start sbx in a delegated cgroup (systemd-run --user --scope -p Delegate=yes sbx …), or install systemd with a user manager (loginctl enable-linger)';
+      if (!cg.writable)
+        return 'run as root, or start sbx in a delegated cgroup (systemd-run --user --scope -p Delegate=yes sbx …), or install systemd with a user manager (loginctl enable-linger)';
       return `enable it as root: echo +${controller} > ${v2SessionParent(cg.mount, cg.ownPath)}/cgroup.subtree_control`;
     case 'v1':
-      if (cg.controllers[controller] === null) return `mount it as root: mkdir -p /sys/fs/cgroup/${controller} && mount -t cgroup -o ${controller} cgroup /sys/fs/cgroup/${controller}`;
+      if (cg.controllers[controller] === null)
+        return `mount it as root: mkdir -p /sys/fs/cgroup/${controller} && mount -t cgroup -o ${controller} cgroup /sys/fs/cgroup/${controller}`;
       return 'run as root (cgroup v1 cannot be delegated safely), or boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1) and systemd';
   }
 }
@@ -170,7 +184,9 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
 
   // The first backend (in preference order) that covers every cgroup limit; else the one covering most.
   const options = backends(host, wanted, settings);
-  const chosen = options.find((b) => b.covers.length === wanted.length) ?? [...options].sort((a, b) => b.covers.length - a.covers.length)[0];
+  const chosen =
+    options.find((b) => b.covers.length === wanted.length) ??
+    [...options].sort((a, b) => b.covers.length - a.covers.length)[0];
   const cgroup: CgroupPlan = chosen?.plan ?? { kind: 'none' };
 
   const rlimits: Rlimit[] = [{ resource: 'CORE', soft: 0, hard: 0 }];
@@ -250,8 +266,12 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
   if (refused.length > 0) {
     const lines = refused.map((l) => {
       const controller = CGROUP_LIMITS.find(([n]) => n === l.name)?.[1] ?? 'cpu';
-      const how = l.mechanism === 'none' ? 'nothing on this host can enforce it' : 'it could only be approximated with an rlimit';
-      return { text: `limits.${LIMIT_KEYS[l.name]} (${l.display}) is required but ${cgroupGap(host, controller)}: ${how}`, fix: cgroupFix(host, controller) };
+      const how =
+        l.mechanism === 'none' ? 'nothing on this host can enforce it' : 'it could only be approximated with an rlimit';
+      return {
+        text: `limits.${LIMIT_KEYS[l.name]} (${l.display}) is required but ${cgroupGap(host, controller)}: ${how}`,
+        fix: cgroupFix(host, controller),
+      };
     });
     throw new SbxError('LIMIT_UNENFORCEABLE', lines[0]!.text, {
       hint: `${lines[0]!.fix}; or drop it from limits.required`,
@@ -259,7 +279,12 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
     });
   }
 
-  return { limits: planned, cgroup, rlimits, ...(limits.timeoutMs !== undefined ? { timeoutMs: limits.timeoutMs } : {}) };
+  return {
+    limits: planned,
+    cgroup,
+    rlimits,
+    ...(limits.timeoutMs !== undefined ? { timeoutMs: limits.timeoutMs } : {}),
+  };
 }
 
 /** The plan as lines for `sbx doctor` and `--verbose`: `memory 512MiB → cgroup-v2 (memory.max, …)`. */

@@ -23,11 +23,26 @@ export const PIB = KIB ** 5;
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   '': 1,
   b: 1,
-  k: KIB, ki: KIB, kib: KIB, kb: 1e3,
-  m: MIB, mi: MIB, mib: MIB, mb: 1e6,
-  g: GIB, gi: GIB, gib: GIB, gb: 1e9,
-  t: TIB, ti: TIB, tib: TIB, tb: 1e12,
-  p: PIB, pi: PIB, pib: PIB, pb: 1e15,
+  k: KIB,
+  ki: KIB,
+  kib: KIB,
+  kb: 1e3,
+  m: MIB,
+  mi: MIB,
+  mib: MIB,
+  mb: 1e6,
+  g: GIB,
+  gi: GIB,
+  gib: GIB,
+  gb: 1e9,
+  t: TIB,
+  ti: TIB,
+  tib: TIB,
+  tb: 1e12,
+  p: PIB,
+  pi: PIB,
+  pib: PIB,
+  pb: 1e15,
 };
 
 const SECOND = 1000;
@@ -49,8 +64,10 @@ export interface Example {
   example: string;
 }
 
-const SIZE_HINT = 'sizes are a number and a unit: KiB MiB GiB TiB (×1024), kB MB GB TB (×1000), K M G T alone mean KiB MiB GiB TiB, no unit = bytes';
-const DURATION_HINT = 'durations are <number><unit> pieces, largest first, units d h m s ms in lower case (e.g. 1h30m, 45s, 500ms); a plain number is seconds';
+const SIZE_HINT =
+  'sizes are a number and a unit: KiB MiB GiB TiB (×1024), kB MB GB TB (×1000), K M G T alone mean KiB MiB GiB TiB, no unit = bytes';
+const DURATION_HINT =
+  'durations are <number><unit> pieces, largest first, units d h m s ms in lower case (e.g. 1h30m, 45s, 500ms); a plain number is seconds';
 
 /** How a value appears in a message: strings quoted with control characters escaped, numbers as is. */
 export function showValue(value: unknown): string {
@@ -61,7 +78,15 @@ function invalid(key: string, value: unknown, what: string, example: string, hin
   return new SbxError('LIMIT_INVALID', `${key}: ${showValue(value)} ${what}; use e.g. ${example}`, { hint });
 }
 
-function checkBounds(n: number, key: string, value: unknown, bounds: Bounds, format: (n: number) => string, example: string, hint: string): number {
+function checkBounds(
+  n: number,
+  key: string,
+  value: unknown,
+  bounds: Bounds,
+  format: (n: number) => string,
+  example: string,
+  hint: string,
+): number {
   if (n < bounds.min) throw invalid(key, value, `is below the minimum of ${format(bounds.min)}`, example, hint);
   if (n > bounds.max) throw invalid(key, value, `is above the maximum of ${format(bounds.max)}`, example, hint);
   return n;
@@ -79,12 +104,20 @@ export function parseSize(value: string | number, key: string, bounds: Bounds & 
     const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
     if (!m || unit === undefined) {
       const negative = /^\s*-/.test(value);
-      throw invalid(key, value, negative ? 'is negative: a size must be positive' : 'is not a size', example, SIZE_HINT);
+      throw invalid(
+        key,
+        value,
+        negative ? 'is negative: a size must be positive' : 'is not a size',
+        example,
+        SIZE_HINT,
+      );
     }
     const exact = Number(m[1]) * unit;
-    if (unit === 1 && !Number.isInteger(exact)) throw invalid(key, value, 'is not a whole number of bytes', example, SIZE_HINT);
+    if (unit === 1 && !Number.isInteger(exact))
+      throw invalid(key, value, 'is not a whole number of bytes', example, SIZE_HINT);
     bytes = Math.floor(exact);
-    if (!Number.isSafeInteger(bytes)) throw invalid(key, value, `is above the maximum of ${formatSize(bounds.max)}`, example, SIZE_HINT);
+    if (!Number.isSafeInteger(bytes))
+      throw invalid(key, value, `is above the maximum of ${formatSize(bounds.max)}`, example, SIZE_HINT);
   }
   return checkBounds(bytes, key, value, bounds, formatSize, example, SIZE_HINT);
 }
@@ -95,7 +128,8 @@ export function parseDuration(value: string | number, key: string, bounds: Bound
   let ms: number;
   if (typeof value === 'number' || /^\s*\d+(?:\.\d+)?\s*$/.test(value)) {
     const seconds = Number(value);
-    if (!Number.isFinite(seconds) || seconds < 0) throw invalid(key, value, 'is not a duration', example, DURATION_HINT);
+    if (!Number.isFinite(seconds) || seconds < 0)
+      throw invalid(key, value, 'is not a duration', example, DURATION_HINT);
     ms = Math.round(seconds * SECOND);
   } else {
     const text = value.trim();
@@ -108,7 +142,11 @@ export function parseDuration(value: string | number, key: string, bounds: Bound
       const m = piece.exec(text);
       const rank = m ? DURATION_UNITS.findIndex(([u]) => u === m[2]) : -1;
       if (!m || rank <= last) {
-        const what = /^-/.test(text) ? 'is negative: a duration must be positive' : m ? 'has its units out of order (largest first, each once)' : 'is not a duration';
+        const what = /^-/.test(text)
+          ? 'is negative: a duration must be positive'
+          : m
+            ? 'has its units out of order (largest first, each once)'
+            : 'is not a duration';
         throw invalid(key, value, what, example, DURATION_HINT);
       }
       ms += Number(m[1]) * DURATION_UNITS[rank]![1];
@@ -128,7 +166,13 @@ export function parseCount(value: string | number, key: string, bounds: Bounds &
   const n = typeof value === 'number' ? value : /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n)) {
     const negative = typeof value === 'number' ? value < 0 : /^\s*-/.test(value);
-    throw invalid(key, value, negative ? 'is negative: a count must be positive' : 'is not a whole number', example, hint);
+    throw invalid(
+      key,
+      value,
+      negative ? 'is negative: a count must be positive' : 'is not a whole number',
+      example,
+      hint,
+    );
   }
   return checkBounds(n, key, value, bounds, String, example, hint);
 }
@@ -140,7 +184,13 @@ export function parseCpus(value: string | number, key: string, bounds: Bounds & 
   const n = typeof value === 'number' ? value : /^\s*(\d+(?:\.\d+)?|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isFinite(n)) {
     const negative = typeof value === 'number' ? value < 0 : /^\s*-/.test(value);
-    throw invalid(key, value, negative ? 'is negative: CPUs must be positive' : 'is not a number of CPUs', example, hint);
+    throw invalid(
+      key,
+      value,
+      negative ? 'is negative: CPUs must be positive' : 'is not a number of CPUs',
+      example,
+      hint,
+    );
   }
   return checkBounds(n, key, value, bounds, formatCpus, example, hint);
 }

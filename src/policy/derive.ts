@@ -44,7 +44,16 @@ export interface RunRequest {
   tmpSize?: string;
 }
 
-export const DEFAULT_SYSTEM_PATHS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+export const DEFAULT_SYSTEM_PATHS: readonly string[] = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+];
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 const DEFAULT_TMP_SIZE = '512MiB';
 
@@ -56,7 +65,21 @@ export const BRIDGE_DIR = '/run/sbx';
 /** The uid/gid a root-invoked sandbox runs as inside its namespace: "nobody" on every distribution. */
 const NOBODY = 65534;
 /** Directories that may never be a workspace or a writable bind: binding them rw would hand over the system. */
-const FORBIDDEN_ROOTS = ['/', '/usr', '/etc', '/bin', '/sbin', '/lib', '/lib64', '/boot', '/proc', '/sys', '/dev', '/run', '/var'];
+const FORBIDDEN_ROOTS = [
+  '/',
+  '/usr',
+  '/etc',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib64',
+  '/boot',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/run',
+  '/var',
+];
 
 function normalizeTarget(path: string, where: string): string {
   if (!posix.isAbsolute(path) || path.split('/').includes('..')) {
@@ -90,7 +113,9 @@ function mountAtTarget(path: string, where: string): string {
 export function requestedWorkspace(profile: Profile, request: RunRequest, vars: Omit<Variables, 'workspace'>): string {
   const raw = request.workspace ?? profile.workspace?.path ?? '${cwd}';
   if (raw.includes('${workspace}')) {
-    throw new SbxError('PROFILE_VARIABLE', 'workspace.path: ${workspace} cannot refer to itself', { hint: 'use ${cwd} or ${home}' });
+    throw new SbxError('PROFILE_VARIABLE', 'workspace.path: ${workspace} cannot refer to itself', {
+      hint: 'use ${cwd} or ${home}',
+    });
   }
   return posix.resolve(vars.cwd, expandPath(raw, { ...vars, workspace: '' }, 'workspace.path'));
 }
@@ -132,7 +157,12 @@ function requestSpecs(request: RunRequest, vars: Variables, access: 'ro' | 'rw')
 }
 
 /** Every host path whose facts derivePolicy needs. The runtime probes exactly these. */
-export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variables, env: Record<string, string>): string[] {
+export function pathsToProbe(
+  profile: Profile,
+  request: RunRequest,
+  vars: Variables,
+  env: Record<string, string>,
+): string[] {
   const specs = [
     ...systemSpecs(profile, vars),
     ...bindSpecs(profile.read_only, 'read_only', vars),
@@ -140,7 +170,10 @@ export function pathsToProbe(profile: Profile, request: RunRequest, vars: Variab
     ...requestSpecs(request, vars, 'ro'),
     ...requestSpecs(request, vars, 'rw'),
   ];
-  const sockets = typeof profile.network === 'object' ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p)) : [];
+  const sockets =
+    typeof profile.network === 'object'
+      ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p))
+      : [];
   return [
     ...new Set([
       vars.workspace,
@@ -189,7 +222,9 @@ function readOnlyOwnRoots(profile: Profile, request: RunRequest, vars: Variables
 
 /** The built-in credential stores, the agent sockets and the profile's additions: --allow-sensitive-roots lifts these. */
 function credentialRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
-  const extra = (profile.sensitive?.roots ?? []).map((p, i) => posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)));
+  const extra = (profile.sensitive?.roots ?? []).map((p, i) =>
+    posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)),
+  );
   return sensitivePaths(vars.home, env, extra);
 }
 
@@ -231,13 +266,19 @@ export function derivePolicy(input: DeriveInput): Policy {
   const { profile, request, host, vars } = input;
   const mode: Mode = profile.mode ?? 'workspace-write';
   if (mode === 'danger' && !request.danger) {
-    throw new SbxError('DANGER_NOT_ALLOWED', `profile "${input.profileName}" asks for mode: danger (the host filesystem, writable)`, {
-      hint: 'add --danger to allow it for this run, or pick a safer profile (default, read-only)',
-    });
+    throw new SbxError(
+      'DANGER_NOT_ALLOWED',
+      `profile "${input.profileName}" asks for mode: danger (the host filesystem, writable)`,
+      {
+        hint: 'add --danger to allow it for this run, or pick a safer profile (default, read-only)',
+      },
+    );
   }
   const ws = fact(host, vars.workspace);
   if (!ws.exists || ws.type !== 'dir') {
-    throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, { hint: 'pass --workspace DIR, or run sbx from the project directory' });
+    throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, {
+      hint: 'pass --workspace DIR, or run sbx from the project directory',
+    });
   }
   if (mode !== 'danger' && FORBIDDEN_ROOTS.includes(ws.real)) {
     throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} resolves to ${ws.real}, a system directory`, {
@@ -245,13 +286,16 @@ export function derivePolicy(input: DeriveInput): Policy {
     });
   }
   // --allow-sensitive-roots is the only way in to credential stores: no profile can lift the block by itself.
-  const sensitiveReal = sensitiveRoots(profile, request, vars, host.env).map((p) => fact(host, p)).flatMap((f) => (f.exists ? [f.real] : []));
+  const sensitiveReal = sensitiveRoots(profile, request, vars, host.env)
+    .map((p) => fact(host, p))
+    .flatMap((f) => (f.exists ? [f.real] : []));
   const credentialStoreError = (where: string, path: string) =>
     new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
-      hint: 'sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx\'s own state never enters)',
+      hint: "sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx's own state never enters)",
     });
   // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
-  if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root))) throw credentialStoreError('workspace', vars.workspace);
+  if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root)))
+    throw credentialStoreError('workspace', vars.workspace);
   const workspaceSandbox =
     mode === 'danger' || !profile.workspace?.mountAt
       ? ws.real
@@ -272,9 +316,13 @@ export function derivePolicy(input: DeriveInput): Policy {
     // Bind the resolved path: a symlink (in the workspace or anywhere) cannot redirect a bind.
     if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(spec.where, spec.path);
     if (access === 'rw' && FORBIDDEN_ROOTS.includes(f.real)) {
-      throw new SbxError('BIND_TARGET_INVALID', `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`, {
-        hint: 'bind a subdirectory, or read-only',
-      });
+      throw new SbxError(
+        'BIND_TARGET_INVALID',
+        `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`,
+        {
+          hint: 'bind a subdirectory, or read-only',
+        },
+      );
     }
     if (f.link !== undefined && spec.mountAt === undefined && access === 'ro' && spec.where.startsWith('system')) {
       // Merged-/usr systems: /bin -> usr/bin. Recreate the link instead of a second bind.
@@ -286,7 +334,10 @@ export function derivePolicy(input: DeriveInput): Policy {
     layers.push({ kind: 'bind', source: f.real, target, access, optional: false, reason });
   };
 
-  const tmpSize = request.tmpSize !== undefined ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS) : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
+  const tmpSize =
+    request.tmpSize !== undefined
+      ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS)
+      : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
   const limits = parseLimits(profile.limits ?? {}, request.limits);
   const seccompPreset = profile.seccomp?.preset ?? 'default';
   const seccompRules = resolveSeccompRules({
@@ -297,7 +348,14 @@ export function derivePolicy(input: DeriveInput): Policy {
   });
 
   if (mode === 'danger') {
-    layers.push({ kind: 'bind', source: '/', target: '/', access: 'rw', optional: false, reason: 'mode: danger (host filesystem)' });
+    layers.push({
+      kind: 'bind',
+      source: '/',
+      target: '/',
+      access: 'rw',
+      optional: false,
+      reason: 'mode: danger (host filesystem)',
+    });
     layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev' });
     layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
   } else {
@@ -305,11 +363,28 @@ export function derivePolicy(input: DeriveInput): Policy {
     layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
     layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' });
     layers.push({ kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' });
-    layers.push({ kind: 'tmpfs', target: normalizeTarget(vars.home, 'HOME'), sizeBytes: tmpSize, mode: 0o755, reason: 'private HOME, empty each session' });
-    layers.push({ kind: 'bind', source: ws.real, target: workspaceSandbox, access: workspaceAccess, optional: false, reason: `workspace (${workspaceAccess})` });
+    layers.push({
+      kind: 'tmpfs',
+      target: normalizeTarget(vars.home, 'HOME'),
+      sizeBytes: tmpSize,
+      mode: 0o755,
+      reason: 'private HOME, empty each session',
+    });
+    layers.push({
+      kind: 'bind',
+      source: ws.real,
+      target: workspaceSandbox,
+      access: workspaceAccess,
+      optional: false,
+      reason: `workspace (${workspaceAccess})`,
+    });
     for (const spec of bindSpecs(profile.read_only, 'read_only', vars)) addBind(spec, 'ro', 'read_only');
     for (const spec of bindSpecs(profile.writable_roots, 'writable_roots', vars)) {
-      addBind(spec, mode === 'read-only' ? 'ro' : 'rw', mode === 'read-only' ? 'writable_roots (read-only mode)' : 'writable_roots');
+      addBind(
+        spec,
+        mode === 'read-only' ? 'ro' : 'rw',
+        mode === 'read-only' ? 'writable_roots (read-only mode)' : 'writable_roots',
+      );
     }
   }
   for (const spec of requestSpecs(request, vars, 'ro')) addBind(spec, 'ro', '--ro-bind');
@@ -346,21 +421,43 @@ export function derivePolicy(input: DeriveInput): Policy {
   }
   if (network.kind === 'filtered' && network.bridge) {
     layers.push(
-      { kind: 'bind', source: network.bridge.node, target: `${BRIDGE_DIR}/node`, access: 'ro', optional: false, reason: 'egress bridge: node' },
-      { kind: 'bind', source: network.bridge.script, target: `${BRIDGE_DIR}/bridge.cjs`, access: 'ro', optional: false, reason: 'egress bridge: script' },
+      {
+        kind: 'bind',
+        source: network.bridge.node,
+        target: `${BRIDGE_DIR}/node`,
+        access: 'ro',
+        optional: false,
+        reason: 'egress bridge: node',
+      },
+      {
+        kind: 'bind',
+        source: network.bridge.script,
+        target: `${BRIDGE_DIR}/bridge.cjs`,
+        access: 'ro',
+        optional: false,
+        reason: 'egress bridge: script',
+      },
       { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
     );
   }
 
   // Parents before children: a mount placed after a deeper one would hide it.
   const depth = (m: Mount) => (m.target === '/' ? 0 : m.target.split('/').length);
-  mounts.push(...layers.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i).map(({ m }) => m));
+  mounts.push(
+    ...layers
+      .map((m, i) => ({ m, i }))
+      .sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i)
+      .map(({ m }) => m),
+  );
 
   // Every place a host path shows up inside: one per bind that contains it (the same tree may be
   // bound twice, e.g. HOME and one of its parents).
   const binds = mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
-  const sandboxPathsOf = (real: string): string[] =>
-    [...new Set(binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))))];
+  const sandboxPathsOf = (real: string): string[] => [
+    ...new Set(
+      binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))),
+    ),
+  ];
   // The host path each mask or view hides: its mount point exists there (checkMountPoints).
   const maskedPaths = new Map<Mount, string>();
   const cover = (real: string, mount: (target: string) => Mount) => {
@@ -380,7 +477,14 @@ export function derivePolicy(input: DeriveInput): Policy {
   // Bound before the masks, which must come last (a bind placed after a mask would uncover it).
   for (const real of host.sensitiveFiles.protect) {
     for (const target of sandboxPathsOf(real)) {
-      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason: 'sensitive: git hooks stay read-only' });
+      mounts.push({
+        kind: 'bind',
+        source: real,
+        target,
+        access: 'ro',
+        optional: false,
+        reason: 'sensitive: git hooks stay read-only',
+      });
     }
   }
   // Nothing a sandbox writes may become a later run's policy: the user's sbx config and the
@@ -425,9 +529,14 @@ export function derivePolicy(input: DeriveInput): Policy {
   }
   if (mode !== 'danger') checkMountPoints(mounts, host, maskedPaths);
   if (mode === 'read-only') {
-    mounts.push({ kind: 'remount-ro', target: normalizeTarget(vars.home, 'HOME'), reason: 'read-only mode: HOME is not writable' });
+    mounts.push({
+      kind: 'remount-ro',
+      target: normalizeTarget(vars.home, 'HOME'),
+      reason: 'read-only mode: HOME is not writable',
+    });
   }
-  if (mode !== 'danger') mounts.push({ kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' });
+  if (mode !== 'danger')
+    mounts.push({ kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' });
 
   const cwd =
     mode === 'danger'
@@ -436,7 +545,9 @@ export function derivePolicy(input: DeriveInput): Policy {
         ? posix.join(workspaceSandbox, posix.relative(ws.real, host.cwd))
         : workspaceSandbox;
 
-  const profileSet = Object.entries(profile.env?.set ?? {}).map(([k, v]) => [k, expandVariables(v, vars, `env.set.${k}`)] as [string, string]);
+  const profileSet = Object.entries(profile.env?.set ?? {}).map(
+    ([k, v]) => [k, expandVariables(v, vars, `env.set.${k}`)] as [string, string],
+  );
   const env = buildEnv({
     host: host.env,
     keep: [...(profile.env?.keep ?? []), ...(request.keepEnv ?? [])],
@@ -500,7 +611,13 @@ function checkMountPoints(mounts: readonly Mount[], host: Host, maskedPaths: Rea
 
 function commandRulesOf(profile: Profile): CommandRules {
   const c = profile.commands;
-  return { default: c?.default ?? 'allow', allow: c?.allow ?? {}, deny: c?.deny ?? [], paths: c?.paths ?? 'any', shellSyntax: c?.shell_syntax ?? 'full' };
+  return {
+    default: c?.default ?? 'allow',
+    allow: c?.allow ?? {},
+    deny: c?.deny ?? [],
+    paths: c?.paths ?? 'any',
+    shellSyntax: c?.shell_syntax ?? 'full',
+  };
 }
 
 /** none, host, or filtered: the profile's choice, then --network, then --allow-domain on top. */
@@ -510,7 +627,12 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
   const domains = request.allowDomains ?? [];
   if (base === 'host') return { kind: 'host' };
   if (base === 'none' && domains.length === 0) return { kind: 'none' };
-  const spec = typeof base === 'object' ? base : typeof fromProfile === 'object' && request.network === undefined ? fromProfile : {};
+  const spec =
+    typeof base === 'object'
+      ? base
+      : typeof fromProfile === 'object' && request.network === undefined
+        ? fromProfile
+        : {};
   const allow = [...(spec.allow ?? []), ...domains];
   const deny = spec.deny ?? [];
   const allowPrivate = spec.allow_private ?? [];

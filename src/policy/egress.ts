@@ -212,7 +212,8 @@ const V6_RANGES = ranges([
 ]);
 
 function classifyBytes(ip: IpBytes): AddressClass {
-  if (ip.family === 4) return (V4_RANGES.find((r) => inRange(ip.bytes, r))?.cls as AddressClass | undefined) ?? 'public';
+  if (ip.family === 4)
+    return (V4_RANGES.find((r) => inRange(ip.bytes, r))?.cls as AddressClass | undefined) ?? 'public';
   const r = V6_RANGES.find((x) => inRange(ip.bytes, x)) as Range;
   if (r.cls !== 'embedded-v4') return r.cls;
   // 6to4 carries the v4 in bits 16..47; the /96 prefixes in the last 32 bits.
@@ -351,7 +352,8 @@ export function decideHost(rules: EgressRules, host: string, port: number): Egre
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination host or port' };
   }
   const denied = rules.deny.find((p) => matches(p, name, port));
-  if (denied) return { allowed: false, rule: 'network.deny', detail: `${name}:${port} matches network.deny "${denied.text}"` };
+  if (denied)
+    return { allowed: false, rule: 'network.deny', detail: `${name}:${port} matches network.deny "${denied.text}"` };
   if (rules.allow.some((p) => matches(p, name, port))) return { allowed: true };
   return { allowed: false, rule: 'network.allow', detail: `${name}:${port} is not in network.allow` };
 }
@@ -363,11 +365,20 @@ export function decideHost(rules: EgressRules, host: string, port: number): Egre
  */
 export function decideAddress(rules: EgressRules, ip: string, port: number): EgressDecision {
   const addr = unmap(ip);
-  if (!addr || !validPort(port)) return { allowed: false, rule: 'network.invalid', detail: 'malformed destination address or port' };
-  const denied = rules.deny.find((p) => p.kind === 'exact' && unmap(p.host) === addr && (p.port === undefined || p.port === port));
-  if (denied) return { allowed: false, rule: 'network.deny', detail: `${addr}:${port} matches network.deny "${denied.text}"` };
+  if (!addr || !validPort(port))
+    return { allowed: false, rule: 'network.invalid', detail: 'malformed destination address or port' };
+  const denied = rules.deny.find(
+    (p) => p.kind === 'exact' && unmap(p.host) === addr && (p.port === undefined || p.port === port),
+  );
+  if (denied)
+    return { allowed: false, rule: 'network.deny', detail: `${addr}:${port} matches network.deny "${denied.text}"` };
   const cls = classifyAddress(addr);
   if (cls === 'public') return { allowed: true };
-  if (rules.allowPrivate.some((e) => e.ip === addr && (e.port === undefined || e.port === port))) return { allowed: true };
-  return { allowed: false, rule: 'network.private', detail: `${addr}:${port} is a ${cls} address, not in network.allow_private` };
+  if (rules.allowPrivate.some((e) => e.ip === addr && (e.port === undefined || e.port === port)))
+    return { allowed: true };
+  return {
+    allowed: false,
+    rule: 'network.private',
+    detail: `${addr}:${port} is a ${cls} address, not in network.allow_private`,
+  };
 }

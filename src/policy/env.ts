@@ -45,7 +45,14 @@ export function isCredentialName(name: string): boolean {
 }
 
 function patternToRegExp(pattern: string): RegExp {
-  return new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$');
+  return new RegExp(
+    '^' +
+      pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*') +
+      '$',
+  );
 }
 
 export interface EnvInput {

@@ -155,7 +155,9 @@ function seccompCause(f: HostFacts): Cause | undefined {
       message:
         `this is inside another sandbox (a user namespace and ${filters(f, 'seccomp filter')}${nnp}: ` +
         'bwrap --disable-userns, srt, Flatpak, ...) that forbids new user namespaces',
-      fix: orLandlock('run the command directly (the outer sandbox already confines it), or start it from outside that sandbox'),
+      fix: orLandlock(
+        'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox',
+      ),
     };
   }
   return {
@@ -188,7 +190,9 @@ export function diagnoseHost(f: HostFacts): Cause[] {
       kind: 'outer-sbx',
       message:
         `this is already inside an sbx sandbox (session ${f.outerSbxSession}), ` + 'which forbids new user namespaces',
-      fix: orLandlock('run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox'),
+      fix: orLandlock(
+        'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox',
+      ),
     });
   }
   if (f.maxUserNamespaces === 0) {

@@ -11,7 +11,14 @@
 // matches directories only (and symlinks, which may resolve to one). A matching directory is masked
 // whole and not descended into.
 import { braceExpand, makeRe, type MinimatchOptions } from 'minimatch';
-import { sensitiveRulesFrom, type MatcherData, type RegExpData, type RuleSetData, type SensitiveRuleData, type SensitiveRules } from './sensitive-matcher.js';
+import {
+  sensitiveRulesFrom,
+  type MatcherData,
+  type RegExpData,
+  type RuleSetData,
+  type SensitiveRuleData,
+  type SensitiveRules,
+} from './sensitive-matcher.js';
 
 export type { SensitiveClass, SensitiveRules } from './sensitive-matcher.js';
 import {

@@ -70,7 +70,11 @@ function ruleSetMatcher(data: RuleSetData): (relPath: string, isDir: boolean) =>
   const dirOnly = { basename: revive(data.dirOnly.basename), path: revive(data.dirOnly.path) };
   return (relPath, isDir) => {
     const name = relPath.slice(relPath.lastIndexOf('/') + 1);
-    return testsAny(any.basename, name) || testsAny(any.path, relPath) || (isDir && (testsAny(dirOnly.basename, name) || testsAny(dirOnly.path, relPath)));
+    return (
+      testsAny(any.basename, name) ||
+      testsAny(any.path, relPath) ||
+      (isDir && (testsAny(dirOnly.basename, name) || testsAny(dirOnly.path, relPath)))
+    );
   };
 }
 

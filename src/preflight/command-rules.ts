@@ -12,7 +12,28 @@ import { parseShellScript, type Redirect } from './shell-words.js';
 
 /** The members of each group the schema accepts (typed by its list, so the two cannot drift apart). */
 export const COMMAND_GROUPS: Record<CommandGroupName, readonly string[]> = {
-  '@network': ['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'ftp', 'tftp', 'lftp', 'aria2c', 'http', 'https', 'xh', 'mosh', 'ssh-keyscan'],
+  '@network': [
+    'curl',
+    'wget',
+    'ssh',
+    'scp',
+    'sftp',
+    'rsync',
+    'nc',
+    'ncat',
+    'netcat',
+    'socat',
+    'telnet',
+    'ftp',
+    'tftp',
+    'lftp',
+    'aria2c',
+    'http',
+    'https',
+    'xh',
+    'mosh',
+    'ssh-keyscan',
+  ],
   '@shells': ['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'pwsh', 'powershell', 'cmd'],
   '@delete': ['rm', 'rmdir', 'unlink', 'shred', 'del', 'erase', 'srm', 'wipe'],
   '@privilege': ['sudo', 'su', 'doas', 'pkexec', 'runuser'],
@@ -67,8 +88,48 @@ const WRAPPERS: Record<string, Wrapper> = {
   time: { withValue: ['-f', '--format', '-o', '--output'] },
   command: { withValue: [] },
   exec: { withValue: ['-a'] },
-  xargs: { withValue: ['-a', '--arg-file', '-d', '--delimiter', '-E', '-I', '-L', '--max-lines', '-n', '--max-args', '-P', '--max-procs', '-s', '--max-chars'] },
-  sudo: { withValue: ['-u', '--user', '-g', '--group', '-C', '--close-from', '-D', '--chdir', '-h', '--host', '-p', '--prompt', '-r', '--role', '-t', '--type', '-U', '--other-user', '-T', '--command-timeout'] },
+  xargs: {
+    withValue: [
+      '-a',
+      '--arg-file',
+      '-d',
+      '--delimiter',
+      '-E',
+      '-I',
+      '-L',
+      '--max-lines',
+      '-n',
+      '--max-args',
+      '-P',
+      '--max-procs',
+      '-s',
+      '--max-chars',
+    ],
+  },
+  sudo: {
+    withValue: [
+      '-u',
+      '--user',
+      '-g',
+      '--group',
+      '-C',
+      '--close-from',
+      '-D',
+      '--chdir',
+      '-h',
+      '--host',
+      '-p',
+      '--prompt',
+      '-r',
+      '--role',
+      '-t',
+      '--type',
+      '-U',
+      '--other-user',
+      '-T',
+      '--command-timeout',
+    ],
+  },
   doas: { withValue: ['-u', '-C'] },
   busybox: { withValue: [] },
 };
@@ -88,16 +149,31 @@ const FLAG_ALIASES: Record<string, Record<string, string>> = {
 };
 
 const SHELLS = new Set(COMMAND_GROUPS['@shells']);
-const groupMembers = (name: string): readonly string[] | undefined => (COMMAND_GROUPS as Record<string, readonly string[]>)[name];
+const groupMembers = (name: string): readonly string[] | undefined =>
+  (COMMAND_GROUPS as Record<string, readonly string[]>)[name];
 const OFFLINE_GIT = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote']);
 const OFFLINE_GIT_PAIRS = new Set(['submodule update', 'submodule add', 'submodule sync', 'remote update']);
 /** Wrappers that only change how a command runs: the command is judged, the wrapper needs no allow rule. */
-const PURE_WRAPPERS = new Set(['env', 'nice', 'ionice', 'nohup', 'setsid', 'timeout', 'stdbuf', 'time', 'command', 'exec', 'xargs', 'busybox']);
+const PURE_WRAPPERS = new Set([
+  'env',
+  'nice',
+  'ionice',
+  'nohup',
+  'setsid',
+  'timeout',
+  'stdbuf',
+  'time',
+  'command',
+  'exec',
+  'xargs',
+  'busybox',
+]);
 const URL = /\b(?:https?|ftps?|wss?|ssh|git|rsync|sftp):\/\/(?:[^\s/?#@]*@)?(\[[^\]\s]*\]|[^\s/?#:]+)/gi;
 const SCP_LIKE = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):/;
 
 const basename = (arg: string) => posix.basename(arg);
-const isLoopback = (host: string) => /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1|0\.0\.0\.0)$/i.test(host.replace(/\.$/, ''));
+const isLoopback = (host: string) =>
+  /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1|0\.0\.0\.0)$/i.test(host.replace(/\.$/, ''));
 
 /** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */
 function layersOf(argv: readonly string[]): string[][] {
@@ -166,10 +242,16 @@ function subcommandOf(layer: readonly string[]): { sub: string; rest: string[] }
 }
 
 /** Flags in one canonical spelling: clusters split (-fdx → -f -d -x), values dropped, aliases applied. */
-function canonicalTokens(tokens: readonly string[], aliases: Record<string, string>, pushRefspecs: boolean): Set<string> {
+function canonicalTokens(
+  tokens: readonly string[],
+  aliases: Record<string, string>,
+  pushRefspecs: boolean,
+): Set<string> {
   const out = new Set<string>();
   for (const token of tokens) {
-    const parts = /^-[A-Za-z]{2,}$/.test(token) ? [...token.slice(1)].map((c) => `-${c}`) : [token.startsWith('--') && token.includes('=') ? token.slice(0, token.indexOf('=')) : token];
+    const parts = /^-[A-Za-z]{2,}$/.test(token)
+      ? [...token.slice(1)].map((c) => `-${c}`)
+      : [token.startsWith('--') && token.includes('=') ? token.slice(0, token.indexOf('=')) : token];
     for (const part of parts) out.add(aliases[part] ?? part);
     // `git push origin +main` force-pushes main.
     if (pushRefspecs && /^\+[^+]/.test(token)) out.add('--force');
@@ -214,16 +296,21 @@ function refuse(out: Verdicts, rule: string, detail: string): void {
 /** Network tools, git's remote subcommands and URLs to other hosts, when the sandbox has no network. */
 function judgeOffline(layer: readonly string[], out: Verdicts): void {
   const name = basename(layer[0]!);
-  if (COMMAND_GROUPS['@network'].includes(name)) refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
+  if (COMMAND_GROUPS['@network'].includes(name))
+    refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
   const git = name === 'git' ? subcommandOf(layer) : undefined;
-  if (git && (OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${git.rest.find((a) => !a.startsWith('-')) ?? ''}`))) {
+  if (
+    git &&
+    (OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${git.rest.find((a) => !a.startsWith('-')) ?? ''}`))
+  ) {
     refuse(out, 'commands.offline', `git ${git.sub} needs the network, and this profile has none`);
   }
   for (const arg of layer.slice(1)) {
     // The host only: the rest of a URL may carry a token.
     const hosts = [...arg.matchAll(URL)].map((m) => m[1]!).concat(SCP_LIKE.exec(arg)?.[1] ?? []);
     const remote = hosts.find((h) => !isLoopback(h));
-    if (remote !== undefined) refuse(out, 'commands.offline', `an argument names ${shown(remote)}, and this profile has no network`);
+    if (remote !== undefined)
+      refuse(out, 'commands.offline', `an argument names ${shown(remote)}, and this profile has no network`);
   }
 }
 
@@ -238,13 +325,19 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
   if (PURE_WRAPPERS.has(name) && layer.length > 1) return;
   const entry = Object.hasOwn(rules.allow, name) ? rules.allow[name]! : undefined;
   if (!entry) {
-    if (rules.default === 'deny') refuse(out, 'commands.default', `${name} is not on the profile's allow list (commands.default: deny)`);
+    if (rules.default === 'deny')
+      refuse(out, 'commands.default', `${name} is not on the profile's allow list (commands.default: deny)`);
     if (rules.default === 'ask') out.asks.push(`${name} is not on the profile's allow list`);
     return;
   }
   const found = subcommandOf(layer);
   for (const pattern of entry.block ?? []) {
-    if (found && matchesBlock(pattern, name, found.sub, found.rest)) refuse(out, `commands.allow.${name}.block`, `${name} ${pattern} is blocked by the profile (commands.allow.${name}.block)`);
+    if (found && matchesBlock(pattern, name, found.sub, found.rest))
+      refuse(
+        out,
+        `commands.allow.${name}.block`,
+        `${name} ${pattern} is blocked by the profile (commands.allow.${name}.block)`,
+      );
   }
   if (entry.allow && !(found && entry.allow.some((a) => matchesAllowed(a, found.sub, found.rest)))) {
     const what = found ? `${name} ${shown(found.sub)}` : `${name} without a subcommand`;

@@ -6,7 +6,16 @@ import type { PathFact } from '../policy/host.js';
 import type { Violation } from '../policy/violation.js';
 
 /** Absolute paths every command may name: they hold nothing of the host. */
-const ALWAYS_ALLOWED = ['/dev/null', '/dev/zero', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/urandom', '/dev/random', '/dev/tty'];
+const ALWAYS_ALLOWED = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/stdin',
+  '/dev/stdout',
+  '/dev/stderr',
+  '/dev/urandom',
+  '/dev/random',
+  '/dev/tty',
+];
 const MAX_SHOWN = 200;
 
 export interface Workspace {
@@ -26,7 +35,10 @@ function isWithin(path: string, root: string): boolean {
  */
 export function shown(arg: string): string {
   const quoted = JSON.stringify(arg.length > MAX_SHOWN ? `${arg.slice(0, MAX_SHOWN)}…` : arg);
-  return quoted.replace(/[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return quoted.replace(
+    /[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** What the guards look at: a command's arguments, and the targets of its redirections. */
@@ -63,7 +75,8 @@ function locate(path: string, workspace: Workspace, base: string): Located {
   const normal = posix.normalize(path);
   if (ALWAYS_ALLOWED.includes(normal)) return { kind: 'allowed' };
   if (isWithin(normal, workspace.host)) return { kind: 'host', path: normal };
-  if (isWithin(normal, workspace.sandbox)) return { kind: 'host', path: posix.join(workspace.host, posix.relative(workspace.sandbox, normal)) };
+  if (isWithin(normal, workspace.sandbox))
+    return { kind: 'host', path: posix.join(workspace.host, posix.relative(workspace.sandbox, normal)) };
   return { kind: 'absolute' };
 }
 
@@ -118,7 +131,8 @@ export function checkPathArgs(
     }
     const hostPath = where.path;
     const real = resolvedThroughLinks(hostPath, facts);
-    if (!isWithin(real, workspace.host)) refuse('paths.escape', `${shown(arg)} leads outside the workspace (to ${shown(real)}) through a symlink`);
+    if (!isWithin(real, workspace.host))
+      refuse('paths.escape', `${shown(arg)} leads outside the workspace (to ${shown(real)}) through a symlink`);
   }
   return violations;
 }

@@ -73,7 +73,12 @@ function invokingUid(): number {
 
 /** Built-ins come with sbx and are trusted; every other file must pass the owner and mode checks. */
 function readProfileFile(loc: ProfileLocation): GuardedText {
-  return readGuarded(loc.file, { what: 'profile', maxBytes: PROFILE_MAX_BYTES, checkOwner: loc.source !== 'builtin', uid: invokingUid() });
+  return readGuarded(loc.file, {
+    what: 'profile',
+    maxBytes: PROFILE_MAX_BYTES,
+    checkOwner: loc.source !== 'builtin',
+    uid: invokingUid(),
+  });
 }
 
 /**
@@ -124,20 +129,30 @@ function searchDirs(search: ProfileSearch): { dir: string; source: ProfileSource
  * Find a profile by name or path. `relativeTo` is the directory of the file that names it (for
  * `extends: ./base.yaml`); `skipFile` lets a project `default` extend the built-in `default`.
  */
-export function locateProfile(name: string, search: ProfileSearch, relativeTo?: string, skipFile?: string): ProfileLocation {
+export function locateProfile(
+  name: string,
+  search: ProfileSearch,
+  relativeTo?: string,
+  skipFile?: string,
+): ProfileLocation {
   if (isPathLike(name)) {
     const file = isAbsolute(name) ? name : resolve(relativeTo ?? search.cwd, name);
     if (!existsSync(file)) {
-      throw new SbxError('PROFILE_NOT_FOUND', `profile file ${file} does not exist`, { hint: 'check the path given to --profile or extends' });
+      throw new SbxError('PROFILE_NOT_FOUND', `profile file ${file} does not exist`, {
+        hint: 'check the path given to --profile or extends',
+      });
     }
     return { name, file, source: 'path' };
   }
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
-    throw new SbxError('PROFILE_NOT_FOUND', `"${name}" is not a valid profile name`, { hint: 'names use letters, digits, ".", "_" and "-"; use a path for a file' });
+    throw new SbxError('PROFILE_NOT_FOUND', `"${name}" is not a valid profile name`, {
+      hint: 'names use letters, digits, ".", "_" and "-"; use a path for a file',
+    });
   }
   // A built-in's `extends: default` means the built-in default: a project `default` must not slip
   // into the chain of `agent` or `untrusted`.
-  const dirs = relativeTo === search.builtinDir ? [{ dir: search.builtinDir, source: 'builtin' as const }] : searchDirs(search);
+  const dirs =
+    relativeTo === search.builtinDir ? [{ dir: search.builtinDir, source: 'builtin' as const }] : searchDirs(search);
   const candidates = dirs.map(({ dir, source }) => ({ file: join(dir, name + PROFILE_EXT), source }));
   // A profile extending its own name continues the search below itself (project → user → builtin).
   const start = skipFile === undefined ? 0 : candidates.findIndex((c) => c.file === skipFile) + 1;
@@ -146,9 +161,13 @@ export function locateProfile(name: string, search: ProfileSearch, relativeTo?: 
   }
   const known = listProfiles(search).map((p) => p.name);
   const suggestion = closest(name, known);
-  throw new SbxError('PROFILE_NOT_FOUND', `unknown profile "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`, {
-    hint: `known profiles: ${known.join(', ')}; or pass a file path`,
-  });
+  throw new SbxError(
+    'PROFILE_NOT_FOUND',
+    `unknown profile "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+    {
+      hint: `known profiles: ${known.join(', ')}; or pass a file path`,
+    },
+  );
 }
 
 /** Every profile visible from `cwd`, first hit per name (the one `--profile NAME` would use). */
@@ -177,7 +196,15 @@ function sha256(text: string): string {
 interface CacheEntry {
   format: number;
   /** Each layer as looked up: name, the file it resolved to, and that file's hash. */
-  layers: { name: string; file: string; real: string; source: ProfileSource; skipFile?: string; relativeTo?: string; sha: string }[];
+  layers: {
+    name: string;
+    file: string;
+    real: string;
+    source: ProfileSource;
+    skipFile?: string;
+    relativeTo?: string;
+    sha: string;
+  }[];
   profile: Profile;
   origins: Origins;
 }
@@ -192,15 +219,28 @@ function cacheFile(search: ProfileSearch, location: ProfileLocation, sha: string
  * read under the same guards. Returns the entry and the texts read; the trust check follows as for
  * a fresh load.
  */
-function readCache(path: string, search: ProfileSearch): { entry: CacheEntry; texts: Record<string, string> } | undefined {
+function readCache(
+  path: string,
+  search: ProfileSearch,
+): { entry: CacheEntry; texts: Record<string, string> } | undefined {
   let entry: CacheEntry;
   try {
-    const { text } = readGuarded(path, { what: 'profile cache', maxBytes: CACHE_MAX_BYTES, checkOwner: true, uid: invokingUid() });
+    const { text } = readGuarded(path, {
+      what: 'profile cache',
+      maxBytes: CACHE_MAX_BYTES,
+      checkOwner: true,
+      uid: invokingUid(),
+    });
     entry = JSON.parse(text) as CacheEntry;
   } catch {
     return undefined;
   }
-  if (entry?.format !== CACHE_FORMAT || !Array.isArray(entry.layers) || !entry.layers.every((l) => typeof l?.name === 'string')) return undefined;
+  if (
+    entry?.format !== CACHE_FORMAT ||
+    !Array.isArray(entry.layers) ||
+    !entry.layers.every((l) => typeof l?.name === 'string')
+  )
+    return undefined;
   const texts: Record<string, string> = {};
   for (const layer of entry.layers) {
     let found: ProfileLocation;
@@ -213,7 +253,13 @@ function readCache(path: string, search: ProfileSearch): { entry: CacheEntry; te
       if (isSbxError(error) && error.code === 'PROFILE_NOT_FOUND') return undefined;
       throw error;
     }
-    if (found.file !== layer.file || found.source !== layer.source || read.real !== layer.real || sha256(read.text) !== layer.sha) return undefined;
+    if (
+      found.file !== layer.file ||
+      found.source !== layer.source ||
+      read.real !== layer.real ||
+      sha256(read.text) !== layer.sha
+    )
+      return undefined;
     texts[read.real] = read.text;
   }
   return { entry, texts };
@@ -245,24 +291,40 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
   const texts: Record<string, string> = {};
   const done = new Set<string>();
 
-  const visit = (loc: ProfileLocation, read: GuardedText, stack: string[], lookup: { relativeTo?: string; skipFile?: string }) => {
+  const visit = (
+    loc: ProfileLocation,
+    read: GuardedText,
+    stack: string[],
+    lookup: { relativeTo?: string; skipFile?: string },
+  ) => {
     if (stack.includes(read.real)) {
       const cycle = [...stack.slice(stack.indexOf(read.real)), read.real].join(' → ');
-      throw new SbxError('PROFILE_CYCLE', `profiles extend each other in a cycle: ${cycle}`, { hint: 'remove one of the extends' });
+      throw new SbxError('PROFILE_CYCLE', `profiles extend each other in a cycle: ${cycle}`, {
+        hint: 'remove one of the extends',
+      });
     }
     if (done.has(read.real)) return;
     const profile = parseProfile(read.text, loc.file);
-    const parents = profile.extends === undefined ? [] : Array.isArray(profile.extends) ? profile.extends : [profile.extends];
+    const parents =
+      profile.extends === undefined ? [] : Array.isArray(profile.extends) ? profile.extends : [profile.extends];
     for (const parentName of parents) {
       const relativeTo = dirname(loc.file);
       const skipFile = parentName === loc.name ? loc.file : undefined;
       const parent = locateProfile(parentName, search, relativeTo, skipFile);
-      if (isPathLike(parentName) && needsPin({ source: loc.source, real: read.real })) refuseOutsideProject(read.real, parent.file);
+      if (isPathLike(parentName) && needsPin({ source: loc.source, real: read.real }))
+        refuseOutsideProject(read.real, parent.file);
       visit(parent, readProfileFile(parent), [...stack, read.real], { relativeTo, ...(skipFile ? { skipFile } : {}) });
     }
     done.add(read.real);
     texts[read.real] = read.text;
-    layers.push({ name: loc.name, file: loc.file, real: read.real, source: loc.source, sha: sha256(read.text), ...lookup });
+    layers.push({
+      name: loc.name,
+      file: loc.file,
+      real: read.real,
+      source: loc.source,
+      sha: sha256(read.text),
+      ...lookup,
+    });
     raw.push({ name: loc.name, profile });
   };
   visit(location, top, [], {});
@@ -273,15 +335,32 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
  * Resolve `name` (or a path) to its merged profile. `version` keys the cache to this sbx build.
  * Throws PROFILE_UNTRUSTED for a project chain the user has not trusted (unless `review`).
  */
-export async function loadProfile(name: string, search: ProfileSearch, version: string, options: LoadOptions = {}): Promise<ResolvedProfile> {
+export async function loadProfile(
+  name: string,
+  search: ProfileSearch,
+  version: string,
+  options: LoadOptions = {},
+): Promise<ResolvedProfile> {
   const location = locateProfile(name, search);
   const top = readProfileFile(location);
   const cachePath = cacheFile(search, location, sha256(top.text), version);
   const cached = cachePath ? readCache(cachePath, search) : undefined;
   const resolved = cached ? { ...cached.entry, texts: cached.texts } : await resolveLayers(location, top, search);
-  if (cachePath && !cached) writeCache(cachePath, { format: CACHE_FORMAT, layers: resolved.layers, profile: resolved.profile, origins: resolved.origins });
+  if (cachePath && !cached)
+    writeCache(cachePath, {
+      format: CACHE_FORMAT,
+      layers: resolved.layers,
+      profile: resolved.profile,
+      origins: resolved.origins,
+    });
 
-  const chain = resolved.layers.map(({ name: n, file, real, source, sha }) => ({ name: n, file, real, source, sha256: sha }));
+  const chain = resolved.layers.map(({ name: n, file, real, source, sha }) => ({
+    name: n,
+    file,
+    real,
+    source,
+    sha256: sha,
+  }));
   const hash = sha256(chain.map((l) => l.sha256).join('\0'));
   const trust = judgeTrust(chain, hash, search.trust, invokingUid());
   if (trust.kind === 'untrusted' && !options.review) throw untrustedError(location.name, chain, hash, trust.pin);

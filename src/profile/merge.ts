@@ -34,7 +34,9 @@ function mergeValue(base: Json | undefined, over: Json, path: string, from: stri
         out.push(item);
       }
     }
-    origins[path] = [...(Array.isArray(base) ? (origins[path] ?? []) : []), from].filter((v, i, a) => a.indexOf(v) === i);
+    origins[path] = [...(Array.isArray(base) ? (origins[path] ?? []) : []), from].filter(
+      (v, i, a) => a.indexOf(v) === i,
+    );
     return out;
   }
   if (isPlainObject(over)) {

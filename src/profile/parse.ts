@@ -32,7 +32,8 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   for (const part of [...path, undefined]) {
     // Unwrap wrappers until an object (or give up).
     for (;;) {
-      if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable) schema = schema.unwrap() as z.ZodType;
+      if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable)
+        schema = schema.unwrap() as z.ZodType;
       // z.preprocess (seccomp: strict, secrets: [NAME]): the keys are those of what it feeds.
       else if (schema instanceof z.ZodPipe) schema = schema.out as z.ZodType;
       else if (schema instanceof z.ZodUnion) {
@@ -92,7 +93,11 @@ function zodIssues(doc: Document, lineCounter: LineCounter, issues: z.core.$ZodI
       // A bad map key (env.set): point at the key itself, with the key schema's own message.
       const key = String(path[path.length - 1]);
       const offset = keyNodeOffset(doc, path.slice(0, -1), key) ?? nodeAt(doc, path)?.range?.[0] ?? 0;
-      out.push({ ...position(lineCounter, offset), path: formatKeyPath(path), message: issue.issues[0]?.message ?? issue.message });
+      out.push({
+        ...position(lineCounter, offset),
+        path: formatKeyPath(path),
+        message: issue.issues[0]?.message ?? issue.message,
+      });
       continue;
     }
     const node = nodeAt(doc, path);
@@ -106,7 +111,11 @@ export function parseProfile(text: string, file: string): Profile {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
-    const issues = doc.errors.map((e) => ({ ...position(lineCounter, e.pos[0]), path: '', message: e.message.split('\n')[0]! }));
+    const issues = doc.errors.map((e) => ({
+      ...position(lineCounter, e.pos[0]),
+      path: '',
+      message: e.message.split('\n')[0]!,
+    }));
     throw issuesError('PROFILE_PARSE', file, issues);
   }
   let value: unknown;
@@ -132,6 +141,9 @@ function issuesError(code: 'PROFILE_PARSE' | 'PROFILE_INVALID', file: string, is
   return new SbxError(code, describe(first), {
     location: { file, line: first.line, col: first.col },
     details: sorted.slice(1).map((i) => `${file}:${i.line}:${i.col}: ${describe(i)}`),
-    hint: code === 'PROFILE_PARSE' ? 'fix the YAML syntax at that position' : 'see `sbx profiles show default` for a valid profile, or the README "Profiles" section',
+    hint:
+      code === 'PROFILE_PARSE'
+        ? 'fix the YAML syntax at that position'
+        : 'see `sbx profiles show default` for a valid profile, or the README "Profiles" section',
   });
 }

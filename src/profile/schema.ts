@@ -22,21 +22,38 @@ export const BindEntrySchema = z.union([
   z.strictObject({
     path: pathString.describe('Host path (variables like ${workspace} expand).'),
     mountAt: pathString.optional().describe('Path inside the sandbox. Default: the same as `path`.'),
-    optional: z.boolean().optional().describe('Skip the bind when the path does not exist. Default: false (missing = error).'),
+    optional: z
+      .boolean()
+      .optional()
+      .describe('Skip the bind when the path does not exist. Default: false (missing = error).'),
   }),
 ]);
 
 export const NetworkSchema = z
-  .union([
-    z.enum(['none', 'host']),
-    z.strictObject({
-      allow: z.array(z.string()).optional().describe('Destinations reachable through sbx\'s proxy: example.com, *.example.com, host:port.'),
-      deny: z.array(z.string()).optional().describe('Destinations refused even if allowed (deny wins).'),
-      allow_private: z.array(z.string()).optional().describe('Private or loopback addresses the proxy may dial, e.g. 127.0.0.1:5432 (refused by default).'),
-      unix_sockets: z.array(z.string()).optional().describe('Host unix sockets bound into the sandbox (e.g. a local database).'),
-    }),
-  ], { error: 'must be "none", "host", or a map such as { allow: [registry.npmjs.org] }' })
-  .describe('none: own network namespace with only lo (default). host: share the host network. { allow: [...] }: only the listed destinations, through a proxy outside the sandbox.');
+  .union(
+    [
+      z.enum(['none', 'host']),
+      z.strictObject({
+        allow: z
+          .array(z.string())
+          .optional()
+          .describe("Destinations reachable through sbx's proxy: example.com, *.example.com, host:port."),
+        deny: z.array(z.string()).optional().describe('Destinations refused even if allowed (deny wins).'),
+        allow_private: z
+          .array(z.string())
+          .optional()
+          .describe('Private or loopback addresses the proxy may dial, e.g. 127.0.0.1:5432 (refused by default).'),
+        unix_sockets: z
+          .array(z.string())
+          .optional()
+          .describe('Host unix sockets bound into the sandbox (e.g. a local database).'),
+      }),
+    ],
+    { error: 'must be "none", "host", or a map such as { allow: [registry.npmjs.org] }' },
+  )
+  .describe(
+    'none: own network namespace with only lo (default). host: share the host network. { allow: [...] }: only the listed destinations, through a proxy outside the sandbox.',
+  );
 
 const limitValue = z.union([z.string(), z.number()]);
 
@@ -65,7 +82,9 @@ export const LimitsSchema = z.strictObject({
   required: z
     .array(z.string())
     .optional()
-    .describe('Limits that must be enforced exactly (cgroups), or the run is refused; none cannot lift them. Default: [].'),
+    .describe(
+      'Limits that must be enforced exactly (cgroups), or the run is refused; none cannot lift them. Default: [].',
+    ),
 });
 
 const seccompPreset = z.enum(['default', 'strict', 'off']);
@@ -74,10 +93,15 @@ const seccompPreset = z.enum(['default', 'strict', 'off']);
 export const SeccompSchema = z.preprocess(
   (v) => (typeof v === 'string' ? { preset: v } : v),
   z.strictObject({
-    preset: seccompPreset.optional().describe('default (Flatpak/Docker-like deny list), strict (more), off. Default: default.'),
+    preset: seccompPreset
+      .optional()
+      .describe('default (Flatpak/Docker-like deny list), strict (more), off. Default: default.'),
     add: z.array(z.string()).optional().describe('More syscalls to deny with EPERM.'),
     remove: z.array(z.string()).optional().describe('Syscalls to let through despite the preset.'),
-    io_uring: z.boolean().optional().describe('Allow io_uring (denied by default: a large kernel attack surface). Default: false.'),
+    io_uring: z
+      .boolean()
+      .optional()
+      .describe('Allow io_uring (denied by default: a large kernel attack surface). Default: false.'),
   }),
 );
 
@@ -90,14 +114,19 @@ export const ProfileSchema = z.strictObject({
   mode: z
     .enum(['read-only', 'workspace-write', 'danger'])
     .optional()
-    .describe('read-only: nothing writable but /tmp. workspace-write (default): workspace and writable_roots. danger: the host filesystem (needs --danger).'),
+    .describe(
+      'read-only: nothing writable but /tmp. workspace-write (default): workspace and writable_roots. danger: the host filesystem (needs --danger).',
+    ),
   workspace: z
     .strictObject({
       path: pathString.optional().describe('Host directory of the workspace. Default: ${cwd} (or --workspace).'),
       mountAt: pathString.optional().describe('Where it appears inside. Default: its own path.'),
     })
     .optional(),
-  writable_roots: z.array(BindEntrySchema).optional().describe('Extra host paths bound read-write (workspace-write mode only).'),
+  writable_roots: z
+    .array(BindEntrySchema)
+    .optional()
+    .describe('Extra host paths bound read-write (workspace-write mode only).'),
   read_only: z.array(BindEntrySchema).optional().describe('Extra host paths bound read-only (tools, skills, caches).'),
   system: z
     .array(BindEntrySchema)
@@ -105,28 +134,59 @@ export const ProfileSchema = z.strictObject({
     .describe('System paths bound read-only. Default: /usr /bin /sbin /lib /lib32 /lib64 /etc (missing ones skipped).'),
   tmp: z
     .strictObject({
-      size: z.union([z.string(), z.number()]).optional().describe('Size of the private /tmp tmpfs, e.g. 256MiB. Default: 512MiB.'),
+      size: z
+        .union([z.string(), z.number()])
+        .optional()
+        .describe('Size of the private /tmp tmpfs, e.g. 256MiB. Default: 512MiB.'),
     })
     .optional(),
   env: z
     .strictObject({
-      keep: z.array(envPattern).optional().describe('Names (or LC_*-style patterns) inherited from the invoking environment. Credential-like names are dropped unless named exactly.'),
-      set: z.record(envName, z.string()).optional().describe('Variables set in the sandbox (values may use variables).'),
+      keep: z
+        .array(envPattern)
+        .optional()
+        .describe(
+          'Names (or LC_*-style patterns) inherited from the invoking environment. Credential-like names are dropped unless named exactly.',
+        ),
+      set: z
+        .record(envName, z.string())
+        .optional()
+        .describe('Variables set in the sandbox (values may use variables).'),
     })
     .optional(),
   network: NetworkSchema.optional(),
   user: z
     .enum(['sandbox', 'root'])
     .optional()
-    .describe('sandbox (default): an unprivileged uid inside. root: uid 0 inside (and, when sbx runs as root, root\'s file access).'),
+    .describe(
+      "sandbox (default): an unprivileged uid inside. root: uid 0 inside (and, when sbx runs as root, root's file access).",
+    ),
   limits: LimitsSchema.optional(),
   seccomp: SeccompSchema.optional(),
   sensitive: z
     .strictObject({
-      roots: z.array(pathString).optional().describe('More host paths that never enter the sandbox, like the built-in ~/.ssh ~/.aws ... (added to them; only --allow-sensitive-roots lifts the block).'),
-      files: z.array(z.string().min(1)).optional().describe('More globs (minimatch, relative to each mounted tree) of files and dirs masked inside the sandbox, added to the built-in .env, *.pem, *secret* ...'),
-      except: z.array(z.string().min(1)).optional().describe('Globs never masked (added to the built-in .env.example, .env.sample ...).'),
-      skip: z.array(z.string().min(1)).optional().describe('Directories (relative to each mounted tree) the sensitive-file scan does not enter, for speed, e.g. node_modules. Default: .git/objects and other content-addressed stores.'),
+      roots: z
+        .array(pathString)
+        .optional()
+        .describe(
+          'More host paths that never enter the sandbox, like the built-in ~/.ssh ~/.aws ... (added to them; only --allow-sensitive-roots lifts the block).',
+        ),
+      files: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          'More globs (minimatch, relative to each mounted tree) of files and dirs masked inside the sandbox, added to the built-in .env, *.pem, *secret* ...',
+        ),
+      except: z
+        .array(z.string().min(1))
+        .optional()
+        .describe('Globs never masked (added to the built-in .env.example, .env.sample ...).'),
+      skip: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          'Directories (relative to each mounted tree) the sensitive-file scan does not enter, for speed, e.g. node_modules. Default: .git/objects and other content-addressed stores.',
+        ),
     })
     .optional()
     .describe('Credential stores and secret-looking files kept out of the sandbox.'),

@@ -24,7 +24,9 @@ export function expandVariables(value: string, vars: Variables, where: string): 
     });
   });
   if (/\$\{/.test(value.replace(/\$\{[^}]*\}|\$\$/g, ''))) {
-    throw new SbxError('PROFILE_VARIABLE', `${where}: "\${" is not closed`, { hint: 'write ${name}, or $$ for a literal $' });
+    throw new SbxError('PROFILE_VARIABLE', `${where}: "\${" is not closed`, {
+      hint: 'write ${name}, or $$ for a literal $',
+    });
   }
   return expanded;
 }

@@ -151,16 +151,21 @@ function encodeRecord(record: AuditRecord): Buffer {
   kept.push(`<truncated: ${shortened.length - kept.length} more arguments>`);
   const shortest = serialize({ ...record, argv: kept });
   if (shortest.length <= MAX_LINE_BYTES) return shortest;
-  throw new SbxError('AUDIT_FILE', `audit record of session ${record.sessionId} is ${shortest.length} bytes even without its arguments, above the ${MAX_LINE_BYTES}-byte line limit`, {
-    hint: 'shorten the workspace path or the error message recorded',
-  });
+  throw new SbxError(
+    'AUDIT_FILE',
+    `audit record of session ${record.sessionId} is ${shortest.length} bytes even without its arguments, above the ${MAX_LINE_BYTES}-byte line limit`,
+    {
+      hint: 'shorten the workspace path or the error message recorded',
+    },
+  );
 }
 
 /** Opens (creating it 0600, and its directory 0700) for appending. Returns the descriptor. */
 function openLedger(path: string): number {
   // O_NOFOLLOW: a symlink planted at the ledger's name must not redirect sbx's writes.
   // O_NONBLOCK: a FIFO there must not hang the end of the run (it is then refused below).
-  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const flags =
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   let fd: number;
   try {
     try {
@@ -194,11 +199,18 @@ export function appendAuditRecordOrWarn(path: string, record: AuditRecord): void
  * Then, when the file has grown beyond maxBytes, rotates it to `.1` … `.keep` (the oldest dropped).
  * Synchronous: it runs as sbx exits.
  */
-export function appendAuditRecord(path: string, record: AuditRecord, opts: { maxBytes?: number; keep?: number } = {}): void {
+export function appendAuditRecord(
+  path: string,
+  record: AuditRecord,
+  opts: { maxBytes?: number; keep?: number } = {},
+): void {
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const keep = opts.keep ?? DEFAULT_KEEP;
   if (!(maxBytes > 0) || !Number.isSafeInteger(keep) || keep < 1) {
-    throw new SbxError('USAGE', `audit ledger rotation: maxBytes must be positive and keep a whole number of at least 1 (got ${maxBytes}, ${keep})`);
+    throw new SbxError(
+      'USAGE',
+      `audit ledger rotation: maxBytes must be positive and keep a whole number of at least 1 (got ${maxBytes}, ${keep})`,
+    );
   }
   const line = encodeRecord(record);
   const fd = openLedger(path);
@@ -276,9 +288,18 @@ function tryLock(lockPath: string, path: string): string | undefined {
 
 function isAuditRecord(value: unknown): value is AuditRecord {
   const r = value as AuditRecord;
-  if (typeof r !== 'object' || r === null || r.v !== 1 || typeof r.time !== 'string' || typeof r.sessionId !== 'string' || typeof r.profile !== 'string') return false;
+  if (
+    typeof r !== 'object' ||
+    r === null ||
+    r.v !== 1 ||
+    typeof r.time !== 'string' ||
+    typeof r.sessionId !== 'string' ||
+    typeof r.profile !== 'string'
+  )
+    return false;
   if (!Array.isArray(r.argv) || !r.argv.every((a) => typeof a === 'string')) return false;
-  if (r.type === 'approval') return typeof r.fingerprint === 'string' && typeof r.decision === 'string' && typeof r.by === 'string';
+  if (r.type === 'approval')
+    return typeof r.fingerprint === 'string' && typeof r.decision === 'string' && typeof r.by === 'string';
   return (
     r.type === 'run' &&
     typeof r.backend === 'string' &&
@@ -323,7 +344,11 @@ function parseLedger(text: string): { records: AuditRecord[]; corruptLines: numb
 function matches(record: AuditRecord, filter: LedgerFilter): boolean {
   if (filter.session !== undefined && record.sessionId !== filter.session) return false;
   if (filter.profile !== undefined && record.profile !== filter.profile) return false;
-  if (filter.violation !== undefined && !(record.type === 'run' && record.violations.some((v) => v.kind === filter.violation))) return false;
+  if (
+    filter.violation !== undefined &&
+    !(record.type === 'run' && record.violations.some((v) => v.kind === filter.violation))
+  )
+    return false;
   return true;
 }
 
@@ -331,7 +356,10 @@ function matches(record: AuditRecord, filter: LedgerFilter): boolean {
  * The matching records, newest last, and how many corrupt lines were skipped. Reads the current file,
  * then `.1`, `.2`, … only until `limit` records matched.
  */
-export function readAuditLedger(path: string, filter: LedgerFilter = {}): { records: AuditRecord[]; corruptLines: number } {
+export function readAuditLedger(
+  path: string,
+  filter: LedgerFilter = {},
+): { records: AuditRecord[]; corruptLines: number } {
   const limit = filter.limit ?? Infinity;
   const newestFirst: AuditRecord[][] = [];
   let found = 0;

@@ -47,7 +47,10 @@ export function limitVerdict(report: Report): string | undefined {
       ? `was killed by the memory limit (${memory}; ${report.signal}, ${exit})`
       : `exited ${report.exitCode} after the memory limit (${memory}) killed a process`;
   }
-  for (const [kind, signal] of [['cpu-time', 'SIGXCPU'], ['file-size', 'SIGXFSZ']] as const) {
+  for (const [kind, signal] of [
+    ['cpu-time', 'SIGXCPU'],
+    ['file-size', 'SIGXFSZ'],
+  ] as const) {
     const v = fired(kind);
     if (v && report.signal === signal) {
       return `was killed by the ${kind} limit (${how(report, kind, v.limit)}; ${signal}, ${exit})`;

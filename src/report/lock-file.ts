@@ -2,7 +2,17 @@
 // O_EXCL, holding "PID TOKEN"; a lock whose holder died or that outlived its useful life is broken.
 // Callers check holdsLock again right before they commit, since a holder stopped long enough (^Z) may
 // have lost its lock to a stale-breaker meanwhile.
-import { closeSync, constants, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  linkSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
 export function isProcessAlive(pid: number): boolean {

@@ -41,7 +41,10 @@ export interface Outcome {
   /** Resource peaks read from the session cgroup, when there was one. */
   peaks?: { memoryBytes?: number; pids?: number };
   /** Filtered network: what went through the proxy (host, port, bytes), and refusals beyond the kept ones. */
-  network?: { connections: { host: string; port: number; count: number; bytesIn: number; bytesOut: number }[]; violationsDropped: number };
+  network?: {
+    connections: { host: string; port: number; count: number; bytesIn: number; bytesOut: number }[];
+    violationsDropped: number;
+  };
   /** Set when the command was killed by a signal. */
   signal?: string;
   /**

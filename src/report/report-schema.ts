@@ -27,7 +27,7 @@ const capturedText = z.strictObject({
 export const reportSchema = z
   .strictObject({
     format: z.literal(1).describe('The report format; a change that breaks readers gets a new number'),
-    sessionId: z.string().describe('The run\'s session id (also SBX_SESSION_ID inside and in the audit ledger)'),
+    sessionId: z.string().describe("The run's session id (also SBX_SESSION_ID inside and in the audit ledger)"),
     profile: z
       .strictObject({
         name: z.string(),

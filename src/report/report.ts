@@ -127,7 +127,9 @@ export function summaryLines(report: Report): string[] {
   const what = limitVerdict(report) ?? plain;
   // bwrap is the default launcher: only another one is named.
   const backend = report.backend && report.backend !== 'bwrap' ? `, backend ${report.backend}` : '';
-  const lines = [`sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`];
+  const lines = [
+    `sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`,
+  ];
   for (const v of report.violations.slice(0, VIOLATIONS_SHOWN)) {
     lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
   }

@@ -64,11 +64,18 @@ function letterDigitAdjacencies(token: string): number {
  * (sha512-…, npm) and Go module sums (h1:…).
  */
 function isDigest(token: string, offset: number, text: string): boolean {
-  return /^[0-9A-Fa-f-]+$/.test(token) || /^sha(?:1|256|384|512)-/.test(token) || (offset >= 3 && text.slice(offset - 3, offset) === 'h1:');
+  return (
+    /^[0-9A-Fa-f-]+$/.test(token) ||
+    /^sha(?:1|256|384|512)-/.test(token) ||
+    (offset >= 3 && text.slice(offset - 3, offset) === 'h1:')
+  );
 }
 
 /** Redacts only the value of a `name = value` match: groups are the prefix, then one value group per quoting. */
-function redactKeywordValue(_match: string, [prefix, doubleQuoted, singleQuoted, bare]: (string | undefined)[]): string | undefined {
+function redactKeywordValue(
+  _match: string,
+  [prefix, doubleQuoted, singleQuoted, bare]: (string | undefined)[],
+): string | undefined {
   const value = doubleQuoted ?? singleQuoted ?? bare ?? '';
   if (value === '' || value.startsWith(MARKER_START)) return undefined;
   const quote = doubleQuoted !== undefined ? '"' : singleQuoted !== undefined ? "'" : '';
@@ -112,14 +119,19 @@ const PATTERN_RULES: readonly PatternRule[] = [
   // not `\s`: a key at the end of a line (YAML `password:` then a nested map) has no value here.
   {
     rule: 'pattern.keyword',
-    re: new RegExp(String.raw`((?:password|passwd|passphrase|secret|token|api[_-]?key)(?:[_-]?(?:access[_-]?)?key)?["']?[ \t]*[:=][ \t]*)${VALUE}`, 'gi'),
+    re: new RegExp(
+      String.raw`((?:password|passwd|passphrase|secret|token|api[_-]?key)(?:[_-]?(?:access[_-]?)?key)?["']?[ \t]*[:=][ \t]*)${VALUE}`,
+      'gi',
+    ),
     redact: redactKeywordValue,
   },
   {
     rule: 'pattern.high-entropy',
     re: /[A-Za-z0-9+/=_-]{32,}/g,
     redact: (token, _groups, offset, text) =>
-      isDigest(token, offset, text) || letterDigitAdjacencies(token) < MIN_LETTER_DIGIT_ADJACENCIES || entropyBitsPerChar(token) < MIN_ENTROPY_BITS
+      isDigest(token, offset, text) ||
+      letterDigitAdjacencies(token) < MIN_LETTER_DIGIT_ADJACENCIES ||
+      entropyBitsPerChar(token) < MIN_ENTROPY_BITS
         ? undefined
         : marker('pattern.high-entropy'),
   },
@@ -202,7 +214,12 @@ const SCRUB_SLACK_BYTES = 1024;
  * cut) and scrubbed. `droppedBytes` counts the raw bytes past limit + slack plus the scrubbed bytes
  * past the limit.
  */
-export function scrubCapture(buf: Buffer, limitBytes: number, opts: ScrubOptions, totalBytes = buf.length): ScrubResult & { droppedBytes: number } {
+export function scrubCapture(
+  buf: Buffer,
+  limitBytes: number,
+  opts: ScrubOptions,
+  totalBytes = buf.length,
+): ScrubResult & { droppedBytes: number } {
   const slackEnd = utf8CutIndex(buf, limitBytes + SCRUB_SLACK_BYTES);
   const scrubbed = scrubText(buf.subarray(0, slackEnd).toString('utf8'), opts);
   const bytes = Buffer.from(scrubbed.text, 'utf8');

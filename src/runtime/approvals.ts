@@ -64,7 +64,9 @@ export function stateHomeOf(env: Record<string, string | undefined>, home: strin
 
 /** sha256 over the profile name and the argv, NUL-separated: no argument can contain NUL, so no two inputs collide. */
 export function fingerprintOf(profile: string, argv: readonly string[]): string {
-  return createHash('sha256').update([profile, ...argv].join('\0')).digest('hex');
+  return createHash('sha256')
+    .update([profile, ...argv].join('\0'))
+    .digest('hex');
 }
 
 function storeError(message: string, hint: string, cause?: unknown): SbxError {
@@ -80,15 +82,27 @@ export function openApprovalStore(ctx: ApprovalStoreContext): ApprovalStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     real = realpathSync(dir);
   } catch (cause) {
-    throw storeError(`cannot create the approval store directory ${dir} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, 'set XDG_STATE_HOME to a writable directory of your own', cause);
+    throw storeError(
+      `cannot create the approval store directory ${dir} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+      'set XDG_STATE_HOME to a writable directory of your own',
+      cause,
+    );
   }
   const st = statSync(real);
-  if (!st.isDirectory() || st.uid !== ctx.uid) throw storeError(`approval store directory ${real} is not a directory owned by uid ${ctx.uid}`, 'set XDG_STATE_HOME to a directory of your own');
+  if (!st.isDirectory() || st.uid !== ctx.uid)
+    throw storeError(
+      `approval store directory ${real} is not a directory owned by uid ${ctx.uid}`,
+      'set XDG_STATE_HOME to a directory of your own',
+    );
   // Created 0700, but a 0755 one is accepted: it is shared with the audit ledger, and what matters
   // here is who can write (the file itself is 0600).
-  if ((st.mode & 0o022) !== 0) throw storeError(`approval store directory ${real} is writable by group or others`, `chmod 700 ${real}`);
+  if ((st.mode & 0o022) !== 0)
+    throw storeError(`approval store directory ${real} is writable by group or others`, `chmod 700 ${real}`);
   if (isWithin(real, realOrSelf(ctx.workspace))) {
-    throw storeError(`approval store ${real} lies inside the workspace, where the sandboxed command could approve itself`, 'set XDG_STATE_HOME outside the workspace, or choose a narrower --workspace');
+    throw storeError(
+      `approval store ${real} lies inside the workspace, where the sandboxed command could approve itself`,
+      'set XDG_STATE_HOME outside the workspace, or choose a narrower --workspace',
+    );
   }
   return { path: join(real, 'approvals.json'), uid: ctx.uid };
 }
@@ -104,7 +118,8 @@ function realOrSelf(path: string): string {
 function isEntry(v: unknown): v is Entry {
   const e = v as Entry;
   return (
-    typeof e === 'object' && e !== null &&
+    typeof e === 'object' &&
+    e !== null &&
     typeof e.profile === 'string' &&
     typeof e.fingerprint === 'string' &&
     (e.decision === 'always' || e.decision === 'deny') &&
@@ -120,13 +135,20 @@ function readEntries(store: ApprovalStore): Entry[] {
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return [];
-    throw storeError(`cannot open the approval store ${store.path} (${code ?? 'error'})`, `remove it (rm ${store.path}); sbx will ask again`, cause);
+    throw storeError(
+      `cannot open the approval store ${store.path} (${code ?? 'error'})`,
+      `remove it (rm ${store.path}); sbx will ask again`,
+      cause,
+    );
   }
   let text: string;
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.uid !== store.uid || (st.mode & 0o022) !== 0) {
-      throw storeError(`approval store ${store.path} is not a private file owned by uid ${store.uid}`, `remove it (rm ${store.path}); sbx will ask again`);
+      throw storeError(
+        `approval store ${store.path} is not a private file owned by uid ${store.uid}`,
+        `remove it (rm ${store.path}); sbx will ask again`,
+      );
     }
     text = readFileSync(fd, 'utf8');
   } finally {
@@ -136,11 +158,24 @@ function readEntries(store: ApprovalStore): Entry[] {
   try {
     data = JSON.parse(text);
   } catch (cause) {
-    throw storeError(`approval store ${store.path} is not valid JSON`, `remove it (rm ${store.path}); sbx will ask again`, cause);
+    throw storeError(
+      `approval store ${store.path} is not valid JSON`,
+      `remove it (rm ${store.path}); sbx will ask again`,
+      cause,
+    );
   }
   const doc = data as { version?: unknown; decisions?: unknown };
-  if (typeof doc !== 'object' || doc === null || doc.version !== FORMAT_VERSION || !Array.isArray(doc.decisions) || !doc.decisions.every(isEntry)) {
-    throw storeError(`approval store ${store.path} is not in the format this sbx writes (version ${FORMAT_VERSION})`, `remove it (rm ${store.path}); sbx will ask again`);
+  if (
+    typeof doc !== 'object' ||
+    doc === null ||
+    doc.version !== FORMAT_VERSION ||
+    !Array.isArray(doc.decisions) ||
+    !doc.decisions.every(isEntry)
+  ) {
+    throw storeError(
+      `approval store ${store.path} is not in the format this sbx writes (version ${FORMAT_VERSION})`,
+      `remove it (rm ${store.path}); sbx will ask again`,
+    );
   }
   return doc.decisions;
 }
@@ -150,26 +185,47 @@ function isLive(e: Entry, nowMs: number): boolean {
 }
 
 /** A remembered answer for this command under this profile, if one still applies. */
-export function lookupDecision(store: ApprovalStore, profile: string, fingerprint: string, nowMs: number): Verdict | undefined {
+export function lookupDecision(
+  store: ApprovalStore,
+  profile: string,
+  fingerprint: string,
+  nowMs: number,
+): Verdict | undefined {
   const entry = readEntries(store).find((e) => e.profile === profile && e.fingerprint === fingerprint);
   if (!entry || !isLive(entry, nowMs)) return undefined;
   return entry.decision === 'always' ? 'allow' : 'deny';
 }
 
 /** Remember an answer. Re-reads the file under the lock, so concurrent sbx processes each keep their own decisions. */
-export async function recordDecision(store: ApprovalStore, profile: string, fingerprint: string, decision: Decision, nowMs: number): Promise<void> {
+export async function recordDecision(
+  store: ApprovalStore,
+  profile: string,
+  fingerprint: string,
+  decision: Decision,
+  nowMs: number,
+): Promise<void> {
   const lockPath = `${store.path}.lock`;
   for (let attempt = 0; ; attempt++) {
     const token = await acquireLock(lockPath, store.path);
     try {
-      const kept = readEntries(store).filter((e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint));
-      const committed = replaceFile(store.path, { version: FORMAT_VERSION, decisions: [...kept, { profile, fingerprint, decision, atMs: nowMs }] }, () => holdsLock(lockPath, token));
+      const kept = readEntries(store).filter(
+        (e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint),
+      );
+      const committed = replaceFile(
+        store.path,
+        { version: FORMAT_VERSION, decisions: [...kept, { profile, fingerprint, decision, atMs: nowMs }] },
+        () => holdsLock(lockPath, token),
+      );
       if (committed) return;
     } finally {
       releaseLock(lockPath, token);
     }
     // Our lock was judged stale and broken (this process was stopped, e.g. by ^Z): start over from a fresh read.
-    if (attempt >= 2) throw storeError(`lost the lock on the approval store ${store.path} repeatedly`, `retry; if it persists, remove ${lockPath}`);
+    if (attempt >= 2)
+      throw storeError(
+        `lost the lock on the approval store ${store.path} repeatedly`,
+        `retry; if it persists, remove ${lockPath}`,
+      );
   }
 }
 
@@ -189,7 +245,11 @@ function replaceFile(path: string, doc: object, stillOwner: () => boolean): bool
     renameSync(temp, path);
     return true;
   } catch (cause) {
-    throw storeError(`cannot write the approval store ${path} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, `check free space and the permissions of ${path}`, cause);
+    throw storeError(
+      `cannot write the approval store ${path} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+      `check free space and the permissions of ${path}`,
+      cause,
+    );
   } finally {
     rmSync(temp, { force: true });
   }
@@ -207,12 +267,20 @@ async function acquireLock(lockPath: string, storePath: string): Promise<string>
     }
     if (token !== undefined) return token;
     breakStaleLock(lockPath, STALE_LOCK_MS);
-    if (Date.now() > deadline) throw storeError(`the approval store ${storePath} stayed locked`, `if no other sbx is running, remove ${lockPath}`);
+    if (Date.now() > deadline)
+      throw storeError(
+        `the approval store ${storePath} stayed locked`,
+        `if no other sbx is running, remove ${lockPath}`,
+      );
     // Jitter, so processes released together do not collide again in lockstep.
     await delay(waitMs + Math.random() * waitMs);
   }
 }
 
 function lockError(storePath: string, lockPath: string, cause: unknown): SbxError {
-  return storeError(`cannot lock the approval store ${storePath} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, `check free space and the permissions of ${lockPath}`, cause);
+  return storeError(
+    `cannot lock the approval store ${storePath} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+    `check free space and the permissions of ${lockPath}`,
+    cause,
+  );
 }

@@ -43,9 +43,13 @@ function checkLedgerOutside(file: string, policy: Policy): void {
   for (const m of policy.mounts) {
     if (m.kind !== 'bind' || m.access !== 'rw' || !isWithin(path, m.source)) continue;
     if (masks.some((t) => isWithin(join(m.target, relative(m.source, path)), t))) continue;
-    throw new SbxError('AUDIT_FILE', `the audit ledger ${path} lies in ${m.source}, which the sandbox can write: the command could rewrite its own record`, {
-      hint: 'keep the ledger outside the workspace (--audit-file or SBX_AUDIT_FILE), or pass --no-audit',
-    });
+    throw new SbxError(
+      'AUDIT_FILE',
+      `the audit ledger ${path} lies in ${m.source}, which the sandbox can write: the command could rewrite its own record`,
+      {
+        hint: 'keep the ledger outside the workspace (--audit-file or SBX_AUDIT_FILE), or pass --no-audit',
+      },
+    );
   }
 }
 
@@ -87,7 +91,13 @@ export function openAuditTrail(file: string, requestedProfile: string): AuditTra
       });
     },
     refused(error, argv) {
-      append({ ...base(argv), exitCode: error.exitCode, setBy: 'sbx', violations: error.violations, error: { code: error.code, message: error.message } });
+      append({
+        ...base(argv),
+        exitCode: error.exitCode,
+        setBy: 'sbx',
+        violations: error.violations,
+        error: { code: error.code, message: error.message },
+      });
     },
   };
 }

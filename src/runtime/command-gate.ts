@@ -61,9 +61,12 @@ function refusalCode(violations: readonly Violation[]): ErrorCode {
 
 /** The fix for the first refusal, in the words of the flag or key that changes it. */
 function refusalHint(v: Violation): string {
-  if (v.kind === 'path') return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
-  if (v.rule === 'commands.deny') return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
-  if (v.rule === 'commands.offline') return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
+  if (v.kind === 'path')
+    return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
+  if (v.rule === 'commands.deny')
+    return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
+  if (v.rule === 'commands.offline')
+    return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
   if (v.rule === 'commands.shell_syntax') {
     return (
       'join simple commands with | && || ; only (no $, backticks, globs, ( ), &, here-documents or cd: use git -C, ' +
@@ -124,10 +127,15 @@ export async function gateCommand(input: GateInput): Promise<void> {
   if (decision.verdict === 'allow') return;
   if (decision.verdict === 'deny') throw refusal(decision.violations);
 
-  const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import('./approvals.js');
+  const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import(
+    './approvals.js'
+  );
   const profile = policy.profile.name;
   const fingerprint = fingerprintOf(profile, argv);
-  const record = (decision: Extract<AuditRecord, { type: 'approval' }>['decision'], by: Extract<AuditRecord, { type: 'approval' }>['by']) => {
+  const record = (
+    decision: Extract<AuditRecord, { type: 'approval' }>['decision'],
+    by: Extract<AuditRecord, { type: 'approval' }>['by'],
+  ) => {
     if (!input.audit) return;
     appendAuditRecordOrWarn(input.audit.file, {
       v: 1,
@@ -147,12 +155,19 @@ export async function gateCommand(input: GateInput): Promise<void> {
       violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${decision.detail}; ${why}` }],
     });
 
-  const store = openApprovalStore({ stateHome: stateHomeOf(host.env, host.home), uid: host.uid, workspace: policy.workspace.host });
+  const store = openApprovalStore({
+    stateHome: stateHomeOf(host.env, host.home),
+    uid: host.uid,
+    workspace: policy.workspace.host,
+  });
   const now = Date.now();
   const remembered = lookupDecision(store, profile, fingerprint, now);
   if (remembered === 'deny') {
     record('deny', 'stored');
-    throw denied('denied earlier for this profile (remembered for 10 minutes)', 'change the command, or wait for the denial to expire');
+    throw denied(
+      'denied earlier for this profile (remembered for 10 minutes)',
+      'change the command, or wait for the denial to expire',
+    );
   }
   if (remembered === 'allow') {
     record('always', 'stored');
@@ -167,11 +182,17 @@ export async function gateCommand(input: GateInput): Promise<void> {
   if (answer === 'nobody') {
     record('refused', input.approve ? 'no-tty' : 'policy');
     throw denied(
-      input.approve ? 'needs approval, and there is no terminal to ask on' : 'needs approval, and approvals are off (--approval never)',
+      input.approve
+        ? 'needs approval, and there is no terminal to ask on'
+        : 'needs approval, and approvals are off (--approval never)',
       "add it to the profile's commands.allow, or run sbx on a terminal with --approval prompt",
     );
   }
   record(answer, 'user');
   if (answer === 'always' || answer === 'deny') await recordDecision(store, profile, fingerprint, answer, now);
-  if (answer === 'deny') throw denied('denied by the user', "the denial is remembered for 10 minutes; to allow it for good, add it to the profile's commands.allow");
+  if (answer === 'deny')
+    throw denied(
+      'denied by the user',
+      "the denial is remembered for 10 minutes; to allow it for good, add it to the profile's commands.allow",
+    );
 }

@@ -28,7 +28,10 @@ export function checkCommand(policy: Policy): string {
   }
   const candidates = name.includes('/')
     ? [posix.resolve(policy.cwd, name)]
-    : (policy.env.vars.PATH ?? '').split(':').filter(Boolean).map((dir) => posix.join(posix.resolve(policy.cwd, dir), name));
+    : (policy.env.vars.PATH ?? '')
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => posix.join(posix.resolve(policy.cwd, dir), name));
   let sawNoExec: string | undefined;
   for (const inside of candidates) {
     const host = hostPathOf(policy.mounts, inside);
@@ -38,11 +41,13 @@ export function checkCommand(policy: Policy): string {
     if (state === 'no-exec') sawNoExec ??= inside;
   }
   if (sawNoExec) {
-    throw new SbxError('COMMAND_NOT_EXECUTABLE', `${sawNoExec} is not executable`, { hint: `chmod +x it, or run it through its interpreter (e.g. sh ${name})` });
+    throw new SbxError('COMMAND_NOT_EXECUTABLE', `${sawNoExec} is not executable`, {
+      hint: `chmod +x it, or run it through its interpreter (e.g. sh ${name})`,
+    });
   }
   throw new SbxError('COMMAND_NOT_FOUND', `command not found in the sandbox: ${name}`, {
     hint: name.includes('/')
-      ? 'check the path; only the workspace and the profile\'s binds are visible inside'
+      ? "check the path; only the workspace and the profile's binds are visible inside"
       : `searched PATH=${policy.env.vars.PATH ?? ''}; if it is installed elsewhere, add its directory to the profile's read_only list`,
   });
 }

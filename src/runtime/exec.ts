@@ -55,7 +55,15 @@ export type ExecResult =
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
   /** nsjail ended (launcher: 'nsjail'): how, and its log; whether the command ran is for the log to say. */
-  | ({ kind: 'supervised'; code: number | null; signal: NodeJS.Signals | null; log: string; durationMs: number; timedOut: boolean; interrupts: Interrupt[] } & Captured);
+  | ({
+      kind: 'supervised';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      log: string;
+      durationMs: number;
+      timedOut: boolean;
+      interrupts: Interrupt[];
+    } & Captured);
 
 /** Capture mode: the kept head of each stream, and how many bytes each carried in all. */
 export interface Captured {
@@ -96,7 +104,10 @@ function leakedDescriptors(): number[] {
 /** The pid (host view) of the sandboxed command: the child of bwrap's pid-1 init. */
 function commandPid(initPid: number): number | undefined {
   try {
-    const children = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    const children = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
     return children.length > 0 ? Number(children[0]) : initPid;
   } catch {
     return undefined;
@@ -272,9 +283,14 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
     const captured: Captured = {};
     if (stdout && stderr) {
       const [out, err] = [stdout(), stderr()];
-      Object.assign(captured, { stdout: out.buf, stderr: err.buf, streamBytes: { stdout: out.total, stderr: err.total } });
+      Object.assign(captured, {
+        stdout: out.buf,
+        stderr: err.buf,
+        streamBytes: { stdout: out.total, stderr: err.total },
+      });
     }
-    if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, interrupts, ...captured };
+    if (opts.launcher === 'nsjail')
+      return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, interrupts, ...captured };
     const childCode = statusValue('exit-code');
     if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, interrupts, ...captured };
     // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
@@ -285,7 +301,14 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
     if (signal !== null && (received.size > 0 || timedOut)) {
       // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
       // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-      return { kind: 'ran', code: 128 + signalNumber(firstSignal ?? signal), durationMs, timedOut, interrupts, ...captured };
+      return {
+        kind: 'ran',
+        code: 128 + signalNumber(firstSignal ?? signal),
+        durationMs,
+        timedOut,
+        interrupts,
+        ...captured,
+      };
     }
     return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr().buf } : {}) };
   } finally {

@@ -1,7 +1,20 @@
 // Probes the host once per run: paths the profile names, the invoking user, bwrap and its features.
 // Everything here is cheap synchronous syscalls; the one spawn (`bwrap --version`) is cached by the
 // binary's identity.
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
@@ -81,9 +94,17 @@ const INSTALL_BWRAP_HINT =
 
 function readVersion(bwrap: string): string {
   try {
-    return execFileSync(bwrap, ['--version'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+    return execFileSync(bwrap, ['--version'], {
+      encoding: 'utf8',
+      env: {},
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    }).trim();
   } catch (cause) {
-    throw new SbxError('BWRAP_MISSING', `${bwrap} does not run: ${(cause as Error).message.split('\n')[0]}`, { cause, hint: INSTALL_BWRAP_HINT });
+    throw new SbxError('BWRAP_MISSING', `${bwrap} does not run: ${(cause as Error).message.split('\n')[0]}`, {
+      cause,
+      hint: INSTALL_BWRAP_HINT,
+    });
   }
 }
 
@@ -106,7 +127,10 @@ export interface BwrapInfo {
 /** Locate bwrap (SBX_BWRAP overrides) and learn its version, cached by the binary's inode and mtime. */
 export function probeBwrap(env: Record<string, string | undefined>, cacheDir: string | undefined): BwrapInfo {
   const path = env.SBX_BWRAP ?? findOnPath('bwrap', env.PATH);
-  if (!path) throw new SbxError('BWRAP_MISSING', 'bubblewrap (bwrap) is not installed or not on PATH', { hint: INSTALL_BWRAP_HINT });
+  if (!path)
+    throw new SbxError('BWRAP_MISSING', 'bubblewrap (bwrap) is not installed or not on PATH', {
+      hint: INSTALL_BWRAP_HINT,
+    });
   let id: string;
   try {
     const st = statSync(path);
@@ -157,16 +181,29 @@ const INSTALL_NSJAIL_HINT =
  */
 export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo {
   const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH);
-  if (!path) throw new SbxError('NSJAIL_MISSING', 'nsjail is not installed or not on PATH', { hint: INSTALL_NSJAIL_HINT });
+  if (!path)
+    throw new SbxError('NSJAIL_MISSING', 'nsjail is not installed or not on PATH', { hint: INSTALL_NSJAIL_HINT });
   if (!existsSync(path)) throw new SbxError('NSJAIL_MISSING', `${path} does not exist`, { hint: INSTALL_NSJAIL_HINT });
   let help: string;
   try {
-    help = execFileSync(path, ['--help'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+    help = execFileSync(path, ['--help'], {
+      encoding: 'utf8',
+      env: {},
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    });
   } catch (cause) {
-    throw new SbxError('NSJAIL_MISSING', `${path} does not run: ${(cause as Error).message.split('\n')[0]}`, { cause, hint: INSTALL_NSJAIL_HINT });
+    throw new SbxError('NSJAIL_MISSING', `${path} does not run: ${(cause as Error).message.split('\n')[0]}`, {
+      cause,
+      hint: INSTALL_NSJAIL_HINT,
+    });
   }
   if (!help.includes('experimental_mnt')) {
-    throw new SbxError('NSJAIL_MISSING', `${path} is too old: it has no --experimental_mnt (the new mount API sbx relies on)`, { hint: 'build nsjail from a 2024 or later source' });
+    throw new SbxError(
+      'NSJAIL_MISSING',
+      `${path} is too old: it has no --experimental_mnt (the new mount API sbx relies on)`,
+      { hint: 'build nsjail from a 2024 or later source' },
+    );
   }
   return { path, version: 'nsjail (no version flag; has --experimental_mnt)' };
 }

@@ -174,7 +174,11 @@ function excludeLine(rel: string, dir: boolean): string | undefined {
  * name, not descended. `root` is the (realpath of the) mount source; a root that cannot be read
  * throws, since nothing below it can be vouched for.
  */
-export function scanSensitiveFiles(root: string, rules: SensitiveRules, opts: { maxEntries?: number } = {}): SensitiveScan {
+export function scanSensitiveFiles(
+  root: string,
+  rules: SensitiveRules,
+  opts: { maxEntries?: number } = {},
+): SensitiveScan {
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES;
   const base = root.length > 1 && root.endsWith('/') ? root.slice(0, -1) : root;
   const absOf = (rel: string) => (rel === '' ? base : base === '/' ? `/${rel}` : `${base}/${rel}`);
@@ -334,7 +338,14 @@ function decideByGit(
       }
     }
     out.masks.push(...masked);
-    const view = wt && excludeView(wt, absOf, root, masked.filter((m) => !m.tracked));
+    const view =
+      wt &&
+      excludeView(
+        wt,
+        absOf,
+        root,
+        masked.filter((m) => !m.tracked),
+      );
     if (view) out.views.push(view);
   }
   return out;
@@ -437,7 +448,8 @@ function isInside(path: string, root: string): boolean {
  */
 /** A scan's paths, found under `from` (the pinned descriptor's /proc path), as paths under `to`. */
 function rebaseScan(scan: SensitiveScan, from: string, to: string): SensitiveScan {
-  const move = (path: string) => (path === from ? to : path.startsWith(`${from}/`) ? to + path.slice(from.length) : path);
+  const move = (path: string) =>
+    path === from ? to : path.startsWith(`${from}/`) ? to + path.slice(from.length) : path;
   return {
     ...scan,
     masks: scan.masks.map((m) => ({ ...m, path: move(m.path) })),
@@ -476,12 +488,18 @@ export function scanMountedTrees(
   const outer = roots.filter((root) => !roots.some((other) => other !== root && isInside(root, other)));
   for (const root of [...new Set(outer)]) {
     const via = opts.walkVia?.(root);
-    const walked = scanSensitiveFiles(via ?? root, rules, { maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned) });
+    const walked = scanSensitiveFiles(via ?? root, rules, {
+      maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned),
+    });
     const scan = via ? rebaseScan(walked, via, root) : walked;
     if (scan.truncated) {
-      throw new SbxError('SENSITIVE_SCAN_LIMIT', `the sensitive-file scan of ${root} passed ${opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES} entries: secret files in it could not all be masked`, {
-        hint: 'skip large generated directories with sensitive.skip (e.g. [node_modules, target]) in the profile, or use a smaller workspace',
-      });
+      throw new SbxError(
+        'SENSITIVE_SCAN_LIMIT',
+        `the sensitive-file scan of ${root} passed ${opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES} entries: secret files in it could not all be masked`,
+        {
+          hint: 'skip large generated directories with sensitive.skip (e.g. [node_modules, target]) in the profile, or use a smaller workspace',
+        },
+      );
     }
     scanned += scan.scanned;
     for (const m of scan.masks) {
@@ -512,7 +530,10 @@ export function scanMountedTrees(
  * covers the built-in lists, the profile's additions and the sbx version. The cache lives in a
  * sensitive root (never visible in a sandbox); a file that does not revive is recompiled.
  */
-export async function loadSensitiveRules(input: SensitiveRuleInput, cacheDir: string | undefined): Promise<SensitiveRules> {
+export async function loadSensitiveRules(
+  input: SensitiveRuleInput,
+  cacheDir: string | undefined,
+): Promise<SensitiveRules> {
   const key = createHash('sha256')
     .update(
       JSON.stringify([
@@ -545,7 +566,9 @@ export async function loadSensitiveRules(input: SensitiveRuleInput, cacheDir: st
     data = compileSensitiveRuleData(input);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new SbxError('PROFILE_INVALID', `sensitive: ${error.message}`, { hint: 'write minimatch globs relative to the mounted tree, e.g. "*.sqlite" or "secrets/"' });
+    throw new SbxError('PROFILE_INVALID', `sensitive: ${error.message}`, {
+      hint: 'write minimatch globs relative to the mounted tree, e.g. "*.sqlite" or "secrets/"',
+    });
   }
   if (file) {
     try {

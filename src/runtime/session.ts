@@ -38,7 +38,6 @@ function ensurePrivateDir(dir: string, uid: number): void {
   }
 }
 
-
 /** Remove session dirs whose owning sbx process is gone. Returns how many. */
 export function sweepSessions(base: string): number {
   let removed = 0;
@@ -84,7 +83,10 @@ export function openSession(env: Record<string, string | undefined>, uid: number
       },
     };
   } catch (cause) {
-    throw new SbxError('SESSION_DIR', `cannot create session directory ${dir}: ${(cause as Error).message}`, { cause, hint: 'check free space and permissions of ' + base });
+    throw new SbxError('SESSION_DIR', `cannot create session directory ${dir}: ${(cause as Error).message}`, {
+      cause,
+      hint: 'check free space and permissions of ' + base,
+    });
   }
 }
 

@@ -53,7 +53,11 @@ export const ERRNO_VALUES: Readonly<Record<SeccompErrno, number>> = { EPERM: 1, 
 export function hostSeccompArch(nodeArch: string): SeccompArch {
   if (nodeArch === 'x64') return 'x86_64';
   if (nodeArch === 'arm64') return 'aarch64';
-  throw new SbxError('SECCOMP_UNSUPPORTED_ARCH', `sbx has no seccomp syscall table for the ${JSON.stringify(nodeArch)} architecture`, {
-    hint: 'set seccomp.preset: off in the profile (no syscall filter), or run on x86_64 or aarch64',
-  });
+  throw new SbxError(
+    'SECCOMP_UNSUPPORTED_ARCH',
+    `sbx has no seccomp syscall table for the ${JSON.stringify(nodeArch)} architecture`,
+    {
+      hint: 'set seccomp.preset: off in the profile (no syscall filter), or run on x86_64 or aarch64',
+    },
+  );
 }

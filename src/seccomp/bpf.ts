@@ -61,7 +61,12 @@ export type AsmItem =
   | { kind: 'goto'; target: string }
   | { kind: 'ret'; k: number };
 
-const JUMP_CODES: Readonly<Record<JumpOp, number>> = { jeq: BPF_OP.JEQ, jgt: BPF_OP.JGT, jge: BPF_OP.JGE, jset: BPF_OP.JSET };
+const JUMP_CODES: Readonly<Record<JumpOp, number>> = {
+  jeq: BPF_OP.JEQ,
+  jgt: BPF_OP.JGT,
+  jge: BPF_OP.JGE,
+  jset: BPF_OP.JSET,
+};
 const MAX_SHORT_OFFSET = 0xff;
 
 /**
@@ -143,7 +148,12 @@ function emit(
           out.push({ code: BPF_OP.JA, jt: 0, jf: 0, k: resolve(item.ifFalse, pc + 3, labels, i) - (pc + 3) });
         } else {
           const next = pc + 1;
-          out.push({ code, jt: resolve(item.ifTrue, next, labels, i) - next, jf: resolve(item.ifFalse, next, labels, i) - next, k: item.k });
+          out.push({
+            code,
+            jt: resolve(item.ifTrue, next, labels, i) - next,
+            jf: resolve(item.ifFalse, next, labels, i) - next,
+            k: item.k,
+          });
         }
         return;
       }
@@ -157,7 +167,8 @@ export function encodeProgram(program: readonly BpfInstruction[]): Uint8Array {
   const bytes = new Uint8Array(program.length * 8);
   const view = new DataView(bytes.buffer);
   program.forEach((insn, i) => {
-    if (!Number.isInteger(insn.k) || insn.k < 0 || insn.k > 0xffffffff) throw new RangeError(`BPF constant ${insn.k} is not a u32`);
+    if (!Number.isInteger(insn.k) || insn.k < 0 || insn.k > 0xffffffff)
+      throw new RangeError(`BPF constant ${insn.k} is not a u32`);
     if (insn.jt > MAX_SHORT_OFFSET || insn.jf > MAX_SHORT_OFFSET) throw new RangeError('BPF jump offset over 255');
     // Both supported arches are little-endian; the kernel reads the struct in host order.
     view.setUint16(i * 8, insn.code, true);

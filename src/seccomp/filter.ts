@@ -41,11 +41,15 @@ export function assembleSeccompFilter(rules: readonly SeccompRule[], arch: Secco
     { kind: 'jump', op: 'jeq', k: info.auditArch, ifTrue: undefined, ifFalse: KILL },
     { kind: 'load', offset: SECCOMP_DATA.nr },
   ];
-  if (info.x32Bit !== undefined) items.push({ kind: 'jump', op: 'jge', k: info.x32Bit, ifTrue: X32, ifFalse: undefined });
+  if (info.x32Bit !== undefined)
+    items.push({ kind: 'jump', op: 'jge', k: info.x32Bit, ifTrue: X32, ifFalse: undefined });
   dispatch(plan, 0, plan.length, items);
   for (const syscall of plan) if (needsBlock(syscall)) argumentChecks(syscall, items);
   if (info.x32Bit !== undefined) {
-    items.push({ kind: 'label', name: X32 }, { kind: 'jump', op: 'jeq', k: NR_SKIPPED_BY_TRACER, ifTrue: ALLOW, ifFalse: KILL });
+    items.push(
+      { kind: 'label', name: X32 },
+      { kind: 'jump', op: 'jeq', k: NR_SKIPPED_BY_TRACER, ifTrue: ALLOW, ifFalse: KILL },
+    );
   }
   items.push({ kind: 'label', name: KILL }, { kind: 'ret', k: SECCOMP_RET.KILL_PROCESS });
   items.push({ kind: 'label', name: ALLOW }, { kind: 'ret', k: SECCOMP_RET.ALLOW });
@@ -55,9 +59,13 @@ export function assembleSeccompFilter(rules: readonly SeccompRule[], arch: Secco
   }
   const program = assemble(items);
   if (program.length > BPF_MAX_INSTRUCTIONS) {
-    throw new SbxError('SECCOMP_INVALID', `the seccomp filter needs ${program.length} BPF instructions; the kernel accepts ${BPF_MAX_INSTRUCTIONS}`, {
-      hint: 'deny fewer syscalls in seccomp.add',
-    });
+    throw new SbxError(
+      'SECCOMP_INVALID',
+      `the seccomp filter needs ${program.length} BPF instructions; the kernel accepts ${BPF_MAX_INSTRUCTIONS}`,
+      {
+        hint: 'deny fewer syscalls in seccomp.add',
+      },
+    );
   }
   return encodeProgram(program);
 }
@@ -77,7 +85,13 @@ function dispatch(plan: readonly PlannedSyscall[], lo: number, hi: number, items
     if (lo === hi) items.push({ kind: 'goto', target: ALLOW });
     for (let i = lo; i < hi; i++) {
       const syscall = plan[i]!;
-      items.push({ kind: 'jump', op: 'jeq', k: syscall.nr, ifTrue: entryLabel(syscall), ifFalse: i === hi - 1 ? ALLOW : undefined });
+      items.push({
+        kind: 'jump',
+        op: 'jeq',
+        k: syscall.nr,
+        ifTrue: entryLabel(syscall),
+        ifFalse: i === hi - 1 ? ALLOW : undefined,
+      });
     }
     return;
   }
@@ -111,12 +125,24 @@ function argumentCheck(check: PlannedCheck, deny: string, pass: string, items: A
       return;
     case 'eq-low32':
       values.forEach((value, j) => {
-        items.push({ kind: 'jump', op: 'jeq', k: value, ifTrue: deny, ifFalse: j === values.length - 1 ? pass : undefined });
+        items.push({
+          kind: 'jump',
+          op: 'jeq',
+          k: value,
+          ifTrue: deny,
+          ifFalse: j === values.length - 1 ? pass : undefined,
+        });
       });
       return;
     case 'ne-list':
       values.forEach((value, j) => {
-        items.push({ kind: 'jump', op: 'jeq', k: value, ifTrue: pass, ifFalse: j === values.length - 1 ? deny : undefined });
+        items.push({
+          kind: 'jump',
+          op: 'jeq',
+          k: value,
+          ifTrue: pass,
+          ifFalse: j === values.length - 1 ? deny : undefined,
+        });
       });
       return;
   }

@@ -30,7 +30,8 @@ export function renderKafelPolicy(rules: readonly SeccompRule[], arch: SeccompAr
       const entries = byErrno.get(errnoValue) ?? [];
       entries.push({ nr: syscall.nr, comment: syscall.name, tests });
       const x32 = arch === 'x86_64' ? x32Number(syscall.name, syscall.nr) : undefined;
-      if (x32 !== undefined) entries.push({ nr: (X32_SYSCALL_BIT | x32) >>> 0, comment: `${syscall.name} (x32)`, tests });
+      if (x32 !== undefined)
+        entries.push({ nr: (X32_SYSCALL_BIT | x32) >>> 0, comment: `${syscall.name} (x32)`, tests });
       byErrno.set(errnoValue, entries);
     }
   }
@@ -64,7 +65,9 @@ function renderEntry(entry: KafelEntry): string {
   const lastArg = Math.max(...entry.tests.map((test) => test.arg));
   const params = Array.from({ length: lastArg + 1 }, (_, i) => `a${i}`).join(', ');
   const condition =
-    entry.tests.length === 1 ? renderTest(entry.tests[0]!) : entry.tests.map((test) => `(${renderTest(test)})`).join(' || ');
+    entry.tests.length === 1
+      ? renderTest(entry.tests[0]!)
+      : entry.tests.map((test) => `(${renderTest(test)})`).join(' || ');
   return `${id}(${params}) { ${condition} }`;
 }
 

@@ -84,7 +84,11 @@ export function planForArch(rules: readonly SeccompRule[], arch: SeccompArch): P
     return {
       name,
       nr: syscallNumber(arch, name)!,
-      checks: chain.map((rule) => ({ errno: rule.errno, errnoValue: ERRNO_VALUES[rule.errno], when: normalizeTest(rule.when) })),
+      checks: chain.map((rule) => ({
+        errno: rule.errno,
+        errnoValue: ERRNO_VALUES[rule.errno],
+        when: normalizeTest(rule.when),
+      })),
     };
   });
   return planned.sort((a, b) => a.nr - b.nr);
@@ -94,20 +98,25 @@ export function planForArch(rules: readonly SeccompRule[], arch: SeccompArch): P
 function checkRule(rule: SeccompRule): void {
   const invalid = (message: string) =>
     new SbxError('SECCOMP_INVALID', `seccomp rule for ${JSON.stringify(rule.syscall)}: ${message}`, {
-      hint: 'derive seccomp rules with resolveSeccompRules from the profile\'s seccomp settings',
+      hint: "derive seccomp rules with resolveSeccompRules from the profile's seccomp settings",
     });
   if (!isKnownSyscall(rule.syscall)) {
-    throw new SbxError('SECCOMP_INVALID', describeUnknown(rule.syscall), { hint: 'fix or drop the name in seccomp.add' });
+    throw new SbxError('SECCOMP_INVALID', describeUnknown(rule.syscall), {
+      hint: 'fix or drop the name in seccomp.add',
+    });
   }
   if (!Object.hasOwn(ERRNO_VALUES, rule.errno)) throw invalid(`unknown errno ${JSON.stringify(rule.errno)}`);
   const when = rule.when;
   if (when === undefined) return;
   if (!['masked-any', 'eq-low32', 'ne-list'].includes(when.op)) throw invalid(`unknown op ${JSON.stringify(when.op)}`);
-  if (!Number.isInteger(when.arg) || when.arg < 0 || when.arg > 5) throw invalid(`argument index ${when.arg} is not 0..5`);
+  if (!Number.isInteger(when.arg) || when.arg < 0 || when.arg > 5)
+    throw invalid(`argument index ${when.arg} is not 0..5`);
   const values = Array.isArray(when.value) ? when.value : [when.value];
   if (values.length === 0) throw invalid(`${when.op} needs at least one value`);
-  if (!values.every((v) => Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) throw invalid('argument values must be 32-bit unsigned integers');
-  if (when.op === 'masked-any' && (values.length !== 1 || values[0] === 0)) throw invalid('masked-any takes one non-zero mask');
+  if (!values.every((v) => Number.isInteger(v) && v >= 0 && v <= 0xffffffff))
+    throw invalid('argument values must be 32-bit unsigned integers');
+  if (when.op === 'masked-any' && (values.length !== 1 || values[0] === 0))
+    throw invalid('masked-any takes one non-zero mask');
 }
 
 function normalizeTest(when: SeccompArgTest | undefined): NormalizedArgTest | undefined {

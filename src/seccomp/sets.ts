@@ -5,8 +5,14 @@ import type { SeccompArgTest, SeccompErrno, SeccompPreset, SeccompRule } from '.
 // <linux/sched.h>. CLONE_NEWTIME (0x80) sits inside CSIGNAL, the exit-signal byte of clone(2)'s
 // flags, so clone() cannot create a time namespace (kernel/fork.c strips CSIGNAL from the flags):
 // only unshare() and clone3() can, and the latter is refused outright.
-const CLONE_NEW_NAMESPACES = 0x00020000 /* NEWNS */ | 0x02000000 /* NEWCGROUP */ | 0x04000000 /* NEWUTS */ |
-  0x08000000 /* NEWIPC */ | 0x10000000 /* NEWUSER */ | 0x20000000 /* NEWPID */ | 0x40000000; /* NEWNET */
+const CLONE_NEW_NAMESPACES =
+  0x00020000 /* NEWNS */ |
+  0x02000000 /* NEWCGROUP */ |
+  0x04000000 /* NEWUTS */ |
+  0x08000000 /* NEWIPC */ |
+  0x10000000 /* NEWUSER */ |
+  0x20000000 /* NEWPID */ |
+  0x40000000; /* NEWNET */
 const CLONE_NEWTIME = 0x00000080;
 
 // <asm-generic/ioctls.h>, the same on x86_64 and aarch64.
@@ -36,7 +42,19 @@ export const IO_URING_SYSCALLS: readonly string[] = ['io_uring_setup', 'io_uring
 const DEFAULT_RULES: readonly SeccompRule[] = [
   // Mount table changes. bwrap built the mount namespace; letting the command rearrange it could
   // uncover what bwrap hid (the new mount API and open_tree/open_tree_attr clone existing trees).
-  ...deny(['mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'open_tree_attr', 'fsopen', 'fsconfig', 'fsmount', 'fspick', 'mount_setattr']),
+  ...deny([
+    'mount',
+    'umount2',
+    'pivot_root',
+    'move_mount',
+    'open_tree',
+    'open_tree_attr',
+    'fsopen',
+    'fsconfig',
+    'fsmount',
+    'fspick',
+    'mount_setattr',
+  ]),
   // Namespaces: a fresh user namespace hands out capabilities over new mount/net namespaces and is
   // the entry point of most unprivileged kernel exploits; setns could re-enter a namespace by fd.
   denyWhen('clone', { arg: 0, op: 'masked-any', value: CLONE_NEW_NAMESPACES }),
@@ -71,7 +89,18 @@ const DEFAULT_RULES: readonly SeccompRule[] = [
   // Obsolete or raw hardware access. Most are unimplemented today; denying them costs nothing and
   // keeps the set honest if a kernel still has them (uselib: CVE-2004-1235; iopl/ioperm: port I/O).
   // vm86/vm86old exist only on 32-bit x86, so no supported table names them.
-  ...deny(['uselib', '_sysctl', 'nfsservctl', 'lookup_dcookie', 'iopl', 'ioperm', 'create_module', 'get_kernel_syms', 'query_module', 'afs_syscall']),
+  ...deny([
+    'uselib',
+    '_sysctl',
+    'nfsservctl',
+    'lookup_dcookie',
+    'iopl',
+    'ioperm',
+    'create_module',
+    'get_kernel_syms',
+    'query_module',
+    'afs_syscall',
+  ]),
 ];
 
 // strict: everything in default, plus calls a build or an agent has no business making.

@@ -67,7 +67,8 @@ export function parseBwrapArgs(args: readonly string[]): ParsedBwrap {
   for (let i = 0; i < args.length; ) {
     const flag = args[i]!;
     if (flag === '--') {
-      if (Object.keys(pending).length > 0) throw new Error(`modifier ${Object.keys(pending).join(',')} not followed by a mount`);
+      if (Object.keys(pending).length > 0)
+        throw new Error(`modifier ${Object.keys(pending).join(',')} not followed by a mount`);
       return { ops, command: args.slice(i + 1) };
     }
     const arity = ARITY[flag];
@@ -78,8 +79,10 @@ export function parseBwrapArgs(args: readonly string[]): ParsedBwrap {
       if (pending[flag] !== undefined) throw new Error(`${flag} given twice for one mount at index ${i}`);
       pending[flag] = operands[0]!;
     } else {
-      if (Object.keys(pending).length > 0 && !MOUNT_FLAGS.has(flag)) throw new Error(`modifier before non-mount ${flag} at index ${i}`);
-      if (pending['--size'] !== undefined && flag !== '--tmpfs') throw new Error(`--size must be followed by --tmpfs (index ${i})`);
+      if (Object.keys(pending).length > 0 && !MOUNT_FLAGS.has(flag))
+        throw new Error(`modifier before non-mount ${flag} at index ${i}`);
+      if (pending['--size'] !== undefined && flag !== '--tmpfs')
+        throw new Error(`--size must be followed by --tmpfs (index ${i})`);
       ops.push({ flag, operands, modifiers: pending, index: i });
       pending = {};
     }
@@ -90,7 +93,9 @@ export function parseBwrapArgs(args: readonly string[]): ParsedBwrap {
 
 /** The target (path inside the sandbox) of a mount op. */
 export function mountTarget(op: BwrapOp): string {
-  return op.flag === '--tmpfs' || op.flag === '--proc' || op.flag === '--dev' || op.flag === '--remount-ro' ? op.operands[0]! : op.operands[1]!;
+  return op.flag === '--tmpfs' || op.flag === '--proc' || op.flag === '--dev' || op.flag === '--remount-ro'
+    ? op.operands[0]!
+    : op.operands[1]!;
 }
 
 export function mountOps(parsed: ParsedBwrap): BwrapOp[] {
@@ -130,7 +135,10 @@ export function hiddenMounts(mounts: readonly BwrapOp[]): string[] {
     for (const earlier of mounts.slice(0, j)) {
       const a = mountTarget(earlier);
       const b = mountTarget(later);
-      if (a !== b && isWithinPath(a, b)) out.push(`${earlier.flag} ${a} (argv ${earlier.index}) is hidden by the later ${later.flag} ${b} (argv ${later.index})`);
+      if (a !== b && isWithinPath(a, b))
+        out.push(
+          `${earlier.flag} ${a} (argv ${earlier.index}) is hidden by the later ${later.flag} ${b} (argv ${later.index})`,
+        );
     }
   });
   return out;

@@ -10,7 +10,8 @@ export const UPDATE_GOLDEN = process.env.SBX_UPDATE_GOLDEN === '1';
 export function toGoldenText(argv: readonly string[]): string {
   for (const arg of argv) {
     // One argument per line only works if no argument spans lines.
-    if (/[\n\r]/.test(arg)) throw new Error(`argument ${JSON.stringify(arg)} contains a line break; golden files cannot hold it`);
+    if (/[\n\r]/.test(arg))
+      throw new Error(`argument ${JSON.stringify(arg)} contains a line break; golden files cannot hold it`);
   }
   return argv.join('\n') + '\n';
 }
@@ -29,9 +30,12 @@ export function expectGolden(file: string, argv: readonly string[]): void {
     return;
   }
   if (!existsSync(file)) {
-    throw new Error(`missing golden file ${relative(REPO_ROOT, file)}: review the argv, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/core/golden.test.ts`);
+    throw new Error(
+      `missing golden file ${relative(REPO_ROOT, file)}: review the argv, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/core/golden.test.ts`,
+    );
   }
-  expect([...argv], `argv differs from ${relative(REPO_ROOT, file)} (a security-relevant change: review, then SBX_UPDATE_GOLDEN=1)`).toEqual(
-    fromGoldenText(readFileSync(file, 'utf8')),
-  );
+  expect(
+    [...argv],
+    `argv differs from ${relative(REPO_ROOT, file)} (a security-relevant change: review, then SBX_UPDATE_GOLDEN=1)`,
+  ).toEqual(fromGoldenText(readFileSync(file, 'utf8')));
 }

@@ -49,7 +49,12 @@ export function loadHost(name: string): Host {
 }
 
 /** Variables as the runtime builds them (src/api.ts): workspace is the realpath of the requested one. */
-export function fixtureVars(host: Host, profile: Profile, request: RunRequest, session = FIXTURE_SESSION.id): Variables {
+export function fixtureVars(
+  host: Host,
+  profile: Profile,
+  request: RunRequest,
+  session = FIXTURE_SESSION.id,
+): Variables {
   const base = { home: host.home, cwd: host.cwd, session };
   const requested = requestedWorkspace(profile, request, base);
   const fact = host.paths[requested];
@@ -60,7 +65,11 @@ export function fixtureVars(host: Host, profile: Profile, request: RunRequest, s
 export async function loadBuiltin(name: string): Promise<ResolvedProfile> {
   const empty = mkdtempSync(join(tmpdir(), 'sbx-golden-'));
   try {
-    return await loadProfile(name, { cwd: empty, configHome: empty, builtinDir: BUILTIN_PROFILES_DIR, cacheDir: undefined }, 'test');
+    return await loadProfile(
+      name,
+      { cwd: empty, configHome: empty, builtinDir: BUILTIN_PROFILES_DIR, cacheDir: undefined },
+      'test',
+    );
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }
@@ -83,7 +92,12 @@ export interface Pipeline {
 export async function runPipeline(
   profileName: string,
   hostName: string,
-  options: { request?: Partial<RunRequest>; bwrap?: Partial<BwrapHost>; mutateHost?: (host: Host) => void; profile?: Partial<Profile> } = {},
+  options: {
+    request?: Partial<RunRequest>;
+    bwrap?: Partial<BwrapHost>;
+    mutateHost?: (host: Host) => void;
+    profile?: Partial<Profile>;
+  } = {},
 ): Promise<Pipeline> {
   const builtin = await loadBuiltin(profileName);
   const resolved = options.profile ? { ...builtin, profile: { ...builtin.profile, ...options.profile } } : builtin;
@@ -91,7 +105,18 @@ export async function runPipeline(
   options.mutateHost?.(host);
   const request = requestFor(profileName, options.request);
   const vars = fixtureVars(host, resolved.profile, request);
-  const policy = derivePolicy({ profileName: resolved.name, profileHash: resolved.hash, profile: resolved.profile, request, host, vars });
-  const launch = compileBwrap(policy, FIXTURE_SESSION, { ...FIXTURE_BWRAP, stdinIsTty: host.stdinIsTty, ...options.bwrap });
+  const policy = derivePolicy({
+    profileName: resolved.name,
+    profileHash: resolved.hash,
+    profile: resolved.profile,
+    request,
+    host,
+    vars,
+  });
+  const launch = compileBwrap(policy, FIXTURE_SESSION, {
+    ...FIXTURE_BWRAP,
+    stdinIsTty: host.stdinIsTty,
+    ...options.bwrap,
+  });
   return { resolved, host, vars, policy, launch, argv: [launch.file, ...expandArgsFd(launch)] };
 }

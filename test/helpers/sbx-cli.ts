@@ -21,13 +21,23 @@ export const SAFETY_MS = 15_000;
 /** A clear failure (in beforeAll) when the suite cannot run here; never a silent skip. */
 export function requireIntegrationPrerequisites(): void {
   for (const file of [DIST_API, DIST_CLI]) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first (or set SBX_SKIP_INTEGRATION=1 to skip the real-bwrap suites)`);
+    if (!existsSync(file))
+      throw new Error(
+        `${file} is missing: run \`npm run build\` first (or set SBX_SKIP_INTEGRATION=1 to skip the real-bwrap suites)`,
+      );
   }
   const which = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' });
-  if (which.status !== 0) throw new Error('bwrap is not on PATH: apt-get install bubblewrap (or set SBX_SKIP_INTEGRATION=1)');
-  const probe = spawnSync('bwrap', ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], { encoding: 'utf8' });
+  if (which.status !== 0)
+    throw new Error('bwrap is not on PATH: apt-get install bubblewrap (or set SBX_SKIP_INTEGRATION=1)');
+  const probe = spawnSync(
+    'bwrap',
+    ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { encoding: 'utf8' },
+  );
   if (probe.status !== 0) {
-    throw new Error(`bwrap cannot create a user namespace here (exit ${probe.status}): ${probe.stderr.trim()}; enable unprivileged user namespaces (or set SBX_SKIP_INTEGRATION=1)`);
+    throw new Error(
+      `bwrap cannot create a user namespace here (exit ${probe.status}): ${probe.stderr.trim()}; enable unprivileged user namespaces (or set SBX_SKIP_INTEGRATION=1)`,
+    );
   }
 }
 
@@ -120,7 +130,11 @@ export interface Started {
 }
 
 /** Start a process and collect its output; `done` also waits for the pipes (held by any descendant). */
-export function start(file: string, args: readonly string[], opts: SpawnOptions & { stdin?: 'pipe' | 'ignore' }): Started {
+export function start(
+  file: string,
+  args: readonly string[],
+  opts: SpawnOptions & { stdin?: 'pipe' | 'ignore' },
+): Started {
   const stdinMode = opts.input !== undefined ? 'pipe' : (opts.stdin ?? 'ignore');
   const child = spawn(file, args, { env: opts.env, cwd: opts.cwd, stdio: stdioFor(opts, stdinMode) });
   const stdout: Buffer[] = [];
@@ -150,7 +164,12 @@ export function start(file: string, args: readonly string[], opts: SpawnOptions 
     (child.stdio[Number(fd)] as Readable).on('data', (c: Buffer) => chunks.push(c));
   }
   child.stdout!.on('end', () => {
-    for (const w of waiters.splice(0)) w.reject(new Error(`stdout ended before a line matching ${w.re}; stdout: ${JSON.stringify(text)}, stderr: ${JSON.stringify(Buffer.concat(stderr).toString())}`));
+    for (const w of waiters.splice(0))
+      w.reject(
+        new Error(
+          `stdout ended before a line matching ${w.re}; stdout: ${JSON.stringify(text)}, stderr: ${JSON.stringify(Buffer.concat(stderr).toString())}`,
+        ),
+      );
   });
   if (opts.input !== undefined) {
     child.stdin!.on('error', () => {});
@@ -160,7 +179,11 @@ export function start(file: string, args: readonly string[], opts: SpawnOptions 
   const done = new Promise<Ran>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`safety timeout: ${[file, ...args].join(' ')} still running after ${timeoutMs} ms; stdout so far: ${JSON.stringify(text.slice(-500))}`));
+      reject(
+        new Error(
+          `safety timeout: ${[file, ...args].join(' ')} still running after ${timeoutMs} ms; stdout so far: ${JSON.stringify(text.slice(-500))}`,
+        ),
+      );
     }, timeoutMs);
     child.once('error', (e) => {
       clearTimeout(timer);

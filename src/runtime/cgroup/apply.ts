@@ -8,7 +8,15 @@ import { CPU_PERIOD_US, cpuQuotaUs } from '../../limits/plan.js';
 import type { Violation } from '../../policy/violation.js';
 import { effectiveRlimits } from './rlimits.js';
 import { shellTrampoline, systemdScopeArgv } from './trampoline.js';
-import { hasCgroupFile, makeCgroup, parseKeyed, parseNumber, readCgroupFile, removeCgroup, writeCgroupFile } from './tree.js';
+import {
+  hasCgroupFile,
+  makeCgroup,
+  parseKeyed,
+  parseNumber,
+  readCgroupFile,
+  removeCgroup,
+  writeCgroupFile,
+} from './tree.js';
 import { xdgRuntimeDir } from '../../policy/user-dirs.js';
 
 export { sweepStaleCgroups } from './sweep.js';
@@ -75,7 +83,8 @@ function configureV1(controller: CgroupController, dir: string, s: CgroupSetting
   if (controller === 'memory' && s.memoryBytes !== undefined) {
     writeCgroupFile(dir, 'memory.limit_in_bytes', String(s.memoryBytes));
     // memsw (memory+swap) must be set after, and not below, the memory limit; present only with swapaccount=1.
-    if (hasCgroupFile(dir, 'memory.memsw.limit_in_bytes')) writeCgroupFile(dir, 'memory.memsw.limit_in_bytes', String(s.memoryBytes));
+    if (hasCgroupFile(dir, 'memory.memsw.limit_in_bytes'))
+      writeCgroupFile(dir, 'memory.memsw.limit_in_bytes', String(s.memoryBytes));
   }
   if (controller === 'pids' && s.pids !== undefined) writeCgroupFile(dir, 'pids.max', String(s.pids));
   if (controller === 'cpu' && s.cpus !== undefined) {
@@ -170,9 +179,15 @@ function collectFrom(plan: LimitPlan, dirs: readonly string[]): CollectedLimits 
   return { violations, peaks };
 }
 
-export async function prepareLimits(plan: LimitPlan, session: { id: string; dir: string }, opts: PrepareOptions = {}): Promise<PreparedLimits> {
+export async function prepareLimits(
+  plan: LimitPlan,
+  session: { id: string; dir: string },
+  opts: PrepareOptions = {},
+): Promise<PreparedLimits> {
   if (!SESSION_ID.test(session.id)) {
-    throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(session.id)} cannot name a cgroup`, { hint: 'session ids are letters, digits, "_", "." and "-"' });
+    throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(session.id)} cannot name a cgroup`, {
+      hint: 'session ids are letters, digits, "_", "." and "-"',
+    });
   }
   const root = opts.root ?? '';
   const fake = opts.root !== undefined;
@@ -195,7 +210,11 @@ export async function prepareLimits(plan: LimitPlan, session: { id: string; dir:
   if (plan.cgroup.kind === 'systemd-scope') {
     systemdRun = findOnPath('systemd-run', env);
     if (!systemdRun) {
-      throw new SbxError('LIMIT_UNENFORCEABLE', 'systemd-run is not on PATH, but the limit plan needs a systemd scope', { hint: 'install systemd, or run as root' });
+      throw new SbxError(
+        'LIMIT_UNENFORCEABLE',
+        'systemd-run is not on PATH, but the limit plan needs a systemd scope',
+        { hint: 'install systemd, or run as root' },
+      );
     }
   }
 
@@ -213,7 +232,13 @@ export async function prepareLimits(plan: LimitPlan, session: { id: string; dir:
         const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${process.getuid?.() ?? 0}`;
         const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
         const argv = systemdScopeArgv(
-          { systemdRun: systemdRun!, manager: cg.manager, unit: `${name}.scope`, settings: cg.settings, ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}) },
+          {
+            systemdRun: systemdRun!,
+            manager: cg.manager,
+            unit: `${name}.scope`,
+            settings: cg.settings,
+            ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}),
+          },
           rlimits,
         );
         return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
@@ -229,7 +254,10 @@ export async function prepareLimits(plan: LimitPlan, session: { id: string; dir:
       const results = await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) {
-        throw new SbxError('SANDBOX_SETUP', (failed.reason as Error).message, { cause: failed.reason, hint: 'the next sbx run sweeps it; or kill the listed processes and rmdir the cgroup as root' });
+        throw new SbxError('SANDBOX_SETUP', (failed.reason as Error).message, {
+          cause: failed.reason,
+          hint: 'the next sbx run sweeps it; or kill the listed processes and rmdir the cgroup as root',
+        });
       }
       cleaned = true;
     },

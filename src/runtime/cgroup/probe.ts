@@ -39,7 +39,8 @@ function read(path: string): string | undefined {
 const words = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean);
 
 /** proc(5): mountinfo escapes space, tab, newline and backslash as \ooo. */
-const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+const unescape = (field: string) =>
+  field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 
 function parseMountinfo(text: string): MountEntry[] {
   const out: MountEntry[] = [];
@@ -99,19 +100,30 @@ function canWrite(path: string, uid: number, ownUid: number): boolean {
   }
 }
 
-function probeV2(root: string, mount: MountEntry, ownHierarchyPath: string | undefined, uid: number, ownUid: number): Extract<HostLimitFacts['cgroup'], { kind: 'v2' }> {
+function probeV2(
+  root: string,
+  mount: MountEntry,
+  ownHierarchyPath: string | undefined,
+  uid: number,
+  ownUid: number,
+): Extract<HostLimitFacts['cgroup'], { kind: 'v2' }> {
   const mountDir = join(root, mount.point);
   const reachable = ownHierarchyPath !== undefined ? hostDir(root, mount, ownHierarchyPath) : undefined;
   const ownPath = reachable === undefined ? '/' : `/${reachable.slice(mountDir.length).replace(/^\/+/, '')}`;
   const parent = v2SessionParent(mountDir, ownPath);
   const subtree = words(read(join(parent, 'cgroup.subtree_control')));
   const writable =
-    reachable !== undefined && !mount.readOnly && canWrite(parent, uid, ownUid) && canWrite(join(parent, 'cgroup.procs'), uid, ownUid);
+    reachable !== undefined &&
+    !mount.readOnly &&
+    canWrite(parent, uid, ownUid) &&
+    canWrite(join(parent, 'cgroup.procs'), uid, ownUid);
   // "No internal processes": a non-root cgroup can hand controllers to children only while it holds
   // no process itself. The true root is exempt, and is the only cgroup without cgroup.events.
   const isTrueRoot = !existsSync(join(parent, 'cgroup.events'));
   const canEnable =
-    writable && canWrite(join(parent, 'cgroup.subtree_control'), uid, ownUid) && (isTrueRoot || words(read(join(parent, 'cgroup.procs'))).length === 0);
+    writable &&
+    canWrite(join(parent, 'cgroup.subtree_control'), uid, ownUid) &&
+    (isTrueRoot || words(read(join(parent, 'cgroup.procs'))).length === 0);
   const available = canEnable ? words(read(join(parent, 'cgroup.controllers'))) : [];
   return { kind: 'v2', mount: mountDir, ownPath, writable, controllers: [...new Set([...subtree, ...available])] };
 }
@@ -146,7 +158,9 @@ export function probeCgroupFacts(opts: ProbeOptions = {}): HostLimitFacts {
   const v2Mount = v2Mounts.find((m) => m.point === '/sys/fs/cgroup') ?? v2Mounts[0];
   // In systemd's hybrid layout a cgroup2 hierarchy is mounted but every controller is bound to v1:
   // its root lists none of ours, and v1 is what can enforce limits.
-  const v2Useful = v2Mount !== undefined && words(read(join(root, v2Mount.point, 'cgroup.controllers'))).some((c) => (CONTROLLERS as string[]).includes(c));
+  const v2Useful =
+    v2Mount !== undefined &&
+    words(read(join(root, v2Mount.point, 'cgroup.controllers'))).some((c) => (CONTROLLERS as string[]).includes(c));
 
   const v1Dirs = Object.fromEntries(
     CONTROLLERS.map((c) => {
@@ -161,7 +175,8 @@ export function probeCgroupFacts(opts: ProbeOptions = {}): HostLimitFacts {
   if (v2Mount && (v2Useful || v1Mounted.length === 0)) {
     cgroup = probeV2(root, v2Mount, own.v2, uid, ownUid);
   } else if (v1Mounted.length > 0) {
-    const readOnly = (dir: string) => mounts.some((m) => m.fstype === 'cgroup' && m.readOnly && dir.startsWith(join(root, m.point)));
+    const readOnly = (dir: string) =>
+      mounts.some((m) => m.fstype === 'cgroup' && m.readOnly && dir.startsWith(join(root, m.point)));
     const writable = v1Mounted.every((c) => !readOnly(v1Dirs[c]!) && canWrite(v1Dirs[c]!, uid, ownUid));
     cgroup = { kind: 'v1', controllers: v1Dirs, writable };
   } else {

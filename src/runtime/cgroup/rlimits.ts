@@ -44,7 +44,8 @@ function countTasksOf(root: string, uid: number): number {
     try {
       const status = readFileSync(join(root, '/proc', name, 'status'), 'utf8');
       // RLIMIT_NPROC is charged to the real uid, the first of the four on the Uid: line.
-      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) count += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid)
+        count += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
     } catch {
       // exited meanwhile
     }

@@ -44,11 +44,19 @@ export function rlimitCommand(r: Rlimit): string {
  * `unset` names variables the trampoline needed (systemd-run's XDG_RUNTIME_DIR) but the launcher must
  * not see: bwrap's own environment is visible inside the sandbox as pid 1's.
  */
-export function shellTrampoline(procsFiles: readonly string[], rlimits: readonly Rlimit[], unset: readonly string[] = []): string[] {
+export function shellTrampoline(
+  procsFiles: readonly string[],
+  rlimits: readonly Rlimit[],
+  unset: readonly string[] = [],
+): string[] {
   const script = [
     ...(unset.length > 0 ? [`unset ${unset.join(' ')}`] : []),
     `for f; do shift; [ "$f" = -- ] && break; echo 0 > "$f" || { echo "sbx: cannot move into cgroup $f" >&2; exit ${SETUP_FAILED}; }; done`,
-    ...(rlimits.length > 0 ? [`${rlimits.map(rlimitCommand).join(' && ')} || { echo "sbx: cannot set resource limits" >&2; exit ${SETUP_FAILED}; }`] : []),
+    ...(rlimits.length > 0
+      ? [
+          `${rlimits.map(rlimitCommand).join(' && ')} || { echo "sbx: cannot set resource limits" >&2; exit ${SETUP_FAILED}; }`,
+        ]
+      : []),
     'exec "$@"',
   ].join('; ');
   return [SHELL, '-c', script, TRAMPOLINE_NAME, ...procsFiles, '--'];
@@ -60,7 +68,8 @@ export function scopeProperties(settings: CgroupSettings): string[] {
   if (settings.memoryBytes !== undefined) props.push(`MemoryMax=${settings.memoryBytes}`, 'MemorySwapMax=0');
   if (settings.pids !== undefined) props.push(`TasksMax=${settings.pids}`);
   // Whole percents: older systemd (before permyriad parsing) refuses decimals.
-  if (settings.cpus !== undefined) props.push(`CPUQuota=${Math.max(1, Math.round((cpuQuotaUs(settings.cpus) / CPU_PERIOD_US) * 100))}%`);
+  if (settings.cpus !== undefined)
+    props.push(`CPUQuota=${Math.max(1, Math.round((cpuQuotaUs(settings.cpus) / CPU_PERIOD_US) * 100))}%`);
   return props;
 }
 
@@ -81,7 +90,9 @@ export interface SystemdScopeArgs {
  * it failed, so a crashed run leaves no unit behind.
  */
 export function systemdScopeArgv(a: SystemdScopeArgs, rlimits: readonly Rlimit[]): string[] {
-  const head = a.runtimeDir ? [a.runtimeDir.env, `XDG_RUNTIME_DIR=${a.runtimeDir.value}`, a.systemdRun] : [a.systemdRun];
+  const head = a.runtimeDir
+    ? [a.runtimeDir.env, `XDG_RUNTIME_DIR=${a.runtimeDir.value}`, a.systemdRun]
+    : [a.systemdRun];
   return [
     ...head,
     ...(a.manager === 'user' ? ['--user'] : []),

@@ -98,7 +98,10 @@ export async function removeCgroup(dir: string, fake: boolean): Promise<void> {
       if (code === 'ENOENT') return;
       if ((code !== 'EBUSY' && code !== 'ENOTEMPTY') || performance.now() > deadline) {
         const left = listProcs(dir).length;
-        throw new Error(`cannot remove cgroup ${dir}: ${(e as Error).message}${left > 0 ? ` (${left} processes still inside after SIGKILL)` : ''}`, { cause: e });
+        throw new Error(
+          `cannot remove cgroup ${dir}: ${(e as Error).message}${left > 0 ? ` (${left} processes still inside after SIGKILL)` : ''}`,
+          { cause: e },
+        );
       }
     }
     await delay(REMOVE_RETRY_MS);

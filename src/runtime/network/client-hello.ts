@@ -148,7 +148,8 @@ function parseServerName(ext: Uint8Array): string {
     const name = c.bytes(c.u16());
     if (type !== NAME_TYPE_HOST) continue;
     if (host !== undefined) throw new Malformed('more than one host_name'); // RFC 6066 §3
-    if (name.length === 0 || name.length > 255 || name.some((b) => b <= 0x20 || b >= 0x7f)) throw new Malformed('bad host_name');
+    if (name.length === 0 || name.length > 255 || name.some((b) => b <= 0x20 || b >= 0x7f))
+      throw new Malformed('bad host_name');
     host = Array.from(name, (b) => String.fromCharCode(b)).join('');
   }
   if (host === undefined) throw new Malformed('server_name without a host_name');

@@ -98,7 +98,14 @@ export function createProxyState(init: {
       /* ignored on purpose */
     }
   };
-  const add = (host: string, port: number, count: number, bytesIn: number, bytesOut: number, into: Map<string, DestinationStats>): void => {
+  const add = (
+    host: string,
+    port: number,
+    count: number,
+    bytesIn: number,
+    bytesOut: number,
+    into: Map<string, DestinationStats>,
+  ): void => {
     const key = `${host} ${port}`;
     const entry = into.get(key) ?? { host, port, count: 0, bytesIn: 0, bytesOut: 0 };
     entry.count += count;

@@ -62,14 +62,18 @@ function waitConnected(socket: Socket, ms: number): Promise<'connected' | 'timeo
 
 export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, port: number): Promise<DialResult> {
   const byName = decideHost(ctx.rules, rawHost, port);
-  if (!byName.allowed) return { kind: 'refused', violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, byName.detail) };
+  if (!byName.allowed)
+    return { kind: 'refused', violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, byName.detail) };
   const host = normaliseHost(rawHost) as string; // decideHost refused every host without a normal form
   const literal = canonicalIp(host);
   let addresses: string[];
   if (literal) {
     addresses = [literal];
   } else {
-    const found = await withTimeout(ctx.resolve(host).catch((e: unknown) => e as Error), ctx.timeouts.resolveMs);
+    const found = await withTimeout(
+      ctx.resolve(host).catch((e: unknown) => e as Error),
+      ctx.timeouts.resolveMs,
+    );
     if (found === 'timeout' || found instanceof Error || found.length === 0) {
       const detail = found === 'timeout' ? 'name resolution timed out' : `cannot resolve ${host}`;
       ctx.failed(via, host, port, detail);

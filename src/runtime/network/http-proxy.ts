@@ -5,7 +5,13 @@
 // its own connection alive (node:http handles that), but no upstream connection is ever reused, so
 // every request, whatever host it names, is decided and dialled on its own and a pooled socket can
 // never carry a request for another host.
-import { request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  request as httpRequest,
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { normaliseHost } from '../../policy/egress.js';
@@ -44,7 +50,8 @@ export function parseAuthority(text: string, defaultPort?: number): { host: stri
 function parseAbsoluteUri(url: string): { host: string; port: number; path: string } | { error: string } {
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)([^#]*)/.exec(url);
   if (!m) return { error: 'sbx egress proxy: only absolute-URI requests (http://host/...) and CONNECT are served' };
-  if ((m[1] as string).toLowerCase() !== 'http') return { error: 'sbx egress proxy: use CONNECT for https and other schemes' };
+  if ((m[1] as string).toLowerCase() !== 'http')
+    return { error: 'sbx egress proxy: use CONNECT for https and other schemes' };
   const authority = (m[2] as string).slice((m[2] as string).lastIndexOf('@') + 1); // userinfo is dropped, never logged
   const target = parseAuthority(authority, 80);
   if (!target) return { error: 'sbx egress proxy: malformed host in request URI' };
@@ -106,7 +113,13 @@ async function onRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRes
     // A Host differing from the URI would have the destination serve a host the decision never saw.
     const same = claimed && normaliseHost(claimed.host) === normaliseHost(target.host) && claimed.port === target.port;
     if (!same) {
-      const v = ctx.refuse('http', displayHost(target.host), target.port, 'network.host', `Host header differs from request URI host ${displayHost(target.host)}:${target.port}`);
+      const v = ctx.refuse(
+        'http',
+        displayHost(target.host),
+        target.port,
+        'network.host',
+        `Host header differs from request URI host ${displayHost(target.host)}:${target.port}`,
+      );
       return reply(res, 403, refusalBody(v));
     }
   }

@@ -12,7 +12,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { EgressRules } from '../../policy/egress.js';
-import { createProxyState, DEFAULT_TIMEOUTS, type EgressEvent, type EgressStats, type EgressTimeouts } from './context.js';
+import {
+  createProxyState,
+  DEFAULT_TIMEOUTS,
+  type EgressEvent,
+  type EgressStats,
+  type EgressTimeouts,
+} from './context.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { createSocksProxy } from './socks-proxy.js';
@@ -63,9 +69,13 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
   const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
   const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
   if (Buffer.byteLength(socksSocket) > MAX_SOCKET_PATH) {
-    throw new SbxError('SANDBOX_SETUP', `egress proxy socket path is longer than ${MAX_SOCKET_PATH} bytes: ${socksSocket}`, {
-      hint: 'set XDG_RUNTIME_DIR to a shorter directory',
-    });
+    throw new SbxError(
+      'SANDBOX_SETUP',
+      `egress proxy socket path is longer than ${MAX_SOCKET_PATH} bytes: ${socksSocket}`,
+      {
+        hint: 'set XDG_RUNTIME_DIR to a shorter directory',
+      },
+    );
   }
   const state = createProxyState({
     rules: opts.rules,
@@ -83,11 +93,18 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
     await listen(socks, socksSocket);
   } catch (cause) {
     state.shutdown();
-    await Promise.all([http.listening ? closeServer(http) : undefined, socks.listening ? closeServer(socks) : undefined]);
-    throw new SbxError('SANDBOX_SETUP', `cannot listen on the egress proxy sockets in ${opts.socketDir}: ${(cause as Error).message}`, {
-      cause,
-      hint: 'the session directory must be writable and must not already hold egress-*.sock',
-    });
+    await Promise.all([
+      http.listening ? closeServer(http) : undefined,
+      socks.listening ? closeServer(socks) : undefined,
+    ]);
+    throw new SbxError(
+      'SANDBOX_SETUP',
+      `cannot listen on the egress proxy sockets in ${opts.socketDir}: ${(cause as Error).message}`,
+      {
+        cause,
+        hint: 'the session directory must be writable and must not already hold egress-*.sock',
+      },
+    );
   }
 
   let closing: Promise<void> | undefined;

@@ -73,7 +73,11 @@ export function runTunnel(
     switch (hello.kind) {
       case 'incomplete':
         helloTimer ??= setTimeout(
-          () => refuse('network.sni', `TLS ClientHello to ${target.host}:${target.port} not complete within ${ctx.timeouts.helloMs} ms`),
+          () =>
+            refuse(
+              'network.sni',
+              `TLS ClientHello to ${target.host}:${target.port} not complete within ${ctx.timeouts.helloMs} ms`,
+            ),
           ctx.timeouts.helloMs,
         );
         return;
@@ -86,7 +90,10 @@ export function runTunnel(
         const named = normaliseHost(hello.serverName);
         if (named === target.host) return pass();
         const shown = named ?? 'an invalid name';
-        return refuse('network.sni', `TLS server name ${shown} differs from tunnel target ${target.host}:${target.port}`);
+        return refuse(
+          'network.sni',
+          `TLS server name ${shown} differs from tunnel target ${target.host}:${target.port}`,
+        );
       }
     }
   };

@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { readReport } from '../../helpers/report.js';
 import type { Report } from '../../../src/report/report.js';
 
@@ -91,10 +98,13 @@ describe.skipIf(SKIP_INTEGRATION)('environment (real bwrap via bin/sbx.js)', () 
     }
   });
 
-  it('bwrap\'s init (pid 1 inside) shows no host variable in /proc/1/environ (control: /proc/self/environ outside does)', async () => {
+  it("bwrap's init (pid 1 inside) shows no host variable in /proc/1/environ (control: /proc/self/environ outside does)", async () => {
     const host = await runHost(['sh', '-c', 'tr "\\0" "\\n" < /proc/self/environ'], { env, cwd: t.workspace });
     expect(host.out).toContain(SECRETS.AWS_SECRET_ACCESS_KEY);
-    const r = await runSbx(['--', 'sh', '-c', 'readlink /proc/1/exe; tr "\\0" "\\n" < /proc/1/environ; echo "rc=$?"'], { env, cwd: t.workspace });
+    const r = await runSbx(['--', 'sh', '-c', 'readlink /proc/1/exe; tr "\\0" "\\n" < /proc/1/environ; echo "rc=$?"'], {
+      env,
+      cwd: t.workspace,
+    });
     expect(r.code).toBe(0);
     const [exe, ...rest] = r.out.split('\n');
     expect(exe).toMatch(/\/bwrap$/);
@@ -103,7 +113,7 @@ describe.skipIf(SKIP_INTEGRATION)('environment (real bwrap via bin/sbx.js)', () 
     expect(r.out).not.toContain(t.home);
   });
 
-  it('SBX_SESSION_ID, SBX_PROFILE and SBX_WORKSPACE are set; the session id is the report\'s', async () => {
+  it("SBX_SESSION_ID, SBX_PROFILE and SBX_WORKSPACE are set; the session id is the report's", async () => {
     const report = join(t.root, 'env-report.json');
     const r = await runSbx(['--report-file', report, '--', 'env'], { env, cwd: t.workspace });
     expect(r.code).toBe(0);

@@ -5,14 +5,24 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  runSbxRaw,
+  SKIP_INTEGRATION,
+  type Ran,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { parseReport, readReport } from '../../helpers/report.js';
 
 let t: TestHost;
 const opts = () => ({ env: t.env, cwd: t.workspace });
 
 /** The status the way a shell reports it: 128+N for a signal. */
-const shellStatus = (r: Ran) => (r.signal ? 128 + ({ SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[r.signal]! : r.code);
+const shellStatus = (r: Ran) =>
+  r.signal ? 128 + ({ SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[r.signal]! : r.code;
 
 function expectNoReportOnStdio(r: Ran): void {
   for (const text of [r.out, r.err]) {
@@ -41,8 +51,15 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       const r = await runSbx(['--', 'sh', '-c', script], opts());
       expect(r.signal).toBeNull();
       expect(r.code).toBe(expected);
-      if (expected === 0) expect(r.err).toBe(''); // success is silent
-      else expect(r.err).toMatch(new RegExp(`^sbx: sh (exited ${expected}|was killed by SIG(KILL|TERM) \\(exit ${expected}\\)) \\[profile default, session `, 'm'));
+      if (expected === 0)
+        expect(r.err).toBe(''); // success is silent
+      else
+        expect(r.err).toMatch(
+          new RegExp(
+            `^sbx: sh (exited ${expected}|was killed by SIG(KILL|TERM) \\(exit ${expected}\\)) \\[profile default, session `,
+            'm',
+          ),
+        );
     });
   });
 
@@ -79,7 +96,12 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
 
     it.each([
       // [what, file text, line:col, message]
-      ['a YAML syntax error', 'description: x\nenv:\n  keep: [PATH]\n  set:\n    A: "1"\n    A: "2"\n', '6:5', 'Map keys must be unique'],
+      [
+        'a YAML syntax error',
+        'description: x\nenv:\n  keep: [PATH]\n  set:\n    A: "1"\n    A: "2"\n',
+        '6:5',
+        'Map keys must be unique',
+      ],
       ['a schema error', 'description: x\nmode: sideways\n', '2:7', 'mode: Invalid option'],
       ['an unknown key', 'extends: default\nnetwrok: host\n', '2:1', 'netwrok: unknown key'],
     ])('a bad profile (%s) → 125 with file:line:col on stderr', async (_what, text, position, message) => {
@@ -98,12 +120,17 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       expect(existsSync(join(t.workspace, 'ran-danger'))).toBe(false);
     });
 
-    it.each([[['run']], [['run', '--']], [['run', '--no-such-flag', 'true']], [['run', '-p']]])('usage error %j → 2', async (args) => {
-      const r = await runSbxRaw(args, opts());
-      expect(r.code).toBe(2);
-      expect(r.err).toMatch(/error: (no command given|unknown option '--no-such-flag'|option '-p, --profile <name>' argument missing)/);
-      expect(r.out).toBe('');
-    });
+    it.each([[['run']], [['run', '--']], [['run', '--no-such-flag', 'true']], [['run', '-p']]])(
+      'usage error %j → 2',
+      async (args) => {
+        const r = await runSbxRaw(args, opts());
+        expect(r.code).toBe(2);
+        expect(r.err).toMatch(
+          /error: (no command given|unknown option '--no-such-flag'|option '-p, --profile <name>' argument missing)/,
+        );
+        expect(r.out).toBe('');
+      },
+    );
   });
 
   describe('the JSON report', () => {
@@ -146,7 +173,10 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
     });
 
     it('--report-fd 3 on a pipe: the report for a killed command (signal, violation), nothing on stdout/stderr but the summary', async () => {
-      const r = await runSbx(['--report-fd', '3', '--', 'sh', '-c', 'echo out; kill -9 $$'], { ...opts(), extraStdio: { 3: 'pipe' } });
+      const r = await runSbx(['--report-fd', '3', '--', 'sh', '-c', 'echo out; kill -9 $$'], {
+        ...opts(),
+        extraStdio: { 3: 'pipe' },
+      });
       expect(r.code).toBe(137);
       const text = r.extra[3]!.toString();
       expect(text.endsWith('\n')).toBe(true);
@@ -166,7 +196,10 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
     });
 
     it('--report-fd 3 for a refusal: setBy sbx, the error code, a preflight violation', async () => {
-      const r = await runSbx(['--report-fd', '3', '-p', 'danger', '--', 'true'], { ...opts(), extraStdio: { 3: 'pipe' } });
+      const r = await runSbx(['--report-fd', '3', '-p', 'danger', '--', 'true'], {
+        ...opts(),
+        extraStdio: { 3: 'pipe' },
+      });
       expect(r.code).toBe(126);
       const report = parseReport(r.extra[3]!.toString());
       expect(report).toMatchObject({
@@ -183,10 +216,17 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       for (const fd of [3, 40]) {
         const forged = '{"exitCode":0,"setBy":"child","violations":[]}';
         // bash: dash cannot name descriptors above 9
-        const r = await runSbx(['--report-fd', String(fd), '--', 'bash', '-c', `echo '${forged}' >&${fd}; exit 5`], { ...opts(), extraStdio: { [fd]: 'pipe' } });
+        const r = await runSbx(['--report-fd', String(fd), '--', 'bash', '-c', `echo '${forged}' >&${fd}; exit 5`], {
+          ...opts(),
+          extraStdio: { [fd]: 'pipe' },
+        });
         expect(r.code).toBe(5);
         // fd 3 is not open inside; fd 40 is /dev/null opened read-only
-        expect(r.err).toMatch(fd === 3 ? /^bash: line 1: 3: Bad file descriptor$/m : /^bash: line 1: echo: write error: Bad file descriptor$/m);
+        expect(r.err).toMatch(
+          fd === 3
+            ? /^bash: line 1: 3: Bad file descriptor$/m
+            : /^bash: line 1: echo: write error: Bad file descriptor$/m,
+        );
         const text = r.extra[fd]!.toString();
         expect(text.trim().split('\n'), `fd ${fd}`).toHaveLength(1);
         expect(parseReport(text)).toMatchObject({ exitCode: 5, setBy: 'child' });
@@ -200,10 +240,12 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
         extraStdio: { 3: 'pipe' },
       });
       expect(r.code).toBe(0);
-      const fds = Object.fromEntries(r.out.split('\n').flatMap((l) => {
-        const m = / (\d+) -> (.*)$/.exec(l);
-        return m ? [[m[1]!, m[2]!]] : [];
-      }));
+      const fds = Object.fromEntries(
+        r.out.split('\n').flatMap((l) => {
+          const m = / (\d+) -> (.*)$/.exec(l);
+          return m ? [[m[1]!, m[2]!]] : [];
+        }),
+      );
       expect(fds['0']).toBe('/dev/null');
       // beyond stdio only /dev/null (what sbx puts over descriptors its caller leaked) may appear
       for (const [fd, target] of Object.entries(fds)) if (Number(fd) > 2) expect(target, `fd ${fd}`).toBe('/dev/null');

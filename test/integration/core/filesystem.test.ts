@@ -6,7 +6,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IS_ROOT, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  IS_ROOT,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 const MARKER = `SBX-PLANTED-${randomBytes(6).toString('hex')}`;
 let t: TestHost;
@@ -49,7 +57,14 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
     it('with --workspace $HOME the credential stores are masked: empty read-only dirs, an empty file, marker absent', async () => {
       // The host's HOME is bound read-write here, so every planted file *would* be visible without the masks.
       const r = await runSbx(
-        ['--workspace', t.home, '--', ...sh('cat .ssh/id_rsa; echo "rc=$?"; cat .aws/credentials; echo "rc=$?"; ls -A .ssh .aws; wc -c < .netrc; touch .ssh/planted; echo "rc=$?"')],
+        [
+          '--workspace',
+          t.home,
+          '--',
+          ...sh(
+            'cat .ssh/id_rsa; echo "rc=$?"; cat .aws/credentials; echo "rc=$?"; ls -A .ssh .aws; wc -c < .netrc; touch .ssh/planted; echo "rc=$?"',
+          ),
+        ],
         opts(t.home),
       );
       expect(r.code).toBe(0);
@@ -105,13 +120,30 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
 
     it('control: as root the system directories are writable unsandboxed', async () => {
       const r = await runHost(sh('for d in /etc / /usr; do test -w "$d" && echo "$d writable"; done; true'), opts());
-      expect(r.out.split('\n').filter(Boolean)).toEqual(IS_ROOT ? ['/etc writable', '/ writable', '/usr writable'] : []);
+      expect(r.out.split('\n').filter(Boolean)).toEqual(
+        IS_ROOT ? ['/etc writable', '/ writable', '/usr writable'] : [],
+      );
     });
 
     it.each([
-      ['touch /etc/NAME', (n: string) => ['touch', `/etc/${n}`], (n: string) => `touch: cannot touch '/etc/${n}': Read-only file system`, 1],
-      ['touch /NAME', (n: string) => ['touch', `/${n}`], (n: string) => `touch: cannot touch '/${n}': Read-only file system`, 1],
-      ['echo > /usr/NAME', (n: string) => sh(`echo > /usr/${n}`), (n: string) => `cannot create /usr/${n}: Read-only file system`, 2],
+      [
+        'touch /etc/NAME',
+        (n: string) => ['touch', `/etc/${n}`],
+        (n: string) => `touch: cannot touch '/etc/${n}': Read-only file system`,
+        1,
+      ],
+      [
+        'touch /NAME',
+        (n: string) => ['touch', `/${n}`],
+        (n: string) => `touch: cannot touch '/${n}': Read-only file system`,
+        1,
+      ],
+      [
+        'echo > /usr/NAME',
+        (n: string) => sh(`echo > /usr/${n}`),
+        (n: string) => `cannot create /usr/${n}: Read-only file system`,
+        2,
+      ],
     ])('%s fails with EROFS and nothing appears on the host', async (_label, probe, message, code) => {
       const r = await runSbx(['--', ...probe(name)], opts());
       expect(r.err).toContain(message(name));
@@ -152,7 +184,14 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
 
     it('read-only profile: a workspace write fails with EROFS, a /tmp write succeeds, HOME is read-only', async () => {
       const r = await runSbx(
-        ['-p', 'read-only', '--', ...sh(`touch ro-${name}; echo "ws=$?"; touch /tmp/${name} && echo tmp-ok; touch "$HOME/${name}"; echo "home=$?"`)],
+        [
+          '-p',
+          'read-only',
+          '--',
+          ...sh(
+            `touch ro-${name}; echo "ws=$?"; touch /tmp/${name} && echo tmp-ok; touch "$HOME/${name}"; echo "home=$?"`,
+          ),
+        ],
         opts(),
       );
       expect(r.code).toBe(0);
@@ -168,23 +207,32 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
   });
 
   describe('identity', () => {
-    it.runIf(IS_ROOT)('as root: the command runs as uid 65534 inside, and /etc/shadow is masked (control: readable outside)', async () => {
-      const host = await runHost(['sh', '-c', 'id -u; head -c 5 /etc/shadow'], opts());
-      expect(host.out).toBe('0\nroot:');
-      const r = await runSbx(['--', ...sh('id -u; id -g; wc -c < /etc/shadow; cat /etc/shadow; echo "rc=$?"; cat /etc/gshadow')], opts());
-      expect(r.code).toBe(0);
-      expect(r.out).toBe('65534\n65534\n0\nrc=0\n');
-      expect(r.err).toBe('');
-    });
+    it.runIf(IS_ROOT)(
+      'as root: the command runs as uid 65534 inside, and /etc/shadow is masked (control: readable outside)',
+      async () => {
+        const host = await runHost(['sh', '-c', 'id -u; head -c 5 /etc/shadow'], opts());
+        expect(host.out).toBe('0\nroot:');
+        const r = await runSbx(
+          ['--', ...sh('id -u; id -g; wc -c < /etc/shadow; cat /etc/shadow; echo "rc=$?"; cat /etc/gshadow')],
+          opts(),
+        );
+        expect(r.code).toBe(0);
+        expect(r.out).toBe('65534\n65534\n0\nrc=0\n');
+        expect(r.err).toBe('');
+      },
+    );
 
-    it.runIf(!IS_ROOT)('unprivileged: the command keeps the invoking uid, and /etc/shadow stays unreadable (EACCES)', async () => {
-      const uid = String(process.getuid!());
-      const host = await runHost(['cat', '/etc/shadow'], opts());
-      expect(host.err).toContain('cat: /etc/shadow: Permission denied');
-      const r = await runSbx(['--', ...sh('id -u; cat /etc/shadow')], opts());
-      expect(r.out).toBe(`${uid}\n`);
-      expect(r.err).toContain('cat: /etc/shadow: Permission denied');
-      expect(r.code).toBe(1);
-    });
+    it.runIf(!IS_ROOT)(
+      'unprivileged: the command keeps the invoking uid, and /etc/shadow stays unreadable (EACCES)',
+      async () => {
+        const uid = String(process.getuid!());
+        const host = await runHost(['cat', '/etc/shadow'], opts());
+        expect(host.err).toContain('cat: /etc/shadow: Permission denied');
+        const r = await runSbx(['--', ...sh('id -u; cat /etc/shadow')], opts());
+        expect(r.out).toBe(`${uid}\n`);
+        expect(r.err).toContain('cat: /etc/shadow: Permission denied');
+        expect(r.code).toBe(1);
+      },
+    );
   });
 });

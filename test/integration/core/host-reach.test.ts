@@ -5,7 +5,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, pidsWithArgv, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  pidsWithArgv,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  uniqueSleepArg,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 let server: Server;
@@ -71,7 +80,11 @@ describe.skipIf(SKIP_INTEGRATION)('host network and processes (real bwrap via bi
       sleeper?.kill('SIGKILL');
     });
 
-    const probe = () => ['sh', '-c', `kill -0 ${sleeper.pid}; echo "kill=$?"; ls -d /proc/${sleeper.pid}; echo "ls=$?"; ps -eo pid=,args= | grep -c "[s]leep ${marker}"`];
+    const probe = () => [
+      'sh',
+      '-c',
+      `kill -0 ${sleeper.pid}; echo "kill=$?"; ls -d /proc/${sleeper.pid}; echo "ls=$?"; ps -eo pid=,args= | grep -c "[s]leep ${marker}"`,
+    ];
 
     it('control: visible and signalable unsandboxed', async () => {
       expect(pidsWithArgv(['sleep', marker])).toEqual([sleeper.pid]);

@@ -7,14 +7,25 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
 let t: TestHost;
 let asking: string;
 const marker = () => join(t.workspace, 'ran-marker');
-const base = () => ({ profile: asking, cwd: t.workspace, hostEnv: { ...t.env, XDG_STATE_HOME: join(t.root, 'state') }, stdio: 'capture' as const });
+const base = () => ({
+  profile: asking,
+  cwd: t.workspace,
+  hostEnv: { ...t.env, XDG_STATE_HOME: join(t.root, 'state') },
+  stdio: 'capture' as const,
+});
 
 describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real bwrap)', () => {
   beforeAll(async () => {
@@ -43,9 +54,12 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
     ['0', async () => 0],
     ['true', async () => true],
     ['undefined', async () => undefined],
-    ['a throw', async () => {
-      throw new Error('approver crashed');
-    }],
+    [
+      'a throw',
+      async () => {
+        throw new Error('approver crashed');
+      },
+    ],
   ];
   it.each(answers)('an approver answering %s refuses (APPROVAL_DENIED) and nothing runs', async (_what, approve) => {
     const run = api.run({ ...base(), command: ['touch', 'ran-marker'], approve: approve as never });
@@ -57,7 +71,10 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
     const controller = new AbortController();
     controller.abort();
     const opts = { command: ['touch', 'ran-marker'], cwd: t.workspace, hostEnv: t.env, stdio: 'capture' as const };
-    await expect(api.run({ ...opts, signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED', exitCode: 143 });
+    await expect(api.run({ ...opts, signal: controller.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
+      exitCode: 143,
+    });
     expect(existsSync(marker())).toBe(false);
     expect((await api.run(opts)).exitCode).toBe(0);
     expect(existsSync(marker())).toBe(true);
@@ -70,7 +87,9 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
       controller.abort();
       return 'once' as const;
     };
-    await expect(api.run({ ...base(), command: ['touch', 'ran-marker'], approve, signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+    await expect(
+      api.run({ ...base(), command: ['touch', 'ran-marker'], approve, signal: controller.signal }),
+    ).rejects.toMatchObject({ code: 'ABORTED' });
     expect(existsSync(marker())).toBe(false);
   });
 
@@ -90,7 +109,13 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
     expect(await readFile(fifo, 'utf8')).toBe('ready\n');
     controller.abort();
     const o = await running;
-    expect(o).toMatchObject({ exitCode: 143, signal: 'SIGTERM', interruptedBy: 'caller', setBy: 'child', violations: [] });
+    expect(o).toMatchObject({
+      exitCode: 143,
+      signal: 'SIGTERM',
+      interruptedBy: 'caller',
+      setBy: 'child',
+      violations: [],
+    });
     rmSync(fifo);
   });
 
@@ -98,27 +123,47 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
     ['command as a string', { command: 'ls' }, /^run\(\): command: Invalid input: expected array, received string$/],
     ['an empty command', { command: [] }, /^run\(\): command: must name a command/],
     ['a NUL in an argument', { command: ['echo', 'a\0b'] }, /^run\(\): command\.1: must not contain a NUL character$/],
-    ['cwd as a number', { command: ['true'], cwd: 5 }, /^run\(\): cwd: Invalid input: expected string, received number$/],
+    [
+      'cwd as a number',
+      { command: ['true'], cwd: 5 },
+      /^run\(\): cwd: Invalid input: expected string, received number$/,
+    ],
     ['an unknown key', { command: ['true'], comand: ['x'] }, /^run\(\): .*Unrecognized key: "comand"/],
     ['stdio not one of the modes', { command: ['true'], stdio: 'pipe' }, /^run\(\): stdio: /],
     ['approve not a function', { command: ['true'], approve: 'once' }, /^run\(\): approve: must be a function/],
-    ['signal not an AbortSignal', { command: ['true'], signal: { aborted: true } }, /^run\(\): signal: must be an AbortSignal$/],
-    ['limits with an unknown name', { command: ['true'], limits: { memroy: '1GiB' } }, /^run\(\): limits: Unrecognized key: "memroy"$/],
+    [
+      'signal not an AbortSignal',
+      { command: ['true'], signal: { aborted: true } },
+      /^run\(\): signal: must be an AbortSignal$/,
+    ],
+    [
+      'limits with an unknown name',
+      { command: ['true'], limits: { memroy: '1GiB' } },
+      /^run\(\): limits: Unrecognized key: "memroy"$/,
+    ],
   ])('run() with %s: SbxError OPTIONS_INVALID (exit 2), nothing runs', async (_what, options, message) => {
-    const error = await api.run({ cwd: t.workspace, hostEnv: t.env, ...(options as object) } as never).catch((e: unknown) => e);
+    const error = await api
+      .run({ cwd: t.workspace, hostEnv: t.env, ...(options as object) } as never)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(api.SbxError);
     expect(error).toMatchObject({ code: 'OPTIONS_INVALID', exitCode: 2 });
     expect((error as Error).message).toMatch(message);
   });
 
   it('run(null), run(), compile({ command: "ls" }): SbxError OPTIONS_INVALID', async () => {
-    for (const call of [() => api.run(null as never), () => api.run(undefined as never), () => api.compile({ command: 'ls' } as never)]) {
+    for (const call of [
+      () => api.run(null as never),
+      () => api.run(undefined as never),
+      () => api.compile({ command: 'ls' } as never),
+    ]) {
       await expect(call()).rejects.toMatchObject({ name: 'SbxError', code: 'OPTIONS_INVALID' });
     }
   });
 
   it('every issue is named: the first in the message, the rest in details', async () => {
-    const error = (await api.run({ command: 'ls', cwd: 5, bogus: 1 } as never).catch((e: unknown) => e)) as InstanceType<Api['SbxError']>;
+    const error = (await api
+      .run({ command: 'ls', cwd: 5, bogus: 1 } as never)
+      .catch((e: unknown) => e)) as InstanceType<Api['SbxError']>;
     expect([error.message, ...error.details].join('\n')).toMatch(/command: .*\n.*cwd: .*\n.*Unrecognized key: "bogus"/);
   });
 });

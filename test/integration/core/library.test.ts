@@ -4,7 +4,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
@@ -21,8 +27,13 @@ describe.skipIf(SKIP_INTEGRATION)('library API (dist/api.js, real bwrap)', () =>
   });
   afterAll(() => t?.cleanup());
 
-  it("run(): exitCode 3 and the captured stdout/stderr, setBy child, no session dir left", async () => {
-    const o = await api.run({ command: ['sh', '-c', 'echo out; echo err >&2; exit 3'], stdio: 'capture', cwd: t.workspace, hostEnv: t.env });
+  it('run(): exitCode 3 and the captured stdout/stderr, setBy child, no session dir left', async () => {
+    const o = await api.run({
+      command: ['sh', '-c', 'echo out; echo err >&2; exit 3'],
+      stdio: 'capture',
+      cwd: t.workspace,
+      hostEnv: t.env,
+    });
     expect(o.exitCode).toBe(3);
     expect(o.stdout?.toString()).toBe('out\n');
     expect(o.stderr?.toString()).toBe('err\n');
@@ -73,12 +84,16 @@ describe.skipIf(SKIP_INTEGRATION)('library API (dist/api.js, real bwrap)', () =>
   });
 
   it('run(): a refusal rejects with SbxError (code, exitCode) and runs nothing', async () => {
-    await expect(api.run({ command: ['touch', 'ran-lib'], profile: 'danger', stdio: 'capture', cwd: t.workspace, hostEnv: t.env })).rejects.toMatchObject({
+    await expect(
+      api.run({ command: ['touch', 'ran-lib'], profile: 'danger', stdio: 'capture', cwd: t.workspace, hostEnv: t.env }),
+    ).rejects.toMatchObject({
       name: 'SbxError',
       code: 'DANGER_NOT_ALLOWED',
       exitCode: 126,
     });
-    await expect(api.run({ command: ['no-such-command-anywhere'], stdio: 'capture', cwd: t.workspace, hostEnv: t.env })).rejects.toMatchObject({
+    await expect(
+      api.run({ command: ['no-such-command-anywhere'], stdio: 'capture', cwd: t.workspace, hostEnv: t.env }),
+    ).rejects.toMatchObject({
       code: 'COMMAND_NOT_FOUND',
       exitCode: 127,
     });

@@ -13,7 +13,10 @@ describe.skipIf(SKIP_INTEGRATION)('sbx profiles (bin/sbx.js)', () => {
   beforeAll(() => {
     t = makeTestHost('profiles');
     mkdirSync(join(t.workspace, '.sbx', 'profiles'), { recursive: true });
-    writeFileSync(join(t.workspace, '.sbx', 'profiles', 'ci.yaml'), 'description: project CI\nextends: agent\ncommands:\n  allow: { cargo: }\n');
+    writeFileSync(
+      join(t.workspace, '.sbx', 'profiles', 'ci.yaml'),
+      'description: project CI\nextends: agent\ncommands:\n  allow: { cargo: }\n',
+    );
   });
   afterAll(() => t?.cleanup());
 
@@ -21,16 +24,22 @@ describe.skipIf(SKIP_INTEGRATION)('sbx profiles (bin/sbx.js)', () => {
     const r = await runSbxRaw(['profiles', 'list', '--json'], opts());
     expect(r.code).toBe(0);
     const listed = JSON.parse(r.out) as { name: string; source: string }[];
-    for (const name of ['default', 'read-only', 'untrusted', 'agent', 'network', 'danger']) expect(listed).toContainEqual(expect.objectContaining({ name, source: 'builtin' }));
+    for (const name of ['default', 'read-only', 'untrusted', 'agent', 'network', 'danger'])
+      expect(listed).toContainEqual(expect.objectContaining({ name, source: 'builtin' }));
     expect(listed).toContainEqual(expect.objectContaining({ name: 'ci', source: 'project' }));
   });
 
   it('show: the merged profile as YAML, and which profile set each value', async () => {
     const r = await runSbxRaw(['profiles', 'show', 'ci'], opts());
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^# ci: merged from default \(builtin: .*\) <- agent \(builtin: .*\) <- ci \(project: .*\)$/m);
+    expect(r.out).toMatch(
+      /^# ci: merged from default \(builtin: .*\) <- agent \(builtin: .*\) <- ci \(project: .*\)$/m,
+    );
     expect(r.out).toMatch(/^# {3}commands\.default +agent$/m);
-    const merged = parse(r.out) as { commands: { default: string; allow: Record<string, unknown> }; env: { keep: string[] } };
+    const merged = parse(r.out) as {
+      commands: { default: string; allow: Record<string, unknown> };
+      env: { keep: string[] };
+    };
     expect(merged.commands.default).toBe('ask');
     expect(Object.keys(merged.commands.allow)).toEqual(expect.arrayContaining(['git', 'npm', 'cargo']));
     expect(merged.env.keep).toContain('PATH');

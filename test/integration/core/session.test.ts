@@ -5,7 +5,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, runSbx, SKIP_INTEGRATION, startSbx, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runSbx,
+  SKIP_INTEGRATION,
+  startSbx,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 let base: string;
@@ -26,7 +33,11 @@ describe.skipIf(SKIP_INTEGRATION)('session directories (real bwrap via bin/sbx.j
   afterAll(() => t?.cleanup());
 
   it('a run has its directory <session>.<sbx pid> while it runs and none after', async () => {
-    const sbx = startSbx(['--', 'sh', '-c', 'echo "ready $SBX_SESSION_ID"; read line'], { env: t.env, cwd: t.workspace, stdin: 'pipe' });
+    const sbx = startSbx(['--', 'sh', '-c', 'echo "ready $SBX_SESSION_ID"; read line'], {
+      env: t.env,
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
     const id = (await sbx.line(/^ready /)).split(' ')[1]!;
     expect(readdirSync(base)).toEqual([`${id}.${sbx.child.pid}`]);
     sbx.stdin!.end('go\n');
@@ -58,7 +69,11 @@ describe.skipIf(SKIP_INTEGRATION)('session directories (real bwrap via bin/sbx.j
   });
 
   it('the directory a SIGKILLed sbx left behind is swept by the next run', async () => {
-    const sbx = startSbx(['--', 'sh', '-c', 'echo "ready $SBX_SESSION_ID"; read line'], { env: t.env, cwd: t.workspace, stdin: 'pipe' });
+    const sbx = startSbx(['--', 'sh', '-c', 'echo "ready $SBX_SESSION_ID"; read line'], {
+      env: t.env,
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
     const id = (await sbx.line(/^ready /)).split(' ')[1]!;
     const left = `${id}.${sbx.child.pid}`;
     sbx.child.kill('SIGKILL');

@@ -8,7 +8,18 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseReport } from '../../helpers/report.js';
-import { killAll, makeTestHost, pidsWithArgv, requireIntegrationPrerequisites, SAFETY_MS, sleeperScript, SKIP_INTEGRATION, startSbx, uniqueSleepArg, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  killAll,
+  makeTestHost,
+  pidsWithArgv,
+  requireIntegrationPrerequisites,
+  SAFETY_MS,
+  sleeperScript,
+  SKIP_INTEGRATION,
+  startSbx,
+  uniqueSleepArg,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 const markers: string[] = [];
@@ -54,13 +65,23 @@ describe.skipIf(SKIP_INTEGRATION)('signals to sbx (real bwrap via bin/sbx.js)', 
   // (exit-codes.test.ts: `kill -9 $$` is a signal violation).
   it('SIGINT to sbx while `sleep` runs: exit 130, the report names the user as sender, no violation', async () => {
     const marker = newMarker();
-    const sbx = startSbx(['--report-fd', '3', '--', 'sh', '-c', sleeperScript(marker)], { env: t.env, cwd: t.workspace, extraStdio: { 3: 'pipe' } });
+    const sbx = startSbx(['--report-fd', '3', '--', 'sh', '-c', sleeperScript(marker)], {
+      env: t.env,
+      cwd: t.workspace,
+      extraStdio: { 3: 'pipe' },
+    });
     await sbx.line(/^ready /);
     sbx.child.kill('SIGINT');
     const r = await sbx.done;
     expect(r.code).toBe(130);
     const report = parseReport(r.extra[3]!.toString());
-    expect(report).toMatchObject({ exitCode: 130, signal: 'SIGINT', interruptedBy: 'user', setBy: 'child', violations: [] });
+    expect(report).toMatchObject({
+      exitCode: 130,
+      signal: 'SIGINT',
+      interruptedBy: 'user',
+      setBy: 'child',
+      violations: [],
+    });
     expect(r.err).toMatch(/^sbx: sh was interrupted by SIGINT from the user \(exit 130\)/m);
     expect(r.err).not.toMatch(/violation|runtime signal/);
     expect(pidsWithArgv(['sleep', marker])).toEqual([]);
@@ -100,16 +121,24 @@ describe.skipIf(SKIP_INTEGRATION)('signals to sbx (real bwrap via bin/sbx.js)', 
   it('SIGTERM while bwrap is still starting: exit 143 (the signal sent), not 137', async () => {
     const real = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
     const wrapper = join(t.root, 'slow-bwrap');
-    writeFileSync(wrapper, `#!/bin/sh\n[ "$1" = --version ] && exec ${real} "$@"\necho wrapper-ready\nread line\nexec ${real} "$@"\n`);
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\n[ "$1" = --version ] && exec ${real} "$@"\necho wrapper-ready\nread line\nexec ${real} "$@"\n`,
+    );
     chmodSync(wrapper, 0o755);
     const marker = newMarker();
     const command = ['sh', '-c', `exec sleep ${marker}`];
-    const sbx = startSbx(['--', ...command], { env: { ...t.env, SBX_BWRAP: wrapper }, cwd: t.workspace, stdin: 'pipe' });
+    const sbx = startSbx(['--', ...command], {
+      env: { ...t.env, SBX_BWRAP: wrapper },
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
     wrappers.push(['/bin/sh', wrapper, '--args', '4', '--', ...command]);
     await sbx.line(/^wrapper-ready$/);
     // sbx installs its handlers synchronously right after spawning; confirm before signalling
     // (SigCgt has SIGHUP, SIGINT, SIGQUIT and SIGTERM), re-reading /proc only as a safety net.
-    const caught = () => BigInt('0x' + /^SigCgt:\s+([0-9a-f]+)$/m.exec(readFileSync(`/proc/${sbx.child.pid}/status`, 'utf8'))![1]!);
+    const caught = () =>
+      BigInt('0x' + /^SigCgt:\s+([0-9a-f]+)$/m.exec(readFileSync(`/proc/${sbx.child.pid}/status`, 'utf8'))![1]!);
     const want = (1n << 0n) | (1n << 1n) | (1n << 2n) | (1n << 14n);
     for (let i = 0; (caught() & want) !== want; i++) {
       if (i > 10_000) throw new Error('sbx never installed its signal handlers');

@@ -4,7 +4,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, startSbx, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  startSbx,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -13,7 +21,8 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
  * Lists the shell's own descriptors (`ls -l /proc/<sh>/fd`, so the listing itself opens nothing in the
  * shell), then prints the content behind each given fd.
  */
-const fdProbe = (fds: number[]) => `ls -l /proc/$$/fd; ${fds.map((fd) => `cat /proc/self/fd/${fd} 2>/dev/null`).join('; ')}; true`;
+const fdProbe = (fds: number[]) =>
+  `ls -l /proc/$$/fd; ${fds.map((fd) => `cat /proc/self/fd/${fd} 2>/dev/null`).join('; ')}; true`;
 
 /** `ls -l /proc/PID/fd` lines → fd number → link target. */
 function fdTable(out: string): Record<number, string> {
@@ -68,7 +77,11 @@ describe.skipIf(SKIP_INTEGRATION)('stdio and descriptors (real bwrap via bin/sbx
     const extraStdio = () => Object.fromEntries(LEAKED.map((n) => [n, fd]));
 
     it('control: unsandboxed, the child reads SECRETFD from those descriptors', async () => {
-      const r = await runHost(['sh', '-c', fdProbe(LEAKED)], { env: t.env, cwd: t.workspace, extraStdio: extraStdio() });
+      const r = await runHost(['sh', '-c', fdProbe(LEAKED)], {
+        env: t.env,
+        cwd: t.workspace,
+        extraStdio: extraStdio(),
+      });
       const table = fdTable(r.out);
       for (const n of LEAKED) expect(table[n]).toBe(secretFile);
       expect(r.out.split('SECRETFD')).toHaveLength(LEAKED.length + 1);

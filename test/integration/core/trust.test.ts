@@ -4,7 +4,17 @@
 // refused promptly (each run's safety timeout would fail a hang). Every refusal checks that the
 // marker command did not run, beside a control in which it does.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,79 +61,77 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
   afterAll(() => t?.cleanup());
 
   // A dozen sandboxes in a row: a longer safety net than one run's.
-  it(
-    'a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes',
-    { timeout: 120_000 },
-    async () => {
-      const ws = workdir('planted');
-      const opts = { env: t.env, cwd: ws };
-      // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
-      const plant = await runSbx(
-        ['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`],
-        opts,
-      );
-      expect(plant.code).toBe(0);
-      const planted = join(ws, '.sbx/profiles/default.yaml');
-      expect(existsSync(planted)).toBe(true);
+  it('a profile a sandboxed command wrote is refused on the next run until trusted, and again once it changes', {
+    timeout: 120_000,
+  }, async () => {
+    const ws = workdir('planted');
+    const opts = { env: t.env, cwd: ws };
+    // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
+    const plant = await runSbx(
+      ['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`],
+      opts,
+    );
+    expect(plant.code).toBe(0);
+    const planted = join(ws, '.sbx/profiles/default.yaml');
+    expect(existsSync(planted)).toBe(true);
 
-      // Run 2: refused, nothing runs.
-      const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
-      expect(refused.r.code).toBe(125);
-      expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
-      expect(refused.report.error?.message).toContain(`(${planted}) is not trusted`);
-      expect(refused.report.error?.hint).toContain('`sbx profiles show default`, then `sbx trust default`');
-      expect(existsSync(join(ws, 'ran-untrusted'))).toBe(false);
+    // Run 2: refused, nothing runs.
+    const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
+    expect(refused.r.code).toBe(125);
+    expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
+    expect(refused.report.error?.message).toContain(`(${planted}) is not trusted`);
+    expect(refused.report.error?.hint).toContain('`sbx profiles show default`, then `sbx trust default`');
+    expect(existsSync(join(ws, 'ran-untrusted'))).toBe(false);
 
-      // The user reviews and trusts it: the same command now runs, and says whose profile it is.
-      const trusted = await runSbxRaw(['trust', 'default'], opts);
-      expect(trusted.code).toBe(0);
-      expect(trusted.out).toContain(planted);
-      expect(trusted.out).toContain('(project, new)');
-      expect(trusted.out).toContain('    network: host');
-      const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
-      expect(ran.r.code).toBe(0);
-      expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
-      expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in)`);
-      expect(ran.report.profile).toMatchObject({
-        name: 'default',
-        source: 'project',
-        file: planted,
-        shadows: expect.stringMatching(/\/profiles\/default\.yaml$/),
-      });
+    // The user reviews and trusts it: the same command now runs, and says whose profile it is.
+    const trusted = await runSbxRaw(['trust', 'default'], opts);
+    expect(trusted.code).toBe(0);
+    expect(trusted.out).toContain(planted);
+    expect(trusted.out).toContain('(project, new)');
+    expect(trusted.out).toContain('    network: host');
+    const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
+    expect(ran.r.code).toBe(0);
+    expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
+    expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in)`);
+    expect(ran.report.profile).toMatchObject({
+      name: 'default',
+      source: 'project',
+      file: planted,
+      shadows: expect.stringMatching(/\/profiles\/default\.yaml$/),
+    });
 
-      // Now that .sbx exists, a sandbox can no longer rewrite it (bound read-only over itself)...
-      const before = readFileSync(planted, 'utf8');
-      const rewrite = await runSbx(['--', 'sh', '-c', 'echo "hostname: evil" >> .sbx/profiles/default.yaml'], opts);
-      expect(rewrite.code).not.toBe(0);
-      expect(rewrite.err).toContain('Read-only file system');
-      expect(readFileSync(planted, 'utf8')).toBe(before);
-      // ...but the repository can change it (a pull, a checkout): refused again, naming the change.
-      appendFileSync(planted, 'hostname: evil\n');
-      const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
-      expect(changed.r.code).toBe(125);
-      expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
-      expect(changed.report.error?.message).toMatch(
-        new RegExp(`changed since you trusted it: ${planted} [0-9a-f]{12} → [0-9a-f]{12}`),
-      );
-      expect(changed.report.error?.hint).toContain(
-        'see the change with `sbx trust --dry-run default`, then `sbx trust default`',
-      );
-      expect(existsSync(join(ws, 'ran-changed'))).toBe(false);
-      const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
-      expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
-      expect(dry.out).toContain('nothing pinned (--dry-run)');
-      expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
-      const again = await runSbxRaw(['trust', 'default'], opts);
-      expect(again.out).toContain('(project, changed)');
-      expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
+    // Now that .sbx exists, a sandbox can no longer rewrite it (bound read-only over itself)...
+    const before = readFileSync(planted, 'utf8');
+    const rewrite = await runSbx(['--', 'sh', '-c', 'echo "hostname: evil" >> .sbx/profiles/default.yaml'], opts);
+    expect(rewrite.code).not.toBe(0);
+    expect(rewrite.err).toContain('Read-only file system');
+    expect(readFileSync(planted, 'utf8')).toBe(before);
+    // ...but the repository can change it (a pull, a checkout): refused again, naming the change.
+    appendFileSync(planted, 'hostname: evil\n');
+    const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
+    expect(changed.r.code).toBe(125);
+    expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
+    expect(changed.report.error?.message).toMatch(
+      new RegExp(`changed since you trusted it: ${planted} [0-9a-f]{12} → [0-9a-f]{12}`),
+    );
+    expect(changed.report.error?.hint).toContain(
+      'see the change with `sbx trust --dry-run default`, then `sbx trust default`',
+    );
+    expect(existsSync(join(ws, 'ran-changed'))).toBe(false);
+    const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
+    expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
+    expect(dry.out).toContain('nothing pinned (--dry-run)');
+    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+    const again = await runSbxRaw(['trust', 'default'], opts);
+    expect(again.out).toContain('(project, changed)');
+    expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
 
-      const listed = await runSbxRaw(['trust', '--list'], opts);
-      expect(listed.out).toContain(planted);
-      expect(listed.out).toContain('file unchanged');
-      expect((await runSbxRaw(['trust', '--revoke', planted], opts)).code).toBe(0);
-      expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
-    },
-  );
+    const listed = await runSbxRaw(['trust', '--list'], opts);
+    expect(listed.out).toContain(planted);
+    expect(listed.out).toContain('file unchanged');
+    expect((await runSbxRaw(['trust', '--revoke', planted], opts)).code).toBe(0);
+    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+  });
 
   describe('a profile under a shared parent (/tmp/x/.sbx) that another user could have planted', () => {
     let shared: string;

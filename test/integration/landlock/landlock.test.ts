@@ -120,7 +120,12 @@ describe.skipIf(SKIP_INTEGRATION)('sbx-landlock, driven directly', () => {
   // A normal user cannot empty its bounding set, and has no capability to regain through it.
   it('drops every capability, for root from the bounding set too', async () => {
     const r = await helper([...base(), 'arg=sh', 'arg=-c', 'arg=grep -E "^Cap(Prm|Eff|Bnd|Amb)" /proc/self/status']);
-    const caps = Object.fromEntries(r.out.split('\n').filter(Boolean).map((l) => l.split(/:\s+/)));
+    const caps = Object.fromEntries(
+      r.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(/:\s+/)),
+    );
     const none = '0000000000000000';
     const bounding = IS_ROOT ? none : expect.stringMatching(/^[0-9a-f]{16}$/);
     expect(caps).toEqual({ CapPrm: none, CapEff: none, CapBnd: bounding, CapAmb: none });
@@ -187,10 +192,14 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     expect((await sbx(['--', 'python3', '-c', HANDLE_PROBE])).out).toBe('handle:Operation not permitted\n');
   });
 
-  it('the environment is exactly the policy\'s (HOME, TMPDIR in the session); control: the host has it', async () => {
+  it("the environment is exactly the policy's (HOME, TMPDIR in the session); control: the host has it", async () => {
     expect((await runHost(['env'], opts())).out).toContain(MARKER);
     const r = await sbx(['--', 'env']);
-    const names = r.out.split('\n').filter(Boolean).map((l) => l.slice(0, l.indexOf('='))).sort();
+    const names = r.out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(0, l.indexOf('=')))
+      .sort();
     const policyNames = ['LANG', 'LC_ALL', 'PATH', 'SBX_PROFILE', 'SBX_SESSION_ID', 'SBX_WORKSPACE'];
     expect(names).toEqual(['HOME', ...policyNames, 'TMPDIR']);
     expect(r.out).not.toContain(MARKER);

@@ -37,7 +37,10 @@ process.stdin.once('data', () => {
 });
 `;
 
-function startAppender(file: string, proc: number): { child: ChildProcess; ready: Promise<void>; exited: Promise<[number | null, string]> } {
+function startAppender(
+  file: string,
+  proc: number,
+): { child: ChildProcess; ready: Promise<void>; exited: Promise<[number | null, string]> } {
   const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
     env: {
       PATH: process.env.PATH,
@@ -65,7 +68,9 @@ describe('audit ledger: concurrent appenders across processes', () => {
     if (!existsSync(DIST_API)) throw new Error(`${DIST_API} is missing: run \`npm run build\` first`);
   });
 
-  it(`${PROCESSES} processes × ${APPENDS} appends with rotation: every record exactly once, whole lines, no double rotation`, { timeout: 60_000 }, async () => {
+  it(`${PROCESSES} processes × ${APPENDS} appends with rotation: every record exactly once, whole lines, no double rotation`, {
+    timeout: 60_000,
+  }, async () => {
     const dir = makeTempDir('sbx-ledger-');
     const file = join(dir, 'audit.jsonl');
     const appenders = Array.from({ length: PROCESSES }, (_, i) => startAppender(file, i));
@@ -84,7 +89,10 @@ describe('audit ledger: concurrent appenders across processes', () => {
     expect(oldest, 'rotations').toBeLessThan(KEEP);
 
     // Oldest file first: the order records were committed in.
-    const files = [...Array.from({ length: oldest }, (_, i) => `${file}.${oldest - i}`), ...(names.includes('audit.jsonl') ? [file] : [])];
+    const files = [
+      ...Array.from({ length: oldest }, (_, i) => `${file}.${oldest - i}`),
+      ...(names.includes('audit.jsonl') ? [file] : []),
+    ];
     const sessions: string[] = [];
     for (const f of files) {
       const text = readFileSync(f, 'utf8');

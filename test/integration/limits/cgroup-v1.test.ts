@@ -20,10 +20,25 @@ import { makeTempDir } from '../../helpers/tmp.js';
 import { type TestUser, unprivilegedUser } from '../../helpers/users.js';
 
 const NOT_ROOT = process.getuid!() !== 0;
-if (NOT_ROOT) console.warn('[cgroup v1 integration] SKIPPED: these tests start as root (the unprivileged half drops to uid 65534 itself)');
+if (NOT_ROOT)
+  console.warn(
+    '[cgroup v1 integration] SKIPPED: these tests start as root (the unprivileged half drops to uid 65534 itself)',
+  );
 const SKIP = process.env.SBX_SKIP_CGROUP_V1_INTEGRATION === '1' || NOT_ROOT;
 const BWRAP = '/usr/bin/bwrap';
-const SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent'];
+const SANDBOX = [
+  '--ro-bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+  '--tmpfs',
+  '/tmp',
+  '--unshare-all',
+  '--die-with-parent',
+];
 const ENV = { PATH: '/usr/bin:/bin', LANG: 'C' };
 const FORK_BOMB = ['/bin/sh', '-c', 'i=0; while [ $i -lt 2000 ]; do sleep 5 & i=$((i+1)); done; wait'];
 const FORKS_20 = ['/bin/sh', '-c', 'i=0; while [ $i -lt 20 ]; do sleep 5 & i=$((i+1)); done; echo spawned $i'];
@@ -58,7 +73,12 @@ function processesIn(id: string): number[] {
   return out;
 }
 
-async function runLimited(input: LimitsInput, command: string[], as?: { uid: number; gid: number }, sandbox: string[] = SANDBOX): Promise<RunResult> {
+async function runLimited(
+  input: LimitsInput,
+  command: string[],
+  as?: { uid: number; gid: number },
+  sandbox: string[] = SANDBOX,
+): Promise<RunResult> {
   const plan = planLimits(parseLimits(input), probeCgroupFacts({ uid: as?.uid ?? 0 }));
   const id = `it${process.pid}-${++sequence}`;
   const limits: PreparedLimits = await prepareLimits(plan, { id, dir: makeTempDir('sbx-session-') });
@@ -68,7 +88,11 @@ async function runLimited(input: LimitsInput, command: string[], as?: { uid: num
     child?.kill('SIGKILL');
     await limits.cleanup();
   });
-  const { file, args } = limits.wrap({ file: BWRAP, args: [...(sandbox.length > 0 ? sandbox : ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']), ...command], env: ENV });
+  const { file, args } = limits.wrap({
+    file: BWRAP,
+    args: [...(sandbox.length > 0 ? sandbox : ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']), ...command],
+    env: ENV,
+  });
   child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: ENV, cwd: '/', ...(as ?? {}) });
   let stdout = '';
   let stderr = '';
@@ -81,17 +105,29 @@ async function runLimited(input: LimitsInput, command: string[], as?: { uid: num
 }
 
 function expectNothingLeft(r: RunResult): void {
-  expect(r.dirs.filter((d) => existsSync(d)), 'cgroup directories left').toEqual([]);
+  expect(
+    r.dirs.filter((d) => existsSync(d)),
+    'cgroup directories left',
+  ).toEqual([]);
   expect(processesIn(r.id), 'processes left in the session cgroup').toEqual([]);
 }
 
 describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
   beforeAll(() => {
-    if (process.getuid!() !== 0) throw new Error('the cgroup v1 integration tests run as root; or set SBX_SKIP_CGROUP_V1_INTEGRATION=1');
-    if (!existsSync(BWRAP)) throw new Error(`${BWRAP} is required; install bubblewrap or set SBX_SKIP_CGROUP_V1_INTEGRATION=1`);
+    if (process.getuid!() !== 0)
+      throw new Error('the cgroup v1 integration tests run as root; or set SBX_SKIP_CGROUP_V1_INTEGRATION=1');
+    if (!existsSync(BWRAP))
+      throw new Error(`${BWRAP} is required; install bubblewrap or set SBX_SKIP_CGROUP_V1_INTEGRATION=1`);
     const facts = probeCgroupFacts();
-    if (facts.cgroup.kind !== 'v1' || !facts.cgroup.writable || !facts.cgroup.controllers.memory || !facts.cgroup.controllers.pids) {
-      throw new Error(`needs writable cgroup v1 memory and pids controllers, found ${JSON.stringify(facts.cgroup)}; or set SBX_SKIP_CGROUP_V1_INTEGRATION=1`);
+    if (
+      facts.cgroup.kind !== 'v1' ||
+      !facts.cgroup.writable ||
+      !facts.cgroup.controllers.memory ||
+      !facts.cgroup.controllers.pids
+    ) {
+      throw new Error(
+        `needs writable cgroup v1 memory and pids controllers, found ${JSON.stringify(facts.cgroup)}; or set SBX_SKIP_CGROUP_V1_INTEGRATION=1`,
+      );
     }
   });
 
@@ -109,9 +145,18 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
 
   it('the command runs inside the session cgroups, with their limits', async () => {
     // Without a cgroup namespace, so that /proc/self/cgroup shows the host path.
-    const r = await runLimited({ memory: '96MiB', pids: 50 }, ['--unshare-user', '--unshare-pid', '--unshare-net', '/bin/cat', '/proc/self/cgroup'], undefined, []);
+    const r = await runLimited(
+      { memory: '96MiB', pids: 50 },
+      ['--unshare-user', '--unshare-pid', '--unshare-net', '/bin/cat', '/proc/self/cgroup'],
+      undefined,
+      [],
+    );
     expect(r.stderr).toBe('');
-    const path = (controller: string) => r.stdout.split('\n').find((l) => l.split(':')[1] === controller)?.split(':')[2];
+    const path = (controller: string) =>
+      r.stdout
+        .split('\n')
+        .find((l) => l.split(':')[1] === controller)
+        ?.split(':')[2];
     expect(path('memory')).toBe(r.dirs[0]!.slice('/sys/fs/cgroup/memory'.length));
     expect(path('pids')).toBe(r.dirs[1]!.slice('/sys/fs/cgroup/pids'.length));
     expect(path('pids')).toMatch(new RegExp(`/sbx-${r.id}$`));
@@ -119,7 +164,11 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
   });
 
   it('control: the same command unlimited is not in a session cgroup', () => {
-    const r = spawnSync(BWRAP, ['--ro-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '/bin/cat', '/proc/self/cgroup'], { encoding: 'utf8', env: ENV });
+    const r = spawnSync(
+      BWRAP,
+      ['--ro-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '/bin/cat', '/proc/self/cgroup'],
+      { encoding: 'utf8', env: ENV },
+    );
     expect(r.stdout).not.toMatch(/sbx-/);
     expect(r.stdout).toMatch(/:pids:/);
   });
@@ -129,7 +178,13 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/fork/i);
     expect(r.violations).toEqual([
-      { phase: 'runtime', kind: 'pids', rule: 'limits.pids', limit: '64', detail: expect.stringMatching(/^process limit reached: \d+ forks? refused at 64 tasks$/) },
+      {
+        phase: 'runtime',
+        kind: 'pids',
+        rule: 'limits.pids',
+        limit: '64',
+        detail: expect.stringMatching(/^process limit reached: \d+ forks? refused at 64 tasks$/),
+      },
     ]);
     expect(r.peaks.pids).toBe(64);
     expectNothingLeft(r);
@@ -150,7 +205,13 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
     // monitor instead, which then dies of SIGKILL itself (sbx reports that as 137 too: exec.ts).
     expect([SIGKILL_EXIT, null]).toContain(r.code);
     expect(r.violations).toEqual([
-      { phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '128MiB', detail: expect.stringMatching(/^out of memory: the kernel killed \d+ process(es)? at the 128MiB limit$/) },
+      {
+        phase: 'runtime',
+        kind: 'oom',
+        rule: 'limits.memory',
+        limit: '128MiB',
+        detail: expect.stringMatching(/^out of memory: the kernel killed \d+ process(es)? at the 128MiB limit$/),
+      },
     ]);
     expect(r.peaks.memoryBytes).toBeLessThanOrEqual(128 * 1024 * 1024);
     expectNothingLeft(r);
@@ -198,7 +259,7 @@ describe.skipIf(SKIP)('limits on cgroup v1, as root', () => {
     expect(processesIn(id)).toEqual([]);
     expect(limits.cgroupDirs.filter((d) => existsSync(d))).toEqual([]);
   });
-  it('the sweep removes a crashed run\'s empty cgroups on the real cgroupfs and spares a live one, however old', async () => {
+  it("the sweep removes a crashed run's empty cgroups on the real cgroupfs and spares a live one, however old", async () => {
     const facts = probeCgroupFacts();
     const plan = planLimits(parseLimits({ pids: 64, memory: '64MiB' }), facts);
     const crashed = await prepareLimits(plan, { id: `it${process.pid}-crashed`, dir: makeTempDir('sbx-session-') });
@@ -251,18 +312,28 @@ describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (uid 65534)', () => {
       planLimits(parseLimits({ memory: '256MiB', required: ['memory'] }), facts);
     } catch (e) {
       expect((e as SbxError).code).toBe('LIMIT_UNENFORCEABLE');
-      expect((e as SbxError).message).toBe(`limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: nothing on this host can enforce it`);
+      expect((e as SbxError).message).toBe(
+        `limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: nothing on this host can enforce it`,
+      );
     }
   });
 
   it('file_size is still enforced: SIGXFSZ', async () => {
-    const r = await runLimited({ file_size: '8MiB' }, ['/bin/dd', 'if=/dev/zero', 'of=/tmp/x', 'bs=1M', 'count=64'], sbxtest);
+    const r = await runLimited(
+      { file_size: '8MiB' },
+      ['/bin/dd', 'if=/dev/zero', 'of=/tmp/x', 'bs=1M', 'count=64'],
+      sbxtest,
+    );
     expect(r.code).toBe(SIGXFSZ_EXIT);
     expect(r.dirs).toEqual([]);
   });
 
   it('control: as the user, a 4MiB file is written', async () => {
-    const r = await runLimited({ file_size: '8MiB' }, ['/bin/dd', 'if=/dev/zero', 'of=/tmp/x', 'bs=1M', 'count=4'], sbxtest);
+    const r = await runLimited(
+      { file_size: '8MiB' },
+      ['/bin/dd', 'if=/dev/zero', 'of=/tmp/x', 'bs=1M', 'count=4'],
+      sbxtest,
+    );
     expect(r.stderr).toMatch(/4194304 bytes/);
     expect(r.code).toBe(0);
   });

@@ -14,20 +14,42 @@ import { parseLimits } from '../../../src/limits/parse.js';
 import { planLimits } from '../../../src/limits/plan.js';
 import type { Report } from '../../../src/report/report.js';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
-import { makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, SKIP_INTEGRATION, type Ran, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  SKIP_INTEGRATION,
+  type Ran,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 /** Reserves 4GiB of address space (65536 pages of 64KiB) and touches one page: what V8/WebAssembly users do. */
-const WASM = ['node', '-e', 'const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); new Uint8Array(m.buffer)[0] = 1; console.log("wasm ok")'];
+const WASM = [
+  'node',
+  '-e',
+  'const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); new Uint8Array(m.buffer)[0] = 1; console.log("wasm ok")',
+];
 /** Grows by 16MiB of touched memory until something stops it. */
 const HOG = ['node', '-e', 'const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1))'];
-const UNTRUSTED_LIMITS = { memory: '2GiB', pids: 512, cpus: 2, timeout: '30m', cpu_time: '20m', file_size: '1GiB', nofile: 4096 };
+const UNTRUSTED_LIMITS = {
+  memory: '2GiB',
+  pids: 512,
+  cpus: 2,
+  timeout: '30m',
+  cpu_time: '20m',
+  file_size: '1GiB',
+  nofile: 4096,
+};
 const SAFETY_MS = 60_000;
 
 const uid = process.getuid!();
 const plan = planLimits(parseLimits(UNTRUSTED_LIMITS), probeCgroupFacts());
 const memory = plan.limits.find((l) => l.name === 'memory')!;
 const HAS_MEMORY_CGROUP = memory.enforced;
-console.warn(`[untrusted limits] uid ${uid}: memory is ${HAS_MEMORY_CGROUP ? `enforced by ${memory.mechanism}` : 'not enforced'} here; running that half`);
+console.warn(
+  `[untrusted limits] uid ${uid}: memory is ${HAS_MEMORY_CGROUP ? `enforced by ${memory.mechanism}` : 'not enforced'} here; running that half`,
+);
 
 let t: TestHost;
 
@@ -53,8 +75,21 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
     expect(r.err).not.toMatch(/Out of memory|could not allocate/);
     expect(r.out).toBe('wasm ok\n');
     expect(r.code).toBe(0);
-    expect(report.limits?.map((l) => l.name)).toEqual(['memory', 'pids', 'cpus', 'timeout', 'cpu-time', 'file-size', 'nofile']);
-    expect(reported(report, 'memory')).toMatchObject({ value: '2GiB', base: 2 * 1024 ** 3, mechanism: memory.mechanism, enforced: HAS_MEMORY_CGROUP });
+    expect(report.limits?.map((l) => l.name)).toEqual([
+      'memory',
+      'pids',
+      'cpus',
+      'timeout',
+      'cpu-time',
+      'file-size',
+      'nofile',
+    ]);
+    expect(reported(report, 'memory')).toMatchObject({
+      value: '2GiB',
+      base: 2 * 1024 ** 3,
+      mechanism: memory.mechanism,
+      enforced: HAS_MEMORY_CGROUP,
+    });
   });
 
   it('control: the same program outside the sandbox', async () => {
@@ -67,11 +102,18 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
     expect(r.out).toBe('');
     expect(r.err).toMatch(/RangeError: WebAssembly\.Memory\(\): could not allocate memory/);
     expect(r.code).toBe(1);
-    expect(reported(report, 'address-space')).toMatchObject({ value: '2GiB', mechanism: 'rlimit', exact: true, enforced: true });
-    expect(r.err).toMatch(/^sbx: hint: address_space 2GiB \(RLIMIT_AS\) was set: "out of memory" from V8, WebAssembly or the JVM may come from it; lift it with --address-space none$/m);
+    expect(reported(report, 'address-space')).toMatchObject({
+      value: '2GiB',
+      mechanism: 'rlimit',
+      exact: true,
+      enforced: true,
+    });
+    expect(r.err).toMatch(
+      /^sbx: hint: address_space 2GiB \(RLIMIT_AS\) was set: "out of memory" from V8, WebAssembly or the JVM may come from it; lift it with --address-space none$/m,
+    );
   });
 
-  it('--memory none lifts the profile\'s memory limit', async () => {
+  it("--memory none lifts the profile's memory limit", async () => {
     const { r, report } = await sbx(['-p', 'untrusted', '--memory', 'none', '--', 'true']);
     expect(r.code).toBe(0);
     expect(reported(report, 'memory')).toBeUndefined();
@@ -81,7 +123,15 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
 
   it('--memory none against a profile that requires memory is a usage error, and nothing runs', async () => {
     const marker = join(t.workspace, 'ran-lifted');
-    const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--memory', 'none', '--', 'touch', marker]);
+    const { r, report } = await sbx([
+      '-p',
+      join(t.root, 'requires-memory.yaml'),
+      '--memory',
+      'none',
+      '--',
+      'touch',
+      marker,
+    ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--memory none: the profile lists memory in limits\.required, so its limit cannot be lifted/);
     expect(report.error?.code).toBe('USAGE');
@@ -89,50 +139,82 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
   });
 });
 
-describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(`without a cgroup for uid ${uid}: memory is not enforced, and said so`, () => {
-  it('stderr says it in one line, the report marks it, the command still runs', async () => {
-    const { r, report } = await sbx(['-p', 'untrusted', '--', 'true']);
-    expect(r.code).toBe(0);
-    const notEnforced = plan.limits.filter((l) => !l.enforced);
-    expect(notEnforced.map((l) => l.name)).toEqual(['memory', 'cpus']);
-    expect(r.err).toBe(`sbx: memory limit 2GiB and cpus limit 2 not enforced: ${memory.gap} (see sbx doctor)\n`);
-    expect(reported(report, 'memory')).toEqual({ name: 'memory', value: '2GiB', base: 2 * 1024 ** 3, mechanism: 'none', exact: false, enforced: false, reason: memory.gap });
-    // Nothing stands in for it: the command's own address space is unlimited (unless sbx's already was).
-    const limits = await sbx(['-p', 'untrusted', '--', 'cat', '/proc/self/limits']);
-    const own = readFileSync('/proc/self/limits', 'utf8').match(/^Max address space\s+(\S+)/m)![1];
-    expect(limits.r.out).toMatch(new RegExp(`^Max address space\\s+${own}\\s`, 'm'));
-  });
+describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(
+  `without a cgroup for uid ${uid}: memory is not enforced, and said so`,
+  () => {
+    it('stderr says it in one line, the report marks it, the command still runs', async () => {
+      const { r, report } = await sbx(['-p', 'untrusted', '--', 'true']);
+      expect(r.code).toBe(0);
+      const notEnforced = plan.limits.filter((l) => !l.enforced);
+      expect(notEnforced.map((l) => l.name)).toEqual(['memory', 'cpus']);
+      expect(r.err).toBe(`sbx: memory limit 2GiB and cpus limit 2 not enforced: ${memory.gap} (see sbx doctor)\n`);
+      expect(reported(report, 'memory')).toEqual({
+        name: 'memory',
+        value: '2GiB',
+        base: 2 * 1024 ** 3,
+        mechanism: 'none',
+        exact: false,
+        enforced: false,
+        reason: memory.gap,
+      });
+      // Nothing stands in for it: the command's own address space is unlimited (unless sbx's already was).
+      const limits = await sbx(['-p', 'untrusted', '--', 'cat', '/proc/self/limits']);
+      const own = readFileSync('/proc/self/limits', 'utf8').match(/^Max address space\s+(\S+)/m)![1];
+      expect(limits.r.out).toMatch(new RegExp(`^Max address space\\s+${own}\\s`, 'm'));
+    });
 
-  it('a profile with limits.required: [memory] is refused (125) and nothing runs', async () => {
-    const marker = join(t.workspace, 'ran-required');
-    const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--', 'touch', marker]);
-    expect(r.code).toBe(125);
-    expect(r.err).toContain(`limits.memory (2GiB) is required but ${memory.gap}: nothing on this host can enforce it`);
-    expect(report).toMatchObject({ exitCode: 125, setBy: 'sbx', error: { code: 'LIMIT_UNENFORCEABLE' } });
-    expect(existsSync(marker)).toBe(false);
-  });
-});
+    it('a profile with limits.required: [memory] is refused (125) and nothing runs', async () => {
+      const marker = join(t.workspace, 'ran-required');
+      const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--', 'touch', marker]);
+      expect(r.code).toBe(125);
+      expect(r.err).toContain(
+        `limits.memory (2GiB) is required but ${memory.gap}: nothing on this host can enforce it`,
+      );
+      expect(report).toMatchObject({ exitCode: 125, setBy: 'sbx', error: { code: 'LIMIT_UNENFORCEABLE' } });
+      expect(existsSync(marker)).toBe(false);
+    });
+  },
+);
 
-describe.skipIf(SKIP_INTEGRATION || !HAS_MEMORY_CGROUP)(`with a cgroup for uid ${uid}: the memory limit holds and is named`, () => {
-  it('a memory hog is killed, and the summary names the memory limit and its mechanism', async () => {
-    const { r, report } = await sbx(['-p', 'untrusted', '--memory', '128MiB', '--', ...HOG]);
-    expect(r.code).toBe(137);
-    expect(report.violations).toEqual([expect.objectContaining({ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '128MiB' })]);
-    expect(r.err).toMatch(new RegExp(`^sbx: node was killed by the memory limit \\(128MiB, ${memory.mechanism}; SIGKILL, exit 137\\) \\[profile untrusted, `, 'm'));
-    expect(report.peaks?.memoryBytes).toBeLessThanOrEqual(128 * 1024 ** 2);
-  });
+describe.skipIf(SKIP_INTEGRATION || !HAS_MEMORY_CGROUP)(
+  `with a cgroup for uid ${uid}: the memory limit holds and is named`,
+  () => {
+    it('a memory hog is killed, and the summary names the memory limit and its mechanism', async () => {
+      const { r, report } = await sbx(['-p', 'untrusted', '--memory', '128MiB', '--', ...HOG]);
+      expect(r.code).toBe(137);
+      expect(report.violations).toEqual([
+        expect.objectContaining({ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '128MiB' }),
+      ]);
+      expect(r.err).toMatch(
+        new RegExp(
+          `^sbx: node was killed by the memory limit \\(128MiB, ${memory.mechanism}; SIGKILL, exit 137\\) \\[profile untrusted, `,
+          'm',
+        ),
+      );
+      expect(report.peaks?.memoryBytes).toBeLessThanOrEqual(128 * 1024 ** 2);
+    });
 
-  it('control: a program that fits runs, and no limit is reported as not enforced', async () => {
-    const { r, report } = await sbx(['-p', 'untrusted', '--memory', '128MiB', '--', 'node', '-e', 'Buffer.alloc(32 << 20, 1); console.log("fits")']);
-    expect(r.out).toBe('fits\n');
-    expect(r.code).toBe(0);
-    expect(report.violations).toEqual([]);
-    expect(r.err).not.toMatch(/memory limit .* not enforced/);
-  });
+    it('control: a program that fits runs, and no limit is reported as not enforced', async () => {
+      const { r, report } = await sbx([
+        '-p',
+        'untrusted',
+        '--memory',
+        '128MiB',
+        '--',
+        'node',
+        '-e',
+        'Buffer.alloc(32 << 20, 1); console.log("fits")',
+      ]);
+      expect(r.out).toBe('fits\n');
+      expect(r.code).toBe(0);
+      expect(report.violations).toEqual([]);
+      expect(r.err).not.toMatch(/memory limit .* not enforced/);
+    });
 
-  it('a profile with limits.required: [memory] runs', async () => {
-    const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--', 'true']);
-    expect(r.code).toBe(0);
-    expect(reported(report, 'memory')).toMatchObject({ mechanism: memory.mechanism, exact: true, enforced: true });
-  });
-});
+    it('a profile with limits.required: [memory] runs', async () => {
+      const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--', 'true']);
+      expect(r.code).toBe(0);
+      expect(reported(report, 'memory')).toMatchObject({ mechanism: memory.mechanism, exact: true, enforced: true });
+    });
+  },
+);

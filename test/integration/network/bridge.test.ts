@@ -73,7 +73,17 @@ describe('bridge as a process', () => {
     const http = env.HTTP_PROXY as string;
     expect(http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(env.ALL_PROXY).toMatch(/^socks5h:\/\/127\.0\.0\.1:\d+$/);
-    for (const name of ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'npm_config_proxy', 'npm_config_https_proxy', 'YARN_HTTP_PROXY', 'YARN_HTTPS_PROXY', 'CARGO_HTTP_PROXY']) {
+    for (const name of [
+      'HTTP_PROXY',
+      'http_proxy',
+      'HTTPS_PROXY',
+      'https_proxy',
+      'npm_config_proxy',
+      'npm_config_https_proxy',
+      'YARN_HTTP_PROXY',
+      'YARN_HTTPS_PROXY',
+      'CARGO_HTTP_PROXY',
+    ]) {
       expect(env[name], name).toBe(http);
     }
     expect(env.all_proxy).toBe(env.ALL_PROXY);
@@ -93,7 +103,11 @@ describe('bridge as a process', () => {
   });
 
   it('curl: SOCKS5 with remote name resolution (--socks5-hostname)', async () => {
-    const r = await run(['sh', '-c', `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://allowed.test:${up.httpPort}/hello`]);
+    const r = await run([
+      'sh',
+      '-c',
+      `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://allowed.test:${up.httpPort}/hello`,
+    ]);
     expect(r).toMatchObject({ code: 0, stdout: `http hello from allowed.test:${up.httpPort}\n` });
     expect(newDials()).toEqual([['127.0.0.1', up.httpPort]]);
   });
@@ -112,7 +126,11 @@ describe('bridge as a process', () => {
 
   it('curl: metadata and private addresses are refused without a dial', async () => {
     const meta = await run([...CURL, '-o', '/dev/null', '-w', '%{http_code}', 'http://meta.test/latest/meta-data/']);
-    const ten = await run(['sh', '-c', `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://ten.test/`]);
+    const ten = await run([
+      'sh',
+      '-c',
+      `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://ten.test/`,
+    ]);
     expect(meta.stdout).toBe('403');
     expect(ten.code).toBe(97); // CURLE_PROXY: the SOCKS5 server refused (reply 0x02)
     expect(newViolations().map((v) => [v.rule, v.host])).toEqual([
@@ -124,7 +142,14 @@ describe('bridge as a process', () => {
 
   it('curl: SNI naming another host than the CONNECT target is refused', async () => {
     // --connect-to makes curl CONNECT to allowed.test while its TLS names other.test.
-    const r = await run([...CURL, '--cacert', CERT_PATH, '--connect-to', `other.test:${up.httpsPort}:allowed.test:${up.httpsPort}`, `https://other.test:${up.httpsPort}/`]);
+    const r = await run([
+      ...CURL,
+      '--cacert',
+      CERT_PATH,
+      '--connect-to',
+      `other.test:${up.httpsPort}:allowed.test:${up.httpsPort}`,
+      `https://other.test:${up.httpsPort}/`,
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/access denied/i);
     expect(newViolations()).toEqual([expect.objectContaining({ rule: 'network.sni', host: 'allowed.test' })]);
@@ -139,7 +164,15 @@ describe('bridge as a process', () => {
   });
 
   it('forwards SIGTERM to the child', async () => {
-    const argv = [BRIDGE, t.proxy.httpSocket, t.proxy.socksSocket, '--', process.execPath, '-e', "process.on('SIGTERM',()=>process.exit(42));console.log('ready');setInterval(()=>{},1e6)"];
+    const argv = [
+      BRIDGE,
+      t.proxy.httpSocket,
+      t.proxy.socksSocket,
+      '--',
+      process.execPath,
+      '-e',
+      "process.on('SIGTERM',()=>process.exit(42));console.log('ready');setInterval(()=>{},1e6)",
+    ];
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     await once(child.stdout, 'data');
     child.kill('SIGTERM');
@@ -152,7 +185,21 @@ describe('bridge inside bwrap --unshare-net', () => {
   let bwrap: string[];
   beforeAll(() => {
     if (!has('bwrap')) throw new Error('bwrap is required (apt-get install bubblewrap)');
-    bwrap = ['bwrap', '--unshare-net', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', t.dir, t.dir];
+    bwrap = [
+      'bwrap',
+      '--unshare-net',
+      '--die-with-parent',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--bind',
+      t.dir,
+      t.dir,
+    ];
     // Prerequisite: this host lets us make a network namespace at all.
     execFileSync(bwrap[0] as string, [...bwrap.slice(1), 'true']);
   });
@@ -172,7 +219,14 @@ describe('bridge inside bwrap --unshare-net', () => {
   it('the child reaches allowed.test only through the proxy (HTTP, CONNECT, SOCKS5)', async () => {
     const http = await run([...CURL, `http://allowed.test:${up.httpPort}/hello`], bwrap);
     const https = await run([...CURL, '--cacert', CERT_PATH, `https://allowed.test:${up.httpsPort}/`], bwrap);
-    const socks = await run(['sh', '-c', `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://allowed.test:${up.httpPort}/hello`], bwrap);
+    const socks = await run(
+      [
+        'sh',
+        '-c',
+        `exec ${CURL.join(' ')} --socks5-hostname "\${ALL_PROXY#socks5h://}" http://allowed.test:${up.httpPort}/hello`,
+      ],
+      bwrap,
+    );
     expect([http.code, https.code, socks.code]).toEqual([0, 0, 0]);
     expect(http.stdout).toContain('http hello from allowed.test');
     expect(https.stdout).toContain('https hello from allowed.test');

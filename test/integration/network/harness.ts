@@ -3,7 +3,12 @@
 // Everything listens on 127.0.0.1 or on unix sockets in a temp dir; nothing resolves a real name.
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -91,7 +96,11 @@ export async function startUpstreams(): Promise<Upstreams> {
     forbidden++;
     s.destroy();
   });
-  const [httpPort, httpsPort, forbiddenPort] = await Promise.all([listenLoopback(http), listenLoopback(https), listenLoopback(trap)]);
+  const [httpPort, httpsPort, forbiddenPort] = await Promise.all([
+    listenLoopback(http),
+    listenLoopback(https),
+    listenLoopback(trap),
+  ]);
   return {
     httpPort,
     httpsPort,
@@ -169,7 +178,14 @@ export async function proxyGet(
   options: { method?: string; headers?: Record<string, string>; body?: Buffer | Buffer[] } = {},
 ): Promise<Reply> {
   // setHost: false so that the Host header is exactly what the test passes (or none).
-  const req = httpRequest({ socketPath, method: options.method ?? 'GET', path: url, headers: options.headers, agent: false, setHost: false });
+  const req = httpRequest({
+    socketPath,
+    method: options.method ?? 'GET',
+    path: url,
+    headers: options.headers,
+    agent: false,
+    setHost: false,
+  });
   const body = options.body;
   if (Array.isArray(body)) for (const b of body) req.write(b);
   else if (body) req.write(body);
@@ -181,7 +197,10 @@ export async function proxyGet(
 }
 
 /** CONNECT over the proxy's unix socket: the status, and the tunnel socket when it is 200. */
-export async function proxyConnect(socketPath: string, authority: string): Promise<{ status: number; socket: Socket; body: string }> {
+export async function proxyConnect(
+  socketPath: string,
+  authority: string,
+): Promise<{ status: number; socket: Socket; body: string }> {
   const req = httpRequest({ socketPath, method: 'CONNECT', path: authority, agent: false, setHost: false });
   req.end();
   const [res, socket, head] = (await once(req, 'connect')) as [import('node:http').IncomingMessage, Socket, Buffer];
@@ -222,7 +241,12 @@ export function readBytes(socket: Socket, n: number): Promise<Buffer> {
 export type SocksAddress = { domain: string } | { ipv4: readonly number[] } | { ipv6: readonly number[] };
 
 /** A SOCKS5 CONNECT over the proxy's unix socket; resolves with the reply code and the socket. */
-export async function socksConnect(socketPath: string, address: SocksAddress, port: number, command = 0x01): Promise<{ code: number; socket: Socket }> {
+export async function socksConnect(
+  socketPath: string,
+  address: SocksAddress,
+  port: number,
+  command = 0x01,
+): Promise<{ code: number; socket: Socket }> {
   const socket = netConnect({ path: socketPath });
   socket.on('error', () => undefined);
   await once(socket, 'connect');

@@ -7,7 +7,18 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CERT, drain, proxyConnect, proxyGet, readBytes, socksConnect, startTestProxy, startUpstreams, type TestProxy, type Upstreams } from './harness.js';
+import {
+  CERT,
+  drain,
+  proxyConnect,
+  proxyGet,
+  readBytes,
+  socksConnect,
+  startTestProxy,
+  startUpstreams,
+  type TestProxy,
+  type Upstreams,
+} from './harness.js';
 
 let up: Upstreams;
 let t: TestProxy;
@@ -82,7 +93,9 @@ describe('plain HTTP (absolute URI)', () => {
   });
 
   it('adds Host when the client sent none, and drops userinfo from the URI', async () => {
-    const r = await proxyGet(t.proxy.httpSocket, `http://user:SECRET-PASS@allowed.test:${up.httpPort}/x`, { headers: { Host: '' } });
+    const r = await proxyGet(t.proxy.httpSocket, `http://user:SECRET-PASS@allowed.test:${up.httpPort}/x`, {
+      headers: { Host: '' },
+    });
     // node:http sends an empty Host header as given; an empty Host differs from the URI.
     expect(r.status).toBe(403);
     const r2 = await proxyGet(t.proxy.httpSocket, `http://user:SECRET-PASS@allowed.test:${up.httpPort}/x`);
@@ -94,7 +107,10 @@ describe('plain HTTP (absolute URI)', () => {
 
   it('streams a request body both ways (chunked, 4 MiB)', async () => {
     const parts = Array.from({ length: 64 }, (_, i) => Buffer.alloc(64 * 1024, i));
-    const r = await proxyGet(t.proxy.httpSocket, `http://allowed.test:${up.httpPort}/echo`, { method: 'POST', body: parts });
+    const r = await proxyGet(t.proxy.httpSocket, `http://allowed.test:${up.httpPort}/echo`, {
+      method: 'POST',
+      body: parts,
+    });
     expect(r.status).toBe(200);
     expect(r.body.equals(Buffer.concat(parts))).toBe(true);
   });
@@ -104,7 +120,14 @@ describe('plain HTTP (absolute URI)', () => {
     expect(r.status).toBe(403);
     expect(r.body.toString()).toContain('network.deny');
     expect(newViolations()).toEqual([
-      { phase: 'runtime', kind: 'network', rule: 'network.deny', detail: `denied.test:${up.httpPort} matches network.deny "denied.test"`, host: 'denied.test', port: up.httpPort },
+      {
+        phase: 'runtime',
+        kind: 'network',
+        rule: 'network.deny',
+        detail: `denied.test:${up.httpPort} matches network.deny "denied.test"`,
+        host: 'denied.test',
+        port: up.httpPort,
+      },
     ]);
     expect(newDials()).toEqual([]);
   });
@@ -118,7 +141,14 @@ describe('plain HTTP (absolute URI)', () => {
     const r = await proxyGet(t.proxy.httpSocket, `http://${name}:${port()}/`);
     expect(r.status).toBe(403);
     expect(newViolations()).toEqual([
-      { phase: 'runtime', kind: 'network', rule: 'network.private', detail: `${name}: ${address}:${port()} is a ${cls} address, not in network.allow_private`, host: name, port: port() },
+      {
+        phase: 'runtime',
+        kind: 'network',
+        rule: 'network.private',
+        detail: `${name}: ${address}:${port()} is a ${cls} address, not in network.allow_private`,
+        host: name,
+        port: port(),
+      },
     ]);
     expect(newDials()).toEqual([]);
   });
@@ -132,9 +162,13 @@ describe('plain HTTP (absolute URI)', () => {
   });
 
   it('refuses a Host header naming another host than the URI', async () => {
-    const r = await proxyGet(t.proxy.httpSocket, `http://allowed.test:${up.httpPort}/`, { headers: { Host: 'other.test' } });
+    const r = await proxyGet(t.proxy.httpSocket, `http://allowed.test:${up.httpPort}/`, {
+      headers: { Host: 'other.test' },
+    });
     expect(r.status).toBe(403);
-    expect(newViolations()).toEqual([expect.objectContaining({ rule: 'network.host', host: 'allowed.test', port: up.httpPort })]);
+    expect(newViolations()).toEqual([
+      expect.objectContaining({ rule: 'network.host', host: 'allowed.test', port: up.httpPort }),
+    ]);
     expect(newDials()).toEqual([]);
   });
 
@@ -154,7 +188,9 @@ describe('plain HTTP (absolute URI)', () => {
   });
 
   it('treats a non-canonical IPv4 form as a name (not in the map: unresolvable, never 127.0.0.1)', async () => {
-    const r = await proxyGet(t.proxy.httpSocket, `http://127.1:${up.httpPort}/`, { headers: { Host: `127.1:${up.httpPort}` } });
+    const r = await proxyGet(t.proxy.httpSocket, `http://127.1:${up.httpPort}/`, {
+      headers: { Host: `127.1:${up.httpPort}` },
+    });
     expect(r.status).toBe(403); // 127.1 matches no allow pattern: "127.0.0.1:port" is a literal, not a prefix
     expect(newViolations()[0]).toMatchObject({ rule: 'network.allow', host: '127.1' });
     expect(newDials()).toEqual([]);
@@ -184,12 +220,15 @@ describe('CONNECT', () => {
     expect(newDials()).toEqual([]);
   });
 
-  it.each(['meta.test:443', 'ten.test:443', '10.0.0.1:443', '[::ffff:10.0.0.1]:443'])('refuses %s before any dial', async (target) => {
-    const { status } = await proxyConnect(t.proxy.httpSocket, target);
-    expect(status).toBe(403);
-    expect(newViolations()).toHaveLength(1);
-    expect(newDials()).toEqual([]);
-  });
+  it.each(['meta.test:443', 'ten.test:443', '10.0.0.1:443', '[::ffff:10.0.0.1]:443'])(
+    'refuses %s before any dial',
+    async (target) => {
+      const { status } = await proxyConnect(t.proxy.httpSocket, target);
+      expect(status).toBe(403);
+      expect(newViolations()).toHaveLength(1);
+      expect(newDials()).toEqual([]);
+    },
+  );
 
   it('refuses a ClientHello whose SNI names another host, before the server sees a handshake', async () => {
     const { status, socket } = await proxyConnect(t.proxy.httpSocket, `allowed.test:${up.httpsPort}`);
@@ -323,7 +362,9 @@ describe('lifecycle', () => {
     const { socket } = await proxyConnect(own.proxy.httpSocket, `allowed.test:${up.httpsPort}`);
     socket.write(hello.subarray(0, 20));
     expect([...(await drain(socket))]).toEqual([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31]);
-    expect(own.proxy.stats().violations).toEqual([expect.objectContaining({ rule: 'network.sni', detail: expect.stringContaining('not complete') })]);
+    expect(own.proxy.stats().violations).toEqual([
+      expect.objectContaining({ rule: 'network.sni', detail: expect.stringContaining('not complete') }),
+    ]);
     await own.close();
   });
 

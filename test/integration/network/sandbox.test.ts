@@ -44,14 +44,22 @@ function profile(name: string, body: string): string {
 }
 
 async function sh(profileFile: string, script: string) {
-  return run({ command: ['sh', '-c', script], profile: profileFile, cwd: work, stdio: 'capture', hostEnv: env, resolve });
+  return run({
+    command: ['sh', '-c', script],
+    profile: profileFile,
+    cwd: work,
+    stdio: 'capture',
+    hostEnv: env,
+    resolve,
+  });
 }
 
 describe.skipIf(skip)('network modes inside the sandbox', () => {
   beforeAll(async () => {
     if (!existsSync(api)) throw new Error(`${api} is missing: run npm run build first (or SBX_SKIP_INTEGRATION=1)`);
     for (const tool of ['bwrap', 'curl']) {
-      if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`${tool} is not installed (apt-get install ${tool === 'bwrap' ? 'bubblewrap' : tool})`);
+      if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
+        throw new Error(`${tool} is not installed (apt-get install ${tool === 'bwrap' ? 'bubblewrap' : tool})`);
     }
     ({ run } = (await import(api)) as Api);
     up = await startUpstreams();
@@ -60,7 +68,13 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
     hostPort = (hostListener.address() as { port: number }).port;
     work = mkdtempSync(join(tmpdir(), 'sbx-net-'));
     const home = join(work, 'home');
-    env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(work, 'run'), XDG_CACHE_HOME: join(work, 'cache'), XDG_CONFIG_HOME: join(work, 'config') };
+    env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      XDG_RUNTIME_DIR: join(work, 'run'),
+      XDG_CACHE_HOME: join(work, 'cache'),
+      XDG_CONFIG_HOME: join(work, 'config'),
+    };
     for (const d of [home, env.XDG_RUNTIME_DIR!]) spawnSync('mkdir', ['-p', '-m', '700', d]);
     copyFileSync(CERT_PATH, join(work, 'ca.crt'));
   });
@@ -101,13 +115,27 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
   it('refuses a denied name (403) and reports it as a network violation', async () => {
     const o = await sh(filtered(), `curl -s -o /dev/null -w '%{http_code}' http://denied.test:${up.httpPort}/hello`);
     expect(o.stdout.toString()).toBe('403');
-    expect(o.violations).toEqual([expect.objectContaining({ phase: 'runtime', kind: 'network', rule: 'network.deny', host: 'denied.test', port: up.httpPort })]);
+    expect(o.violations).toEqual([
+      expect.objectContaining({
+        phase: 'runtime',
+        kind: 'network',
+        rule: 'network.deny',
+        host: 'denied.test',
+        port: up.httpPort,
+      }),
+    ]);
   });
 
   it('refuses allowed names that resolve to the metadata address or a private range, and a port not in allow_private', async () => {
     const o = await sh(
       filtered(),
-      [`http://meta.test:${up.httpPort}/`, `http://ten.test:${up.httpPort}/`, `http://allowed.test:${up.forbiddenPort}/`].map((u) => `curl -s -o /dev/null -w '%{http_code} ' ${u}`).join('; '),
+      [
+        `http://meta.test:${up.httpPort}/`,
+        `http://ten.test:${up.httpPort}/`,
+        `http://allowed.test:${up.forbiddenPort}/`,
+      ]
+        .map((u) => `curl -s -o /dev/null -w '%{http_code} ' ${u}`)
+        .join('; '),
     );
     expect(o.stdout.toString().trim().split(' ')).toEqual(['403', '403', '403']);
     expect(o.violations.map((v) => v.rule)).toEqual(['network.private', 'network.private', 'network.private']);
@@ -133,11 +161,15 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
 
   it('leaves no proxy socket or sandbox process behind when sbx is killed with SIGKILL mid-run', async () => {
     const marker = `${Date.now() % 100000}.25`;
-    const child = spawn(join(root, 'bin', 'sbx.js'), ['run', '-p', filtered(), '--', 'sh', '-c', `echo ready; exec sleep ${marker}`], {
-      cwd: work,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      join(root, 'bin', 'sbx.js'),
+      ['run', '-p', filtered(), '--', 'sh', '-c', `echo ready; exec sleep ${marker}`],
+      {
+        cwd: work,
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     await new Promise<void>((r) => child.stdout.once('data', () => r()));
     const sessions = join(env.XDG_RUNTIME_DIR!, 'sbx');
     const during = readdirSync(sessions);

@@ -14,7 +14,15 @@ const CAPTURE = process.env.SBX_CAPTURE_NSJAIL_FIXTURES === '1';
 const found = findNsjail();
 const NSJAIL = 'path' in found ? found.path : '';
 const IS_ROOT = process.getuid!() === 0;
-const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'unit', 'nsjail', 'fixtures', IS_ROOT ? 'root' : 'user');
+const OUT = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'unit',
+  'nsjail',
+  'fixtures',
+  IS_ROOT ? 'root' : 'user',
+);
 
 /** The first child of nsjail: the command (pid 1 of its namespace). */
 function commandPid(nsjailPid: number): number {
@@ -50,8 +58,16 @@ const CASES: Case[] = [
   { name: 'killed-9', command: ['sh', '-c', 'echo ready; exec sleep 30'], opts: signalCommand('SIGKILL') },
   { name: 'timeout', command: ['sleep', '30'], request: { command: [], limits: { timeout: '1s' } } },
   // A Kafel KILL rule for getppid, which sh calls at start-up: the kernel kills it with SIGSYS.
-  { name: 'sigsys', command: ['sh', '-c', 'true'], opts: { editArgs: (args) => withKafel(args, 'POLICY p { KILL { getppid } } USE p DEFAULT ALLOW') } },
-  { name: 'sigterm', command: ['sh', '-c', 'echo ready; exec sleep 30'], opts: { onStdout: (t, child) => void (t === 'ready\n' && child.kill('SIGTERM')) } },
+  {
+    name: 'sigsys',
+    command: ['sh', '-c', 'true'],
+    opts: { editArgs: (args) => withKafel(args, 'POLICY p { KILL { getppid } } USE p DEFAULT ALLOW') },
+  },
+  {
+    name: 'sigterm',
+    command: ['sh', '-c', 'echo ready; exec sleep 30'],
+    opts: { onStdout: (t, child) => void (t === 'ready\n' && child.kill('SIGTERM')) },
+  },
   {
     name: 'nsjail-killed',
     command: ['sh', '-c', 'echo ready; exec sleep 30'],
@@ -64,7 +80,19 @@ const CASES: Case[] = [
       },
     },
   },
-  { name: 'missing-bind', command: ['true'], edit: (p) => void p.mounts.splice(1, 0, { kind: 'bind', source: '/nonexistent/src', target: '/opt/missing', access: 'ro', optional: false, reason: 'capture' }) },
+  {
+    name: 'missing-bind',
+    command: ['true'],
+    edit: (p) =>
+      void p.mounts.splice(1, 0, {
+        kind: 'bind',
+        source: '/nonexistent/src',
+        target: '/opt/missing',
+        access: 'ro',
+        optional: false,
+        reason: 'capture',
+      }),
+  },
   { name: 'execve-enoent', command: ['/nonexistent/cmd'] },
   { name: 'execve-eacces', command: ['./hello.txt'] },
   {

@@ -3,14 +3,30 @@
 // environment full of credentials. Spawned with node:child_process, descriptors numbered as the
 // runtime numbers them (3 log, 4 config, 5 seccomp).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Session } from '../../../src/backend/launch.js';
 import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail.js';
 import { parseNsjailStatus, type NsjailStatus } from '../../../src/backend/nsjail-status.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, rootOnlyScanRoots, type RunRequest } from '../../../src/policy/derive.js';
+import {
+  derivePolicy,
+  pathsToProbe,
+  requestedWorkspace,
+  rootOnlyScanRoots,
+  type RunRequest,
+} from '../../../src/policy/derive.js';
 import type { Host } from '../../../src/policy/host.js';
 import type { Policy } from '../../../src/policy/types.js';
 import { loadProfile } from '../../../src/profile/load.js';
@@ -23,9 +39,15 @@ const BUILT = join(process.env.HOME ?? '/root', '.cache', 'sbx-test', 'nsjail', 
 
 /** The nsjail binary to test with, or why there is none. */
 export function findNsjail(): { path: string } | { missing: string } {
-  const candidates = [process.env.SBX_NSJAIL, BUILT, '/root/.cache/sbx-test/nsjail/nsjail/nsjail'].filter((p): p is string => Boolean(p));
+  const candidates = [process.env.SBX_NSJAIL, BUILT, '/root/.cache/sbx-test/nsjail/nsjail/nsjail'].filter(
+    (p): p is string => Boolean(p),
+  );
   const path = candidates.find((p) => existsSync(p));
-  return path ? { path } : { missing: `no nsjail binary (looked at ${candidates.join(', ')}); build one from https://github.com/google/nsjail and set SBX_NSJAIL to it` };
+  return path
+    ? { path }
+    : {
+        missing: `no nsjail binary (looked at ${candidates.join(', ')}); build one from https://github.com/google/nsjail and set SBX_NSJAIL to it`,
+      };
 }
 
 /** Host secrets the sandbox must never see. */
@@ -52,22 +74,43 @@ export function makeFixture(): Fixture {
   const workspace = join(root, 'ws');
   const outside = join(root, 'outside');
   const sessionDir = join(root, 'session');
-  for (const d of [home, join(home, '.ssh'), workspace, outside, sessionDir]) mkdirSync(d, { recursive: true, mode: 0o755 });
+  for (const d of [home, join(home, '.ssh'), workspace, outside, sessionDir])
+    mkdirSync(d, { recursive: true, mode: 0o755 });
   writeFileSync(join(home, '.ssh', 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY----- planted\n', { mode: 0o600 });
   writeFileSync(join(workspace, 'hello.txt'), 'hello\n');
   const emptyFile = join(sessionDir, 'empty');
   writeFileSync(emptyFile, '', { mode: 0o444 });
-  return { root, home, workspace, outside, session: { id: 'nsjail-test', dir: sessionDir, emptyFile }, close: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    root,
+    home,
+    workspace,
+    outside,
+    session: { id: 'nsjail-test', dir: sessionDir, emptyFile },
+    close: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 /** derivePolicy over real host facts, as src/api.ts prepare() gathers them. */
-export async function derive(fx: Fixture, request: Partial<RunRequest> & { command: string[] }, profileName = 'default'): Promise<{ policy: Policy; host: Host }> {
+export async function derive(
+  fx: Fixture,
+  request: Partial<RunRequest> & { command: string[] },
+  profileName = 'default',
+): Promise<{ policy: Policy; host: Host }> {
   const uid = process.getuid!();
   const gid = process.getgid!();
   const empty = mkdtempSync(join(tmpdir(), 'sbx-nsjail-profiles-'));
   try {
-    const resolved = await loadProfile(profileName, { cwd: empty, configHome: empty, builtinDir: BUILTIN_PROFILES_DIR, cacheDir: undefined }, 'test');
-    const env: Record<string, string> = { HOME: fx.home, PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...SECRET_ENV };
+    const resolved = await loadProfile(
+      profileName,
+      { cwd: empty, configHome: empty, builtinDir: BUILTIN_PROFILES_DIR, cacheDir: undefined },
+      'test',
+    );
+    const env: Record<string, string> = {
+      HOME: fx.home,
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+      ...SECRET_ENV,
+    };
     const baseVars = { home: fx.home, cwd: fx.workspace, session: fx.session.id };
     const req: RunRequest = { workspace: fx.workspace, ...request };
     const workspace = requestedWorkspace(resolved.profile, req, baseVars);
@@ -86,7 +129,14 @@ export async function derive(fx: Fixture, request: Partial<RunRequest> & { comma
       sensitiveFiles: { masks: [], protect: [], views: [] },
       bridge: { node: realpathSync(process.execPath), script: '/nonexistent/bridge.cjs' },
     };
-    const policy = derivePolicy({ profileName: resolved.name, profileHash: resolved.hash, profile: resolved.profile, request: req, host, vars });
+    const policy = derivePolicy({
+      profileName: resolved.name,
+      profileHash: resolved.hash,
+      profile: resolved.profile,
+      request: req,
+      host,
+      vars,
+    });
     return { policy, host };
   } finally {
     rmSync(empty, { recursive: true, force: true });
@@ -107,7 +157,13 @@ export function execPathOf(policy: Policy): string | undefined {
 
 export function nsjailHost(nsjail: string, policy: Policy): NsjailHost {
   const execPath = execPathOf(policy);
-  return { path: nsjail, stdinIsTty: false, arch: hostSeccompArch(process.arch), uid: process.getuid!(), ...(execPath ? { execPath } : {}) };
+  return {
+    path: nsjail,
+    stdinIsTty: false,
+    arch: hostSeccompArch(process.arch),
+    uid: process.getuid!(),
+    ...(execPath ? { execPath } : {}),
+  };
 }
 
 export interface Run {
@@ -145,10 +201,15 @@ function fileDescriptor(dir: string, name: string, data: Uint8Array): number {
 /** Spawn the compiled launch (descriptors numbered from 3 as src/runtime/exec.ts does); resolve when nsjail exits. */
 export function runLaunch(policy: Policy, fx: Fixture, nsjail: string, opts: RunOptions = {}): Promise<Run> {
   const launch = compileNsjail(policy, fx.session, nsjailHost(nsjail, policy));
-  const files = launch.fds.map((fd, i) => (fd.purpose === 'status' ? undefined : fileDescriptor(fx.session.dir, `fd${i + 3}`, fd.data)));
+  const files = launch.fds.map((fd, i) =>
+    fd.purpose === 'status' ? undefined : fileDescriptor(fx.session.dir, `fd${i + 3}`, fd.data),
+  );
   let child: ChildProcess;
   try {
-    child = spawn(launch.file, opts.editArgs ? opts.editArgs(launch.args) : launch.args, { env: launch.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...files.map((f) => f ?? 'pipe')] });
+    child = spawn(launch.file, opts.editArgs ? opts.editArgs(launch.args) : launch.args, {
+      env: launch.env,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...files.map((f) => f ?? 'pipe')],
+    });
   } finally {
     for (const f of files) if (f !== undefined) closeSync(f);
   }
@@ -170,6 +231,8 @@ export function runLaunch(policy: Policy, fx: Fixture, nsjail: string, opts: Run
   opts.onStart?.(child);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr, log, status: parseNsjailStatus({ code, signal }, log) }));
+    child.once('close', (code, signal) =>
+      resolve({ code, signal, stdout, stderr, log, status: parseNsjailStatus({ code, signal }, log) }),
+    );
   });
 }

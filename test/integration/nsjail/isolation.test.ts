@@ -24,7 +24,12 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
   });
   afterEach(() => fx.close());
 
-  async function run(command: string[], request: Parameters<typeof derive>[1] extends infer R ? Omit<R, 'command'> : never = {}, opts: RunOptions = {}, profile = 'default') {
+  async function run(
+    command: string[],
+    request: Parameters<typeof derive>[1] extends infer R ? Omit<R, 'command'> : never = {},
+    opts: RunOptions = {},
+    profile = 'default',
+  ) {
     const { policy } = await derive(fx, { command, ...request }, profile);
     return { policy, ...(await runLaunch(policy, fx, NSJAIL, opts)) };
   }
@@ -47,28 +52,32 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
     }
   });
 
-  it('a command killed by SIGKILL → 137 (killed from outside; and a subshell\'s `kill -9 $$`)', async () => {
+  it("a command killed by SIGKILL → 137 (killed from outside; and a subshell's `kill -9 $$`)", async () => {
     // The command is pid 1 of its namespace: the kernel drops a signal it sends itself without a
     // handler (NSJAIL_GAPS nsjail.init), so `kill -9 $$` in the command itself does nothing.
     const self = await sh('kill -9 $$; echo survived');
     expect(self.stdout).toBe('survived\n');
     expect(self.status.code).toBe(0);
-    const nested = await sh('sh -c \'kill -9 $$\'; exit $?');
+    const nested = await sh("sh -c 'kill -9 $$'; exit $?");
     expect(nested.status.code).toBe(137);
     // From outside (nsjail's namespace), SIGKILL reaches it: nsjail reports the signal.
-    const outside = await sh('echo ready; exec sleep 30', {}, {
-      onStdout: (text, child) => {
-        if (text !== 'ready\n') return;
-        const task = `/proc/${child.pid}/task/${child.pid}/children`;
-        const pid = Number(readFileSync(task, 'utf8').trim().split(/\s+/)[0]);
-        process.kill(pid, 'SIGKILL');
+    const outside = await sh(
+      'echo ready; exec sleep 30',
+      {},
+      {
+        onStdout: (text, child) => {
+          if (text !== 'ready\n') return;
+          const task = `/proc/${child.pid}/task/${child.pid}/children`;
+          const pid = Number(readFileSync(task, 'utf8').trim().split(/\s+/)[0]);
+          process.kill(pid, 'SIGKILL');
+        },
       },
-    });
+    );
     expect(outside.code).toBe(137);
     expect(outside.status).toEqual({ started: true, code: 137, timedOut: false, signal: 'SIGKILL', violations: [] });
   });
 
-  it('a timeout ends it: nsjail\'s time limit, reported as 124', async () => {
+  it("a timeout ends it: nsjail's time limit, reported as 124", async () => {
     const started = performance.now();
     const r = await sh('sleep 30', { limits: { timeout: '1s' } });
     expect(performance.now() - started).toBeLessThan(10_000);
@@ -87,7 +96,9 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
   });
 
   it('a bound HOME: its ~/.ssh is masked by an empty read-only tmpfs', async () => {
-    const r = await sh('ls -A /mnt/home/.ssh; cat /mnt/home/.ssh/id_rsa; touch /mnt/home/.ssh/x; ls /mnt/home', { binds: [{ source: fx.home, target: '/mnt/home', access: 'ro' }] });
+    const r = await sh('ls -A /mnt/home/.ssh; cat /mnt/home/.ssh/id_rsa; touch /mnt/home/.ssh/x; ls /mnt/home', {
+      binds: [{ source: fx.home, target: '/mnt/home', access: 'ro' }],
+    });
     expect(r.stderr).toMatch(/cat: \/mnt\/home\/.ssh\/id_rsa: No such file or directory/);
     expect(r.stderr).toMatch(/cannot touch '\/mnt\/home\/.ssh\/x': Read-only file system/);
     expect(r.stdout).toBe('');
@@ -95,12 +106,17 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
   });
 
   it('mode: danger is refused by name (NSJAIL_GAPS mounts.root-bind)', async () => {
-    await expect(sh('true', { danger: true }, {}, 'danger')).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED', message: expect.stringMatching(/is bound at \/ \(as mode: danger does\)/) });
+    await expect(sh('true', { danger: true }, {}, 'danger')).rejects.toMatchObject({
+      code: 'BACKEND_UNSUPPORTED',
+      message: expect.stringMatching(/is bound at \/ \(as mode: danger does\)/),
+    });
   });
 
   it('writes outside the workspace fail (read-only system, private /tmp) and nothing appears on the host', async () => {
     const outsideFile = join(fx.outside, 'escape.txt');
-    const r = await sh(`touch /etc/sbx-nsjail-probe; touch /usr/sbx-nsjail-probe; echo x > ${outsideFile}; echo tmp > /tmp/sbx-nsjail-probe && echo tmp-ok`);
+    const r = await sh(
+      `touch /etc/sbx-nsjail-probe; touch /usr/sbx-nsjail-probe; echo x > ${outsideFile}; echo tmp > /tmp/sbx-nsjail-probe && echo tmp-ok`,
+    );
     expect(r.stderr).toMatch(/cannot touch '\/etc\/sbx-nsjail-probe': Read-only file system/);
     expect(r.stderr).toMatch(/cannot touch '\/usr\/sbx-nsjail-probe': Read-only file system/);
     expect(r.stderr).toMatch(new RegExp(`${outsideFile}: (Directory nonexistent|No such file or directory)`));
@@ -122,7 +138,9 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
   });
 
   it("host environment secrets are absent, from the command's environment and from every process's", async () => {
-    const r = await sh('env; echo ---; cat /proc/[0-9]*/environ | tr "\\0" "\\n"; echo ---; cat /proc/[0-9]*/cmdline | tr "\\0" " "');
+    const r = await sh(
+      'env; echo ---; cat /proc/[0-9]*/environ | tr "\\0" "\\n"; echo ---; cat /proc/[0-9]*/cmdline | tr "\\0" " "',
+    );
     expect(r.status.code).toBe(0);
     for (const [name, value] of Object.entries(SECRET_ENV)) {
       expect(r.stdout).not.toContain(value);
@@ -183,13 +201,22 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
     expect(r.stdout).toMatch(/fd full null ptmx pts random shm stderr stdin stdout tty urandom zero/);
   });
 
-  it('a missing bind source is a setup failure (SANDBOX_SETUP) carrying nsjail\'s reason', async () => {
+  it("a missing bind source is a setup failure (SANDBOX_SETUP) carrying nsjail's reason", async () => {
     const { policy } = await derive(fx, { command: ['true'] });
-    policy.mounts.splice(1, 0, { kind: 'bind', source: join(fx.root, 'missing'), target: '/opt/missing', access: 'ro', optional: false, reason: 'test' });
+    policy.mounts.splice(1, 0, {
+      kind: 'bind',
+      source: join(fx.root, 'missing'),
+      target: '/opt/missing',
+      access: 'ro',
+      optional: false,
+      reason: 'test',
+    });
     const r = await runLaunch(policy, fx, NSJAIL);
     expect(r.code).toBe(255);
     expect(r.status.started).toBe(false);
-    expect(r.status.failure).toMatch(/Failed to mount mandatory point: '\/opt\/missing' \(open_tree\('.*missing'\): No such file or directory\)/);
+    expect(r.status.failure).toMatch(
+      /Failed to mount mandatory point: '\/opt\/missing' \(open_tree\('.*missing'\): No such file or directory\)/,
+    );
     expect(nsjailSetupError(r.status)).toMatchObject({ code: 'SANDBOX_SETUP', exitCode: 125 });
   });
 
@@ -199,18 +226,23 @@ describe.skipIf(!NSJAIL)('nsjail isolation (default profile)', () => {
     expect(r.stdout).toBe('0\n0\n65534\n');
   });
 
-  it.runIf(IS_ROOT)('as root: a host submount below a read-only bind stays read-only (why --experimental_mnt new)', async () => {
-    const dir = join(fx.root, 'ro-src');
-    mkdirSync(join(dir, 'sub'), { recursive: true });
-    execFileSync('mount', ['-t', 'tmpfs', 'none', join(dir, 'sub')]);
-    try {
-      writeFileSync(join(dir, 'sub', 'f'), 'orig\n');
-      const r = await sh(`echo top >> ${dir}/top; echo changed >> ${dir}/sub/f`, { binds: [{ source: dir, access: 'ro' }] });
-      expect(r.stderr).toMatch(new RegExp(`${dir}/top: Read-only file system`));
-      expect(r.stderr).toMatch(new RegExp(`${dir}/sub/f: Read-only file system`));
-      expect(readFileSync(join(dir, 'sub', 'f'), 'utf8')).toBe('orig\n');
-    } finally {
-      execFileSync('umount', [join(dir, 'sub')]);
-    }
-  });
+  it.runIf(IS_ROOT)(
+    'as root: a host submount below a read-only bind stays read-only (why --experimental_mnt new)',
+    async () => {
+      const dir = join(fx.root, 'ro-src');
+      mkdirSync(join(dir, 'sub'), { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', 'none', join(dir, 'sub')]);
+      try {
+        writeFileSync(join(dir, 'sub', 'f'), 'orig\n');
+        const r = await sh(`echo top >> ${dir}/top; echo changed >> ${dir}/sub/f`, {
+          binds: [{ source: dir, access: 'ro' }],
+        });
+        expect(r.stderr).toMatch(new RegExp(`${dir}/top: Read-only file system`));
+        expect(r.stderr).toMatch(new RegExp(`${dir}/sub/f: Read-only file system`));
+        expect(readFileSync(join(dir, 'sub', 'f'), 'utf8')).toBe('orig\n');
+      } finally {
+        execFileSync('umount', [join(dir, 'sub')]);
+      }
+    },
+  );
 });

@@ -95,7 +95,9 @@ describe.skipIf(SKIP_INTEGRATION)(`the packed package (${MANIFEST.name}), instal
     const pack = ['pack', '--ignore-scripts', '--json', '--pack-destination', project];
     const packed = ok(await npm(pack, REPO_ROOT), 'npm pack');
     const [{ filename }] = JSON.parse(packed.out) as [{ filename: string }];
-    const integrity = `sha512-${createHash('sha512').update(readFileSync(join(project, filename))).digest('base64')}`;
+    const integrity = `sha512-${createHash('sha512')
+      .update(readFileSync(join(project, filename)))
+      .digest('base64')}`;
     const manifest = { name: 'pack-check', private: true, dependencies: { [MANIFEST.name]: `file:${filename}` } };
     writeFileSync(join(project, 'package.json'), JSON.stringify(manifest));
     writeFileSync(join(project, 'package-lock.json'), JSON.stringify(projectLock(filename, integrity)));

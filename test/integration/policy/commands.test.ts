@@ -5,15 +5,32 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, runHost, runSbx, runSbxRaw, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbx,
+  runSbxRaw,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { parseReport } from '../../helpers/report.js';
 import type { Report } from '../../../src/report/report.js';
 
 let t: TestHost;
 let ledger: string;
-const opts = (extra: Record<string, string> = {}) => ({ env: { ...t.env, SBX_AUDIT_FILE: ledger, ...extra }, cwd: t.workspace });
-const ledgerRecords = () => (existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
-
+const opts = (extra: Record<string, string> = {}) => ({
+  env: { ...t.env, SBX_AUDIT_FILE: ledger, ...extra },
+  cwd: t.workspace,
+});
+const ledgerRecords = () =>
+  existsSync(ledger)
+    ? readFileSync(ledger, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
 
 async function sbxReport(args: string[]): Promise<{ code: number | null; report: Report; err: string }> {
   const r = await runSbx(['--report-fd', '3', ...args], { ...opts(), extraStdio: { 3: 'pipe' } });
@@ -28,18 +45,21 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const profiles = join(t.configHome, 'sbx', 'profiles');
     mkdirSync(profiles, { recursive: true });
     // Host network, so only the rule under test can refuse (not the offline rule).
-    writeFileSync(join(profiles, 'rules.yaml'), [
-      'extends: default',
-      'network: host',
-      'commands:',
-      '  default: allow',
-      '  allow:',
-      '    git: { block: ["push --force", "clean -fd"] }',
-      '  deny: ["@delete"]',
-      '  paths: workspace',
-      '  shell_syntax: restricted',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(profiles, 'rules.yaml'),
+      [
+        'extends: default',
+        'network: host',
+        'commands:',
+        '  default: allow',
+        '  allow:',
+        '    git: { block: ["push --force", "clean -fd"] }',
+        '  deny: ["@delete"]',
+        '  paths: workspace',
+        '  shell_syntax: restricted',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(profiles, 'asking.yaml'), 'extends: default\ncommands:\n  default: ask\n  allow: { ls: }\n');
     mkdirSync(join(t.home, '.ssh'), { recursive: true });
     writeFileSync(join(t.home, '.ssh', 'id_rsa'), 'PRIVATE\n');
@@ -52,11 +72,15 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const r = await sbxReport(['-p', 'rules', '--', 'rm', 'victim.txt']);
     expect(r.code).toBe(126);
     expect(r.report.error?.code).toBe('COMMAND_DENIED');
-    expect(r.report.violations).toEqual([expect.objectContaining({ phase: 'preflight', kind: 'command', rule: 'commands.deny' })]);
+    expect(r.report.violations).toEqual([
+      expect.objectContaining({ phase: 'preflight', kind: 'command', rule: 'commands.deny' }),
+    ]);
     expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(true);
     // explain says so without running anything.
     const explained = await runSbxRaw(['explain', '-p', 'rules', '--', 'rm', 'victim.txt'], opts());
-    expect(explained.out.split('\n').filter((l) => l.startsWith('verdict'))).toEqual(["verdict   REFUSED: commands.deny: rm is on the profile's deny list (@delete)"]);
+    expect(explained.out.split('\n').filter((l) => l.startsWith('verdict'))).toEqual([
+      "verdict   REFUSED: commands.deny: rm is on the profile's deny list (@delete)",
+    ]);
     const lifted = await runSbx(['-p', 'rules', '--allow-denylisted-commands', '--', 'rm', 'victim.txt'], opts());
     expect(lifted.code).toBe(0);
     expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(false);
@@ -64,13 +88,25 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
   });
 
   it('git push --force is refused by the block rule, in its other spellings too; the violation is in the ledger', async () => {
-    for (const argv of [['git', 'push', '--force'], ['git', 'push', '-f', 'origin', 'main'], ['git', 'push', 'origin', '+main']]) {
+    for (const argv of [
+      ['git', 'push', '--force'],
+      ['git', 'push', '-f', 'origin', 'main'],
+      ['git', 'push', 'origin', '+main'],
+    ]) {
       const r = await sbxReport(['-p', 'rules', '--', ...argv]);
       expect(r.code, argv.join(' ')).toBe(126);
-      expect(r.report.violations.map((v) => v.rule), argv.join(' ')).toEqual(['commands.allow.git.block']);
+      expect(
+        r.report.violations.map((v) => v.rule),
+        argv.join(' '),
+      ).toEqual(['commands.allow.git.block']);
     }
     const last = ledgerRecords().at(-1)!;
-    expect(last).toMatchObject({ type: 'run', exitCode: 126, argv: ['git', 'push', 'origin', '+main'], error: { code: 'COMMAND_DENIED' } });
+    expect(last).toMatchObject({
+      type: 'run',
+      exitCode: 126,
+      argv: ['git', 'push', 'origin', '+main'],
+      error: { code: 'COMMAND_DENIED' },
+    });
   });
 
   it('without network, curl and URLs are refused up front (offline rule), even with --allow-denylisted-commands', async () => {
@@ -90,7 +126,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       const r = await sbxReport(['-p', 'rules', '--', ...argv]);
       expect(r.code, argv.join(' ')).toBe(126);
       expect(r.report.error?.code).toBe('PATH_ESCAPE');
-      expect(r.report.violations.map((v) => v.rule), argv.join(' ')).toEqual([rule]);
+      expect(
+        r.report.violations.map((v) => v.rule),
+        argv.join(' '),
+      ).toEqual([rule]);
     }
     const ok = await runSbx(['-p', 'rules', '--', 'cat', './victim.txt'], opts());
     expect(ok.out).toBe('keep me\n');
@@ -100,16 +139,29 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const ok = await runSbx(['-p', 'rules', '--shell', 'cat "victim.txt" | cat && echo "a;b"'], opts());
     expect(ok.code).toBe(0);
     expect(ok.out).toBe('keep me\na;b\n');
-    for (const script of ['touch made-by-subst $(echo x)', 'touch made-by-bg & true', '(touch made-by-subshell)', 'true; touch made-by-glob *']) {
+    for (const script of [
+      'touch made-by-subst $(echo x)',
+      'touch made-by-bg & true',
+      '(touch made-by-subshell)',
+      'true; touch made-by-glob *',
+    ]) {
       const r = await sbxReport(['-p', 'rules', '--shell', script]);
       expect(r.code, script).toBe(126);
       expect(r.report.error?.code, script).toBe('SHELL_SYNTAX');
-      expect(r.report.violations.map((v) => v.rule), script).toEqual(['commands.shell_syntax']);
+      expect(
+        r.report.violations.map((v) => v.rule),
+        script,
+      ).toEqual(['commands.shell_syntax']);
     }
-    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-glob']) expect(existsSync(join(t.workspace, f)), f).toBe(false);
+    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-glob'])
+      expect(existsSync(join(t.workspace, f)), f).toBe(false);
     // The commands of the string are judged like a command: rm is on the deny list, after a pipe too.
-    expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
-    expect((await sbxReport(['-p', 'rules', '--shell', 'echo victim.txt | xargs rm'])).report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
+    expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(
+      ['commands.deny'],
+    );
+    expect(
+      (await sbxReport(['-p', 'rules', '--shell', 'echo victim.txt | xargs rm'])).report.violations.map((v) => v.rule),
+    ).toEqual(['commands.deny']);
     expect(existsSync(join(t.workspace, 'victim.txt'))).toBe(true);
   });
 
@@ -120,7 +172,15 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(host.out).toBe('3\n');
     const r = await runSbx(['-p', 'agent', '--shell', 'ls src | wc -l'], opts());
     expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: host.out });
-    const chained = await runSbx(['-p', 'agent', '--shell', 'ls src > listing.txt 2>&1 && wc -l < listing.txt; cat missing 2>/dev/null || echo none'], opts());
+    const chained = await runSbx(
+      [
+        '-p',
+        'agent',
+        '--shell',
+        'ls src > listing.txt 2>&1 && wc -l < listing.txt; cat missing 2>/dev/null || echo none',
+      ],
+      opts(),
+    );
     expect({ code: chained.code, out: chained.out }).toEqual({ code: 0, out: '3\nnone\n' });
     expect(readFileSync(join(t.workspace, 'listing.txt'), 'utf8')).toBe('a.ts\nb.ts\nc.ts\n');
     // A redirection target is a path the command writes: .. is refused before anything runs.
@@ -137,7 +197,12 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const r = await sbxReport(['-p', 'agent', '--shell', script]);
     expect(r.code).toBe(126);
     expect(r.report.error?.code).toBe('COMMAND_DENIED');
-    expect(r.report.violations[0]).toEqual({ phase: 'preflight', kind: 'command', rule: 'commands.deny', detail: "curl is on the profile's deny list (@network)" });
+    expect(r.report.violations[0]).toEqual({
+      phase: 'preflight',
+      kind: 'command',
+      rule: 'commands.deny',
+      detail: "curl is on the profile's deny list (@network)",
+    });
     expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.deny', 'commands.offline', 'commands.deny']);
     expect(r.err).toContain("curl is on the profile's deny list (@network)");
     expect(existsSync(join(t.workspace, 'ran-marker'))).toBe(false);
@@ -150,8 +215,13 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
   it("agent: the user's own sh -c stays refused (sh is on the deny list); explain --shell shows each command's verdict", async () => {
     const explicit = await sbxReport(['-p', 'agent', '--', 'sh', '-c', 'ls']);
     expect(explicit.code).toBe(126);
-    expect(explicit.report.violations.map((v) => [v.rule, v.detail])).toEqual([['commands.deny', "sh is on the profile's deny list (@shells)"]]);
-    const explained = await runSbxRaw(['explain', '-p', 'agent', '--shell', 'ls src | curl -s http://127.0.0.1:1/ 2>&1'], opts());
+    expect(explicit.report.violations.map((v) => [v.rule, v.detail])).toEqual([
+      ['commands.deny', "sh is on the profile's deny list (@shells)"],
+    ]);
+    const explained = await runSbxRaw(
+      ['explain', '-p', 'agent', '--shell', 'ls src | curl -s http://127.0.0.1:1/ 2>&1'],
+      opts(),
+    );
     const lines = explained.out.split('\n');
     const at = lines.findIndex((l) => l.startsWith('verdict'));
     expect(lines.slice(at, at + 3)).toEqual([
@@ -163,18 +233,31 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
 
   it('the library takes the same shell string (run({ shell })); uname needs an approval, asked once for the string', async () => {
     const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
-    const base = { profile: 'agent', cwd: t.workspace, hostEnv: { ...t.env, XDG_STATE_HOME: join(t.root, 'lib-state') }, stdio: 'capture' as const };
+    const base = {
+      profile: 'agent',
+      cwd: t.workspace,
+      hostEnv: { ...t.env, XDG_STATE_HOME: join(t.root, 'lib-state') },
+      stdio: 'capture' as const,
+    };
     const o = await run({ ...base, shell: 'ls src | wc -l' });
     expect(o.exitCode).toBe(0);
     expect(o.stdout?.toString()).toBe('3\n');
     expect(o.command).toEqual(['/bin/sh', '-c', '--', 'ls src | wc -l']);
     const asked: string[] = [];
-    const once = await run({ ...base, shell: 'uname | wc -l', approve: async (req) => (asked.push(req.reason), 'once') });
+    const once = await run({
+      ...base,
+      shell: 'uname | wc -l',
+      approve: async (req) => (asked.push(req.reason), 'once'),
+    });
     expect(once.stdout?.toString()).toBe('1\n');
     expect(asked).toEqual(["uname is not on the profile's allow list"]);
     await expect(run({ ...base, command: ['ls'], shell: 'ls' })).rejects.toMatchObject({ code: 'OPTIONS_INVALID' });
     // A command the sandbox cannot find is 127 before anyone is asked to approve it.
-    const missing = run({ ...base, command: ['no-such-tool-x'], approve: async (req) => (asked.push(req.reason), 'once') });
+    const missing = run({
+      ...base,
+      command: ['no-such-tool-x'],
+      approve: async (req) => (asked.push(req.reason), 'once'),
+    });
     await expect(missing).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND', exitCode: 127 });
     expect(asked).toHaveLength(1);
   });
@@ -183,8 +266,14 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const ask = await sbxReport(['-p', 'agent', '--', 'uname']);
     expect(ask.code).toBe(126);
     expect(ask.report.error?.code).toBe('APPROVAL_DENIED');
-    expect(ask.err).toContain('uname is not on the profile\'s allow list: needs approval, and there is no terminal to ask on');
-    expect(ledgerRecords().filter((r) => r.type === 'approval').at(-1)).toMatchObject({ decision: 'refused', by: 'no-tty', argv: ['uname'] });
+    expect(ask.err).toContain(
+      "uname is not on the profile's allow list: needs approval, and there is no terminal to ask on",
+    );
+    expect(
+      ledgerRecords()
+        .filter((r) => r.type === 'approval')
+        .at(-1),
+    ).toMatchObject({ decision: 'refused', by: 'no-tty', argv: ['uname'] });
     const allowed = await runSbx(['-p', 'agent', '--', 'ls', 'victim.txt'], opts());
     expect(allowed.out).toBe('victim.txt\n');
     const never = await sbxReport(['-p', 'agent', '--approval', 'never', '--', 'uname']);
@@ -198,15 +287,22 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     const file = join(t.root, 'approvals-ledger.jsonl');
     const base = { profile: 'asking', cwd: t.workspace, hostEnv, stdio: 'capture' as const, audit: { file } };
     const asked: string[][] = [];
-    const answer = (a: 'once' | 'always' | 'deny') => async (req: { argv: readonly string[] }) => (asked.push([...req.argv]), a);
+    const answer = (a: 'once' | 'always' | 'deny') => async (req: { argv: readonly string[] }) => (
+      asked.push([...req.argv]), a
+    );
 
     expect((await run({ ...base, command: ['uname'], approve: answer('always') })).exitCode).toBe(0);
     // Remembered: not asked again, and without an approver at all.
     expect((await run({ ...base, command: ['uname'] })).exitCode).toBe(0);
     expect(asked).toEqual([['uname']]);
 
-    await expect(run({ ...base, command: ['touch', 'denied-marker'], approve: answer('deny') })).rejects.toMatchObject({ code: 'APPROVAL_DENIED', exitCode: 126 });
-    await expect(run({ ...base, command: ['touch', 'denied-marker'], approve: answer('once') })).rejects.toMatchObject({ code: 'APPROVAL_DENIED' });
+    await expect(run({ ...base, command: ['touch', 'denied-marker'], approve: answer('deny') })).rejects.toMatchObject({
+      code: 'APPROVAL_DENIED',
+      exitCode: 126,
+    });
+    await expect(run({ ...base, command: ['touch', 'denied-marker'], approve: answer('once') })).rejects.toMatchObject({
+      code: 'APPROVAL_DENIED',
+    });
     expect(asked).toHaveLength(2);
     expect(existsSync(join(t.workspace, 'denied-marker'))).toBe(false);
 
@@ -214,7 +310,11 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect((await run({ ...base, command: ['id', '-u'], approve: answer('once') })).exitCode).toBe(0);
     await expect(run({ ...base, command: ['id', '-u'] })).rejects.toMatchObject({ code: 'APPROVAL_DENIED' });
 
-    const approvals = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.type === 'approval');
+    const approvals = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.type === 'approval');
     expect(approvals.map((r) => [r.argv[0], r.decision, r.by])).toEqual([
       ['uname', 'always', 'user'],
       ['uname', 'always', 'stored'],

@@ -5,7 +5,13 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_API, makeTestHost, requireIntegrationPrerequisites, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 const PROCESSES = 20;
 const RUNS_EACH = 25;
@@ -22,17 +28,23 @@ process.stdout.write(String(outcomes.filter((o) => o.exitCode === 0).length));
 
 function worker(file: string, index: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', WORKER, DIST_API, file, String(index), String(RUNS_EACH)], {
-      cwd: t.workspace,
-      env: t.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', WORKER, DIST_API, file, String(index), String(RUNS_EACH)],
+      {
+        cwd: t.workspace,
+        env: t.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${index} exited ${code}: ${err}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`worker ${index} exited ${code}: ${err}`)),
+    );
   });
 }
 

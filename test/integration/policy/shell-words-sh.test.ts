@@ -15,7 +15,10 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sbx-shell-words-'));
   // p: appends its arguments to $LOG, each ended by NUL, the command ended by \x01.
-  writeFileSync(join(dir, 'p'), '#!/bin/sh\nfor a; do printf \'%s\\0\' "$a"; done >> "$LOG"\nprintf \'\\001\' >> "$LOG"\n');
+  writeFileSync(
+    join(dir, 'p'),
+    '#!/bin/sh\nfor a; do printf \'%s\\0\' "$a"; done >> "$LOG"\nprintf \'\\001\' >> "$LOG"\n',
+  );
   chmodSync(join(dir, 'p'), 0o755);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,7 +27,42 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  * Every piece but a bare | or & (a pipeline's commands run at once: their records would interleave).
  * Redirections end with a space, so their targets are plain file names.
  */
-const PIECES = ['a', 'b', ' ', ' ', '\t', "'", '"', '\\', ';', '\n', ' && ', '-x', '=', '#', '/', '.', 'é', "'|'", '"&"', '\\|', '\\&', '\\;', ' 2>&1', ' >/dev/null ', ' 2>o1 ', '>>o2 ', '>o3 ', "'\n'", '"a b"', "'$x'", '"\\$"', '"\\\\"', '"\\a"', "'\\'"];
+const PIECES = [
+  'a',
+  'b',
+  ' ',
+  ' ',
+  '\t',
+  "'",
+  '"',
+  '\\',
+  ';',
+  '\n',
+  ' && ',
+  '-x',
+  '=',
+  '#',
+  '/',
+  '.',
+  'é',
+  "'|'",
+  '"&"',
+  '\\|',
+  '\\&',
+  '\\;',
+  ' 2>&1',
+  ' >/dev/null ',
+  ' 2>o1 ',
+  '>>o2 ',
+  '>o3 ',
+  "'\n'",
+  '"a b"',
+  "'$x'",
+  '"\\$"',
+  '"\\\\"',
+  '"\\a"',
+  "'\\'",
+];
 
 describe('the restricted reader agrees with /bin/sh', () => {
   it('every accepted string: the argv sh runs for each command is the argv the reader returned', () => {
@@ -38,14 +76,27 @@ describe('the restricted reader agrees with /bin/sh', () => {
       // Only strings whose every command is the recorder (a word after ; may name another program).
       if (!parsed.ok || !parsed.commands.every((c) => c.argv[0] === 'p')) continue;
       // Files are written below the run's own directory (and /dev/null), nowhere else.
-      if (parsed.commands.some((c) => c.redirects.some((r) => r.target.startsWith('/') && r.target !== '/dev/null'))) continue;
+      if (parsed.commands.some((c) => c.redirects.some((r) => r.target.startsWith('/') && r.target !== '/dev/null')))
+        continue;
       const cwd = join(dir, `run-${n}`);
-      const files = parsed.commands.flatMap((c) => c.redirects.filter((r) => r.op === '>' || r.op === '>>').filter((r) => r.target !== '/dev/null').map((r) => resolve(cwd, r.target)));
+      const files = parsed.commands.flatMap((c) =>
+        c.redirects
+          .filter((r) => r.op === '>' || r.op === '>>')
+          .filter((r) => r.target !== '/dev/null')
+          .map((r) => resolve(cwd, r.target)),
+      );
       mkdirSync(cwd);
       const log = join(dir, `log-${n}`);
-      const sh = spawnSync(SYSTEM_SHELL, ['-c', '--', script], { cwd, env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log }, encoding: 'utf8' });
+      const sh = spawnSync(SYSTEM_SHELL, ['-c', '--', script], {
+        cwd,
+        env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log },
+        encoding: 'utf8',
+      });
       expect(sh.status, `${JSON.stringify(script)}: ${sh.stderr}`).toBe(0);
-      const ran = readFileSync(log, 'utf8').split('\x01').slice(0, -1).map((c) => c.split('\0').slice(0, -1));
+      const ran = readFileSync(log, 'utf8')
+        .split('\x01')
+        .slice(0, -1)
+        .map((c) => c.split('\0').slice(0, -1));
       expect(ran, JSON.stringify(script)).toEqual(parsed.commands.map((c) => c.argv.slice(1)));
       // The files sh wrote are the targets the reader saw (the path guards judge those).
       for (const file of files) expect(existsSync(file), `${JSON.stringify(script)}: ${file}`).toBe(true);

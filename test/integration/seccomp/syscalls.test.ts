@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SeccompSettings, assembleSeccompFilter, hostSeccompArch, resolveSeccompRules } from '../../../src/seccomp/index.js';
+import {
+  type SeccompSettings,
+  assembleSeccompFilter,
+  hostSeccompArch,
+  resolveSeccompRules,
+} from '../../../src/seccomp/index.js';
 
 const SKIP = process.env.SBX_SKIP_SECCOMP_INTEGRATION === '1';
 const PROBE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'probe.c');
@@ -26,14 +31,61 @@ const DEFAULT_EXPECTED: Record<string, string> = {
   // Denied.
   ...Object.fromEntries(
     [
-      'mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'open_tree_attr', 'fsopen', 'fsconfig', 'fsmount',
-      'fspick', 'mount_setattr', 'ptrace', 'process_vm_readv', 'process_vm_writev', 'kexec_load', 'kexec_file_load',
-      'init_module', 'finit_module', 'delete_module', 'bpf', 'perf_event_open', 'userfaultfd', 'keyctl', 'add_key',
-      'request_key', 'setns', 'unshare_newuser', 'unshare_newns', 'clone_newuser', 'personality_norandom',
-      'ioctl_tiocsti', 'ioctl_tiocsti_high', 'ioctl_tioclinux', 'swapon', 'swapoff', 'reboot', 'acct', 'quotactl',
-      'quotactl_fd', 'open_by_handle_at', 'name_to_handle_at', 'syslog', 'io_uring_setup', 'io_uring_enter',
-      'io_uring_register', 'uselib', '_sysctl', 'nfsservctl', 'lookup_dcookie', 'iopl', 'ioperm', 'create_module',
-      'get_kernel_syms', 'query_module', 'afs_syscall',
+      'mount',
+      'umount2',
+      'pivot_root',
+      'move_mount',
+      'open_tree',
+      'open_tree_attr',
+      'fsopen',
+      'fsconfig',
+      'fsmount',
+      'fspick',
+      'mount_setattr',
+      'ptrace',
+      'process_vm_readv',
+      'process_vm_writev',
+      'kexec_load',
+      'kexec_file_load',
+      'init_module',
+      'finit_module',
+      'delete_module',
+      'bpf',
+      'perf_event_open',
+      'userfaultfd',
+      'keyctl',
+      'add_key',
+      'request_key',
+      'setns',
+      'unshare_newuser',
+      'unshare_newns',
+      'clone_newuser',
+      'personality_norandom',
+      'ioctl_tiocsti',
+      'ioctl_tiocsti_high',
+      'ioctl_tioclinux',
+      'swapon',
+      'swapoff',
+      'reboot',
+      'acct',
+      'quotactl',
+      'quotactl_fd',
+      'open_by_handle_at',
+      'name_to_handle_at',
+      'syslog',
+      'io_uring_setup',
+      'io_uring_enter',
+      'io_uring_register',
+      'uselib',
+      '_sysctl',
+      'nfsservctl',
+      'lookup_dcookie',
+      'iopl',
+      'ioperm',
+      'create_module',
+      'get_kernel_syms',
+      'query_module',
+      'afs_syscall',
     ].map((name) => [name, EPERM]),
   ),
   clone3: ENOSYS,
@@ -54,9 +106,26 @@ const DEFAULT_EXPECTED: Record<string, string> = {
  * as root and unprivileged alike: a different result without the filter shows the filter did it.
  */
 const CONTROLLED = [
-  'mount', 'umount2', 'ptrace', 'process_vm_readv', 'process_vm_writev', 'perf_event_open', 'setns', 'unshare_newuser',
-  'clone_newuser', 'clone3', 'personality_norandom', 'ioctl_tiocsti', 'ioctl_tiocsti_high', 'ioctl_tioclinux',
-  'quotactl_fd', 'name_to_handle_at', 'io_uring_enter', 'uselib', 'x32_getpid', 'i386_getpid',
+  'mount',
+  'umount2',
+  'ptrace',
+  'process_vm_readv',
+  'process_vm_writev',
+  'perf_event_open',
+  'setns',
+  'unshare_newuser',
+  'clone_newuser',
+  'clone3',
+  'personality_norandom',
+  'ioctl_tiocsti',
+  'ioctl_tiocsti_high',
+  'ioctl_tioclinux',
+  'quotactl_fd',
+  'name_to_handle_at',
+  'io_uring_enter',
+  'uselib',
+  'x32_getpid',
+  'i386_getpid',
 ];
 
 function settings(overrides: Partial<SeccompSettings> = {}): SeccompSettings {
@@ -109,10 +178,16 @@ describe.skipIf(SKIP)(`seccomp filter loaded by bwrap (${ARCH})`, () => {
   }
 
   beforeAll(async () => {
-    for (const [tool, flag] of [['gcc', '--version'], ['bwrap', '--version'], ['script', '--version']] as const) {
+    for (const [tool, flag] of [
+      ['gcc', '--version'],
+      ['bwrap', '--version'],
+      ['script', '--version'],
+    ] as const) {
       const found = spawnSync(tool, [flag], { stdio: 'ignore' });
       if (found.error) {
-        throw new Error(`${tool} is required for the seccomp integration tests (${found.error.message}); install it or set SBX_SKIP_SECCOMP_INTEGRATION=1`);
+        throw new Error(
+          `${tool} is required for the seccomp integration tests (${found.error.message}); install it or set SBX_SKIP_SECCOMP_INTEGRATION=1`,
+        );
       }
     }
     dir = mkdtempSync(join(tmpdir(), 'sbx-seccomp-'));
@@ -135,7 +210,9 @@ describe.skipIf(SKIP)(`seccomp filter loaded by bwrap (${ARCH})`, () => {
   it('control: without the filter the same calls see something else', () => {
     for (const name of CONTROLLED.filter((n) => available.includes(n))) {
       expect(unfiltered[name], `${name} without the filter`).toBeDefined();
-      expect(unfiltered[name], `${name}: unfiltered ${unfiltered[name]} vs filtered ${filtered[name]}`).not.toBe(filtered[name]);
+      expect(unfiltered[name], `${name}: unfiltered ${unfiltered[name]} vs filtered ${filtered[name]}`).not.toBe(
+        filtered[name],
+      );
     }
     // The probes that must work under the filter also work without it, with the same result.
     for (const name of ['getpid', 'unshare_files', 'clone_plain', 'personality_query', 'ioctl_tcgets']) {
@@ -157,9 +234,18 @@ describe.skipIf(SKIP)(`seccomp filter loaded by bwrap (${ARCH})`, () => {
   });
 
   it('strict adds its denials and keeps IP sockets', async () => {
-    const names = ['chroot', 'socket_packet', 'socket_inet', 'pkey_alloc', 'modify_ldt', 'mount'].filter((n) => available.includes(n));
+    const names = ['chroot', 'socket_packet', 'socket_inet', 'pkey_alloc', 'modify_ldt', 'mount'].filter((n) =>
+      available.includes(n),
+    );
     const results = await probes(filter({ preset: 'strict' }), names);
-    const expected: Record<string, string> = { chroot: EPERM, socket_packet: EAFNOSUPPORT, socket_inet: '0', pkey_alloc: ENOSYS, modify_ldt: EPERM, mount: EPERM };
+    const expected: Record<string, string> = {
+      chroot: EPERM,
+      socket_packet: EAFNOSUPPORT,
+      socket_inet: '0',
+      pkey_alloc: ENOSYS,
+      modify_ldt: EPERM,
+      mount: EPERM,
+    };
     expect(results).toEqual(Object.fromEntries(names.map((n) => [n, expected[n]!])));
     expect(unfiltered.chroot).toBe(EFAULT); // the bad pointer, so strict's EPERM is the filter's
   });
@@ -181,7 +267,11 @@ describe.skipIf(SKIP)(`seccomp filter loaded by bwrap (${ARCH})`, () => {
     const onPty = (withFilter: boolean) => {
       const argv = [...BWRAP_BASE, ...(withFilter ? ['--seccomp', '3'] : []), probe, 'ioctl_tiocsti_tty'];
       const command = `exec bwrap ${argv.map(sq).join(' ')}${withFilter ? ` 3<${sq(bpf)}` : ''}`;
-      const out = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+      const out = spawnSync('script', ['-qec', command, '/dev/null'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 10_000,
+      });
       expect(out.status, out.stderr).toBe(0);
       return parse(out.stdout).ioctl_tiocsti_tty;
     };

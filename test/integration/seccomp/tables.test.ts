@@ -45,7 +45,9 @@ describe.skipIf(SKIP)('syscall tables against the installed kernel headers', () 
   it('aarch64 matches asm-generic/unistd.h as arm64 configures it', () => {
     const source = [
       '#define __BITS_PER_LONG 64',
-      ...['RENAMEAT', 'NEW_STAT', 'SET_GET_RLIMIT', 'TIME32_SYSCALLS', 'SYS_CLONE3', 'MEMFD_SECRET'].map((w) => `#define __ARCH_WANT_${w}`),
+      ...['RENAMEAT', 'NEW_STAT', 'SET_GET_RLIMIT', 'TIME32_SYSCALLS', 'SYS_CLONE3', 'MEMFD_SECRET'].map(
+        (w) => `#define __ARCH_WANT_${w}`,
+      ),
       '#include <asm-generic/unistd.h>',
     ].join('\n');
     compare(SYSCALLS_AARCH64, headerNumbers(source));

@@ -145,7 +145,7 @@ describe.skipIf(SKIP_INTEGRATION)('a tracked file changed since its commit (real
     expect(read.err).toContain('config/app.key: Permission denied');
     const add = await runSbx(['--', 'git', 'add', '-A'], opts());
     expect(add.code).toBe(128);
-    expect(add.err).toContain("error: open(\"config/app.key\"): Permission denied");
+    expect(add.err).toContain('error: open("config/app.key"): Permission denied');
     expect(git(t.workspace, 'diff', '--cached', '--name-only')).toBe('');
     expect(readFileSync(join(t.workspace, 'config', 'app.key'), 'utf8')).toBe(`${MARKER}\n`);
   });

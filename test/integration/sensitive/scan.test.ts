@@ -48,7 +48,7 @@ function plantTree(root: string): void {
     'sub/.git/HEAD': '',
   });
   const outside = join(root, '..', 'outside');
-  writeTree(outside, { '.env': '', 'id_rsa': '' });
+  writeTree(outside, { '.env': '', id_rsa: '' });
   // Symlinks: a sensitive name pointing elsewhere (listed in links, not followed); a dangling
   // one; a directory link that must not be followed; a hooks dir linked to a tracked directory.
   symlinkSync('/etc/hostname', join(root, '.npmrc'));
@@ -106,19 +106,27 @@ describe('scanSensitiveFiles on a real tree', () => {
     plantTree(root);
     const withSlash = scanSensitiveFiles(`${root}/`, rules);
     expect(withSlash).toEqual(scanSensitiveFiles(root, rules));
-    const custom = scanSensitiveFiles(root, compileSensitiveRules({ files: ['config/*.env'], except: ['secrets'], skip: ['src'] }));
+    const custom = scanSensitiveFiles(
+      root,
+      compileSensitiveRules({ files: ['config/*.env'], except: ['secrets'], skip: ['src'] }),
+    );
     const paths = custom.masks.map((m) => m.path);
     expect(paths).toContain(join(root, 'config/prod.env'));
     expect(paths).not.toContain(join(root, 'secrets'));
     expect(paths).toContain(join(root, 'secrets/nested/.env'));
     // src (2 entries) and src/hooks (1) are not walked.
-    expect(custom.scanned).toBe(scanSensitiveFiles(root, compileSensitiveRules({ files: ['config/*.env'], except: ['secrets'] })).scanned - 3);
+    expect(custom.scanned).toBe(
+      scanSensitiveFiles(root, compileSensitiveRules({ files: ['config/*.env'], except: ['secrets'] })).scanned - 3,
+    );
   });
 
   it('stops at maxEntries and says so (the caller refuses to run half-masked)', () => {
     const root = makeTempDir('sbx-scan-');
     // 3 directories of 3 files: 12 entries.
-    writeTree(root, Object.fromEntries(['a', 'b', 'c'].flatMap((d) => ['1', '2', '.env'].map((f) => [`${d}/${f}`, '']))));
+    writeTree(
+      root,
+      Object.fromEntries(['a', 'b', 'c'].flatMap((d) => ['1', '2', '.env'].map((f) => [`${d}/${f}`, '']))),
+    );
     expect(scanSensitiveFiles(root, rules, { maxEntries: 12 })).toMatchObject({ scanned: 12, truncated: false });
     expect(scanSensitiveFiles(root, rules, { maxEntries: 12 }).masks).toHaveLength(3);
     const cut = scanSensitiveFiles(root, rules, { maxEntries: 11 });
@@ -164,7 +172,10 @@ describe('an unreadable directory', () => {
     chmodSync(join(root, 'locked'), 0o000);
     let child;
     try {
-      child = spawnSync(process.execPath, [script, root], { encoding: 'utf8', ...(IS_ROOT ? { uid: 65534, gid: 65534 } : {}) });
+      child = spawnSync(process.execPath, [script, root], {
+        encoding: 'utf8',
+        ...(IS_ROOT ? { uid: 65534, gid: 65534 } : {}),
+      });
     } finally {
       chmodSync(join(root, 'locked'), 0o755);
     }
@@ -188,11 +199,16 @@ describe('loadSensitiveRules: compiled once, then read from the cache', () => {
     expect((await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false)).toBe('mask');
     // Another input is another key; a corrupt file is recompiled, not trusted.
     writeFileSync(path, '{not json');
-    expect((await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false)).toBeUndefined();
+    expect(
+      (await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false),
+    ).toBeUndefined();
     expect((await loadSensitiveRules({}, cache)).classify('db/app.sqlite', false)).toBeUndefined();
   });
 
   it('a glob that names nothing is a profile error (PROFILE_INVALID, 125), not a crash', async () => {
-    await expect(loadSensitiveRules({ files: ['/'] }, undefined)).rejects.toMatchObject({ code: 'PROFILE_INVALID', exitCode: 125 });
+    await expect(loadSensitiveRules({ files: ['/'] }, undefined)).rejects.toMatchObject({
+      code: 'PROFILE_INVALID',
+      exitCode: 125,
+    });
   });
 });

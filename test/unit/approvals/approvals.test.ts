@@ -4,7 +4,17 @@
 // recording at once without losing one decision.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +45,6 @@ function storedDecisions(store: ApprovalStore): unknown[] {
   return (JSON.parse(readFileSync(store.path, 'utf8')) as { decisions: unknown[] }).decisions;
 }
 
-
 describe('fingerprintOf', () => {
   it('is sha256 hex, and separates profile and arguments unambiguously', () => {
     expect(FP).toMatch(/^[0-9a-f]{64}$/);
@@ -64,7 +73,9 @@ describe('openApprovalStore', () => {
 
   it('refuses a store inside the workspace, where the sandbox could approve itself', () => {
     const workspace = makeTempDir('sbx-ws-');
-    const error = sbxErrorOf(() => openApprovalStore({ stateHome: join(workspace, '.local', 'state'), uid: UID, workspace }));
+    const error = sbxErrorOf(() =>
+      openApprovalStore({ stateHome: join(workspace, '.local', 'state'), uid: UID, workspace }),
+    );
     expect(error.code).toBe('APPROVAL_DENIED');
     expect(error.message).toMatch(/lies inside the workspace/);
   });
@@ -73,10 +84,14 @@ describe('openApprovalStore', () => {
     const stateHome = makeTempDir('sbx-state-');
     mkdirSync(join(stateHome, 'sbx'), { mode: 0o700 });
     chmodSync(join(stateHome, 'sbx'), 0o777);
-    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' })).message).toMatch(/writable by group or others/);
+    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' })).message).toMatch(
+      /writable by group or others/,
+    );
     chmodSync(join(stateHome, 'sbx'), 0o755);
     expect(openApprovalStore({ stateHome, uid: UID, workspace: '/nonexistent' }).uid).toBe(UID);
-    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID + 1, workspace: '/nonexistent' })).message).toMatch(/not a directory owned by uid/);
+    expect(sbxErrorOf(() => openApprovalStore({ stateHome, uid: UID + 1, workspace: '/nonexistent' })).message).toMatch(
+      /not a directory owned by uid/,
+    );
   });
 });
 
@@ -136,7 +151,9 @@ describe('lookupDecision / recordDecision', () => {
     writeFileSync(store.path, '{"version":1,"decisions":[{"profile":"agent"', { mode: 0o600 });
     expect(sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not valid JSON/);
     writeFileSync(store.path, '{"version":2,"decisions":[]}');
-    expect(sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(/not in the format this sbx writes/);
+    expect(sbxErrorOf(() => lookupDecision(store, 'agent', FP, T0)).message).toMatch(
+      /not in the format this sbx writes/,
+    );
     await expect(recordDecision(store, 'agent', FP, 'deny', T0)).rejects.toBeInstanceOf(SbxError);
   });
 });
@@ -153,7 +170,14 @@ describe('the lock', () => {
     void waiting.then(() => (settled = true));
     // The holder commits its own decision while the writer waits, then releases.
     await new Promise((r) => setImmediate(r));
-    writeFileSync(store.path, JSON.stringify({ version: 1, decisions: [{ profile: 'agent', fingerprint: theirs, decision: 'deny', atMs: T0 }] }), { mode: 0o600 });
+    writeFileSync(
+      store.path,
+      JSON.stringify({
+        version: 1,
+        decisions: [{ profile: 'agent', fingerprint: theirs, decision: 'deny', atMs: T0 }],
+      }),
+      { mode: 0o600 },
+    );
     expect(settled).toBe(false);
     rmSync(lock);
     await waiting;
@@ -195,11 +219,23 @@ describe('the lock', () => {
         `await recordDecision(store, profile, fingerprintOf(profile, ['cmd', i]), Number(i) % 2 ? 'deny' : 'always', ${T0} + Number(i));`,
       ].join('\n'),
     );
-    await build({ entryPoints: [entry], outfile: join(dir, 'writer.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+    await build({
+      entryPoints: [entry],
+      outfile: join(dir, 'writer.mjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'error',
+    });
     const stateHome = makeTempDir('sbx-state-');
     const workspace = makeTempDir('sbx-ws-');
     const N = 20;
-    const children = Array.from({ length: N }, (_, i) => spawn(process.execPath, [join(dir, 'writer.mjs'), stateHome, workspace, String(i)], { stdio: ['ignore', 'ignore', 'pipe'] }));
+    const children = Array.from({ length: N }, (_, i) =>
+      spawn(process.execPath, [join(dir, 'writer.mjs'), stateHome, workspace, String(i)], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
     const results = await Promise.all(
       children.map(async (child) => {
         let stderr = '';
@@ -211,7 +247,10 @@ describe('the lock', () => {
     expect(results).toEqual(Array.from({ length: N }, () => ({ code: 0, stderr: '' })));
     const store = openApprovalStore({ stateHome, workspace, uid: UID });
     for (let i = 0; i < N; i++) {
-      expect(lookupDecision(store, `p${i % 3}`, fingerprintOf(`p${i % 3}`, ['cmd', String(i)]), T0 + N), `writer ${i}`).toBe(i % 2 ? 'deny' : 'allow');
+      expect(
+        lookupDecision(store, `p${i % 3}`, fingerprintOf(`p${i % 3}`, ['cmd', String(i)]), T0 + N),
+        `writer ${i}`,
+      ).toBe(i % 2 ? 'deny' : 'allow');
     }
     expect(storedDecisions(store)).toHaveLength(N);
     expect(readdirSync(join(stateHome, 'sbx'))).toEqual(['approvals.json']);

@@ -11,10 +11,17 @@ import { type ApprovalAnswer, askApproval } from '../../../src/cli/prompt.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
-const QUESTION = { argv: ['git', 'push', 'origin', 'my branch'], profile: 'agent', reason: 'git push is not on the allowlist' };
+const QUESTION = {
+  argv: ['git', 'push', 'origin', 'my branch'],
+  profile: 'agent',
+  reason: 'git push is not on the allowlist',
+};
 
 /** Ask with fake streams; `feed` writes the user's side once the question is out. */
-async function ask(feed: (input: PassThrough) => void, question = QUESTION): Promise<{ answer: ApprovalAnswer; shown: string }> {
+async function ask(
+  feed: (input: PassThrough) => void,
+  question = QUESTION,
+): Promise<{ answer: ApprovalAnswer; shown: string }> {
   const input = new PassThrough();
   const output = new PassThrough();
   let shown = '';
@@ -111,9 +118,20 @@ describe('openTty', () => {
         `tty?.close();`,
       ].join('\n'),
     );
-    await build({ entryPoints: [entry], outfile: join(dir, 'tty.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+    await build({
+      entryPoints: [entry],
+      outfile: join(dir, 'tty.mjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'error',
+    });
     // detached: the child calls setsid(), leaving it without a controlling terminal whatever runs the tests.
-    const child = spawn(process.execPath, [join(dir, 'tty.mjs')], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(dir, 'tty.mjs')], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const [code] = (await once(child, 'exit')) as [number];

@@ -9,9 +9,24 @@ import { BWRAP_MAX_ARGS, compileBwrap, expandArgsFd, expandPinnedFds } from '../
 import { SbxError } from '../../../src/errors.js';
 import { isCredentialName } from '../../../src/policy/env.js';
 import type { Policy } from '../../../src/policy/types.js';
-import { hasFlag, hiddenMounts, mountOps, mountTarget, operandsOf, parseBwrapArgs, setenvMap } from '../../helpers/bwrap-argv.js';
+import {
+  hasFlag,
+  hiddenMounts,
+  mountOps,
+  mountTarget,
+  operandsOf,
+  parseBwrapArgs,
+  setenvMap,
+} from '../../helpers/bwrap-argv.js';
 import { expectGolden, fromGoldenText, toGoldenText, UPDATE_GOLDEN } from '../../helpers/golden.js';
-import { builtinProfileNames, FIXTURE_BWRAP, FIXTURE_SESSION, hostFixtureNames, loadHost, runPipeline } from '../../helpers/hosts.js';
+import {
+  builtinProfileNames,
+  FIXTURE_BWRAP,
+  FIXTURE_SESSION,
+  hostFixtureNames,
+  loadHost,
+  runPipeline,
+} from '../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../helpers/paths.js';
 
 const PROFILES = builtinProfileNames();
@@ -23,19 +38,23 @@ const SECRET_NAMES = ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'SSH_AUTH_SOCK'];
 
 describe('fixtures', () => {
   it('cover the built-in profiles and both kinds of host', () => {
-    expect(PROFILES).toEqual(expect.arrayContaining(['agent', 'danger', 'default', 'network', 'read-only', 'untrusted']));
+    expect(PROFILES).toEqual(
+      expect.arrayContaining(['agent', 'danger', 'default', 'network', 'read-only', 'untrusted']),
+    );
     expect(HOSTS).toEqual(expect.arrayContaining(['alice', 'root']));
   });
 
   it.each(HOSTS)('%s carries the credentials the argv must not leak', (name) => {
     const host = loadHost(name);
-    for (const secret of SECRET_NAMES) expect(host.env[secret], `${name}.json env.${secret}`).toEqual(expect.any(String));
+    for (const secret of SECRET_NAMES)
+      expect(host.env[secret], `${name}.json env.${secret}`).toEqual(expect.any(String));
   });
 
   it('alice has a merged /usr (/bin /lib /lib64 /sbin are symlinks) and ~/.ssh, ~/.aws', () => {
     const host = loadHost('alice');
     expect(host.uid).toBe(1000);
-    for (const p of ['/bin', '/lib', '/lib64', '/sbin']) expect(host.paths[p]).toMatchObject({ exists: true, link: `usr${p}` });
+    for (const p of ['/bin', '/lib', '/lib64', '/sbin'])
+      expect(host.paths[p]).toMatchObject({ exists: true, link: `usr${p}` });
     expect(host.paths['/home/alice/.ssh']).toMatchObject({ exists: true, type: 'dir' });
     expect(host.paths['/home/alice/.aws']).toMatchObject({ exists: true, type: 'dir' });
   });
@@ -43,7 +62,12 @@ describe('fixtures', () => {
   it('root runs as uid 0 and has root-only system files', () => {
     const host = loadHost('root');
     expect(host.uid).toBe(0);
-    expect(host.rootOnly).toEqual(expect.arrayContaining([{ path: '/etc/shadow', dir: false }, { path: '/etc/ssl/private', dir: true }]));
+    expect(host.rootOnly).toEqual(
+      expect.arrayContaining([
+        { path: '/etc/shadow', dir: false },
+        { path: '/etc/ssl/private', dir: true },
+      ]),
+    );
   });
 });
 
@@ -60,7 +84,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     const raw = parseBwrapArgs(argv.slice(1));
     const byPath = mountOps(raw).filter((m) => m.flag === '--bind' || m.flag === '--ro-bind');
     expect(byPath.filter((m) => !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`))).toEqual([]);
-    const fdsUsed = mountOps(raw).filter((m) => m.flag.endsWith('-fd')).map((m) => Number(m.operands[0]));
+    const fdsUsed = mountOps(raw)
+      .filter((m) => m.flag.endsWith('-fd'))
+      .map((m) => Number(m.operands[0]));
     expect(new Set(fdsUsed).size).toBe(fdsUsed.length);
     expect(fdsUsed.map((fd) => launch.fds[fd - 3]?.purpose)).toEqual(fdsUsed.map(() => 'bind'));
     expect(launch.fds.filter((f) => f.purpose === 'bind')).toHaveLength(fdsUsed.length);
@@ -69,7 +95,16 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     expect(parsed.command).toEqual(['sh', '-c', 'echo hi']);
 
     // Namespaces and process isolation.
-    for (const flag of ['--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--clearenv']) {
+    for (const flag of [
+      '--unshare-user',
+      '--disable-userns',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--die-with-parent',
+      '--new-session',
+      '--clearenv',
+    ]) {
       expect(hasFlag(parsed, flag), flag).toBe(true);
     }
     expect(operandsOf(parsed, '--cap-drop')).toEqual([['ALL']]);
@@ -92,7 +127,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       const rwBinds = operandsOf(parsed, '--bind');
       expect(rwBinds).toEqual(profile === 'read-only' ? [] : [[policy.workspace.host, policy.workspace.sandbox]]);
       // Private /tmp and HOME.
-      expect(mounts.filter((m) => m.flag === '--tmpfs').map(mountTarget)).toEqual(expect.arrayContaining(['/tmp', h.home]));
+      expect(mounts.filter((m) => m.flag === '--tmpfs').map(mountTarget)).toEqual(
+        expect.arrayContaining(['/tmp', h.home]),
+      );
     } else {
       expect(operandsOf(parsed, '--bind')).toEqual([['/', '/']]);
     }
@@ -106,16 +143,26 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     mounts.forEach((m, j) => {
       if (m.flag === '--tmpfs' && m.modifiers['--perms'] === '0555') {
         const next = mounts[j + 1];
-        expect(next && [next.flag, ...next.operands], `mask of ${m.operands[0]} is remounted read-only`).toEqual(['--remount-ro', m.operands[0]]);
+        expect(next && [next.flag, ...next.operands], `mask of ${m.operands[0]} is remounted read-only`).toEqual([
+          '--remount-ro',
+          m.operands[0],
+        ]);
         masked.add(m.operands[0]!);
       }
       if (m.flag === '--ro-bind' && m.operands[0] === FIXTURE_SESSION.emptyFile) masked.add(m.operands[1]!);
     });
     // Generated files (git config views, unreadable stand-ins) are bound from the session directory.
-    const fromSession = (m: (typeof mounts)[number]) => m.flag === '--ro-bind' && m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`);
-    const lastBind = Math.max(...mounts.filter((m) => m.flag === '--bind' || m.flag === '--ro-bind').filter((m) => !fromSession(m)).map((m) => mounts.indexOf(m)));
+    const fromSession = (m: (typeof mounts)[number]) =>
+      m.flag === '--ro-bind' && m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`);
+    const lastBind = Math.max(
+      ...mounts
+        .filter((m) => m.flag === '--bind' || m.flag === '--ro-bind')
+        .filter((m) => !fromSession(m))
+        .map((m) => mounts.indexOf(m)),
+    );
     mounts.forEach((m, j) => {
-      if (masked.has(mountTarget(m)) && (m.flag === '--tmpfs' || m.operands[0] === FIXTURE_SESSION.emptyFile)) expect(j, `mask ${mountTarget(m)} after the binds`).toBeGreaterThan(lastBind);
+      if (masked.has(mountTarget(m)) && (m.flag === '--tmpfs' || m.operands[0] === FIXTURE_SESSION.emptyFile))
+        expect(j, `mask ${mountTarget(m)} after the binds`).toBeGreaterThan(lastBind);
     });
     if (profile === 'danger') {
       for (const store of ['.ssh', '.aws']) {
@@ -128,10 +175,14 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     }
     // The fixture's secret-looking files in the workspace are masked; its git hooks bound read-only.
     const generated = mounts.filter(fromSession).map((m) => m.operands[1]);
-    for (const { path, tracked } of h.sensitiveFiles.masks) expect(tracked ? generated : [...masked], `${path} masked`).toContain(path);
+    for (const { path, tracked } of h.sensitiveFiles.masks)
+      expect(tracked ? generated : [...masked], `${path} masked`).toContain(path);
     for (const { path } of h.sensitiveFiles.views) expect(generated, `${path} generated`).toContain(path);
     for (const hooks of h.sensitiveFiles.protect) {
-      expect(mounts.filter((m) => m.flag === '--ro-bind' && m.operands[0] === hooks).map((m) => m.operands[1]), `${hooks} read-only`).toEqual([hooks]);
+      expect(
+        mounts.filter((m) => m.flag === '--ro-bind' && m.operands[0] === hooks).map((m) => m.operands[1]),
+        `${hooks} read-only`,
+      ).toEqual([hooks]);
     }
 
     // Environment: built from nothing, credentials never in the argv (names nor values).
@@ -144,7 +195,10 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     for (const name of credentials) {
       expect(Object.keys(env)).not.toContain(name);
       const value = h.env[name]!;
-      expect(argv.filter((arg) => arg.includes(value)), `value of ${name}`).toEqual([]);
+      expect(
+        argv.filter((arg) => arg.includes(value)),
+        `value of ${name}`,
+      ).toEqual([]);
     }
     expect(operandsOf(parsed, '--chdir')).toEqual([[policy.cwd]]);
     expect(operandsOf(parsed, '--json-status-fd')).toEqual([['3']]);
@@ -154,7 +208,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
 describe('invariant checks (controls: each sees a broken argv fail)', () => {
   const tail = ['--', 'true'];
   it('hiddenMounts flags a parent mounted after its child', () => {
-    const ok = mountOps(parseBwrapArgs(['--tmpfs', '/home/a', '--bind', '/w', '/home/a/w', '--remount-ro', '/', ...tail]));
+    const ok = mountOps(
+      parseBwrapArgs(['--tmpfs', '/home/a', '--bind', '/w', '/home/a/w', '--remount-ro', '/', ...tail]),
+    );
     expect(hiddenMounts(ok)).toEqual([]);
     const broken = mountOps(parseBwrapArgs(['--bind', '/w', '/home/a/w', '--tmpfs', '/home/a', ...tail]));
     expect(hiddenMounts(broken)).toEqual(['--bind /home/a/w (argv 0) is hidden by the later --tmpfs /home/a (argv 3)']);
@@ -164,7 +220,9 @@ describe('invariant checks (controls: each sees a broken argv fail)', () => {
 
   it('parseBwrapArgs refuses unknown options, a stray --size and a missing --', () => {
     expect(() => parseBwrapArgs(['--bind-data', '3', '/x', ...tail])).toThrow(/unexpected bwrap argument/);
-    expect(() => parseBwrapArgs(['--size', '1', '--bind', '/a', '/a', ...tail])).toThrow(/--size must be followed by --tmpfs/);
+    expect(() => parseBwrapArgs(['--size', '1', '--bind', '/a', '/a', ...tail])).toThrow(
+      /--size must be followed by --tmpfs/,
+    );
     expect(() => parseBwrapArgs(['--unshare-net'])).toThrow(/no "--"/);
     expect(() => parseBwrapArgs(['--bind', '/a'])).toThrow(/lacks operands/);
   });
@@ -173,12 +231,16 @@ describe('invariant checks (controls: each sees a broken argv fail)', () => {
 describe('golden files', () => {
   it('exist only for current profile × host pairs (no orphans to review)', () => {
     const expected = CASES.map(({ profile, host }) => `${profile}.${host}.bwrap.argv`).sort();
-    const present = readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.bwrap.argv')).sort();
+    const present = readdirSync(GOLDEN_DIR)
+      .filter((f) => f.endsWith('.bwrap.argv'))
+      .sort();
     expect(present).toEqual(expected);
   });
 
   it.skipIf(UPDATE_GOLDEN)('a missing golden file fails instead of being written', () => {
-    expect(() => expectGolden(join(GOLDEN_DIR, 'no-such-profile.nohost.bwrap.argv'), ['/usr/bin/bwrap'])).toThrow(/missing golden file/);
+    expect(() => expectGolden(join(GOLDEN_DIR, 'no-such-profile.nohost.bwrap.argv'), ['/usr/bin/bwrap'])).toThrow(
+      /missing golden file/,
+    );
     expect(readdirSync(GOLDEN_DIR)).not.toContain('no-such-profile.nohost.bwrap.argv');
   });
 
@@ -234,7 +296,7 @@ describe('compileBwrap options', () => {
     await expect(run).rejects.toMatchObject({ code: 'BACKEND_UNSUPPORTED', message });
   });
 
-  it('refuses a launch past bwrap\'s argument limit (LAUNCH_TOO_LARGE), naming the count, limit and fix', async () => {
+  it("refuses a launch past bwrap's argument limit (LAUNCH_TOO_LARGE), naming the count, limit and fix", async () => {
     const { policy } = await runPipeline('default', 'alice');
     type Mask = Extract<Policy['mounts'][number], { kind: 'mask' }>;
     const mask = (i: number): Mask => ({ kind: 'mask', target: `/p/k${i}.pem`, what: 'file', reason: 'sensitive' });
@@ -265,7 +327,7 @@ describe('compileBwrap options', () => {
     expect(() => compileBwrap(overLimit, FIXTURE_SESSION, FIXTURE_BWRAP)).toThrow(tooLarge);
   });
 
-  it('passes every option on fd 4 (--args 4), NUL-separated: no env value or host path in bwrap\'s argv', async () => {
+  it("passes every option on fd 4 (--args 4), NUL-separated: no env value or host path in bwrap's argv", async () => {
     const { policy, launch } = await runPipeline('default', 'alice');
     expect(launch.file).toBe('/usr/bin/bwrap');
     expect(launch.args).toEqual(['--args', '4', '--', ...policy.command]);

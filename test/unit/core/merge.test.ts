@@ -23,13 +23,21 @@ describe('mergeProfiles', () => {
       layer('base', { mode: 'read-only', network: 'none', hostname: 'base', tmp: { size: '1GiB' } }),
       layer('child', { mode: 'workspace-write', tmp: { size: 64 * 1024 * 1024 } }),
     ]);
-    expect(profile).toEqual({ mode: 'workspace-write', network: 'none', hostname: 'base', tmp: { size: 64 * 1024 * 1024 } });
+    expect(profile).toEqual({
+      mode: 'workspace-write',
+      network: 'none',
+      hostname: 'base',
+      tmp: { size: 64 * 1024 * 1024 },
+    });
   });
 
   it('arrays: concatenated parents first, exact duplicates dropped', () => {
     const { profile } = mergeProfiles([
       layer('base', { env: { keep: ['PATH', 'LANG'] }, read_only: ['/opt/a', { path: '/opt/b', optional: true }] }),
-      layer('child', { env: { keep: ['LANG', 'TERM', 'PATH'] }, read_only: [{ path: '/opt/b', optional: true }, '/opt/c', { path: '/opt/a' }] }),
+      layer('child', {
+        env: { keep: ['LANG', 'TERM', 'PATH'] },
+        read_only: [{ path: '/opt/b', optional: true }, '/opt/c', { path: '/opt/a' }],
+      }),
     ]);
     expect(profile.env?.keep).toEqual(['PATH', 'LANG', 'TERM']);
     // `{ path: '/opt/a' }` is not the same entry as '/opt/a': kept (only exact duplicates go).
@@ -56,7 +64,10 @@ describe('mergeProfiles', () => {
       layer('child', { description: 'child', extends: 'base' }),
     ]).profile;
     expect(withDescription).toEqual({ description: 'child', mode: 'read-only' });
-    const without = mergeProfiles([layer('base', { description: 'base', mode: 'read-only' }), layer('child', { network: 'host' })]).profile;
+    const without = mergeProfiles([
+      layer('base', { description: 'base', mode: 'read-only' }),
+      layer('child', { network: 'host' }),
+    ]).profile;
     expect(without).toEqual({ mode: 'read-only', network: 'host' });
     expect('description' in without).toBe(false);
   });
@@ -112,7 +123,11 @@ describe('loadProfile: where a name is found', () => {
     });
     return {
       root,
-      search: { cwd: join(root, 'home/repo/pkg/src'), configHome: join(root, 'config'), builtinDir: join(root, 'builtin') },
+      search: {
+        cwd: join(root, 'home/repo/pkg/src'),
+        configHome: join(root, 'config'),
+        builtinDir: join(root, 'builtin'),
+      },
     };
   }
 
@@ -122,12 +137,24 @@ describe('loadProfile: where a name is found', () => {
     expect([byPath.location.source, byPath.profile.hostname]).toEqual(['path', 'path']);
     // Lookup only: whether a project profile may be used is trust.test.ts's subject.
     const shared = await loadProfile('shared', search, 't', { review: true });
-    expect(shared.location).toEqual({ name: 'shared', file: join(root, 'home/repo/.sbx/profiles/shared.yaml'), source: 'project' });
+    expect(shared.location).toEqual({
+      name: 'shared',
+      file: join(root, 'home/repo/.sbx/profiles/shared.yaml'),
+      source: 'project',
+    });
     expect(shared.profile.hostname).toBe('project-top');
     const user = await loadProfile('only-user', search, 't');
-    expect(user.location).toEqual({ name: 'only-user', file: join(root, 'config/sbx/profiles/only-user.yaml'), source: 'user' });
+    expect(user.location).toEqual({
+      name: 'only-user',
+      file: join(root, 'config/sbx/profiles/only-user.yaml'),
+      source: 'user',
+    });
     const builtin = await loadProfile('only-builtin', search, 't');
-    expect(builtin.location).toEqual({ name: 'only-builtin', file: join(root, 'builtin/only-builtin.yaml'), source: 'builtin' });
+    expect(builtin.location).toEqual({
+      name: 'only-builtin',
+      file: join(root, 'builtin/only-builtin.yaml'),
+      source: 'builtin',
+    });
   });
 
   it('user beats builtin when no project profile has the name', async () => {
@@ -147,7 +174,11 @@ describe('loadProfile: where a name is found', () => {
   it('a relative path is resolved against cwd', async () => {
     const { root, search } = setup();
     const resolved = await loadProfile('../../../../elsewhere/shared.yaml', search, 't');
-    expect(resolved.location).toEqual({ name: '../../../../elsewhere/shared.yaml', file: join(root, 'elsewhere/shared.yaml'), source: 'path' });
+    expect(resolved.location).toEqual({
+      name: '../../../../elsewhere/shared.yaml',
+      file: join(root, 'elsewhere/shared.yaml'),
+      source: 'path',
+    });
   });
 
   it('lists every visible profile once, with the one --profile NAME would use', () => {
@@ -156,7 +187,9 @@ describe('loadProfile: where a name is found', () => {
     expect(list.map((p) => `${p.name}:${p.source}`).sort()).toEqual(
       ['default:builtin', 'only-builtin:builtin', 'only-project:project', 'only-user:user', 'shared:project'].sort(),
     );
-    expect(list.find((p) => p.name === 'only-project')!.file).toBe(join(root, 'home/repo/pkg/.sbx/profiles/only-project.yaml'));
+    expect(list.find((p) => p.name === 'only-project')!.file).toBe(
+      join(root, 'home/repo/pkg/.sbx/profiles/only-project.yaml'),
+    );
   });
 
   it('an unknown name lists the known profiles and suggests the closest', async () => {
@@ -199,7 +232,12 @@ describe('loadProfile: extends', () => {
     const search = { cwd: root, configHome: join(root, 'none'), builtinDir: join(root, 'builtin') };
     const top = await loadProfile('top', search, 't');
     expect(top.chain.map((c) => c.name)).toEqual(['base', 'mid', 'top']);
-    expect(top.profile).toEqual({ description: 'top', mode: 'read-only', network: 'host', env: { keep: ['PATH', 'TERM'] } });
+    expect(top.profile).toEqual({
+      description: 'top',
+      mode: 'read-only',
+      network: 'host',
+      env: { keep: ['PATH', 'TERM'] },
+    });
     expect(top.origins['env.keep']).toEqual(['base', 'mid']);
     expect(top.hash).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -211,7 +249,11 @@ describe('loadProfile: extends', () => {
     const resolved = await loadProfile('default', search, 't', { review: true });
     expect(resolved.chain).toEqual([
       expect.objectContaining({ name: 'default', file: join(BUILTIN_PROFILES_DIR, 'default.yaml'), source: 'builtin' }),
-      expect.objectContaining({ name: 'default', file: join(root, 'proj/.sbx/profiles/default.yaml'), source: 'project' }),
+      expect.objectContaining({
+        name: 'default',
+        file: join(root, 'proj/.sbx/profiles/default.yaml'),
+        source: 'project',
+      }),
     ]);
     expect(resolved.profile.network).toBe('host');
     expect(resolved.profile.mode).toBe('workspace-write');
@@ -274,9 +316,14 @@ describe('loadProfile: extends', () => {
   it('detects a profile that extends itself by path', async () => {
     const root = makeTempDir();
     writeTree(root, { 'self.yaml': 'extends: ./self.yaml\n' });
-    const error = await rejection(loadProfile(join(root, 'self.yaml'), { cwd: root, configHome: root, builtinDir: root }, 't'));
+    const error = await rejection(
+      loadProfile(join(root, 'self.yaml'), { cwd: root, configHome: root, builtinDir: root }, 't'),
+    );
     expect(error.code).toBe('PROFILE_CYCLE');
-    expect(/cycle: (.*)$/.exec(error.message)?.[1]?.split(' → ')).toEqual([join(root, 'self.yaml'), join(root, 'self.yaml')]);
+    expect(/cycle: (.*)$/.exec(error.message)?.[1]?.split(' → ')).toEqual([
+      join(root, 'self.yaml'),
+      join(root, 'self.yaml'),
+    ]);
   });
 
   it('an unknown parent is PROFILE_NOT_FOUND, and a bad parent reports its own file', async () => {
@@ -303,7 +350,12 @@ describe('loadProfile: cache', () => {
       // A user profile: a built-in's `extends` only ever names built-ins.
       'config/sbx/profiles/child.yaml': 'extends: base\nnetwork: host\n',
     });
-    const search: ProfileSearch = { cwd: join(root, 'cwd'), configHome: join(root, 'config'), builtinDir: join(root, 'p'), cacheDir: join(root, 'cache') };
+    const search: ProfileSearch = {
+      cwd: join(root, 'cwd'),
+      configHome: join(root, 'config'),
+      builtinDir: join(root, 'p'),
+      cacheDir: join(root, 'cache'),
+    };
     return { root, search };
   }
 
@@ -366,7 +418,9 @@ describe('loadProfile: cache', () => {
     const resolved = await load('child', search, 'v1');
     expect(parserImports()).toBe(1);
     expect(resolved.profile.mode).toBe('danger');
-    expect(resolved.chain[0]).toEqual(expect.objectContaining({ name: 'base', file: join(root, 'config/sbx/profiles/base.yaml'), source: 'user' }));
+    expect(resolved.chain[0]).toEqual(
+      expect.objectContaining({ name: 'base', file: join(root, 'config/sbx/profiles/base.yaml'), source: 'user' }),
+    );
   });
 
   it('an entry from another sbx version is not used', async () => {

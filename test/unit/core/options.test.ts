@@ -22,12 +22,39 @@ function usageError(flags: Partial<RunFlags>): SbxError {
 
 describe('toRunOptions', () => {
   it('maps empty flags to the defaults', () => {
-    expect(toRunOptions(NO_FLAGS, ['make', 'test'])).toEqual({ command: ['make', 'test'], binds: [], env: {}, keepEnv: [], danger: false, limits: {} });
+    expect(toRunOptions(NO_FLAGS, ['make', 'test'])).toEqual({
+      command: ['make', 'test'],
+      binds: [],
+      env: {},
+      keepEnv: [],
+      danger: false,
+      limits: {},
+    });
   });
 
   it('passes profile, workspace, network, danger and keep-env through', () => {
-    const options = toRunOptions({ ...NO_FLAGS, profile: 'agent', workspace: '/w', network: 'host', danger: true, keepEnv: ['LC_*', 'NODE_OPTIONS'] }, ['x']);
-    expect(options).toEqual({ command: ['x'], profile: 'agent', workspace: '/w', network: 'host', danger: true, binds: [], env: {}, keepEnv: ['LC_*', 'NODE_OPTIONS'], limits: {} });
+    const options = toRunOptions(
+      {
+        ...NO_FLAGS,
+        profile: 'agent',
+        workspace: '/w',
+        network: 'host',
+        danger: true,
+        keepEnv: ['LC_*', 'NODE_OPTIONS'],
+      },
+      ['x'],
+    );
+    expect(options).toEqual({
+      command: ['x'],
+      profile: 'agent',
+      workspace: '/w',
+      network: 'host',
+      danger: true,
+      binds: [],
+      env: {},
+      keepEnv: ['LC_*', 'NODE_OPTIONS'],
+      limits: {},
+    });
   });
 
   it('--trust-profile: comma-separated chain hashes, from both readers', () => {
@@ -38,7 +65,9 @@ describe('toRunOptions', () => {
   });
 
   it('splits --bind / --ro-bind SRC[:DEST] at the first colon, rw binds first', () => {
-    const options = toRunOptions({ ...NO_FLAGS, bind: ['/src', '/a:/b'], roBind: ['~/tools:/opt/tools', '/x:/y:z'] }, ['x']);
+    const options = toRunOptions({ ...NO_FLAGS, bind: ['/src', '/a:/b'], roBind: ['~/tools:/opt/tools', '/x:/y:z'] }, [
+      'x',
+    ]);
     expect(options.binds).toEqual([
       { source: '/src', access: 'rw' },
       { source: '/a', target: '/b', access: 'rw' },
@@ -60,7 +89,8 @@ describe('toRunOptions', () => {
   });
 
   it('refuses --env without NAME=', () => {
-    for (const pair of ['NOEQUALS', '=value', '']) expect(usageError({ env: [pair] }).message, pair).toBe('--env: expected NAME=VALUE');
+    for (const pair of ['NOEQUALS', '=value', ''])
+      expect(usageError({ env: [pair] }).message, pair).toBe('--env: expected NAME=VALUE');
   });
 
   it('refuses --env names that are not variable names (could be read as bwrap options)', () => {
@@ -75,14 +105,43 @@ describe('toRunOptions', () => {
   });
 
   it('refuses --keep-env that is neither a name nor a * pattern', () => {
-    for (const name of ['A-B', '--x', 'A=B', '', 'LC_?']) expect(usageError({ keepEnv: [name] }).message, name).toBe(`--keep-env ${name}: not a variable name or pattern`);
+    for (const name of ['A-B', '--x', 'A=B', '', 'LC_?'])
+      expect(usageError({ keepEnv: [name] }).message, name).toBe(`--keep-env ${name}: not a variable name or pattern`);
   });
 });
 
 describe('parseRunArgv', () => {
   it('reads flags until -- and keeps the command verbatim', () => {
-    expect(parseRunArgv(['-p', 'agent', '--bind', '/a:/b', '--ro-bind=/c', '-e', 'A=1', '--keep-env', 'LC_*', '--network', 'host', '--danger', '--', 'sh', '-c', '--x'])).toEqual({
-      flags: { profile: 'agent', bind: ['/a:/b'], roBind: ['/c'], env: ['A=1'], keepEnv: ['LC_*'], allowDomain: [], network: 'host', danger: true },
+    expect(
+      parseRunArgv([
+        '-p',
+        'agent',
+        '--bind',
+        '/a:/b',
+        '--ro-bind=/c',
+        '-e',
+        'A=1',
+        '--keep-env',
+        'LC_*',
+        '--network',
+        'host',
+        '--danger',
+        '--',
+        'sh',
+        '-c',
+        '--x',
+      ]),
+    ).toEqual({
+      flags: {
+        profile: 'agent',
+        bind: ['/a:/b'],
+        roBind: ['/c'],
+        env: ['A=1'],
+        keepEnv: ['LC_*'],
+        allowDomain: [],
+        network: 'host',
+        danger: true,
+      },
       command: ['sh', '-c', '--x'],
     });
   });
@@ -95,19 +154,47 @@ describe('parseRunArgv', () => {
   });
 
   it('gives up (undefined, for commander to explain) on anything unusual', () => {
-    for (const args of [[], ['--'], ['--nope', 'x'], ['--network', 'internet', 'x'], ['--danger=1', 'x'], ['--profile'], ['--help']]) {
+    for (const args of [
+      [],
+      ['--'],
+      ['--nope', 'x'],
+      ['--network', 'internet', 'x'],
+      ['--danger=1', 'x'],
+      ['--profile'],
+      ['--help'],
+    ]) {
       expect(parseRunArgv(args), JSON.stringify(args)).toBeUndefined();
     }
   });
 
   it('feeds toRunOptions', () => {
     const parsed = parseRunArgv(['--bind', '/a:/b', '-e', 'X=1', '--', 'true'])!;
-    expect(toRunOptions(parsed.flags, parsed.command)).toMatchObject({ command: ['true'], binds: [{ source: '/a', target: '/b', access: 'rw' }], env: { X: '1' } });
+    expect(toRunOptions(parsed.flags, parsed.command)).toMatchObject({
+      command: ['true'],
+      binds: [{ source: '/a', target: '/b', access: 'rw' }],
+      env: { X: '1' },
+    });
   });
 
   it('limit flags, `none` included, become limit overrides under their profile keys', () => {
-    const args = ['--memory', 'none', '--cpu-time', 'none', '--address-space', '16GiB', '--nofile', '1024', '--', 'true'];
+    const args = [
+      '--memory',
+      'none',
+      '--cpu-time',
+      'none',
+      '--address-space',
+      '16GiB',
+      '--nofile',
+      '1024',
+      '--',
+      'true',
+    ];
     const parsed = parseRunArgv(args)!;
-    expect(toRunOptions(parsed.flags, parsed.command).limits).toEqual({ memory: 'none', cpu_time: 'none', address_space: '16GiB', nofile: '1024' });
+    expect(toRunOptions(parsed.flags, parsed.command).limits).toEqual({
+      memory: 'none',
+      cpu_time: 'none',
+      address_space: '16GiB',
+      nofile: '1024',
+    });
   });
 });

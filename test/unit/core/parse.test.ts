@@ -57,8 +57,12 @@ function parseError(text: string, file: string): SbxError {
   throw new Error(`${file} parsed without error`);
 }
 
-const badFixtures = readdirSync(PROFILES_DIR).filter((f) => f.startsWith('bad-') && f.endsWith('.yaml')).sort();
-const goodFixtures = readdirSync(PROFILES_DIR).filter((f) => f.startsWith('good-') && f.endsWith('.yaml')).sort();
+const badFixtures = readdirSync(PROFILES_DIR)
+  .filter((f) => f.startsWith('bad-') && f.endsWith('.yaml'))
+  .sort();
+const goodFixtures = readdirSync(PROFILES_DIR)
+  .filter((f) => f.startsWith('good-') && f.endsWith('.yaml'))
+  .sort();
 
 describe('bad fixtures', () => {
   it('exist for every kind of mistake', () => {
@@ -87,7 +91,11 @@ describe('bad fixtures', () => {
       expect(error.exitCode).toBe(ExitCode.SETUP);
       expect(error.location).toEqual({ file, line: exp.line, col: exp.col });
       expect(error.hint).toEqual(expect.any(String));
-      if (exp.path !== undefined) expect(error.message.startsWith(`${exp.path}: `), `message "${error.message}" starts with "${exp.path}: "`).toBe(true);
+      if (exp.path !== undefined)
+        expect(
+          error.message.startsWith(`${exp.path}: `),
+          `message "${error.message}" starts with "${exp.path}: "`,
+        ).toBe(true);
       if (exp.message !== undefined) expect(error.message).toBe(`${exp.path}: ${exp.message}`);
       if (exp.messageIncludes !== undefined) expect(error.message).toContain(exp.messageIncludes);
       if (exp.details !== undefined) {
@@ -165,12 +173,16 @@ describe('parseProfile', () => {
     for (const pattern of ['LC_$', '-*', 'A.B']) {
       expect(() => parseProfile(`env:\n  keep: ["${pattern}"]\n`, 'p.yaml'), pattern).toThrow(SbxError);
     }
-    expect(parseProfile('env:\n  set:\n    _A1: v\n  keep: ["LC_*", "*"]\n', 'p.yaml')).toEqual({ env: { set: { _A1: 'v' }, keep: ['LC_*', '*'] } });
+    expect(parseProfile('env:\n  set:\n    _A1: v\n  keep: ["LC_*", "*"]\n', 'p.yaml')).toEqual({
+      env: { set: { _A1: 'v' }, keep: ['LC_*', '*'] },
+    });
   });
 
   it('accepts valid hostnames and refuses invalid ones', () => {
-    for (const ok of ['a', 'sbx', 'build-01', 'A1']) expect(parseProfile(`hostname: ${ok}\n`, 'p.yaml').hostname).toBe(ok);
-    for (const bad of ['-a', 'a-', 'a.b', 'a_b', 'x'.repeat(64), '""']) expect(() => parseProfile(`hostname: ${bad}\n`, 'p.yaml'), bad).toThrow(SbxError);
+    for (const ok of ['a', 'sbx', 'build-01', 'A1'])
+      expect(parseProfile(`hostname: ${ok}\n`, 'p.yaml').hostname).toBe(ok);
+    for (const bad of ['-a', 'a-', 'a.b', 'a_b', 'x'.repeat(64), '""'])
+      expect(() => parseProfile(`hostname: ${bad}\n`, 'p.yaml'), bad).toThrow(SbxError);
   });
 
   it('refuses an empty extends list and empty paths', () => {

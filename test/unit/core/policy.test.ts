@@ -13,13 +13,26 @@ import { expandPath, expandVariables, type Variables } from '../../../src/profil
 import { fixtureVars, loadHost } from '../../helpers/hosts.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 
-const VARS: Variables = { workspace: '/home/alice/proj', home: '/home/alice', session: 'sess-1', cwd: '/home/alice/proj/src' };
+const VARS: Variables = {
+  workspace: '/home/alice/proj',
+  home: '/home/alice',
+  session: 'sess-1',
+  cwd: '/home/alice/proj/src',
+};
 
-
-const dir = (real: string, extra: Partial<{ link: string; uid: number }> = {}) => ({ exists: true as const, real, type: 'dir' as const, uid: 1000, ...extra });
+const dir = (real: string, extra: Partial<{ link: string; uid: number }> = {}) => ({
+  exists: true as const,
+  real,
+  type: 'dir' as const,
+  uid: 1000,
+  ...extra,
+});
 const file = (real: string) => ({ exists: true as const, real, type: 'file' as const, uid: 1000 });
 
-function derive(profile: Profile, options: { request?: Partial<RunRequest>; host?: (host: Host) => void; hostName?: string } = {}): Policy {
+function derive(
+  profile: Profile,
+  options: { request?: Partial<RunRequest>; host?: (host: Host) => void; hostName?: string } = {},
+): Policy {
   const host = loadHost(options.hostName ?? 'alice');
   // The fixture's scan results are exercised by the golden tests and by the sensitive-file cases below.
   host.sensitiveFiles = { masks: [], protect: [], views: [] };
@@ -29,12 +42,16 @@ function derive(profile: Profile, options: { request?: Partial<RunRequest>; host
   return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
 }
 
-const targetsOf = (policy: Policy, kind: Mount['kind']) => policy.mounts.filter((m) => m.kind === kind).map((m) => m.target);
-const masksOf = (policy: Policy) => policy.mounts.filter((m): m is Extract<Mount, { kind: 'mask' }> => m.kind === 'mask').map((m) => [m.target, m.what]);
+const targetsOf = (policy: Policy, kind: Mount['kind']) =>
+  policy.mounts.filter((m) => m.kind === kind).map((m) => m.target);
+const masksOf = (policy: Policy) =>
+  policy.mounts.filter((m): m is Extract<Mount, { kind: 'mask' }> => m.kind === 'mask').map((m) => [m.target, m.what]);
 
 describe('variables', () => {
   it('expands ${workspace} ${home} ${session} ${cwd}', () => {
-    expect(expandVariables('${workspace}/a:${home}:${session}:${cwd}', VARS, 'k')).toBe('/home/alice/proj/a:/home/alice:sess-1:/home/alice/proj/src');
+    expect(expandVariables('${workspace}/a:${home}:${session}:${cwd}', VARS, 'k')).toBe(
+      '/home/alice/proj/a:/home/alice:sess-1:/home/alice/proj/src',
+    );
   });
 
   it('$$ is a literal $, and $NAME is not a variable', () => {
@@ -67,10 +84,14 @@ describe('variables', () => {
 
   it('the workspace may not refer to itself; relative and ~ workspaces resolve', () => {
     const base = { home: '/home/alice', cwd: '/home/alice/proj', session: 's' };
-    expect(sbxErrorOf(() => requestedWorkspace({ workspace: { path: '${workspace}/x' } }, { command: [] }, base)).code).toBe('PROFILE_VARIABLE');
+    expect(
+      sbxErrorOf(() => requestedWorkspace({ workspace: { path: '${workspace}/x' } }, { command: [] }, base)).code,
+    ).toBe('PROFILE_VARIABLE');
     expect(requestedWorkspace({}, { command: [] }, base)).toBe('/home/alice/proj');
     expect(requestedWorkspace({ workspace: { path: '~/w' } }, { command: [] }, base)).toBe('/home/alice/w');
-    expect(requestedWorkspace({ workspace: { path: '~/w' } }, { command: [], workspace: '../other' }, base)).toBe('/home/alice/other');
+    expect(requestedWorkspace({ workspace: { path: '~/w' } }, { command: [], workspace: '../other' }, base)).toBe(
+      '/home/alice/other',
+    );
   });
 });
 
@@ -94,7 +115,8 @@ describe('buildEnv', () => {
   };
   const SECRET_VALUES = ['aws-secret-value', 'gh-token-value', '/run/agent.sock', 'api-key-value', 'db-password-value'];
   const INJECTED = { HOME: '/home/alice', SBX_SESSION_ID: 's', SBX_PROFILE: 'p', SBX_WORKSPACE: '/w' };
-  const env = (input: Partial<EnvInput>) => buildEnv({ host: HOST_ENV, keep: [], set: [], injected: INJECTED, ...input });
+  const env = (input: Partial<EnvInput>) =>
+    buildEnv({ host: HOST_ENV, keep: [], set: [], injected: INJECTED, ...input });
 
   it('starts from nothing: only kept names and injected variables', () => {
     expect(env({ keep: ['PATH', 'TERM'] }).vars).toEqual({ PATH: '/usr/bin:/bin', TERM: 'xterm', ...INJECTED });
@@ -102,12 +124,26 @@ describe('buildEnv', () => {
   });
 
   it('keep patterns are globs over the whole name (LC_*)', () => {
-    expect(Object.keys(env({ keep: ['LC_*'] }).vars).sort()).toEqual(['HOME', 'LC_ALL', 'LC_CTYPE', 'SBX_PROFILE', 'SBX_SESSION_ID', 'SBX_WORKSPACE']);
+    expect(Object.keys(env({ keep: ['LC_*'] }).vars).sort()).toEqual([
+      'HOME',
+      'LC_ALL',
+      'LC_CTYPE',
+      'SBX_PROFILE',
+      'SBX_SESSION_ID',
+      'SBX_WORKSPACE',
+    ]);
   });
 
   it('drops credential-like names even under keep: ["*"], unless one is named exactly', () => {
     const all = env({ keep: ['*'] });
-    for (const name of ['AWS_REGION', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'SSH_AUTH_SOCK', 'MY_API_KEY', 'DB_PASSWORD']) {
+    for (const name of [
+      'AWS_REGION',
+      'AWS_SECRET_ACCESS_KEY',
+      'GITHUB_TOKEN',
+      'SSH_AUTH_SOCK',
+      'MY_API_KEY',
+      'DB_PASSWORD',
+    ]) {
       expect(Object.keys(all.vars), name).not.toContain(name);
       expect(all.dropped, name).toContainEqual({ name, reason: 'credential' });
     }
@@ -170,10 +206,20 @@ describe('buildEnv', () => {
   });
 
   it('recognises credential-shaped names', () => {
-    for (const name of ['AWS_SESSION_TOKEN', 'GOOGLE_APPLICATION_CREDENTIALS', 'NPM_TOKEN', 'npm_config__auth', 'STRIPE_SECRET', 'OPENAI_API_KEY', 'KUBECONFIG', 'DATABASE_URL']) {
+    for (const name of [
+      'AWS_SESSION_TOKEN',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'NPM_TOKEN',
+      'npm_config__auth',
+      'STRIPE_SECRET',
+      'OPENAI_API_KEY',
+      'KUBECONFIG',
+      'DATABASE_URL',
+    ]) {
       expect(isCredentialName(name), name).toBe(true);
     }
-    for (const name of ['PATH', 'LANG', 'TERM', 'EDITOR', 'HOME', 'LC_ALL']) expect(isCredentialName(name), name).toBe(false);
+    for (const name of ['PATH', 'LANG', 'TERM', 'EDITOR', 'HOME', 'LC_ALL'])
+      expect(isCredentialName(name), name).toBe(false);
   });
 
   it('filters a host variable named like an Object.prototype member like any other', () => {
@@ -197,27 +243,43 @@ describe('derivePolicy: refusals', () => {
   it('a workspace that resolves to / or a system directory is WORKSPACE_INVALID', () => {
     for (const real of ['/', '/usr', '/etc', '/var']) {
       // The runtime probes the realpath too (vars.workspace is it), so both facts exist.
-      const error = sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = h.paths[real] = dir(real, { link: real })) }));
+      const error = sbxErrorOf(() =>
+        derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = h.paths[real] = dir(real, { link: real })) }),
+      );
       expect(error.code, real).toBe('WORKSPACE_INVALID');
       expect(error.message).toBe(`workspace ${real} resolves to ${real}, a system directory`);
     }
   });
 
   it('a missing workspace, or a file, is WORKSPACE_INVALID', () => {
-    expect(sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = { exists: false }) })).code).toBe('WORKSPACE_INVALID');
-    expect(sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = file('/home/alice/proj')) })).code).toBe('WORKSPACE_INVALID');
+    expect(
+      sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = { exists: false }) })).code,
+    ).toBe('WORKSPACE_INVALID');
+    expect(
+      sbxErrorOf(() => derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = file('/home/alice/proj')) })).code,
+    ).toBe('WORKSPACE_INVALID');
   });
 
   it('a missing bind source is BIND_SOURCE_MISSING naming the entry; an optional one is skipped', () => {
-    const error = sbxErrorOf(() => derive({ read_only: ['/opt/tools', '/opt/missing'] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) }));
+    const error = sbxErrorOf(() =>
+      derive(
+        { read_only: ['/opt/tools', '/opt/missing'] },
+        { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) },
+      ),
+    );
     expect(error.code).toBe('BIND_SOURCE_MISSING');
     expect(error.message).toBe('read_only[1]: /opt/missing does not exist');
     expect(error.hint).toContain('optional: true');
 
-    const policy = derive({ read_only: ['/opt/tools', { path: '/opt/missing', optional: true }] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) });
+    const policy = derive(
+      { read_only: ['/opt/tools', { path: '/opt/missing', optional: true }] },
+      { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) },
+    );
     expect(targetsOf(policy, 'bind')).toContain('/opt/tools');
     expect(targetsOf(policy, 'bind')).not.toContain('/opt/missing');
-    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/nope', access: 'ro' }] } })).code).toBe('BIND_SOURCE_MISSING');
+    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/nope', access: 'ro' }] } })).code).toBe(
+      'BIND_SOURCE_MISSING',
+    );
   });
 
   it('refuses to bind a credential store or anything inside one', () => {
@@ -240,7 +302,14 @@ describe('derivePolicy: refusals', () => {
   });
 
   it('refuses a symlink whose realpath is inside ~/.ssh', () => {
-    const error = sbxErrorOf(() => derive({ read_only: ['~/proj/keys'] }, { host: (h) => void (h.paths['/home/alice/proj/keys'] = dir('/home/alice/.ssh/keys', { link: '../.ssh/keys' })) }));
+    const error = sbxErrorOf(() =>
+      derive(
+        { read_only: ['~/proj/keys'] },
+        {
+          host: (h) => void (h.paths['/home/alice/proj/keys'] = dir('/home/alice/.ssh/keys', { link: '../.ssh/keys' })),
+        },
+      ),
+    );
     expect(error.code).toBe('DANGER_NOT_ALLOWED');
     expect(error.message).toContain('/home/alice/proj/keys');
   });
@@ -248,37 +317,61 @@ describe('derivePolicy: refusals', () => {
   it('refuses a credential store reached through a symlinked HOME component', () => {
     // ~/.ssh itself is a symlink to a dotfiles checkout: its realpath is the store.
     const error = sbxErrorOf(() =>
-      derive({ read_only: ['/srv/dotfiles/ssh/config'] }, {
-        host: (h) => {
-          h.paths['/home/alice/.ssh'] = dir('/srv/dotfiles/ssh', { link: '/srv/dotfiles/ssh' });
-          h.paths['/srv/dotfiles/ssh/config'] = file('/srv/dotfiles/ssh/config');
+      derive(
+        { read_only: ['/srv/dotfiles/ssh/config'] },
+        {
+          host: (h) => {
+            h.paths['/home/alice/.ssh'] = dir('/srv/dotfiles/ssh', { link: '/srv/dotfiles/ssh' });
+            h.paths['/srv/dotfiles/ssh/config'] = file('/srv/dotfiles/ssh/config');
+          },
         },
-      }),
+      ),
     );
     expect(error.code).toBe('DANGER_NOT_ALLOWED');
   });
 
   it('refuses a writable bind of /etc or another system root, even through a symlink; read-only is fine', () => {
     expect(sbxErrorOf(() => derive({ writable_roots: ['/etc'] })).code).toBe('BIND_TARGET_INVALID');
-    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/usr', access: 'rw' }] } })).code).toBe('BIND_TARGET_INVALID');
-    const viaLink = sbxErrorOf(() => derive({ writable_roots: ['~/etc'] }, { host: (h) => void (h.paths['/home/alice/etc'] = dir('/etc', { link: '/etc' })) }));
+    expect(sbxErrorOf(() => derive({}, { request: { binds: [{ source: '/usr', access: 'rw' }] } })).code).toBe(
+      'BIND_TARGET_INVALID',
+    );
+    const viaLink = sbxErrorOf(() =>
+      derive(
+        { writable_roots: ['~/etc'] },
+        { host: (h) => void (h.paths['/home/alice/etc'] = dir('/etc', { link: '/etc' })) },
+      ),
+    );
     expect(viaLink.code).toBe('BIND_TARGET_INVALID');
     expect(viaLink.message).toContain('resolves to /etc');
-    expect(derive({ read_only: ['/etc'] }).mounts.filter((m) => m.kind === 'bind' && m.target === '/etc').map((m) => m.kind === 'bind' && m.access)).toEqual(['ro', 'ro']);
+    expect(
+      derive({ read_only: ['/etc'] })
+        .mounts.filter((m) => m.kind === 'bind' && m.target === '/etc')
+        .map((m) => m.kind === 'bind' && m.access),
+    ).toEqual(['ro', 'ro']);
   });
 
   it('refuses a relative or ".." mountAt (BIND_TARGET_INVALID)', () => {
     const host = (h: Host) => void (h.paths['/opt/tools'] = dir('/opt/tools'));
     for (const mountAt of ['tools', './tools', '/opt/../etc', '~/../../etc']) {
-      expect(sbxErrorOf(() => derive({ read_only: [{ path: '/opt/tools', mountAt }] }, { host })).code, mountAt).toBe('BIND_TARGET_INVALID');
+      expect(sbxErrorOf(() => derive({ read_only: [{ path: '/opt/tools', mountAt }] }, { host })).code, mountAt).toBe(
+        'BIND_TARGET_INVALID',
+      );
     }
     expect(sbxErrorOf(() => derive({ workspace: { mountAt: 'work' } })).code).toBe('BIND_TARGET_INVALID');
-    expect(sbxErrorOf(() => derive({}, { host, request: { binds: [{ source: '/opt/tools', target: 'rel', access: 'ro' }] } })).code).toBe('BIND_TARGET_INVALID');
+    expect(
+      sbxErrorOf(() =>
+        derive({}, { host, request: { binds: [{ source: '/opt/tools', target: 'rel', access: 'ro' }] } }),
+      ).code,
+    ).toBe('BIND_TARGET_INVALID');
   });
 
   it('an unknown variable in a bind or env.set value is PROFILE_VARIABLE', () => {
-    expect(sbxErrorOf(() => derive({ read_only: ['${tools}/bin'] })).message).toBe('read_only[0]: unknown variable ${tools}');
-    expect(sbxErrorOf(() => derive({ env: { set: { X: '${nope}' } } })).message).toBe('env.set.X: unknown variable ${nope}');
+    expect(sbxErrorOf(() => derive({ read_only: ['${tools}/bin'] })).message).toBe(
+      'read_only[0]: unknown variable ${tools}',
+    );
+    expect(sbxErrorOf(() => derive({ env: { set: { X: '${nope}' } } })).message).toBe(
+      'env.set.X: unknown variable ${nope}',
+    );
   });
 
   it('SBX_* in env.set or --env is ENV_RESERVED', () => {
@@ -287,7 +380,8 @@ describe('derivePolicy: refusals', () => {
   });
 
   it('refuses a /tmp size below 1MiB or unparsable (LIMIT_INVALID)', () => {
-    for (const size of ['1k', 'lots', '-5MiB', 1000]) expect(sbxErrorOf(() => derive({ tmp: { size } })).code, String(size)).toBe('LIMIT_INVALID');
+    for (const size of ['1k', 'lots', '-5MiB', 1000])
+      expect(sbxErrorOf(() => derive({ tmp: { size } })).code, String(size)).toBe('LIMIT_INVALID');
     const tmp = derive({ tmp: { size: '256MiB' } }).mounts.find((m) => m.target === '/tmp');
     expect(tmp).toMatchObject({ kind: 'tmpfs', sizeBytes: 256 * 1024 * 1024, mode: 0o1777 });
   });
@@ -295,30 +389,44 @@ describe('derivePolicy: refusals', () => {
 
 describe('derivePolicy: what it builds', () => {
   it('maps a cwd inside the workspace through mountAt', () => {
-    const policy = derive({ workspace: { path: '~/proj', mountAt: '/work' } }, { host: (h) => void (h.cwd = '/home/alice/proj/src/lib') });
+    const policy = derive(
+      { workspace: { path: '~/proj', mountAt: '/work' } },
+      { host: (h) => void (h.cwd = '/home/alice/proj/src/lib') },
+    );
     expect(policy.workspace).toEqual({ host: '/home/alice/proj', sandbox: '/work', access: 'rw' });
     expect(policy.cwd).toBe('/work/src/lib');
-    expect(policy.mounts).toContainEqual(expect.objectContaining({ kind: 'bind', source: '/home/alice/proj', target: '/work', access: 'rw' }));
+    expect(policy.mounts).toContainEqual(
+      expect.objectContaining({ kind: 'bind', source: '/home/alice/proj', target: '/work', access: 'rw' }),
+    );
     expect(policy.env.vars.SBX_WORKSPACE).toBe('/work');
   });
 
   it('a cwd outside the workspace starts in the workspace', () => {
-    const policy = derive({}, { request: { workspace: '/home/alice/proj' }, host: (h) => void (h.cwd = '/home/alice') });
+    const policy = derive(
+      {},
+      { request: { workspace: '/home/alice/proj' }, host: (h) => void (h.cwd = '/home/alice') },
+    );
     expect(policy.cwd).toBe('/home/alice/proj');
   });
 
   it('binds the realpath of a symlinked workspace, at its realpath', () => {
-    const policy = derive({}, {
-      host: (h) => {
-        h.paths['/home/alice/proj'] = dir('/data/proj', { link: '/data/proj' });
-        h.paths['/data/proj'] = dir('/data/proj');
+    const policy = derive(
+      {},
+      {
+        host: (h) => {
+          h.paths['/home/alice/proj'] = dir('/data/proj', { link: '/data/proj' });
+          h.paths['/data/proj'] = dir('/data/proj');
+        },
       },
-    });
+    );
     expect(policy.workspace).toEqual({ host: '/data/proj', sandbox: '/data/proj', access: 'rw' });
   });
 
   it('read-only mode: workspace and writable_roots read-only, HOME remounted read-only before /', () => {
-    const policy = derive({ mode: 'read-only', writable_roots: ['/opt/cache'] }, { host: (h) => void (h.paths['/opt/cache'] = dir('/opt/cache')) });
+    const policy = derive(
+      { mode: 'read-only', writable_roots: ['/opt/cache'] },
+      { host: (h) => void (h.paths['/opt/cache'] = dir('/opt/cache')) },
+    );
     const binds = policy.mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
     expect(binds.every((b) => b.access === 'ro')).toBe(true);
     expect(policy.workspace.access).toBe('ro');
@@ -346,10 +454,15 @@ describe('derivePolicy: what it builds', () => {
   });
 
   it('masks every existing credential store when the workspace is HOME, after the binds', () => {
-    const policy = derive({}, { host: (h) => {
-      h.cwd = '/home/alice';
-      h.paths['/home/alice'] = dir('/home/alice');
-    } });
+    const policy = derive(
+      {},
+      {
+        host: (h) => {
+          h.cwd = '/home/alice';
+          h.paths['/home/alice'] = dir('/home/alice');
+        },
+      },
+    );
     expect(masksOf(policy)).toEqual([
       ['/home/alice/.ssh', 'dir'],
       ['/home/alice/.aws', 'dir'],
@@ -361,52 +474,92 @@ describe('derivePolicy: what it builds', () => {
   });
 
   it("masks sbx's own secret store and state (approvals, ledger) when they are reachable", () => {
-    const policy = derive({}, { host: (h) => {
-      h.cwd = '/home/alice';
-      h.paths['/home/alice'] = dir('/home/alice');
-      h.paths['/home/alice/.config/sbx/secrets.yaml'] = file('/home/alice/.config/sbx/secrets.yaml');
-      h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
-    } });
-    expect(masksOf(policy)).toEqual(expect.arrayContaining([
-      ['/home/alice/.config/sbx/secrets.yaml', 'file'],
-      ['/home/alice/.local/state/sbx', 'dir'],
-    ]));
+    const policy = derive(
+      {},
+      {
+        host: (h) => {
+          h.cwd = '/home/alice';
+          h.paths['/home/alice'] = dir('/home/alice');
+          h.paths['/home/alice/.config/sbx/secrets.yaml'] = file('/home/alice/.config/sbx/secrets.yaml');
+          h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
+        },
+      },
+    );
+    expect(masksOf(policy)).toEqual(
+      expect.arrayContaining([
+        ['/home/alice/.config/sbx/secrets.yaml', 'file'],
+        ['/home/alice/.local/state/sbx', 'dir'],
+      ]),
+    );
   });
 
-  it('--allow-sensitive-roots unmasks credential stores, never sbx\'s own state', () => {
-    const policy = derive({}, { request: { allowSensitiveRoots: true }, host: (h) => {
-      h.cwd = '/home/alice';
-      h.paths['/home/alice'] = dir('/home/alice');
-      h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
-    } });
+  it("--allow-sensitive-roots unmasks credential stores, never sbx's own state", () => {
+    const policy = derive(
+      {},
+      {
+        request: { allowSensitiveRoots: true },
+        host: (h) => {
+          h.cwd = '/home/alice';
+          h.paths['/home/alice'] = dir('/home/alice');
+          h.paths['/home/alice/.local/state/sbx'] = dir('/home/alice/.local/state/sbx');
+        },
+      },
+    );
     expect(masksOf(policy)).toEqual([['/home/alice/.local/state/sbx', 'dir']]);
   });
 
   it('masks sensitive files found by the scan at every sandbox path, and binds git hooks read-only before the masks', () => {
-    const policy = derive({ read_only: [{ path: '/home/alice/proj', mountAt: '/src' }] }, { host: (h) => {
-      h.sensitiveFiles = { masks: [{ path: '/home/alice/proj/.env', dir: false }, { path: '/home/alice/proj/keys', dir: true }], protect: ['/home/alice/proj/.git/hooks'], views: [] };
-    } });
-    expect(masksOf(policy).filter(([t]) => !String(t).includes('/.ssh') && !String(t).includes('/.aws') && !String(t).includes('.netrc')).sort()).toEqual([
+    const policy = derive(
+      { read_only: [{ path: '/home/alice/proj', mountAt: '/src' }] },
+      {
+        host: (h) => {
+          h.sensitiveFiles = {
+            masks: [
+              { path: '/home/alice/proj/.env', dir: false },
+              { path: '/home/alice/proj/keys', dir: true },
+            ],
+            protect: ['/home/alice/proj/.git/hooks'],
+            views: [],
+          };
+        },
+      },
+    );
+    expect(
+      masksOf(policy)
+        .filter(([t]) => !String(t).includes('/.ssh') && !String(t).includes('/.aws') && !String(t).includes('.netrc'))
+        .sort(),
+    ).toEqual([
       ['/home/alice/proj/.env', 'file'],
       ['/home/alice/proj/keys', 'dir'],
       ['/src/.env', 'file'],
       ['/src/keys', 'dir'],
     ]);
     const hooks = policy.mounts.filter((m) => m.kind === 'bind' && m.source === '/home/alice/proj/.git/hooks');
-    expect(hooks.map((m) => [m.target, m.kind === 'bind' && m.access]).sort()).toEqual([['/home/alice/proj/.git/hooks', 'ro'], ['/src/.git/hooks', 'ro']]);
-    const lastHooks = policy.mounts.findLastIndex((m) => m.kind === 'bind' && m.source === '/home/alice/proj/.git/hooks');
+    expect(hooks.map((m) => [m.target, m.kind === 'bind' && m.access]).sort()).toEqual([
+      ['/home/alice/proj/.git/hooks', 'ro'],
+      ['/src/.git/hooks', 'ro'],
+    ]);
+    const lastHooks = policy.mounts.findLastIndex(
+      (m) => m.kind === 'bind' && m.source === '/home/alice/proj/.git/hooks',
+    );
     expect(policy.mounts.findIndex((m) => m.kind === 'mask')).toBeGreaterThan(lastHooks);
   });
 
   it('secrets: names in env.secrets (values never in the policy), replacing a kept or set variable of the same name', () => {
-    const policy = derive({ secrets: [{ name: 'ANTHROPIC_API_KEY' }, { name: 'GH', from: 'env', as: 'GITHUB_TOKEN' }], env: { set: { ANTHROPIC_API_KEY: 'placeholder' } } });
+    const policy = derive({
+      secrets: [{ name: 'ANTHROPIC_API_KEY' }, { name: 'GH', from: 'env', as: 'GITHUB_TOKEN' }],
+      env: { set: { ANTHROPIC_API_KEY: 'placeholder' } },
+    });
     expect(policy.env.secrets).toEqual(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']);
     expect(policy.env.vars).not.toHaveProperty('ANTHROPIC_API_KEY');
     expect(policy.env.vars).not.toHaveProperty('GITHUB_TOKEN');
   });
 
   it('masks a credential store under a bound parent at its sandbox path (mountAt)', () => {
-    const policy = derive({ read_only: [{ path: '/home', mountAt: '/hosthome' }] }, { host: (h) => void (h.paths['/home'] = dir('/home')) });
+    const policy = derive(
+      { read_only: [{ path: '/home', mountAt: '/hosthome' }] },
+      { host: (h) => void (h.paths['/home'] = dir('/home')) },
+    );
     expect(masksOf(policy)).toEqual([
       ['/hosthome/alice/.ssh', 'dir'],
       ['/hosthome/alice/.aws', 'dir'],
@@ -415,21 +568,34 @@ describe('derivePolicy: what it builds', () => {
   });
 
   it('masks a credential store at every sandbox path that exposes it (danger + extra bind of HOME)', () => {
-    const policy = derive({ mode: 'danger' }, {
-      request: { danger: true, binds: [{ source: '/home/alice', target: '/mnt/home', access: 'ro' }] },
-      host: (h) => void (h.paths['/home/alice'] = dir('/home/alice')),
-    });
+    const policy = derive(
+      { mode: 'danger' },
+      {
+        request: { danger: true, binds: [{ source: '/home/alice', target: '/mnt/home', access: 'ro' }] },
+        host: (h) => void (h.paths['/home/alice'] = dir('/home/alice')),
+      },
+    );
     const masked = masksOf(policy).map(([target]) => target);
-    expect(masked).toEqual(expect.arrayContaining(['/home/alice/.ssh', '/home/alice/.aws', '/mnt/home/.ssh', '/mnt/home/.aws']));
+    expect(masked).toEqual(
+      expect.arrayContaining(['/home/alice/.ssh', '/home/alice/.aws', '/mnt/home/.ssh', '/mnt/home/.aws']),
+    );
   });
 
   it('masks a credential store at every sandbox path that exposes it (two read_only binds)', () => {
-    const policy = derive({ read_only: [{ path: '~', mountAt: '/h1' }, { path: '/home', mountAt: '/h2' }] }, {
-      host: (h) => {
-        h.paths['/home/alice'] = dir('/home/alice');
-        h.paths['/home'] = dir('/home');
+    const policy = derive(
+      {
+        read_only: [
+          { path: '~', mountAt: '/h1' },
+          { path: '/home', mountAt: '/h2' },
+        ],
       },
-    });
+      {
+        host: (h) => {
+          h.paths['/home/alice'] = dir('/home/alice');
+          h.paths['/home'] = dir('/home');
+        },
+      },
+    );
     expect(masksOf(policy).map(([target]) => target)).toEqual(expect.arrayContaining(['/h1/.ssh', '/h2/alice/.ssh']));
   });
 
@@ -471,7 +637,9 @@ describe('derivePolicy: what it builds', () => {
 
   it('system binds: merged-/usr links become symlinks; a custom list replaces the default', () => {
     const policy = derive({});
-    expect(policy.mounts.filter((m) => m.kind === 'symlink').map((m) => m.kind === 'symlink' && [m.target, m.linkTo])).toEqual([
+    expect(
+      policy.mounts.filter((m) => m.kind === 'symlink').map((m) => m.kind === 'symlink' && [m.target, m.linkTo]),
+    ).toEqual([
       ['/bin', 'usr/bin'],
       ['/sbin', 'usr/sbin'],
       ['/lib', 'usr/lib'],
@@ -484,7 +652,10 @@ describe('derivePolicy: what it builds', () => {
   });
 
   it('env: profile keep + --keep-env, env.set expanded, then --env; PATH defaults when not kept', () => {
-    const policy = derive({ env: { keep: ['LANG'], set: { WS: '${workspace}', A: 'profile' } } }, { request: { keepEnv: ['EDITOR'], env: { A: 'flag' } } });
+    const policy = derive(
+      { env: { keep: ['LANG'], set: { WS: '${workspace}', A: 'profile' } } },
+      { request: { keepEnv: ['EDITOR'], env: { A: 'flag' } } },
+    );
     expect(policy.env.vars).toEqual({
       LANG: 'en_US.UTF-8',
       EDITOR: 'vim',
@@ -500,15 +671,35 @@ describe('derivePolicy: what it builds', () => {
   });
 
   it('pathsToProbe names the workspace, every bind source and the credential stores', () => {
-    const paths = pathsToProbe({ read_only: ['~/tools'], writable_roots: [{ path: '${cwd}/out', optional: true }] }, { command: [], binds: [{ source: 'rel', access: 'ro' }] }, VARS, { SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' });
+    const paths = pathsToProbe(
+      { read_only: ['~/tools'], writable_roots: [{ path: '${cwd}/out', optional: true }] },
+      { command: [], binds: [{ source: 'rel', access: 'ro' }] },
+      VARS,
+      { SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' },
+    );
     expect(paths).toContain('/tmp/ssh-x/agent.1');
-    expect(paths).toEqual(expect.arrayContaining(['/home/alice/proj', '/usr', '/etc', '/bin', '/home/alice/tools', '/home/alice/proj/src/out', '/home/alice/proj/src/rel', '/home/alice/.ssh', '/home/alice/.aws']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/home/alice/proj',
+        '/usr',
+        '/etc',
+        '/bin',
+        '/home/alice/tools',
+        '/home/alice/proj/src/out',
+        '/home/alice/proj/src/rel',
+        '/home/alice/.ssh',
+        '/home/alice/.aws',
+      ]),
+    );
     expect(new Set(paths).size).toBe(paths.length);
   });
 });
 
 describe('hostPathOf', () => {
-  const alice = derive({ read_only: [{ path: '/opt/tools', mountAt: '/tools' }] }, { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) });
+  const alice = derive(
+    { read_only: [{ path: '/opt/tools', mountAt: '/tools' }] },
+    { host: (h) => void (h.paths['/opt/tools'] = dir('/opt/tools')) },
+  );
   const root = derive({}, { hostName: 'root' });
 
   it('walks binds, including mountAt', () => {
@@ -551,7 +742,10 @@ describe('hostPathOf', () => {
   });
 
   it('resolves a symlink against the whole mount table, including later binds', () => {
-    const policy = derive({ read_only: [{ path: '/opt/tool', mountAt: '/usr/bin/tool' }] }, { host: (h) => void (h.paths['/opt/tool'] = file('/opt/tool')) });
+    const policy = derive(
+      { read_only: [{ path: '/opt/tool', mountAt: '/usr/bin/tool' }] },
+      { host: (h) => void (h.paths['/opt/tool'] = file('/opt/tool')) },
+    );
     expect(hostPathOf(policy.mounts, '/usr/bin/tool')).toBe('/opt/tool');
     expect(hostPathOf(policy.mounts, '/bin/tool')).toBe('/opt/tool');
   });

@@ -7,7 +7,20 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SRC_DIR } from '../../helpers/paths.js';
 
-const FORBIDDEN_MODULES = ['node:fs', 'node:fs/promises', 'node:child_process', 'node:net', 'node:os', 'fs', 'fs/promises', 'child_process', 'net', 'os', 'execa', 'chalk'];
+const FORBIDDEN_MODULES = [
+  'node:fs',
+  'node:fs/promises',
+  'node:child_process',
+  'node:net',
+  'node:os',
+  'fs',
+  'fs/promises',
+  'child_process',
+  'net',
+  'os',
+  'execa',
+  'chalk',
+];
 const SHELL_DIRS = ['runtime', 'report', 'cli'];
 
 const ts = (dir: string) =>
@@ -41,11 +54,11 @@ function importSpecifiers(source: string): string[] {
 describe('importSpecifiers (the reader the purity rules rely on)', () => {
   it('finds every form of import', () => {
     const source = [
-      "import { a,",
+      'import { a,',
       "  b } from 'node:fs';",
       "import type { X } from './types.js';",
       "import * as os from 'node:os';",
-      "import def, { c } from \"execa\";",
+      'import def, { c } from "execa";',
       "import 'chalk';",
       "export { y } from '../runtime/exec.js';",
       "export * from './z.js';",
@@ -55,7 +68,17 @@ describe('importSpecifiers (the reader the purity rules rely on)', () => {
       "/* import 'also-gone'; */",
     ].join('\n');
     expect(importSpecifiers(source).sort()).toEqual(
-      ['node:fs', './types.js', 'node:os', 'execa', 'chalk', '../runtime/exec.js', './z.js', 'node:child_process', 'node:net'].sort(),
+      [
+        'node:fs',
+        './types.js',
+        'node:os',
+        'execa',
+        'chalk',
+        '../runtime/exec.js',
+        './z.js',
+        'node:child_process',
+        'node:net',
+      ].sort(),
     );
   });
 });
@@ -63,12 +86,23 @@ describe('importSpecifiers (the reader the purity rules rely on)', () => {
 describe('pure core', () => {
   it('the listed files exist (policy/ and backend/ are globbed)', () => {
     for (const file of PURE_FILES) expect(existsSync(join(SRC_DIR, file)), file).toBe(true);
-    expect(PURE_FILES).toEqual(expect.arrayContaining(['policy/derive.ts', 'policy/env.ts', 'policy/sandbox-path.ts', 'backend/bwrap.ts', 'profile/parse.ts']));
+    expect(PURE_FILES).toEqual(
+      expect.arrayContaining([
+        'policy/derive.ts',
+        'policy/env.ts',
+        'policy/sandbox-path.ts',
+        'backend/bwrap.ts',
+        'profile/parse.ts',
+      ]),
+    );
   });
 
   it.each(PURE_FILES)('%s imports no I/O, process, terminal or shell module', (file) => {
     const specifiers = importSpecifiers(readFileSync(join(SRC_DIR, file), 'utf8'));
-    expect(specifiers.filter((s) => FORBIDDEN_MODULES.includes(s)), 'forbidden modules').toEqual([]);
+    expect(
+      specifiers.filter((s) => FORBIDDEN_MODULES.includes(s)),
+      'forbidden modules',
+    ).toEqual([]);
     const intoShell = specifiers
       .filter((s) => s.startsWith('.'))
       .map((s) => relative(SRC_DIR, resolve(dirname(join(SRC_DIR, file)), s)))
@@ -80,7 +114,10 @@ describe('pure core', () => {
     const code = readFileSync(join(SRC_DIR, file), 'utf8')
       .replace(/\/\*[\s\S]*?\*\//g, '')
       .replace(/\/\/.*$/gm, '');
-    const ambient = code.match(/\bprocess\.(env|cwd|getuid|getgid|pid|stdin|argv)\b|\bDate\.now\(|\bnew Date\(|\bMath\.random\(|\bcrypto\.random/g) ?? [];
+    const ambient =
+      code.match(
+        /\bprocess\.(env|cwd|getuid|getgid|pid|stdin|argv)\b|\bDate\.now\(|\bnew Date\(|\bMath\.random\(|\bcrypto\.random/g,
+      ) ?? [];
     expect(ambient).toEqual([]);
   });
 
@@ -90,7 +127,9 @@ describe('pure core', () => {
 
   it('errors.ts imports nothing but the Violation type (itself import-free)', () => {
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8'))).toEqual(['./policy/violation.js']);
-    expect(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8')).toMatch(/^import type \{ Violation \} from '\.\/policy\/violation\.js';$/m);
+    expect(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8')).toMatch(
+      /^import type \{ Violation \} from '\.\/policy\/violation\.js';$/m,
+    );
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'policy/violation.ts'), 'utf8'))).toEqual([]);
   });
 });

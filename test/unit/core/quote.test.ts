@@ -25,7 +25,7 @@ describe('shellQuote', () => {
     expect(shellQuote('a\\b')).toBe("'a\\b'");
   });
 
-  it("closes, escapes and reopens for a single quote", () => {
+  it('closes, escapes and reopens for a single quote', () => {
     expect(shellQuote("it's")).toBe("'it'\\''s'");
     expect(shellQuote("'")).toBe("''\\'''");
   });
@@ -45,7 +45,8 @@ describe('shellQuote', () => {
   });
 
   it('never leaves a raw control character in the output', () => {
-    for (let c = 0; c < 32; c++) expect(shellQuote(`x${String.fromCharCode(c)}y`), `char ${c}`).not.toMatch(/[\x00-\x1f\x7f]/);
+    for (let c = 0; c < 32; c++)
+      expect(shellQuote(`x${String.fromCharCode(c)}y`), `char ${c}`).not.toMatch(/[\x00-\x1f\x7f]/);
     expect(shellQuote('x\x7fy')).not.toMatch(/[\x00-\x1f\x7f]/);
   });
 });

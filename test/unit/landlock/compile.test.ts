@@ -35,7 +35,9 @@ function records(launch: Launch): string[] {
 }
 
 function valuesOf(launch: Launch, key: string): string[] {
-  return records(launch).filter((r) => r.startsWith(`${key}=`)).map((r) => r.slice(key.length + 1));
+  return records(launch)
+    .filter((r) => r.startsWith(`${key}=`))
+    .map((r) => r.slice(key.length + 1));
 }
 
 async function compiled(profile: string, hostName: string, options: Parameters<typeof runPipeline>[2] = {}) {
@@ -154,10 +156,13 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
 
   it('a bind to another target (--bind SRC:DEST)', async () => {
     const request = { binds: [{ source: '/opt', target: '/mnt/opt', access: 'ro' as const }] };
-    const message = await refused('default', 'alice', { request, mutateHost: (h) => {
-      plainWorkspace(h);
-      h.paths['/opt'] = { exists: true, real: '/opt', type: 'dir' } as Host['paths'][string];
-    } });
+    const message = await refused('default', 'alice', {
+      request,
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        h.paths['/opt'] = { exists: true, real: '/opt', type: 'dir' } as Host['paths'][string];
+      },
+    });
     expect(message).toContain('/opt is bound at /mnt/opt');
   });
 

@@ -2,7 +2,16 @@
 // does when run for real with a harmless command), collect() parsing, cleanup and the stale sweep.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
@@ -69,7 +78,17 @@ describe('cgroup v2 (fake)', () => {
     const limits = await prepareLimits(plan, session('t1'), { root });
     expect(limits.wrap({ file: '/usr/bin/bwrap', args: ['--unshare-all', '--', 'true'] })).toEqual({
       file: '/bin/sh',
-      args: ['-c', SCRIPT, 'sbx-limits', join(parent, 'sbx-t1', 'cgroup.procs'), '--', '/usr/bin/bwrap', '--unshare-all', '--', 'true'],
+      args: [
+        '-c',
+        SCRIPT,
+        'sbx-limits',
+        join(parent, 'sbx-t1', 'cgroup.procs'),
+        '--',
+        '/usr/bin/bwrap',
+        '--unshare-all',
+        '--',
+        'true',
+      ],
     });
     await limits.cleanup();
   });
@@ -78,7 +97,10 @@ describe('cgroup v2 (fake)', () => {
     const { root, parent, plan } = v2Setup();
     const limits = await prepareLimits(plan, session('t1'), { root });
     const procs = join(parent, 'sbx-t1', 'cgroup.procs');
-    const { file, args } = limits.wrap({ file: '/bin/sh', args: ['-c', 'ulimit -c; ulimit -f; ulimit -n; ulimit -t; printf "[%s]" "$@"', 'x', 'a b', '--', '$HOME'] });
+    const { file, args } = limits.wrap({
+      file: '/bin/sh',
+      args: ['-c', 'ulimit -c; ulimit -f; ulimit -n; ulimit -t; printf "[%s]" "$@"', 'x', 'a b', '--', '$HOME'],
+    });
     const r = spawnSync(file, args, { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('0\n16384\n256\n60\n[a b][--][$HOME]');
@@ -87,7 +109,7 @@ describe('cgroup v2 (fake)', () => {
     await limits.cleanup();
   });
 
-  it('passes the launcher\'s extra descriptors through untouched (bwrap reads --args and --seccomp from them)', async () => {
+  it("passes the launcher's extra descriptors through untouched (bwrap reads --args and --seccomp from them)", async () => {
     const { root, plan } = v2Setup();
     const limits = await prepareLimits(plan, session('t1'), { root });
     const { file, args } = limits.wrap({ file: '/bin/sh', args: ['-c', 'cat <&3; cat <&4'] });
@@ -118,7 +140,11 @@ describe('cgroup v2 (fake)', () => {
   });
 
   it('fails closed: a limit the shell cannot set stops the run (exit 125)', async () => {
-    const plan: LimitPlan = { limits: [], cgroup: { kind: 'none' }, rlimits: [{ resource: 'NOFILE', soft: 2 ** 40, hard: 2 ** 40 }] };
+    const plan: LimitPlan = {
+      limits: [],
+      cgroup: { kind: 'none' },
+      rlimits: [{ resource: 'NOFILE', soft: 2 ** 40, hard: 2 ** 40 }],
+    };
     const limits = await prepareLimits(plan, session('t9'), { root: makeTempDir() });
     const { file, args } = limits.wrap({ file: '/bin/echo', args: ['command ran'] });
     const r = spawnSync(file, args, { encoding: 'utf8' });
@@ -138,8 +164,20 @@ describe('cgroup v2 (fake)', () => {
     writeFileSync(join(dir, 'pids.peak'), '64\n');
     expect(await limits.collect()).toEqual({
       violations: [
-        { phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '128MiB', detail: 'out of memory: the kernel killed 2 processes at the 128MiB limit' },
-        { phase: 'runtime', kind: 'pids', rule: 'limits.pids', limit: '64', detail: 'process limit reached: 17 forks refused at 64 tasks' },
+        {
+          phase: 'runtime',
+          kind: 'oom',
+          rule: 'limits.memory',
+          limit: '128MiB',
+          detail: 'out of memory: the kernel killed 2 processes at the 128MiB limit',
+        },
+        {
+          phase: 'runtime',
+          kind: 'pids',
+          rule: 'limits.pids',
+          limit: '64',
+          detail: 'process limit reached: 17 forks refused at 64 tasks',
+        },
       ],
       peaks: { memoryBytes: 134217728, pids: 64 },
     });
@@ -219,8 +257,20 @@ describe('cgroup v1 (fake)', () => {
     writeFileSync(join(pids, 'sbx-t2/pids.peak'), '64\n');
     expect(await limits.collect()).toEqual({
       violations: [
-        { phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '128MiB', detail: 'out of memory: the kernel killed 1 process at the 128MiB limit' },
-        { phase: 'runtime', kind: 'pids', rule: 'limits.pids', limit: '64', detail: 'process limit reached: 3 forks refused at 64 tasks' },
+        {
+          phase: 'runtime',
+          kind: 'oom',
+          rule: 'limits.memory',
+          limit: '128MiB',
+          detail: 'out of memory: the kernel killed 1 process at the 128MiB limit',
+        },
+        {
+          phase: 'runtime',
+          kind: 'pids',
+          rule: 'limits.pids',
+          limit: '64',
+          detail: 'process limit reached: 3 forks refused at 64 tasks',
+        },
       ],
       peaks: { memoryBytes: 134217728, pids: 64 },
     });
@@ -233,14 +283,21 @@ describe('cgroup v1 (fake)', () => {
     const err = await prepareLimits(plan, session('t3'), { root }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SbxError);
     expect((err as SbxError).code).toBe('LIMIT_UNENFORCEABLE');
-    expect((err as SbxError).message).toMatch(new RegExp(`^cannot set up the session cgroup ${join(cpu, 'sbx-t3').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`));
+    expect((err as SbxError).message).toMatch(
+      new RegExp(
+        `^cannot set up the session cgroup ${join(cpu, 'sbx-t3').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`,
+      ),
+    );
     expect([join(memory, 'sbx-t3'), join(pids, 'sbx-t3')].filter(existsSync)).toEqual([]);
   });
 
   it('an existing cgroup of the same name is not reused', async () => {
     const { root, plan, memory } = v1Setup();
     mkdirSync(join(memory, 'sbx-t4'));
-    await expect(prepareLimits(plan, session('t4'), { root })).rejects.toMatchObject({ code: 'LIMIT_UNENFORCEABLE', message: expect.stringMatching(/EEXIST/) });
+    await expect(prepareLimits(plan, session('t4'), { root })).rejects.toMatchObject({
+      code: 'LIMIT_UNENFORCEABLE',
+      message: expect.stringMatching(/EEXIST/),
+    });
   });
 });
 
@@ -260,7 +317,11 @@ describe('rlimits', () => {
         '',
       ].join('\n'),
     );
-    const plan = planLimits(parseLimits({ nofile: 65536, file_size: '1GiB' }), { uid: 1000, cgroup: { kind: 'none' }, systemdRun: false });
+    const plan = planLimits(parseLimits({ nofile: 65536, file_size: '1GiB' }), {
+      uid: 1000,
+      cgroup: { kind: 'none' },
+      systemdRun: false,
+    });
     const limits = await prepareLimits(plan, session('t6'), { root });
     expect(limits.rlimits).toEqual([
       { resource: 'CORE', soft: 0, hard: 0 },
@@ -269,11 +330,14 @@ describe('rlimits', () => {
     ]);
   });
 
-  it('RLIMIT_NPROC gets the uid\'s running tasks on top', async () => {
+  it("RLIMIT_NPROC gets the uid's running tasks on top", async () => {
     const root = makeTempDir();
     const proc = (pid: number, uid: number, threads: number) => {
       mkdirSync(join(root, 'proc', String(pid)), { recursive: true });
-      writeFileSync(join(root, 'proc', String(pid), 'status'), `Name:\tx\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\nThreads:\t${threads}\n`);
+      writeFileSync(
+        join(root, 'proc', String(pid), 'status'),
+        `Name:\tx\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\nThreads:\t${threads}\n`,
+      );
     };
     proc(100, 1000, 1);
     proc(101, 1000, 12);
@@ -309,7 +373,11 @@ describe('sweepStaleCgroups (fake)', () => {
     make('sbx-busy', `${busy.pid}\n`, old);
     make('other-old', '', old);
     expect(await sweepStaleCgroups({ root, uid: 1000, env: {} })).toBe(1);
-    expect(readdirSync(parent).filter((n) => !n.includes('.')).sort()).toEqual(['other-old', 'sbx-busy', 'sbx-new']);
+    expect(
+      readdirSync(parent)
+        .filter((n) => !n.includes('.'))
+        .sort(),
+    ).toEqual(['other-old', 'sbx-busy', 'sbx-new']);
     // Busy may be another sbx's sandbox, one this sbx cannot see (another XDG_RUNTIME_DIR, another
     // user): it keeps running however old its cgroup is.
     expect(busy.exitCode).toBeNull();
@@ -320,7 +388,11 @@ describe('sweepStaleCgroups (fake)', () => {
     await exited;
     writeFileSync(join(parent, 'sbx-busy', 'cgroup.procs'), '');
     expect(await sweepStaleCgroups({ root, uid: 1000, env: {} })).toBe(1);
-    expect(readdirSync(parent).filter((n) => !n.includes('.')).sort()).toEqual(['other-old', 'sbx-new']);
+    expect(
+      readdirSync(parent)
+        .filter((n) => !n.includes('.'))
+        .sort(),
+    ).toEqual(['other-old', 'sbx-new']);
   });
 
   it('sweeps every v1 controller', async () => {

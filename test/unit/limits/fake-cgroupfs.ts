@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
-export const V2_USER_PARENT = 'sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice';
+export const V2_USER_PARENT =
+  'sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice';
 export const V1_MEMORY = 'sys/fs/cgroup/memory/user.slice/user-0.slice/session-1.scope';
 export const V1_PIDS = 'sys/fs/cgroup/pids/user.slice/user-0.slice/session-1.scope';
 export const V1_CPU = 'sys/fs/cgroup/cpu,cpuacct/user.slice';

@@ -10,7 +10,15 @@ import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { delegateToAnyone, fakeCgroupfs, stubBin, V2_USER_PARENT } from './fake-cgroupfs.js';
 
-const UNTRUSTED = { memory: '2GiB', pids: 512, cpus: 2, timeout: '30m', cpu_time: '20m', file_size: '1GiB', nofile: 4096 };
+const UNTRUSTED = {
+  memory: '2GiB',
+  pids: 512,
+  cpus: 2,
+  timeout: '30m',
+  cpu_time: '20m',
+  file_size: '1GiB',
+  nofile: 4096,
+};
 const OWN_UID = process.getuid!();
 /** A uid the fake tree is not delegated to (the fixture's files belong to whoever runs the tests). */
 const STRANGER = 4242;
@@ -30,7 +38,11 @@ function host(kind: Kind): HostLimitFacts {
     case 'v2 with a systemd user manager': {
       const root = fakeCgroupfs('v2-user');
       const bin = stubBin({ 'systemd-run': '#!/bin/sh\nexit 0\n' });
-      return probeCgroupFacts({ root, uid: STRANGER, env: { PATH: bin, XDG_RUNTIME_DIR: join(root, 'run/user/1000') } });
+      return probeCgroupFacts({
+        root,
+        uid: STRANGER,
+        env: { PATH: bin, XDG_RUNTIME_DIR: join(root, 'run/user/1000') },
+      });
     }
     case 'nothing writable':
       return probeCgroupFacts({ root: fakeCgroupfs('v2-user'), uid: STRANGER, env: { PATH: '' } });
@@ -38,7 +50,12 @@ function host(kind: Kind): HostLimitFacts {
 }
 
 const summary = (facts: HostLimitFacts, input: object) =>
-  Object.fromEntries(planLimits(parseLimits(input), facts).limits.map((l) => [l.name, l.enforced ? `${l.mechanism}${l.exact ? '' : '~'}` : 'NOT ENFORCED']));
+  Object.fromEntries(
+    planLimits(parseLimits(input), facts).limits.map((l) => [
+      l.name,
+      l.enforced ? `${l.mechanism}${l.exact ? '' : '~'}` : 'NOT ENFORCED',
+    ]),
+  );
 
 describe('the untrusted limits on each kind of host', () => {
   it.each([
@@ -47,17 +64,29 @@ describe('the untrusted limits on each kind of host', () => {
     ['v2 with a systemd user manager', 'systemd-scope'],
   ] as const)('%s: memory, pids and cpus exact (%s); required: [memory, pids, cpus] accepted', (kind, mechanism) => {
     const facts = host(kind);
-    expect(summary(facts, UNTRUSTED)).toEqual({ memory: mechanism, pids: mechanism, cpus: mechanism, ...EXACT_ELSEWHERE });
+    expect(summary(facts, UNTRUSTED)).toEqual({
+      memory: mechanism,
+      pids: mechanism,
+      cpus: mechanism,
+      ...EXACT_ELSEWHERE,
+    });
     expect(summary(facts, { ...UNTRUSTED, required: ['memory', 'pids', 'cpus'] })).toMatchObject({ memory: mechanism });
   });
 
   it('nothing writable: memory and cpus not enforced, pids approximated; required memory refused', () => {
     const facts = host('nothing writable');
-    expect(summary(facts, UNTRUSTED)).toEqual({ memory: 'NOT ENFORCED', pids: 'rlimit~', cpus: 'NOT ENFORCED', ...EXACT_ELSEWHERE });
+    expect(summary(facts, UNTRUSTED)).toEqual({
+      memory: 'NOT ENFORCED',
+      pids: 'rlimit~',
+      cpus: 'NOT ENFORCED',
+      ...EXACT_ELSEWHERE,
+    });
     const e = sbxErrorOf(() => planLimits(parseLimits({ ...UNTRUSTED, required: ['memory'] }), facts));
     expect(e.code).toBe('LIMIT_UNENFORCEABLE');
     expect(e.exitCode).toBe(125);
-    expect(e.message).toMatch(/^limits\.memory \(2GiB\) is required but cgroup v2 is not writable by uid 4242 at .* and no systemd manager is reachable: nothing/);
+    expect(e.message).toMatch(
+      /^limits\.memory \(2GiB\) is required but cgroup v2 is not writable by uid 4242 at .* and no systemd manager is reachable: nothing/,
+    );
   });
 
   it.each(['v1 as root', 'v2 delegated subtree', 'v2 with a systemd user manager', 'nothing writable'] as const)(
@@ -66,7 +95,9 @@ describe('the untrusted limits on each kind of host', () => {
       const facts = host(kind);
       const lifted = summary(facts, { ...UNTRUSTED, memory: 'none', cpus: 'none' });
       expect(Object.keys(lifted)).toEqual(['pids', 'timeout', 'cpu-time', 'file-size', 'nofile']);
-      expect(planLimits(parseLimits(UNTRUSTED, { memory: 'none', cpus: 'none' }), facts).limits.map((l) => l.name)).toEqual(Object.keys(lifted));
+      expect(
+        planLimits(parseLimits(UNTRUSTED, { memory: 'none', cpus: 'none' }), facts).limits.map((l) => l.name),
+      ).toEqual(Object.keys(lifted));
     },
   );
 });

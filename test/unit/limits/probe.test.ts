@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
-import { delegateToAnyone, fakeCgroupfs, stubBin, V1_CPU, V1_MEMORY, V1_PIDS, V2_USER_PARENT } from './fake-cgroupfs.js';
+import {
+  delegateToAnyone,
+  fakeCgroupfs,
+  stubBin,
+  V1_CPU,
+  V1_MEMORY,
+  V1_PIDS,
+  V2_USER_PARENT,
+} from './fake-cgroupfs.js';
 
 const OWN_UID = process.getuid!();
 const STRANGER = 4242;
@@ -18,7 +26,13 @@ describe('cgroup v2', () => {
     const bin = stubBin({ 'systemd-run': '#!/bin/sh\nexit 0\n' });
     expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: `/nonexistent:${bin}` } })).toEqual({
       uid: 1000,
-      cgroup: { kind: 'v2', mount: join(root, 'sys/fs/cgroup'), ownPath: SCOPE, writable: true, controllers: ['memory', 'pids', 'cpu'] },
+      cgroup: {
+        kind: 'v2',
+        mount: join(root, 'sys/fs/cgroup'),
+        ownPath: SCOPE,
+        writable: true,
+        controllers: ['memory', 'pids', 'cpu'],
+      },
       systemdRun: true,
     });
   });
@@ -26,7 +40,13 @@ describe('cgroup v2', () => {
   it('the same tree for a uid it is not delegated to: not writable, only what is already enabled', () => {
     const root = fakeCgroupfs('v2-user');
     const facts = probeCgroupFacts({ root, uid: STRANGER, env: { PATH: '' } });
-    expect(facts.cgroup).toEqual({ kind: 'v2', mount: join(root, 'sys/fs/cgroup'), ownPath: SCOPE, writable: false, controllers: ['memory', 'pids'] });
+    expect(facts.cgroup).toEqual({
+      kind: 'v2',
+      mount: join(root, 'sys/fs/cgroup'),
+      ownPath: SCOPE,
+      writable: false,
+      controllers: ['memory', 'pids'],
+    });
     expect(facts.systemdRun).toBe(false);
   });
 
@@ -34,16 +54,23 @@ describe('cgroup v2', () => {
     const root = fakeCgroupfs('v2-user');
     delegateToAnyone(join(root, V2_USER_PARENT));
     writeFileSync(join(root, V2_USER_PARENT, 'cgroup.procs'), '777\n');
-    expect(probeCgroupFacts({ root, uid: 1000, env: {} }).cgroup).toMatchObject({ writable: true, controllers: ['memory', 'pids'] });
+    expect(probeCgroupFacts({ root, uid: 1000, env: {} }).cgroup).toMatchObject({
+      writable: true,
+      controllers: ['memory', 'pids'],
+    });
   });
 
   it('systemd-run needs a manager socket too: XDG_RUNTIME_DIR without bus or systemd/private is not enough', () => {
     const root = fakeCgroupfs('v2-user');
     const bin = stubBin({ 'systemd-run': '#!/bin/sh\n' });
     const runtimeDir = makeTempDir();
-    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: runtimeDir } }).systemdRun).toBe(false);
+    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: runtimeDir } }).systemdRun).toBe(
+      false,
+    );
     writeTree(runtimeDir, { 'systemd/private': '' });
-    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: runtimeDir } }).systemdRun).toBe(true);
+    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: runtimeDir } }).systemdRun).toBe(
+      true,
+    );
   });
 
   it('at the root of the hierarchy (root in a VM): the session goes below the root, which may enable anything', () => {
@@ -87,7 +114,11 @@ describe('cgroup v2', () => {
       'sys/fs/cgroup/cgroup.controllers': 'memory pids\n',
       'sys/fs/cgroup/cgroup.procs': '',
     });
-    expect(probeCgroupFacts({ root, uid: OWN_UID, env: {} }).cgroup).toMatchObject({ kind: 'v2', ownPath: '/', writable: false });
+    expect(probeCgroupFacts({ root, uid: OWN_UID, env: {} }).cgroup).toMatchObject({
+      kind: 'v2',
+      ownPath: '/',
+      writable: false,
+    });
   });
 });
 
@@ -96,7 +127,11 @@ describe('cgroup v1', () => {
     const root = fakeCgroupfs('v1-root');
     expect(probeCgroupFacts({ root, uid: OWN_UID, env: {} })).toEqual({
       uid: OWN_UID,
-      cgroup: { kind: 'v1', controllers: { memory: join(root, V1_MEMORY), pids: join(root, V1_PIDS), cpu: join(root, V1_CPU) }, writable: true },
+      cgroup: {
+        kind: 'v1',
+        controllers: { memory: join(root, V1_MEMORY), pids: join(root, V1_PIDS), cpu: join(root, V1_CPU) },
+        writable: true,
+      },
       systemdRun: false,
     });
   });
@@ -109,7 +144,10 @@ describe('cgroup v1', () => {
   it('a read-only cgroup mount is not writable, even for us', () => {
     const root = fakeCgroupfs('v1-root');
     const mountinfo = join(root, 'proc/self/mountinfo');
-    writeFileSync(mountinfo, readFileSync(mountinfo, 'utf8').replace('/sys/fs/cgroup/memory rw,', '/sys/fs/cgroup/memory ro,'));
+    writeFileSync(
+      mountinfo,
+      readFileSync(mountinfo, 'utf8').replace('/sys/fs/cgroup/memory rw,', '/sys/fs/cgroup/memory ro,'),
+    );
     expect(probeCgroupFacts({ root, uid: OWN_UID, env: {} }).cgroup).toMatchObject({ kind: 'v1', writable: false });
   });
 
@@ -139,10 +177,16 @@ describe('no cgroups', () => {
     const root = makeTempDir();
     writeTree(root, { 'proc/self/mountinfo': '22 1 0:21 / /proc rw - proc proc rw\n', 'proc/self/cgroup': '' });
     const bin = stubBin({ 'systemd-run': '#!/bin/sh\n' });
-    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: root } })).toEqual({ uid: 1000, cgroup: { kind: 'none' }, systemdRun: false });
+    expect(probeCgroupFacts({ root, uid: 1000, env: { PATH: bin, XDG_RUNTIME_DIR: root } })).toEqual({
+      uid: 1000,
+      cgroup: { kind: 'none' },
+      systemdRun: false,
+    });
   });
 
   it('an unreadable /proc is none, not a crash', () => {
-    expect(probeCgroupFacts({ root: join(makeTempDir(), 'missing'), uid: 1000, env: {} }).cgroup).toEqual({ kind: 'none' });
+    expect(probeCgroupFacts({ root: join(makeTempDir(), 'missing'), uid: 1000, env: {} }).cgroup).toEqual({
+      kind: 'none',
+    });
   });
 });

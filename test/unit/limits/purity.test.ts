@@ -15,7 +15,11 @@ function code(file: string): string {
 }
 
 function specifiers(source: string): string[] {
-  return [...source.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
+  return [
+    ...source.matchAll(
+      /\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g,
+    ),
+  ].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 describe('src/limits is pure', () => {

@@ -19,7 +19,13 @@ exec "$@"
 
 const USER_HOST: HostLimitFacts = {
   uid: 1000,
-  cgroup: { kind: 'v2', mount: '/sys/fs/cgroup', ownPath: '/user.slice/user-1000.slice/session-3.scope', writable: false, controllers: [] },
+  cgroup: {
+    kind: 'v2',
+    mount: '/sys/fs/cgroup',
+    ownPath: '/user.slice/user-1000.slice/session-3.scope',
+    writable: false,
+    controllers: [],
+  },
   systemdRun: true,
 };
 const LIMITS = parseLimits({ memory: '128MiB', pids: 64, cpus: 0.5, nofile: 256 });
@@ -33,7 +39,8 @@ function setup() {
   const log = join(makeTempDir(), 'argv');
   // `root` only keeps /proc/self/limits out of it, so the rlimits are the plan's exactly.
   const opts = { root: makeTempDir(), env: { PATH: `/nonexistent:${bin}`, XDG_RUNTIME_DIR: '/run/user/1000' } };
-  const run = (file: string, args: string[]) => spawnSync(file, args, { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SBX_FAKE_LOG: log } });
+  const run = (file: string, args: string[]) =>
+    spawnSync(file, args, { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SBX_FAKE_LOG: log } });
   const recorded = () => readFileSync(log, 'utf8').split('\0').slice(0, -1);
   return { bin, log, opts, run, recorded };
 }
@@ -67,7 +74,10 @@ describe('systemd-scope', () => {
       '--',
       ...COMMAND,
     ];
-    expect(wrapped).toEqual({ file: '/usr/bin/env', args: ['XDG_RUNTIME_DIR=/run/user/1000', join(bin, 'systemd-run'), ...systemdArgs] });
+    expect(wrapped).toEqual({
+      file: '/usr/bin/env',
+      args: ['XDG_RUNTIME_DIR=/run/user/1000', join(bin, 'systemd-run'), ...systemdArgs],
+    });
 
     const r = run(wrapped.file, wrapped.args);
     expect(r.stderr).toBe('');
@@ -81,17 +91,35 @@ describe('systemd-scope', () => {
   it('leaves XDG_RUNTIME_DIR alone when the launcher has its own', async () => {
     const { bin, opts } = setup();
     const limits = await prepareLimits(planLimits(LIMITS, USER_HOST), { id: 't5', dir: makeTempDir() }, opts);
-    const wrapped = limits.wrap({ file: '/bin/sh', args: ['-c', 'echo "xdg=$XDG_RUNTIME_DIR"'], env: { XDG_RUNTIME_DIR: '/run/user/1000' } });
+    const wrapped = limits.wrap({
+      file: '/bin/sh',
+      args: ['-c', 'echo "xdg=$XDG_RUNTIME_DIR"'],
+      env: { XDG_RUNTIME_DIR: '/run/user/1000' },
+    });
     expect(wrapped.file).toBe(join(bin, 'systemd-run'));
-    expect(wrapped.args.slice(0, 6)).toEqual(['--user', '--scope', '--quiet', '--collect', '--unit=sbx-t5.scope', '-p']);
+    expect(wrapped.args.slice(0, 6)).toEqual([
+      '--user',
+      '--scope',
+      '--quiet',
+      '--collect',
+      '--unit=sbx-t5.scope',
+      '-p',
+    ]);
     expect(wrapped.args).toContain(INNER_SCRIPT(false));
-    const r = spawnSync(wrapped.file, wrapped.args, { encoding: 'utf8', env: { SBX_FAKE_LOG: join(makeTempDir(), 'argv'), XDG_RUNTIME_DIR: '/run/user/1000' } });
+    const r = spawnSync(wrapped.file, wrapped.args, {
+      encoding: 'utf8',
+      env: { SBX_FAKE_LOG: join(makeTempDir(), 'argv'), XDG_RUNTIME_DIR: '/run/user/1000' },
+    });
     expect(r.stdout).toBe('xdg=/run/user/1000\n');
   });
 
   it('root talks to the system manager: no --user, nothing lent', async () => {
     const { bin, opts } = setup();
-    const limits = await prepareLimits(planLimits(parseLimits({ pids: 100 }), { ...USER_HOST, uid: 0 }), { id: 't6', dir: makeTempDir() }, opts);
+    const limits = await prepareLimits(
+      planLimits(parseLimits({ pids: 100 }), { ...USER_HOST, uid: 0 }),
+      { id: 't6', dir: makeTempDir() },
+      opts,
+    );
     expect(limits.wrap({ file: 'bwrap', args: ['true'] })).toEqual({
       file: join(bin, 'systemd-run'),
       args: [
@@ -117,7 +145,11 @@ describe('systemd-scope', () => {
   it('CPUQuota is a whole percent, at least 1%', async () => {
     const { opts } = setup();
     const quota = async (cpus: number) => {
-      const limits = await prepareLimits(planLimits({ cpus, required: [] }, USER_HOST), { id: 't7', dir: makeTempDir() }, opts);
+      const limits = await prepareLimits(
+        planLimits({ cpus, required: [] }, USER_HOST),
+        { id: 't7', dir: makeTempDir() },
+        opts,
+      );
       return limits.wrap({ file: 'x', args: [] }).args.find((a) => a.startsWith('CPUQuota='));
     };
     expect(await quota(2)).toBe('CPUQuota=200%');
@@ -127,7 +159,14 @@ describe('systemd-scope', () => {
 
   it('without systemd-run on PATH the plan cannot be applied', async () => {
     await expect(
-      prepareLimits(planLimits(LIMITS, USER_HOST), { id: 't8', dir: makeTempDir() }, { root: makeTempDir(), env: { PATH: makeTempDir() } }),
-    ).rejects.toMatchObject({ code: 'LIMIT_UNENFORCEABLE', message: 'systemd-run is not on PATH, but the limit plan needs a systemd scope' });
+      prepareLimits(
+        planLimits(LIMITS, USER_HOST),
+        { id: 't8', dir: makeTempDir() },
+        { root: makeTempDir(), env: { PATH: makeTempDir() } },
+      ),
+    ).rejects.toMatchObject({
+      code: 'LIMIT_UNENFORCEABLE',
+      message: 'systemd-run is not on PATH, but the limit plan needs a systemd scope',
+    });
   });
 });

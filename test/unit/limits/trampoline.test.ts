@@ -58,7 +58,10 @@ describe.each(SHELLS)('the trampoline under %s as sh', (shell) => {
   });
 
   it('control: without rlimits the command keeps ours', () => {
-    const r = spawnSync(shell, [...shellTrampoline([], []).slice(1), '/bin/cat', '/proc/self/limits'], { encoding: 'utf8', argv0: 'sh' });
+    const r = spawnSync(shell, [...shellTrampoline([], []).slice(1), '/bin/cat', '/proc/self/limits'], {
+      encoding: 'utf8',
+      argv0: 'sh',
+    });
     expect(limitsOf(r.stdout)['Max open files']).not.toEqual(['256', '256']);
   });
 });

@@ -1,13 +1,20 @@
 // Human units: what each spelling means, what is refused and with which message.
 import { describe, expect, it } from 'vitest';
-import { formatCpus, formatDuration, formatSize, parseCount, parseCpus, parseDuration, parseSize } from '../../../src/limits/units.js';
+import {
+  formatCpus,
+  formatDuration,
+  formatSize,
+  parseCount,
+  parseCpus,
+  parseDuration,
+  parseSize,
+} from '../../../src/limits/units.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 const SIZE = { min: MiB, max: 1024 ** 5, example: '512MiB or 2GiB' };
 const DURATION = { min: 1, max: 24 * 86_400_000, example: '30s, 10m or 1h30m' };
-
 
 describe('parseSize', () => {
   it.each([

@@ -3,7 +3,11 @@
 import { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_HELLO_MAX_BYTES, parseClientHello, type ClientHelloResult } from '../../../src/runtime/network/client-hello.js';
+import {
+  CLIENT_HELLO_MAX_BYTES,
+  parseClientHello,
+  type ClientHelloResult,
+} from '../../../src/runtime/network/client-hello.js';
 
 /** The first flight node:tls writes for these options. */
 function captureHello(options: ConnectionOptions): Promise<Buffer> {
@@ -117,7 +121,10 @@ describe('parseClientHello on built inputs', () => {
   });
 
   it('skips name types other than host_name', () => {
-    expect(parseClientHello(buildHello([sni([7, 'zzz'], [0, 'b.test'])]))).toEqual({ kind: 'client-hello', serverName: 'b.test' });
+    expect(parseClientHello(buildHello([sni([7, 'zzz'], [0, 'b.test'])]))).toEqual({
+      kind: 'client-hello',
+      serverName: 'b.test',
+    });
   });
 
   it.each([
@@ -128,17 +135,26 @@ describe('parseClientHello on built inputs', () => {
     ['an empty host_name', buildHello([sni([0, ''])])],
     ['a host_name with a NUL', buildHello([sni([0, 'a.test\u0000.evil'])])],
     ['a host_name with a space', buildHello([sni([0, 'a test'])])],
-    ['an extension running past the end', (() => {
-      const b = buildHello([sni([0, 'a.test'])]);
-      b[b.length - 9] = 0x40; // server_name extension length
-      return b;
-    })()],
+    [
+      'an extension running past the end',
+      (() => {
+        const b = buildHello([sni([0, 'a.test'])]);
+        b[b.length - 9] = 0x40; // server_name extension length
+        return b;
+      })(),
+    ],
     ['a zero-length record', Buffer.from([0x16, 0x03, 0x01, 0x00, 0x00, 0x01])],
     ['a record longer than 2^14', Buffer.from([0x16, 0x03, 0x01, 0x40, 0x01])],
     ['a handshake that is not a ClientHello', Buffer.from([0x16, 0x03, 0x01, 0x00, 0x04, 0x02, 0x00, 0x00, 0x00])],
     ['a ClientHello claiming more than the cap', Buffer.from([0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x01, 0x00, 0x00])],
-    ['an alert record inside the hello', Buffer.from([0x16, 0x03, 0x01, 0x00, 0x01, 0x01, 0x15, 0x03, 0x01, 0x00, 0x02])],
-    ['a body shorter than its fixed fields', Buffer.from([0x16, 0x03, 0x01, 0x00, 0x06, 0x01, 0x00, 0x00, 0x02, 0x03, 0x03])],
+    [
+      'an alert record inside the hello',
+      Buffer.from([0x16, 0x03, 0x01, 0x00, 0x01, 0x01, 0x15, 0x03, 0x01, 0x00, 0x02]),
+    ],
+    [
+      'a body shorter than its fixed fields',
+      Buffer.from([0x16, 0x03, 0x01, 0x00, 0x06, 0x01, 0x00, 0x00, 0x02, 0x03, 0x03]),
+    ],
   ])('refuses %s', (_name, input) => {
     expect(parseClientHello(input).kind).toBe('malformed');
   });

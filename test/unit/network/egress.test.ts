@@ -133,17 +133,35 @@ describe('normaliseHost', () => {
   ])('%s → %s', (input, out) => {
     expect(normaliseHost(input)).toBe(out);
   });
-  it.each(['', '.', 'a..b', 'example.com..', 'ex ample.com', 'exa%41mple.com', 'a/b', 'user@host', '[1.2.3.4]', '[nope]', 'xn--zz.com', '-a.com', 'a-.com', `${'a'.repeat(64)}.com`, '１２７.０.０.１', 'é%41.com'])(
-    '%j is not a host',
-    (input) => {
-      expect(normaliseHost(input)).toBeUndefined();
-    },
-  );
+  it.each([
+    '',
+    '.',
+    'a..b',
+    'example.com..',
+    'ex ample.com',
+    'exa%41mple.com',
+    'a/b',
+    'user@host',
+    '[1.2.3.4]',
+    '[nope]',
+    'xn--zz.com',
+    '-a.com',
+    'a-.com',
+    `${'a'.repeat(64)}.com`,
+    '１２７.０.０.１',
+    'é%41.com',
+  ])('%j is not a host', (input) => {
+    expect(normaliseHost(input)).toBeUndefined();
+  });
 });
 
 describe('compileEgressRules', () => {
   it('compiles names, wildcards, ports and IP literals', () => {
-    const rules = compileEgressRules({ allow: ['Registry.npmjs.org', '*.github.com', 'example.com:8443', '[2001:DB8::1]:443', '*'], deny: [], allowPrivate: ['127.0.0.1:5432', '10.0.0.5', '[fd00::5]:80', '::ffff:10.0.0.9'] });
+    const rules = compileEgressRules({
+      allow: ['Registry.npmjs.org', '*.github.com', 'example.com:8443', '[2001:DB8::1]:443', '*'],
+      deny: [],
+      allowPrivate: ['127.0.0.1:5432', '10.0.0.5', '[fd00::5]:80', '::ffff:10.0.0.9'],
+    });
     expect(rules.allow.map((p) => [p.kind, p.host, p.port])).toEqual([
       ['exact', 'registry.npmjs.org', undefined],
       ['suffix', 'github.com', undefined],
@@ -230,7 +248,9 @@ describe('decideHost', () => {
     expect(decideHost(rules, 'a b', 443)).toMatchObject({ allowed: false, rule: 'network.invalid' });
   });
   it('an empty allow list allows nothing; "*" allows every name', () => {
-    expect(decideHost(compileEgressRules({ allow: [], deny: [], allowPrivate: [] }), 'example.com', 443).allowed).toBe(false);
+    expect(decideHost(compileEgressRules({ allow: [], deny: [], allowPrivate: [] }), 'example.com', 443).allowed).toBe(
+      false,
+    );
     const any = compileEgressRules({ allow: ['*'], deny: ['example.com'], allowPrivate: [] });
     expect(decideHost(any, 'anything.test', 443).allowed).toBe(true);
     expect(decideHost(any, '127.1', 443).allowed).toBe(true); // a name: its resolved address decides next
@@ -278,7 +298,10 @@ describe('decideAddress', () => {
       rule: 'network.private',
       detail: '169.254.169.254:80 is a metadata address, not in network.allow_private',
     });
-    expect(decideAddress(none, '::ffff:10.0.0.1', 80)).toMatchObject({ rule: 'network.private', detail: expect.stringContaining('10.0.0.1:80 is a private address') });
+    expect(decideAddress(none, '::ffff:10.0.0.1', 80)).toMatchObject({
+      rule: 'network.private',
+      detail: expect.stringContaining('10.0.0.1:80 is a private address'),
+    });
   });
 });
 
@@ -287,7 +310,8 @@ describe('purity', () => {
     const source = readFileSync(new URL('../../../src/policy/egress.ts', import.meta.url), 'utf8');
     const imports = [...source.matchAll(/^import .* from '([^']+)'/gm)].map((m) => m[1]);
     expect(imports.length).toBeGreaterThan(0);
-    for (const name of imports) expect(name).not.toMatch(/^node:(fs|net|dns|child_process|http|https|tls|dgram|os|process)/);
+    for (const name of imports)
+      expect(name).not.toMatch(/^node:(fs|net|dns|child_process|http|https|tls|dgram|os|process)/);
     expect(source).not.toMatch(/process\.env|Date\.now|Math\.random/);
   });
 });

@@ -9,7 +9,11 @@ import { fixtureNsjailHost } from './nsjail-fixtures.js';
 import { hasFlag, mountOps, parseNsjailArgs, valuesOf } from './nsjail-argv.js';
 
 /** The Policy alone (runPipeline compiles it for bwrap, which refuses none of what is tested here). */
-async function policyFor(profile = 'default', host = 'alice', options: Parameters<typeof runPipeline>[2] = {}): Promise<Policy> {
+async function policyFor(
+  profile = 'default',
+  host = 'alice',
+  options: Parameters<typeof runPipeline>[2] = {},
+): Promise<Policy> {
   return (await runPipeline(profile, host, options)).policy;
 }
 
@@ -43,7 +47,20 @@ describe('compileNsjail options', () => {
   });
 
   it('limits: time limit rounded up plus one second, CPU in seconds, FSIZE in MiB, NOFILE as is; memory, pids, cpus left to the LimitPlan', async () => {
-    const policy = await policyFor('default', 'alice', { request: { command: ['sh'], limits: { timeout: '1500ms', cpu_time: '90s', file_size: '64MiB', nofile: 256, memory: '1GiB', pids: 64, cpus: 0.5 } } });
+    const policy = await policyFor('default', 'alice', {
+      request: {
+        command: ['sh'],
+        limits: {
+          timeout: '1500ms',
+          cpu_time: '90s',
+          file_size: '64MiB',
+          nofile: 256,
+          memory: '1GiB',
+          pids: 64,
+          cpus: 0.5,
+        },
+      },
+    });
     const p = parsed(policy);
     expect(valuesOf(p, '--time_limit')).toEqual(['3']);
     expect(valuesOf(p, '--rlimit_cpu')).toEqual(['90']);
@@ -52,16 +69,29 @@ describe('compileNsjail options', () => {
     expect(valuesOf(p, '--rlimit_as')).toEqual(['hard']);
     expect(valuesOf(p, '--rlimit_nproc')).toEqual(['hard']);
     expect(valuesOf(p, '--rlimit_core')).toEqual(['0']);
-    expect(compile(policy).args.filter((a) => a.startsWith('--cgroup') || a === '--max_cpus' || a === '--use_cgroupv2')).toEqual([]);
-    const whole = parsed(await policyFor('default', 'alice', { request: { command: ['sh'], limits: { timeout: '2s' } } }));
+    expect(
+      compile(policy).args.filter((a) => a.startsWith('--cgroup') || a === '--max_cpus' || a === '--use_cgroupv2'),
+    ).toEqual([]);
+    const whole = parsed(
+      await policyFor('default', 'alice', { request: { command: ['sh'], limits: { timeout: '2s' } } }),
+    );
     expect(valuesOf(whole, '--time_limit')).toEqual(['3']);
   });
 
-  it('environment: only in the config on fd 4 (text format, escaped), never on the argv nor in nsjail\'s own environment', async () => {
-    const policy = await policyFor('default', 'alice', { request: { command: ['sh'], env: { LD_PRELOAD: '/w/evil.so', MY_VALUE: 's3cr3t-v4lue', WEIRD: 'a "q" \\ é\nline2' } } });
+  it("environment: only in the config on fd 4 (text format, escaped), never on the argv nor in nsjail's own environment", async () => {
+    const policy = await policyFor('default', 'alice', {
+      request: {
+        command: ['sh'],
+        env: { LD_PRELOAD: '/w/evil.so', MY_VALUE: 's3cr3t-v4lue', WEIRD: 'a "q" \\ é\nline2' },
+      },
+    });
     const launch = compile(policy);
     expect(launch.env).toEqual({});
-    expect(launch.args.filter((a) => a.includes('s3cr3t-v4lue') || a.includes('evil.so') || a === '--env' || a === '--keep_env')).toEqual([]);
+    expect(
+      launch.args.filter(
+        (a) => a.includes('s3cr3t-v4lue') || a.includes('evil.so') || a === '--env' || a === '--keep_env',
+      ),
+    ).toEqual([]);
     expect(launch.args.slice(0, 4)).toEqual(['--log_fd', '3', '--config', '/proc/self/fd/4']);
     const fd = launch.fds[1]!;
     if (fd.purpose !== 'args') throw new Error('fd 4 is the config');
@@ -81,28 +111,41 @@ describe('compileNsjail options', () => {
     expect(p.command).toEqual(['make', 'all']);
     const e = refusal(() => compile(policy, 1000, { execPath: undefined }));
     expect(e.message).toMatch(/absolute path of "make"/);
-    const scripted = parseNsjailArgs(compile({ ...policy, command: ['./build.sh'] }, 1000, { execPath: undefined }).args);
+    const scripted = parseNsjailArgs(
+      compile({ ...policy, command: ['./build.sh'] }, 1000, { execPath: undefined }).args,
+    );
     expect(hasFlag(scripted, '--exec_file')).toBe(false);
     expect(scripted.command).toEqual(['./build.sh']);
   });
 
   it('filtered network: own namespace, the egress bridge is the command, the session dir read-only', async () => {
     const bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
-    const policy = await policyFor('default', 'alice', { request: { command: ['curl', 'x'], allowDomains: ['example.com'] }, mutateHost: (h) => (h.bridge = bridge) });
+    const policy = await policyFor('default', 'alice', {
+      request: { command: ['curl', 'x'], allowDomains: ['example.com'] },
+      mutateHost: (h) => (h.bridge = bridge),
+    });
     const p = parsed(policy);
     expect(hasFlag(p, '--disable_clone_newnet')).toBe(false);
     expect(p.command.slice(0, 2)).toEqual(['/run/sbx/node', '/run/sbx/bridge.cjs']);
     expect(p.command.slice(-3)).toEqual(['--', 'curl', 'x']);
     expect(hasFlag(p, '--exec_file')).toBe(false);
-    expect(mountOps(p).filter((m) => m.target === '/run/sbx/session')).toEqual([{ flag: '--bindmount_ro', source: FIXTURE_SESSION.dir, target: '/run/sbx/session' }]);
+    expect(mountOps(p).filter((m) => m.target === '/run/sbx/session')).toEqual([
+      { flag: '--bindmount_ro', source: FIXTURE_SESSION.dir, target: '/run/sbx/session' },
+    ]);
   });
 
-  it('remount-ro of a mount makes that mount read-only; of / keeps nsjail\'s read-only root', async () => {
+  it("remount-ro of a mount makes that mount read-only; of / keeps nsjail's read-only root", async () => {
     const policy = await policyFor('read-only');
     const p = parsed(policy);
-    expect(mountOps(p).find((m) => m.target === '/home/alice')).toMatchObject({ fstype: 'tmpfs', options: 'size=536870912,mode=0755,ro' });
+    expect(mountOps(p).find((m) => m.target === '/home/alice')).toMatchObject({
+      fstype: 'tmpfs',
+      options: 'size=536870912,mode=0755,ro',
+    });
     expect(hasFlag(p, '--rw')).toBe(false);
-    const noRootRemount = { ...policy, mounts: policy.mounts.filter((m) => !(m.kind === 'remount-ro' && m.target === '/')) };
+    const noRootRemount = {
+      ...policy,
+      mounts: policy.mounts.filter((m) => !(m.kind === 'remount-ro' && m.target === '/')),
+    };
     expect(hasFlag(parsed(noRootRemount), '--rw')).toBe(true);
   });
 
@@ -119,7 +162,9 @@ describe('compileNsjail options', () => {
 describe('compileNsjail refusals', () => {
   it('a shared user namespace', async () => {
     const policy = await policyFor();
-    expect(refusal(() => compile({ ...policy, namespaces: { ...policy.namespaces, user: false } })).message).toMatch(/requires a user namespace/);
+    expect(refusal(() => compile({ ...policy, namespaces: { ...policy.namespaces, user: false } })).message).toMatch(
+      /requires a user namespace/,
+    );
   });
 
   it('seccomp that leaves nested user namespaces open (preset off, or unshare removed)', async () => {
@@ -132,26 +177,67 @@ describe('compileNsjail refusals', () => {
 
   it("a path with ':' (nsjail's separator)", async () => {
     const policy = await policyFor();
-    const bad: Mount = { kind: 'bind', source: '/opt/a:b', target: '/opt/a:b', access: 'ro', optional: false, reason: 'test' };
-    expect(refusal(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, -1), bad, policy.mounts.at(-1)!] })).message).toMatch(/contains ':'/);
-    expect(refusal(() => compileNsjail(policy, { ...FIXTURE_SESSION, dir: '/run/a:b', emptyFile: '/run/a:b/empty' }, fixtureNsjailHost(1000))).message).toMatch(/session directory/);
+    const bad: Mount = {
+      kind: 'bind',
+      source: '/opt/a:b',
+      target: '/opt/a:b',
+      access: 'ro',
+      optional: false,
+      reason: 'test',
+    };
+    expect(
+      refusal(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, -1), bad, policy.mounts.at(-1)!] }))
+        .message,
+    ).toMatch(/contains ':'/);
+    expect(
+      refusal(() =>
+        compileNsjail(
+          policy,
+          { ...FIXTURE_SESSION, dir: '/run/a:b', emptyFile: '/run/a:b/empty' },
+          fixtureNsjailHost(1000),
+        ),
+      ).message,
+    ).toMatch(/session directory/);
   });
 
   it('a mount whose mount point nsjail would create inside a host bind', async () => {
     const policy = await policyFor();
     const at = policy.mounts.findIndex((m) => m.kind === 'bind' && m.target === '/usr');
-    const inside: Mount = { kind: 'tmpfs', target: '/usr/local/scratch', sizeBytes: 1 << 20, mode: 0o755, reason: 'test' };
-    const e = refusal(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), inside, ...policy.mounts.slice(at + 1)] }));
-    expect(e.message).toMatch(/\/usr\/local\/scratch .* inside the host bind of \/usr: nsjail would create its mount point on the host/);
+    const inside: Mount = {
+      kind: 'tmpfs',
+      target: '/usr/local/scratch',
+      sizeBytes: 1 << 20,
+      mode: 0o755,
+      reason: 'test',
+    };
+    const e = refusal(() =>
+      compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), inside, ...policy.mounts.slice(at + 1)] }),
+    );
+    expect(e.message).toMatch(
+      /\/usr\/local\/scratch .* inside the host bind of \/usr: nsjail would create its mount point on the host/,
+    );
     // A bind of a host path at its own place inside a bind of its parent is fine: the mount point is itself.
-    const self: Mount = { kind: 'bind', source: '/usr/local', target: '/usr/local', access: 'ro', optional: false, reason: 'test' };
-    expect(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), self, ...policy.mounts.slice(at + 1)] })).not.toThrow();
+    const self: Mount = {
+      kind: 'bind',
+      source: '/usr/local',
+      target: '/usr/local',
+      access: 'ro',
+      optional: false,
+      reason: 'test',
+    };
+    expect(() =>
+      compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), self, ...policy.mounts.slice(at + 1)] }),
+    ).not.toThrow();
     const elsewhere: Mount = { ...self, target: '/usr/other' };
-    refusal(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), elsewhere, ...policy.mounts.slice(at + 1)] }));
+    refusal(() =>
+      compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), elsewhere, ...policy.mounts.slice(at + 1)] }),
+    );
   });
 
   it('a file size limit that is not a whole number of MiB', async () => {
-    const policy = await policyFor('default', 'alice', { request: { command: ['sh'], limits: { file_size: '1536KiB' } } });
+    const policy = await policyFor('default', 'alice', {
+      request: { command: ['sh'], limits: { file_size: '1536KiB' } },
+    });
     const e = refusal(() => compile(policy));
     expect(e.message).toMatch(/not a whole number of MiB/);
     expect(e.hint).toMatch(/2MiB/);
@@ -160,12 +246,18 @@ describe('compileNsjail refusals', () => {
   it('procfs with something mounted below it', async () => {
     const policy = await policyFor();
     const below: Mount = { kind: 'tmpfs', target: '/proc/driver', sizeBytes: 4096, mode: 0o555, reason: 'test' };
-    expect(refusal(() => compile({ ...policy, mounts: [...policy.mounts, below] })).message).toMatch(/mounts procfs last/);
+    expect(refusal(() => compile({ ...policy, mounts: [...policy.mounts, below] })).message).toMatch(
+      /mounts procfs last/,
+    );
   });
 
   it('remount-ro of a path that is not a mount point', async () => {
     const policy = await policyFor();
-    expect(refusal(() => compile({ ...policy, mounts: [...policy.mounts, { kind: 'remount-ro', target: '/etc/ssl', reason: 'test' }] })).message).toMatch(/not a mount point/);
+    expect(
+      refusal(() =>
+        compile({ ...policy, mounts: [...policy.mounts, { kind: 'remount-ro', target: '/etc/ssl', reason: 'test' }] }),
+      ).message,
+    ).toMatch(/not a mount point/);
   });
 
   it('a policy derived for another kind of caller (root vs not)', async () => {
@@ -184,7 +276,15 @@ describe('compileNsjail refusals', () => {
 describe('gaps', () => {
   it('every refusal the compiler raises is listed as refused', () => {
     const refused = NSJAIL_GAPS.filter((g) => g.effect === 'refused').map((g) => g.feature);
-    expect(refused).toEqual(expect.arrayContaining(['namespaces.user', 'nsjail.nested-userns', 'mounts.paths', 'mounts.host-mountpoint', 'limits.fileSizeBytes']));
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        'namespaces.user',
+        'nsjail.nested-userns',
+        'mounts.paths',
+        'mounts.host-mountpoint',
+        'limits.fileSizeBytes',
+      ]),
+    );
     const features = NSJAIL_GAPS.map((g) => g.feature);
     expect(new Set(features).size).toBe(features.length);
   });

@@ -41,8 +41,18 @@ function mountKinds(): string[] {
 
 async function samplePolicies(): Promise<Policy[]> {
   const out: Policy[] = [];
-  for (const profile of builtinProfileNames()) for (const host of ['alice', 'root']) out.push((await runPipeline(profile, host)).policy);
-  const limits = { memory: '1GiB', pids: 64, cpus: 1, timeout: '10s', cpu_time: '5s', file_size: '8MiB', nofile: 128, address_space: '8GiB' };
+  for (const profile of builtinProfileNames())
+    for (const host of ['alice', 'root']) out.push((await runPipeline(profile, host)).policy);
+  const limits = {
+    memory: '1GiB',
+    pids: 64,
+    cpus: 1,
+    timeout: '10s',
+    cpu_time: '5s',
+    file_size: '8MiB',
+    nofile: 128,
+    address_space: '8GiB',
+  };
   out.push(
     (
       await runPipeline('default', 'alice', {
@@ -58,8 +68,19 @@ async function samplePolicies(): Promise<Policy[]> {
 
 /** Leaf paths: nested objects are walked; arrays, maps (env.vars, commands.allow) and the network bridge are leaves; mounts by kind. */
 function leafPaths(value: unknown, prefix: string): string[] {
-  if (prefix === 'mounts') return (value as Mount[]).flatMap((m) => Object.keys(m).filter((k) => k !== 'kind').map((k) => `mounts.${m.kind}.${k}`));
-  if (Array.isArray(value) || value === null || typeof value !== 'object' || ['env.vars', 'network.bridge', 'commands.allow'].includes(prefix)) return [prefix];
+  if (prefix === 'mounts')
+    return (value as Mount[]).flatMap((m) =>
+      Object.keys(m)
+        .filter((k) => k !== 'kind')
+        .map((k) => `mounts.${m.kind}.${k}`),
+    );
+  if (
+    Array.isArray(value) ||
+    value === null ||
+    typeof value !== 'object' ||
+    ['env.vars', 'network.bridge', 'commands.allow'].includes(prefix)
+  )
+    return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));
 }
 
@@ -70,7 +91,9 @@ function covers(feature: string, path: string): boolean {
 }
 
 function gapFor(path: string) {
-  return NSJAIL_GAPS.find((g) => covers(g.feature, path) || (g.feature === 'mounts.reason' && /^mounts\.[\w-]+\.reason$/.test(path)));
+  return NSJAIL_GAPS.find(
+    (g) => covers(g.feature, path) || (g.feature === 'mounts.reason' && /^mounts\.[\w-]+\.reason$/.test(path)),
+  );
 }
 
 function clone<T>(v: T): T {
@@ -80,8 +103,12 @@ function clone<T>(v: T): T {
 /** A changed value of the same type (kept valid where the compiler checks validity). */
 function mutate(path: string, value: unknown): unknown {
   if (typeof value === 'boolean') return !value;
-  if (typeof value === 'number') return path.endsWith('fileSizeBytes') || path.endsWith('sizeBytes') || path.endsWith('memoryBytes') ? value + MIB : value + 1;
-  if (typeof value === 'string') return value.startsWith('/') ? `${value}/x` : value === 'ro' ? 'rw' : value === 'rw' ? 'ro' : `${value}x`;
+  if (typeof value === 'number')
+    return path.endsWith('fileSizeBytes') || path.endsWith('sizeBytes') || path.endsWith('memoryBytes')
+      ? value + MIB
+      : value + 1;
+  if (typeof value === 'string')
+    return value.startsWith('/') ? `${value}/x` : value === 'ro' ? 'rw' : value === 'rw' ? 'ro' : `${value}x`;
   if (Array.isArray(value)) return value.length > 0 ? value.slice(1) : ['cpu-time'];
   if (value && typeof value === 'object') return path === 'env.vars' ? { ...value, SBX_COVERAGE_EXTRA: 'x' } : null;
   return 'x';
@@ -90,7 +117,11 @@ function mutate(path: string, value: unknown): unknown {
 function output(policy: Policy, uid: number): string {
   try {
     const launch = compileNsjail(policy, FIXTURE_SESSION, fixtureNsjailHost(uid));
-    return JSON.stringify({ args: launch.args, env: launch.env, fds: launch.fds.map((fd) => (fd.purpose === 'status' ? fd.purpose : new TextDecoder().decode(fd.data))) });
+    return JSON.stringify({
+      args: launch.args,
+      env: launch.env,
+      fds: launch.fds.map((fd) => (fd.purpose === 'status' ? fd.purpose : new TextDecoder().decode(fd.data))),
+    });
   } catch (e) {
     return `refused: ${(e as Error).message}`;
   }
@@ -130,14 +161,33 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
   it('the samples hold every Policy key, every Mount kind and every Limits key of the IR source', () => {
     const top = new Set(paths.map((p) => p.split('.')[0]));
     for (const key of interfaceKeys('policy/types.ts', 'Policy')) expect([...top], `Policy.${key}`).toContain(key);
-    for (const kind of mountKinds()) expect(samples.some((s) => s.mounts.some((m) => m.kind === kind)), `mount kind ${kind}`).toBe(true);
-    for (const key of interfaceKeys('limits/types.ts', 'Limits')) expect(paths, `Limits.${key}`).toContain(`limits.${key}`);
+    for (const kind of mountKinds())
+      expect(
+        samples.some((s) => s.mounts.some((m) => m.kind === kind)),
+        `mount kind ${kind}`,
+      ).toBe(true);
+    for (const key of interfaceKeys('limits/types.ts', 'Limits'))
+      expect(paths, `Limits.${key}`).toContain(`limits.${key}`);
   });
 
   it('reads its sources correctly (controls)', () => {
-    expect(mountKinds()).toEqual(expect.arrayContaining(['bind', 'tmpfs', 'proc', 'dev', 'symlink', 'mask', 'session-dir', 'remount-ro']));
-    expect(interfaceKeys('limits/types.ts', 'Limits')).toEqual(['memoryBytes', 'pids', 'cpus', 'timeoutMs', 'cpuTimeSec', 'fileSizeBytes', 'nofile', 'addressSpaceBytes', 'required']);
-    expect(interfaceKeys('policy/types.ts', 'Policy')).toEqual(expect.arrayContaining(['profile', 'mounts', 'limits', 'seccomp', 'command']));
+    expect(mountKinds()).toEqual(
+      expect.arrayContaining(['bind', 'tmpfs', 'proc', 'dev', 'symlink', 'mask', 'session-dir', 'remount-ro']),
+    );
+    expect(interfaceKeys('limits/types.ts', 'Limits')).toEqual([
+      'memoryBytes',
+      'pids',
+      'cpus',
+      'timeoutMs',
+      'cpuTimeSec',
+      'fileSizeBytes',
+      'nofile',
+      'addressSpaceBytes',
+      'required',
+    ]);
+    expect(interfaceKeys('policy/types.ts', 'Policy')).toEqual(
+      expect.arrayContaining(['profile', 'mounts', 'limits', 'seccomp', 'command']),
+    );
     expect(covers('mounts.bind.optional', 'mounts.bind.optional')).toBe(true);
     expect(covers('workspace', 'workspace.host')).toBe(true);
     expect(covers('limits.cpus', 'limits.cpuTimeSec')).toBe(false);
@@ -148,7 +198,11 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
     const gap = gapFor(path);
     expect(mapped || gap !== undefined, `${path}: not mapped by compileNsjail and not in NSJAIL_GAPS`).toBe(true);
     // A field listed as "equivalent" because it is enforced elsewhere must really not be read here.
-    if (gap?.effect === 'equivalent' && ['limits.memoryBytes', 'limits.pids', 'limits.cpus', 'limits.addressSpaceBytes'].includes(path)) expect(mapped, path).toBe(false);
+    if (
+      gap?.effect === 'equivalent' &&
+      ['limits.memoryBytes', 'limits.pids', 'limits.cpus', 'limits.addressSpaceBytes'].includes(path)
+    )
+      expect(mapped, path).toBe(false);
   });
 
   it('every Mount kind changes the argv when added to a policy', () => {

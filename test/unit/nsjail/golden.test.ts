@@ -46,7 +46,10 @@ async function refusalOf(profile: string, host: string): Promise<string> {
 function configEnv(launch: Launch): Record<string, string> {
   const fd = launch.fds[1];
   if (fd?.purpose !== 'args') throw new Error('no config on fd 4');
-  const lines = new TextDecoder().decode(fd.data).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = new TextDecoder()
+    .decode(fd.data)
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#'));
   return Object.fromEntries(
     lines.map((l) => {
       const m = /^envar: "([^"=]+)=(.*)"$/.exec(l);
@@ -64,7 +67,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
   });
 
   it.runIf(REFUSED.has(profile))('is refused by name', async () => {
-    expect(await refusalOf(profile, host)).toMatch(/^# refused \(BACKEND_UNSUPPORTED\): nsjail backend: \/ is bound at \/ \(as mode: danger does\)/);
+    expect(await refusalOf(profile, host)).toMatch(
+      /^# refused \(BACKEND_UNSUPPORTED\): nsjail backend: \/ is bound at \/ \(as mode: danger does\)/,
+    );
   });
 
   it.skipIf(REFUSED.has(profile))('keeps the security invariants', async () => {
@@ -86,7 +91,13 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     // Namespaces: all of nsjail's (user, mount, pid, ipc, uts, cgroup), network unless shared on purpose.
     const sharesNetwork = profile === 'network';
     expect(hasFlag(parsed, '--disable_clone_newnet'), '--disable_clone_newnet').toBe(sharesNetwork);
-    for (const flag of ['--disable_clone_newpid', '--disable_clone_newipc', '--disable_clone_newuts', '--disable_clone_newcgroup']) expect(hasFlag(parsed, flag), flag).toBe(false);
+    for (const flag of [
+      '--disable_clone_newpid',
+      '--disable_clone_newipc',
+      '--disable_clone_newuts',
+      '--disable_clone_newcgroup',
+    ])
+      expect(hasFlag(parsed, flag), flag).toBe(false);
     expect(valuesOf(parsed, '--hostname')).toEqual([policy.hostname]);
 
     // Identity: a root host never hands uid 0 to the child (inside); outside is nsjail's own uid.
@@ -96,7 +107,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     expect(hasFlag(parsed, '--skip_setsid')).toBe(false);
 
     // nsjail's defaults are all overridden: time limit, niceness, every rlimit exactly once, no core dumps.
-    expect(valuesOf(parsed, '--time_limit')).toEqual([policy.limits.timeoutMs === undefined ? '0' : String(Math.ceil(policy.limits.timeoutMs / 1000) + 1)]);
+    expect(valuesOf(parsed, '--time_limit')).toEqual([
+      policy.limits.timeoutMs === undefined ? '0' : String(Math.ceil(policy.limits.timeoutMs / 1000) + 1),
+    ]);
     expect(valuesOf(parsed, '--nice_level')).toEqual(['0']);
     for (const flag of RLIMIT_FLAGS) expect(valuesOf(parsed, flag), flag).toHaveLength(1);
     expect(valuesOf(parsed, '--rlimit_core')).toEqual(['0']);
@@ -105,25 +118,39 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     // writable from the host but the workspace (and the device nodes of /dev).
     const mounts = mountOps(parsed);
     expect(hiddenMounts(mounts)).toEqual([]);
-    const rwBinds = mounts.filter((m) => m.flag === '--bindmount' && !m.source!.startsWith('/dev/')).map((m) => [m.source, m.target]);
+    const rwBinds = mounts
+      .filter((m) => m.flag === '--bindmount' && !m.source!.startsWith('/dev/'))
+      .map((m) => [m.source, m.target]);
     expect(hasFlag(parsed, '--rw')).toBe(false);
     expect(rwBinds).toEqual(profile === 'read-only' ? [] : [[policy.workspace.host, policy.workspace.sandbox]]);
     const tmpfs = mounts.filter((m) => m.fstype === 'tmpfs').map((m) => m.target);
     expect(tmpfs).toEqual(expect.arrayContaining(['/tmp', h.home]));
-    expect(mounts.filter((m) => m.flag === '--bindmount' && m.source!.startsWith('/dev/')).map((m) => m.source)).toEqual(
-      ['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => `/dev/${n}`),
-    );
-    expect(mounts.filter((m) => m.fstype === 'devpts').map((m) => m.options)).toEqual(['newinstance,ptmxmode=0666,mode=620']);
+    expect(
+      mounts.filter((m) => m.flag === '--bindmount' && m.source!.startsWith('/dev/')).map((m) => m.source),
+    ).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => `/dev/${n}`));
+    expect(mounts.filter((m) => m.fstype === 'devpts').map((m) => m.options)).toEqual([
+      'newinstance,ptmxmode=0666,mode=620',
+    ]);
     expect(valuesOf(parsed, '--proc_path')).toEqual(['/proc']);
 
     // Masks: root-only host files (root host) and reachable credential stores are covered.
-    const masked = new Set(mounts.filter((m) => (m.flag === '--bindmount_ro' && m.source === FIXTURE_SESSION.emptyFile) || (m.fstype === 'tmpfs' && m.options === 'size=4096,mode=0555,ro')).map((m) => m.target));
+    const masked = new Set(
+      mounts
+        .filter(
+          (m) =>
+            (m.flag === '--bindmount_ro' && m.source === FIXTURE_SESSION.emptyFile) ||
+            (m.fstype === 'tmpfs' && m.options === 'size=4096,mode=0555,ro'),
+        )
+        .map((m) => m.target),
+    );
     if (h.uid === 0) for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
     // The fixture's sensitive files (.env, certs/) sit in the workspace: masked wherever it is bound.
     const sensitive = h.sensitiveFiles.masks.filter((m) => !m.tracked).map((m) => m.path);
     for (const path of sensitive) expect([...masked], `${path} masked`).toContain(path);
     // Unreadable stand-ins and git config views: generated files bound from the session directory.
-    const generated = mounts.filter((m) => m.flag === '--bindmount_ro' && m.source?.startsWith(`${FIXTURE_SESSION.dir}/file-`)).map((m) => m.target);
+    const generated = mounts
+      .filter((m) => m.flag === '--bindmount_ro' && m.source?.startsWith(`${FIXTURE_SESSION.dir}/file-`))
+      .map((m) => m.target);
     const expected = [...h.sensitiveFiles.masks.filter((m) => m.tracked), ...h.sensitiveFiles.views].map((m) => m.path);
     for (const path of expected) expect(generated, `${path} generated`).toContain(path);
     expect(masked.size).toBe((h.uid === 0 ? h.rootOnly.length : 0) + sensitive.length);
@@ -135,10 +162,17 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     for (const name of credentials) {
       expect(Object.keys(configEnv(launch))).not.toContain(name);
       const value = h.env[name]!;
-      expect(launch.args.filter((a) => a.includes(value)), `value of ${name}`).toEqual([]);
+      expect(
+        launch.args.filter((a) => a.includes(value)),
+        `value of ${name}`,
+      ).toEqual([]);
       expect(config.includes(value), `value of ${name}`).toBe(false);
     }
-    for (const [name, value] of Object.entries(policy.env.vars)) expect(launch.args.filter((a) => a.includes(`${name}=${value}`)), `${name}=… on the argv`).toEqual([]);
+    for (const [name, value] of Object.entries(policy.env.vars))
+      expect(
+        launch.args.filter((a) => a.includes(`${name}=${value}`)),
+        `${name}=… on the argv`,
+      ).toEqual([]);
     expect(valuesOf(parsed, '--cwd')).toEqual([policy.cwd]);
     // Seccomp: the Kafel policy, one line per argument.
     const kafel = valuesOf(parsed, '--seccomp_string');
@@ -150,7 +184,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
 describe('golden files', () => {
   it('exist only for current profile × host pairs (no orphans to review)', () => {
     const expected = CASES.map(({ profile, host }) => `${profile}.${host}.nsjail.argv`).sort();
-    const present = readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.nsjail.argv')).sort();
+    const present = readdirSync(GOLDEN_DIR)
+      .filter((f) => f.endsWith('.nsjail.argv'))
+      .sort();
     expect(present).toEqual(expected);
   });
 });

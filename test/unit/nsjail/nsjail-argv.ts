@@ -93,7 +93,12 @@ export function mountOps(parsed: ParsedNsjail): MountOp[] {
       if (op.flag === '--proc_path') return { flag: op.flag, source: undefined, target: op.value! };
       const [source, target, fstype, ...options] = op.value!.split(':');
       if (target === undefined) throw new Error(`${op.flag} ${op.value} has no target`);
-      return { flag: op.flag, source, target, ...(op.flag === '--mount' ? { fstype: fstype!, options: options.join(':') } : {}) };
+      return {
+        flag: op.flag,
+        source,
+        target,
+        ...(op.flag === '--mount' ? { fstype: fstype!, options: options.join(':') } : {}),
+      };
     });
 }
 
@@ -103,11 +108,15 @@ export function isWithinPath(path: string, root: string): boolean {
 
 /** Mounts a later one hides (a mount over a parent of an earlier target). procfs is mounted last by nsjail. */
 export function hiddenMounts(mounts: readonly MountOp[]): string[] {
-  const ordered = [...mounts.filter((m) => m.flag !== '--proc_path'), ...mounts.filter((m) => m.flag === '--proc_path')];
+  const ordered = [
+    ...mounts.filter((m) => m.flag !== '--proc_path'),
+    ...mounts.filter((m) => m.flag === '--proc_path'),
+  ];
   const out: string[] = [];
   ordered.forEach((later, j) => {
     for (const earlier of ordered.slice(0, j)) {
-      if (earlier.target !== later.target && isWithinPath(earlier.target, later.target)) out.push(`${earlier.flag} ${earlier.target} is hidden by the later ${later.flag} ${later.target}`);
+      if (earlier.target !== later.target && isWithinPath(earlier.target, later.target))
+        out.push(`${earlier.flag} ${earlier.target} is hidden by the later ${later.flag} ${later.target}`);
     }
   });
   return out;

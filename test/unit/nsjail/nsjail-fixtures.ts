@@ -11,7 +11,11 @@ export function fixtureNsjailHost(uid: number, stdinIsTty = false): NsjailHost {
   return { path: '/usr/bin/nsjail', stdinIsTty, arch: 'x86_64', uid, execPath: FIXTURE_EXEC };
 }
 
-export async function nsjailPipeline(profile: string, host: string, options: Parameters<typeof runPipeline>[2] = {}): Promise<Pipeline & { nsjail: Launch }> {
+export async function nsjailPipeline(
+  profile: string,
+  host: string,
+  options: Parameters<typeof runPipeline>[2] = {},
+): Promise<Pipeline & { nsjail: Launch }> {
   const p = await runPipeline(profile, host, options);
   return { ...p, nsjail: compileNsjail(p.policy, FIXTURE_SESSION, fixtureNsjailHost(p.host.uid, p.host.stdinIsTty)) };
 }

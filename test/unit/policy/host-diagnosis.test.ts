@@ -49,7 +49,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message: 'user namespaces are disabled: user.max_user_namespaces is 0',
         fix:
           "as root: sysctl -w user.max_user_namespaces=15000 && echo 'user.max_user_namespaces=15000' > " +
-          "/etc/sysctl.d/90-sbx-userns.conf (kept across reboots)",
+          '/etc/sysctl.d/90-sbx-userns.conf (kept across reboots)',
       },
     ];
     expect(causesOf('max-user-namespaces')).toEqual(expected);
@@ -63,13 +63,13 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message: 'unprivileged user namespaces are disabled: kernel.unprivileged_userns_clone is 0',
         fix:
           "as root: sysctl -w kernel.unprivileged_userns_clone=1 && echo 'kernel.unprivileged_userns_clone=1' " +
-          "> /etc/sysctl.d/90-sbx-userns.conf (kept across reboots)",
+          '> /etc/sysctl.d/90-sbx-userns.conf (kept across reboots)',
       },
     ]);
     expect(causesOf('unprivileged-userns-clone', { uid: 0 })).toEqual([]);
   });
 
-  it("Ubuntu 24.04+: AppArmor restricts user namespaces and no profile covers this bwrap", () => {
+  it('Ubuntu 24.04+: AppArmor restricts user namespaces and no profile covers this bwrap', () => {
     expect(causesOf('ubuntu-apparmor')).toEqual([
       {
         kind: 'apparmor-userns',
@@ -77,8 +77,8 @@ describe('host diagnosis: the cause and its exact fix', () => {
           'AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) ' +
           'and no profile under /etc/apparmor.d lets /usr/bin/bwrap create them',
         fix:
-          "install one: sudo sbx setup (writes and loads /etc/apparmor.d/sbx-bwrap), or as root: sysctl -w " +
-          "kernel.apparmor_restrict_unprivileged_userns=0 && echo " +
+          'install one: sudo sbx setup (writes and loads /etc/apparmor.d/sbx-bwrap), or as root: sysctl -w ' +
+          'kernel.apparmor_restrict_unprivileged_userns=0 && echo ' +
           "'kernel.apparmor_restrict_unprivileged_userns=0' > /etc/sysctl.d/90-sbx-userns.conf (kept across reboots)",
       },
     ]);
@@ -118,7 +118,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
   it('Docker on an AppArmor host: the docker-default profile must go too', () => {
     expect(causesOf('docker-apparmor', { uid: 0 })[0]!.fix).toBe(
       'start the container with: docker run --security-opt seccomp=unconfined --security-opt ' +
-      'systempaths=unconfined --security-opt apparmor=unconfined ...' +
+        'systempaths=unconfined --security-opt apparmor=unconfined ...' +
         OR_LANDLOCK,
     );
   });
@@ -142,7 +142,9 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message:
           'this is a podman container (/run/.containerenv exists) whose seccomp filter forbids new namespaces ' +
           '(Seccomp: 2, 1 filter)',
-        fix: 'start the container with: podman run --security-opt seccomp=unconfined --security-opt unmask=/proc/* ...' + OR_LANDLOCK,
+        fix:
+          'start the container with: podman run --security-opt seccomp=unconfined --security-opt unmask=/proc/* ...' +
+          OR_LANDLOCK,
       },
     ]);
   });
@@ -162,7 +164,7 @@ describe('host diagnosis: the cause and its exact fix', () => {
     ]);
     expect(causesOf('docker', { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' } })[0]!.message).toBe(
       'this is a kubernetes container (KUBERNETES_SERVICE_HOST is set) whose seccomp filter forbids new ' +
-      'namespaces (Seccomp: 2, 1 filter)',
+        'namespaces (Seccomp: 2, 1 filter)',
     );
   });
 
@@ -171,7 +173,9 @@ describe('host diagnosis: the cause and its exact fix', () => {
       {
         kind: 'outer-sbx',
         message: 'this is already inside an sbx sandbox (session mwtqcqog-874efb3e), which forbids new user namespaces',
-        fix: 'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox' + OR_LANDLOCK,
+        fix:
+          'run the command directly (the outer sbx sandbox already confines it), or run sbx outside that sandbox' +
+          OR_LANDLOCK,
       },
     ]);
   });
@@ -190,7 +194,9 @@ describe('host diagnosis: the cause and its exact fix', () => {
         message:
           'this is inside another sandbox (a user namespace and 1 seccomp filter, NoNewPrivs: bwrap ' +
           '--disable-userns, srt, Flatpak, ...) that forbids new user namespaces',
-        fix: 'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox' + OR_LANDLOCK,
+        fix:
+          'run the command directly (the outer sandbox already confines it), or start it from outside that sandbox' +
+          OR_LANDLOCK,
       },
     ]);
   });
@@ -223,9 +229,9 @@ describe('host diagnosis: the cause and its exact fix', () => {
   it('describeCause gives the one-line hint sbx run prints', () => {
     const [cause] = causesOf('max-user-namespaces');
     expect(describeCause(cause!)).toBe(
-      "user namespaces are disabled: user.max_user_namespaces is 0; fix: as root: sysctl -w " +
-      "user.max_user_namespaces=15000 && echo 'user.max_user_namespaces=15000' > " +
-      "/etc/sysctl.d/90-sbx-userns.conf (kept across reboots)",
+      'user namespaces are disabled: user.max_user_namespaces is 0; fix: as root: sysctl -w ' +
+        "user.max_user_namespaces=15000 && echo 'user.max_user_namespaces=15000' > " +
+        '/etc/sysctl.d/90-sbx-userns.conf (kept across reboots)',
     );
   });
 });

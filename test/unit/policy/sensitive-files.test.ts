@@ -100,7 +100,18 @@ describe('built-in masks', () => {
   });
 
   it('an ordinary project tree is left alone', () => {
-    for (const path of ['package.json', 'src/index.ts', 'README.md', 'node_modules/react/index.js', 'tsconfig.json', '.gitignore', '.github/workflows/ci.yml', 'src/hooks/useAuth.ts', 'config/app.yaml', '.git/HEAD']) {
+    for (const path of [
+      'package.json',
+      'src/index.ts',
+      'README.md',
+      'node_modules/react/index.js',
+      'tsconfig.json',
+      '.gitignore',
+      '.github/workflows/ci.yml',
+      'src/hooks/useAuth.ts',
+      'config/app.yaml',
+      '.git/HEAD',
+    ]) {
       expect(builtins.classify(path, false), path).toBeUndefined();
     }
   });
@@ -142,7 +153,9 @@ describe('profile additions', () => {
   });
 
   it('except unmasks, and beats a built-in', () => {
-    const rules = compileSensitiveRules({ except: ['test/fixtures/**', '**/node_modules/@aws-sdk/client-secrets-manager'] });
+    const rules = compileSensitiveRules({
+      except: ['test/fixtures/**', '**/node_modules/@aws-sdk/client-secrets-manager'],
+    });
     expect(rules.classify('test/fixtures/server.key', false)).toBeUndefined();
     expect(rules.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBeUndefined();
     expect(rules.classify('src/server.key', false)).toBe('mask');
@@ -181,7 +194,35 @@ function prng(seed: number): () => number {
 }
 
 // Segments that exercise the rules: sensitive names, near misses, git and node_modules internals.
-const SEGMENTS = ['.git', 'objects', 'lfs', 'refs', 'logs', 'hooks', 'config', 'modules', 'node_modules', '.cache', 'src', 'a', '.env', '.env.local', 'env', 'secret', 'my-secret', 'keys', 'x.key', 'password.txt', 'id_rsa', 'cert.pem', '.npmrc', 'credentials.json', 'lib', 'ab', 'pack'];
+const SEGMENTS = [
+  '.git',
+  'objects',
+  'lfs',
+  'refs',
+  'logs',
+  'hooks',
+  'config',
+  'modules',
+  'node_modules',
+  '.cache',
+  'src',
+  'a',
+  '.env',
+  '.env.local',
+  'env',
+  'secret',
+  'my-secret',
+  'keys',
+  'x.key',
+  'password.txt',
+  'id_rsa',
+  'cert.pem',
+  '.npmrc',
+  'credentials.json',
+  'lib',
+  'ab',
+  'pack',
+];
 
 function randomPath(next: () => number, maxDepth: number): string {
   const depth = 1 + Math.floor(next() * maxDepth);
@@ -200,10 +241,30 @@ function isInDefaultSkip(dir: string): boolean {
 
 describe('pruning', () => {
   it('skips the default directories and everything below them, at any depth', () => {
-    for (const dir of ['.git/objects', '.git/objects/ab', '.git/lfs/objects/12/34', '.git/refs/heads', '.git/logs', 'sub/.git/objects', 'node_modules', 'node_modules/pkg', 'packages/a/node_modules/.cache/babel', '.venv/lib']) {
+    for (const dir of [
+      '.git/objects',
+      '.git/objects/ab',
+      '.git/lfs/objects/12/34',
+      '.git/refs/heads',
+      '.git/logs',
+      'sub/.git/objects',
+      'node_modules',
+      'node_modules/pkg',
+      'packages/a/node_modules/.cache/babel',
+      '.venv/lib',
+    ]) {
       expect(builtins.canPrune(dir), dir).toBe(true);
     }
-    for (const dir of ['.git', '.git/hooks', '.git/modules/x', 'objects', 'src/refs', '.cache', 'node_modules_old', 'venv']) {
+    for (const dir of [
+      '.git',
+      '.git/hooks',
+      '.git/modules/x',
+      'objects',
+      'src/refs',
+      '.cache',
+      'node_modules_old',
+      'venv',
+    ]) {
       expect(builtins.canPrune(dir), dir).toBe(false);
     }
   });
@@ -257,25 +318,30 @@ describe('mayMatchName (the scan skips building paths for names it rejects)', ()
   };
 
   it.each(Object.entries(ruleSets))('%s: rejects ordinary names', (_label, rules) => {
-    for (const name of ['index.js', 'package.json', 'README.md', 'src', 'lib', 'main.go']) expect(rules.mayMatchName(name), name).toBe(false);
+    for (const name of ['index.js', 'package.json', 'README.md', 'src', 'lib', 'main.go'])
+      expect(rules.mayMatchName(name), name).toBe(false);
   });
 
-  it.each(Object.entries(ruleSets))('%s: sound on random paths (classify says something ⇒ the name passed)', (_label, rules) => {
-    const next = prng(0xbeef);
-    const extra = ['db.sqlite', 'x.db', 'dump-1.sql', 'dump-.sql', 'vault', 'hooks'];
-    let classified = 0;
-    for (let i = 0; i < 5000; i++) {
-      const parent = randomPath(next, 4);
-      const name = next() < 0.2 ? extra[Math.floor(next() * extra.length)]! : SEGMENTS[Math.floor(next() * SEGMENTS.length)]!;
-      for (const isDir of [false, true]) {
-        if (rules.classify(`${parent}/${name}`, isDir) !== undefined) {
-          classified++;
-          expect(rules.mayMatchName(name), name).toBe(true);
+  it.each(Object.entries(ruleSets))(
+    '%s: sound on random paths (classify says something ⇒ the name passed)',
+    (_label, rules) => {
+      const next = prng(0xbeef);
+      const extra = ['db.sqlite', 'x.db', 'dump-1.sql', 'dump-.sql', 'vault', 'hooks'];
+      let classified = 0;
+      for (let i = 0; i < 5000; i++) {
+        const parent = randomPath(next, 4);
+        const name =
+          next() < 0.2 ? extra[Math.floor(next() * extra.length)]! : SEGMENTS[Math.floor(next() * SEGMENTS.length)]!;
+        for (const isDir of [false, true]) {
+          if (rules.classify(`${parent}/${name}`, isDir) !== undefined) {
+            classified++;
+            expect(rules.mayMatchName(name), name).toBe(true);
+          }
         }
       }
-    }
-    expect(classified).toBeGreaterThan(1000);
-  });
+      expect(classified).toBeGreaterThan(1000);
+    },
+  );
 
   it('passes every name when a rule ends in ** (no literal to look for)', () => {
     const rules = compileSensitiveRules({ files: ['private/**'] });

@@ -12,9 +12,26 @@ const WS = { host: '/home/alice/proj', sandbox: '/home/alice/proj' };
 const dir = (real: string): PathFact => ({ exists: true, real, type: 'dir', uid: 1000 });
 const file = (real: string): PathFact => ({ exists: true, real, type: 'file', uid: 1000 });
 
-const rules = (over: Partial<CommandRules> = {}): CommandRules => ({ default: 'allow', allow: {}, deny: [], paths: 'any', shellSyntax: 'full', ...over });
+const rules = (over: Partial<CommandRules> = {}): CommandRules => ({
+  default: 'allow',
+  allow: {},
+  deny: [],
+  paths: 'any',
+  shellSyntax: 'full',
+  ...over,
+});
 
-function decide(argv: string[], over: Partial<CommandRules> = {}, opts: { network?: 'none' | 'host' | 'filtered'; allowDenylisted?: boolean; mode?: Mode; paths?: Record<string, PathFact>; base?: string } = {}): CommandDecision {
+function decide(
+  argv: string[],
+  over: Partial<CommandRules> = {},
+  opts: {
+    network?: 'none' | 'host' | 'filtered';
+    allowDenylisted?: boolean;
+    mode?: Mode;
+    paths?: Record<string, PathFact>;
+    base?: string;
+  } = {},
+): CommandDecision {
   return decideCommand({
     rules: rules(over),
     command: { kind: 'argv', argv },
@@ -27,7 +44,11 @@ function decide(argv: string[], over: Partial<CommandRules> = {}, opts: { networ
   });
 }
 
-function shell(script: string, over: Partial<CommandRules> = {}, opts: { network?: 'none' | 'host' | 'filtered'; paths?: Record<string, PathFact> } = {}): CommandDecision {
+function shell(
+  script: string,
+  over: Partial<CommandRules> = {},
+  opts: { network?: 'none' | 'host' | 'filtered'; paths?: Record<string, PathFact> } = {},
+): CommandDecision {
   return decideCommand({
     rules: rules(over),
     command: { kind: 'shell', script },
@@ -42,7 +63,10 @@ function shell(script: string, over: Partial<CommandRules> = {}, opts: { network
 
 /** The built-in agent profile's command rules, as it ships. */
 const AGENT: Partial<CommandRules> = (() => {
-  const c = CommandsSchema.parse((parse(readFileSync(new URL('../../../profiles/agent.yaml', import.meta.url), 'utf8')) as { commands: unknown }).commands);
+  const c = CommandsSchema.parse(
+    (parse(readFileSync(new URL('../../../profiles/agent.yaml', import.meta.url), 'utf8')) as { commands: unknown })
+      .commands,
+  );
   return { default: c.default!, allow: c.allow!, deny: c.deny!, paths: c.paths!, shellSyntax: c.shell_syntax! };
 })();
 
@@ -51,7 +75,16 @@ const rulesOf = (d: CommandDecision) => (d.verdict === 'deny' ? d.violations.map
 /** Rules shaped like the agent profile's: an allow list, the deny groups, path guards, restricted shell strings. */
 const SEED: Partial<CommandRules> = {
   default: 'ask',
-  allow: { ls: {}, cat: {}, sh: {}, git: { allow: ['status', 'diff', 'log', 'rev-parse', 'branch', 'show', 'grep', 'push', 'clean', 'reset'], block: ['push --force', 'reset --hard', 'clean -fd'] }, npm: { allow: ['install', 'test', 'run', 'build'] } },
+  allow: {
+    ls: {},
+    cat: {},
+    sh: {},
+    git: {
+      allow: ['status', 'diff', 'log', 'rev-parse', 'branch', 'show', 'grep', 'push', 'clean', 'reset'],
+      block: ['push --force', 'reset --hard', 'clean -fd'],
+    },
+    npm: { allow: ['install', 'test', 'run', 'build'] },
+  },
   deny: ['@network', '@delete'],
   paths: 'workspace',
 };
@@ -61,7 +94,9 @@ describe('deny list and groups', () => {
     expect(rulesOf(decide(['/usr/bin/curl', 'x'], { deny: ['@network'] }))).toEqual(['commands.deny']);
     const d = decide(['rm', '-rf', 'build'], { deny: ['@delete'] });
     expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe("rm is on the profile's deny list (@delete)");
-    expect(decide(['rm', '-rf', 'build'], { deny: ['@delete'] }, { allowDenylisted: true })).toEqual({ verdict: 'allow' });
+    expect(decide(['rm', '-rf', 'build'], { deny: ['@delete'] }, { allowDenylisted: true })).toEqual({
+      verdict: 'allow',
+    });
     expect(decide(['make'], { deny: ['@delete', 'curl'] })).toEqual({ verdict: 'allow' });
   });
 
@@ -83,7 +118,10 @@ describe('deny list and groups', () => {
     expect(decide(['timeout', '5', 'make'], { deny: ['@network'] })).toEqual({ verdict: 'allow' });
     // A wrapper needs no allow rule of its own: the command it runs is what is judged.
     expect(decide(['timeout', '5', 'make'], { default: 'ask', allow: { make: {} } })).toEqual({ verdict: 'allow' });
-    expect(decide(['env', 'A=1', 'uname'], { default: 'ask', allow: { make: {} } })).toEqual({ verdict: 'ask', detail: "uname is not on the profile's allow list" });
+    expect(decide(['env', 'A=1', 'uname'], { default: 'ask', allow: { make: {} } })).toEqual({
+      verdict: 'ask',
+      detail: "uname is not on the profile's allow list",
+    });
   });
 });
 
@@ -91,8 +129,11 @@ describe('offline (network none)', () => {
   const none = { network: 'none' as const };
   it('refuses network tools and git remote subcommands, whatever else the profile says', () => {
     expect(rulesOf(decide(['curl', 'x'], {}, none))).toEqual(['commands.offline']);
-    for (const sub of ['clone', 'fetch', 'pull', 'push', 'ls-remote']) expect(rulesOf(decide(['git', sub], {}, none)), sub).toEqual(['commands.offline']);
-    expect(rulesOf(decide(['git', '-C', 'sub', 'submodule', 'update', '--init'], {}, none))).toEqual(['commands.offline']);
+    for (const sub of ['clone', 'fetch', 'pull', 'push', 'ls-remote'])
+      expect(rulesOf(decide(['git', sub], {}, none)), sub).toEqual(['commands.offline']);
+    expect(rulesOf(decide(['git', '-C', 'sub', 'submodule', 'update', '--init'], {}, none))).toEqual([
+      'commands.offline',
+    ]);
     expect(decide(['git', 'status'], {}, none)).toEqual({ verdict: 'allow' });
     expect(decide(['curl', 'x'], { deny: [] }, { network: 'host' })).toEqual({ verdict: 'allow' });
     // --allow-denylisted-commands does not give the sandbox a network.
@@ -102,11 +143,16 @@ describe('offline (network none)', () => {
   it('refuses an argument with a URL to another host (the host only in the detail: a URL may carry a token); loopback is fine', () => {
     const d = decide(['node', 'fetch.js', '--url=https://user:pw@api.example.com/v1?token=abc123'], {}, none);
     expect(rulesOf(d)).toEqual(['commands.offline']);
-    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('an argument names "api.example.com", and this profile has no network');
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe(
+      'an argument names "api.example.com", and this profile has no network',
+    );
     expect(JSON.stringify(d)).not.toContain('abc123');
     expect(JSON.stringify(d)).not.toContain('pw@');
-    expect(rulesOf(decide(['git', 'remote', 'add', 'o', 'git@github.com:o/r.git'], {}, none))).toEqual(['commands.offline']);
-    for (const url of ['http://127.0.0.1:3000/x', 'http://localhost:8080', 'ws://[::1]:9229']) expect(decide(['npm', 'test', '--', url], {}, none), url).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['git', 'remote', 'add', 'o', 'git@github.com:o/r.git'], {}, none))).toEqual([
+      'commands.offline',
+    ]);
+    for (const url of ['http://127.0.0.1:3000/x', 'http://localhost:8080', 'ws://[::1]:9229'])
+      expect(decide(['npm', 'test', '--', url], {}, none), url).toEqual({ verdict: 'allow' });
   });
 });
 
@@ -128,7 +174,12 @@ describe('per-command rules', () => {
       expect(d.verdict, argv.join(' ')).toBe('deny');
       expect(rulesOf(d), argv.join(' ')).toEqual(['commands.allow.git.block']);
     }
-    for (const argv of [['git', 'push', 'origin', 'main'], ['git', 'clean', '-n'], ['git', 'reset', '--soft', 'HEAD~1'], ['git', 'status']]) {
+    for (const argv of [
+      ['git', 'push', 'origin', 'main'],
+      ['git', 'clean', '-n'],
+      ['git', 'reset', '--soft', 'HEAD~1'],
+      ['git', 'status'],
+    ]) {
       expect(decide(argv, SEED), argv.join(' ')).toEqual({ verdict: 'allow' });
     }
   });
@@ -136,22 +187,43 @@ describe('per-command rules', () => {
   it('allow: only the listed subcommands; another is asked about under ask, refused otherwise', () => {
     expect(decide(['npm', 'test'], SEED)).toEqual({ verdict: 'allow' });
     expect(decide(['npm', '--prefix', 'web', 'run', 'build'], SEED)).toEqual({ verdict: 'allow' });
-    expect(decide(['npm', 'publish'], SEED)).toEqual({ verdict: 'ask', detail: 'npm "publish" is not among the allowed subcommands (commands.allow.npm.allow: install, test, run, build)' });
+    expect(decide(['npm', 'publish'], SEED)).toEqual({
+      verdict: 'ask',
+      detail:
+        'npm "publish" is not among the allowed subcommands (commands.allow.npm.allow: install, test, run, build)',
+    });
     expect(rulesOf(decide(['npm', 'publish'], { ...SEED, default: 'allow' }))).toEqual(['commands.allow.npm']);
     expect(rulesOf(decide(['npm', 'publish'], { ...SEED, default: 'deny' }))).toEqual(['commands.allow.npm']);
     expect(decide(['npm', 'run', 'build'], { allow: { npm: { allow: ['run build'] } } })).toEqual({ verdict: 'allow' });
-    expect(rulesOf(decide(['npm', 'run', 'deploy'], { allow: { npm: { allow: ['run build'] } } }))).toEqual(['commands.allow.npm']);
+    expect(rulesOf(decide(['npm', 'run', 'deploy'], { allow: { npm: { allow: ['run build'] } } }))).toEqual([
+      'commands.allow.npm',
+    ]);
   });
 
   it('default: allow, deny or ask for a command no rule names', () => {
     expect(decide(['make'], { default: 'allow' })).toEqual({ verdict: 'allow' });
     expect(rulesOf(decide(['make'], { default: 'deny' }))).toEqual(['commands.default']);
-    expect(decide(['make'], { default: 'ask' })).toEqual({ verdict: 'ask', detail: "make is not on the profile's allow list" });
+    expect(decide(['make'], { default: 'ask' })).toEqual({
+      verdict: 'ask',
+      detail: "make is not on the profile's allow list",
+    });
     // A refusal wins over a question.
     expect(rulesOf(decide(['curl', 'x'], { default: 'ask', deny: ['@network'] }))).toEqual(['commands.deny']);
     // Seed allow list examples.
-    for (const argv of [['ls'], ['git', 'status'], ['git', 'diff'], ['git', 'log'], ['git', 'rev-parse', 'HEAD'], ['cat', 'README.md']]) {
-      expect(decide(argv, SEED, { paths: { [`${WS.host}/README.md`]: file(`${WS.host}/README.md`), [WS.host]: dir(WS.host) } }), argv.join(' ')).toEqual({ verdict: 'allow' });
+    for (const argv of [
+      ['ls'],
+      ['git', 'status'],
+      ['git', 'diff'],
+      ['git', 'log'],
+      ['git', 'rev-parse', 'HEAD'],
+      ['cat', 'README.md'],
+    ]) {
+      expect(
+        decide(argv, SEED, {
+          paths: { [`${WS.host}/README.md`]: file(`${WS.host}/README.md`), [WS.host]: dir(WS.host) },
+        }),
+        argv.join(' '),
+      ).toEqual({ verdict: 'allow' });
     }
   });
 });
@@ -160,10 +232,24 @@ describe('shell strings', () => {
   const restricted: Partial<CommandRules> = { shellSyntax: 'restricted' };
   it('an explicit sh -c under restricted syntax: the shell is judged, and so is each command of its string', () => {
     expect(rulesOf(decide(['sh', '-c', 'make test'], restricted))).toBe('allow');
-    expect(rulesOf(decide(['sh', '-c', 'curl "http://x"'], { ...restricted, deny: ['curl'] }))).toEqual(['commands.deny']);
-    expect(rulesOf(decide(['bash', '-ec', 'git push -f'], { ...restricted, allow: { bash: {}, git: { block: ['push --force'] } } }))).toEqual(['commands.allow.git.block']);
+    expect(rulesOf(decide(['sh', '-c', 'curl "http://x"'], { ...restricted, deny: ['curl'] }))).toEqual([
+      'commands.deny',
+    ]);
+    expect(
+      rulesOf(
+        decide(['bash', '-ec', 'git push -f'], {
+          ...restricted,
+          allow: { bash: {}, git: { block: ['push --force'] } },
+        }),
+      ),
+    ).toEqual(['commands.allow.git.block']);
     // The script is found past sh's own options and `--`, never taken to be `--` or an option.
-    for (const argv of [['sh', '-c', '--', 'rm x'], ['sh', '-e', '-c', 'rm x'], ['bash', '-O', 'extglob', '-c', 'rm x'], ['sh', '-c', '-e', 'rm x', 'name']]) {
+    for (const argv of [
+      ['sh', '-c', '--', 'rm x'],
+      ['sh', '-e', '-c', 'rm x'],
+      ['bash', '-O', 'extglob', '-c', 'rm x'],
+      ['sh', '-c', '-e', 'rm x', 'name'],
+    ]) {
       expect(rulesOf(decide(argv, { ...restricted, deny: ['rm'] })), argv.join(' ')).toEqual(['commands.deny']);
     }
     // The agent's deny list still refuses the shell itself: sh can run anything.
@@ -184,7 +270,12 @@ describe('shell strings', () => {
     for (const [script, construct] of cases) {
       const d = shell(script, AGENT);
       expect(d.verdict === 'deny' && d.violations, script).toEqual([
-        { phase: 'preflight', kind: 'command', rule: 'commands.shell_syntax', detail: `the shell string uses ${construct}, which shell_syntax: restricted refuses` },
+        {
+          phase: 'preflight',
+          kind: 'command',
+          rule: 'commands.shell_syntax',
+          detail: `the shell string uses ${construct}, which shell_syntax: restricted refuses`,
+        },
       ]);
     }
   });
@@ -200,7 +291,8 @@ describe('shell strings', () => {
 
 describe('shell strings under the agent profile (restricted syntax, deny groups, no network)', () => {
   const none = { network: 'none' as const };
-  const firstRefusal = (d: CommandDecision) => (d.verdict === 'deny' ? [d.violations[0]!.rule, d.violations[0]!.detail] : d.verdict);
+  const firstRefusal = (d: CommandDecision) =>
+    d.verdict === 'deny' ? [d.violations[0]!.rule, d.violations[0]!.detail] : d.verdict;
 
   it('the shell sbx adds for --shell is not judged: each command of the string is', () => {
     const table: [string, string | string[]][] = [
@@ -208,7 +300,7 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
       ['npm test && git status', 'allow'],
       ['npm test 2>&1 | tail -20', 'allow'],
       ['git diff > changes.patch; git status', 'allow'],
-      ["grep -n 'a|b' src/x.ts || echo \"none; really\"", 'allow'],
+      ['grep -n \'a|b\' src/x.ts || echo "none; really"', 'allow'],
       ['echo done >/dev/null', 'allow'],
       ['ls\nwc -l README.md\n', 'allow'],
       ['env CI=1 NODE_ENV=test npm test', 'allow'],
@@ -216,14 +308,39 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
       ['ls; rm -rf /', ['commands.deny', "rm is on the profile's deny list (@delete)"]],
       ['ls | xargs rm', ['commands.deny', "rm is on the profile's deny list (@delete)"]],
       ['npm test && git push --force', ['commands.offline', 'git push needs the network, and this profile has none']],
-      ['git status && git reset --hard', ['commands.allow.git.block', 'git reset --hard is blocked by the profile (commands.allow.git.block)']],
-      ['echo x > ../outside', ['paths.traversal', '"../outside" has a .. segment: paths must stay inside the workspace']],
+      [
+        'git status && git reset --hard',
+        ['commands.allow.git.block', 'git reset --hard is blocked by the profile (commands.allow.git.block)'],
+      ],
+      [
+        'echo x > ../outside',
+        ['paths.traversal', '"../outside" has a .. segment: paths must stay inside the workspace'],
+      ],
       ['wc -l < /etc/shadow', ['paths.absolute', '"/etc/shadow" is an absolute path outside the workspace']],
-      ['cd / && cat etc/passwd', ['commands.shell_syntax', 'the shell string runs the builtin "cd", which changes the shell for the commands after it']],
-      ['export PATH=. ; ls', ['commands.shell_syntax', 'the shell string runs the builtin "export", which changes the shell for the commands after it']],
-      ['command eval ls', ['commands.shell_syntax', 'the shell string runs the builtin "eval", which changes the shell for the commands after it']],
+      [
+        'cd / && cat etc/passwd',
+        [
+          'commands.shell_syntax',
+          'the shell string runs the builtin "cd", which changes the shell for the commands after it',
+        ],
+      ],
+      [
+        'export PATH=. ; ls',
+        [
+          'commands.shell_syntax',
+          'the shell string runs the builtin "export", which changes the shell for the commands after it',
+        ],
+      ],
+      [
+        'command eval ls',
+        [
+          'commands.shell_syntax',
+          'the shell string runs the builtin "eval", which changes the shell for the commands after it',
+        ],
+      ],
     ];
-    for (const [script, expected] of table) expect(firstRefusal(shell(script, AGENT, none)), JSON.stringify(script)).toEqual(expected);
+    for (const [script, expected] of table)
+      expect(firstRefusal(shell(script, AGENT, none)), JSON.stringify(script)).toEqual(expected);
   });
 
   it('curl | sh: refused naming curl first, then every other reason, nothing allowed', () => {
@@ -240,13 +357,25 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
   });
 
   it("sbx's own shell is not the user's: an explicit sh -c stays refused", () => {
-    expect(shell('ls', AGENT, none)).toEqual({ verdict: 'allow', commands: [{ argv: ['ls'], redirects: [], decision: { verdict: 'allow' } }] });
-    expect(firstRefusal(decide(['sh', '-c', 'ls'], AGENT, none))).toEqual(['commands.deny', "sh is on the profile's deny list (@shells)"]);
-    expect(firstRefusal(decide(['/bin/sh', '-c', '--', 'ls'], AGENT, none))).toEqual(['commands.deny', "sh is on the profile's deny list (@shells)"]);
+    expect(shell('ls', AGENT, none)).toEqual({
+      verdict: 'allow',
+      commands: [{ argv: ['ls'], redirects: [], decision: { verdict: 'allow' } }],
+    });
+    expect(firstRefusal(decide(['sh', '-c', 'ls'], AGENT, none))).toEqual([
+      'commands.deny',
+      "sh is on the profile's deny list (@shells)",
+    ]);
+    expect(firstRefusal(decide(['/bin/sh', '-c', '--', 'ls'], AGENT, none))).toEqual([
+      'commands.deny',
+      "sh is on the profile's deny list (@shells)",
+    ]);
   });
 
   it('one approval for the whole string, naming each command that needs it', () => {
-    expect(shell('ls | uname && whoami', AGENT, none)).toMatchObject({ verdict: 'ask', detail: "uname is not on the profile's allow list; whoami is not on the profile's allow list" });
+    expect(shell('ls | uname && whoami', AGENT, none)).toMatchObject({
+      verdict: 'ask',
+      detail: "uname is not on the profile's allow list; whoami is not on the profile's allow list",
+    });
     // A refusal anywhere wins over a question.
     expect(shell('uname; rm x', AGENT, none).verdict).toBe('deny');
   });
@@ -255,16 +384,28 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
     const facts = { '/': dir('/'), '/home': dir('/home'), '/home/alice': dir('/home/alice'), [WS.host]: dir(WS.host) };
     const link = { ...facts, [`${WS.host}/-notes`]: file('/home/alice/.bashrc') };
     // A target is a path even when it looks like a flag or has no slash.
-    expect(firstRefusal(shell('echo x >> -notes', AGENT, { ...none, paths: link }))).toEqual(['paths.escape', '"-notes" leads outside the workspace (to "/home/alice/.bashrc") through a symlink']);
+    expect(firstRefusal(shell('echo x >> -notes', AGENT, { ...none, paths: link }))).toEqual([
+      'paths.escape',
+      '"-notes" leads outside the workspace (to "/home/alice/.bashrc") through a symlink',
+    ]);
     expect(shell('echo x > out.txt', AGENT, { ...none, paths: facts }).verdict).toBe('allow');
-    expect(pathsToCheck({ kind: 'shell', script: 'ls src 2>&1 > out/log' }, rules(AGENT), 'workspace-write', WS, WS.host).sort()).toEqual(
-      ['/', '/home', '/home/alice', WS.host, `${WS.host}/src`, `${WS.host}/out`, `${WS.host}/out/log`].sort(),
-    );
+    expect(
+      pathsToCheck(
+        { kind: 'shell', script: 'ls src 2>&1 > out/log' },
+        rules(AGENT),
+        'workspace-write',
+        WS,
+        WS.host,
+      ).sort(),
+    ).toEqual(['/', '/home', '/home/alice', WS.host, `${WS.host}/src`, `${WS.host}/out`, `${WS.host}/out/log`].sort());
   });
 
   it('a shell string run by a command of the string is read too', () => {
     const withSh = { ...AGENT, deny: ['@network', '@delete'], allow: { ...AGENT.allow, sh: {} } };
-    expect(firstRefusal(shell("ls | xargs sh -c 'rm -f x'", withSh, none))).toEqual(['commands.deny', "rm is on the profile's deny list (@delete)"]);
+    expect(firstRefusal(shell("ls | xargs sh -c 'rm -f x'", withSh, none))).toEqual([
+      'commands.deny',
+      "rm is on the profile's deny list (@delete)",
+    ]);
     expect(firstRefusal(shell(`sh -c "sh -c 'sh -c \\"sh -c ls\\"'"`, withSh, none))).toEqual([
       'commands.shell_syntax',
       'the shell string uses shells nested more than 4 deep, which shell_syntax: restricted refuses',
@@ -274,16 +415,26 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
 
 describe('path guards (paths: workspace)', () => {
   const guarded: Partial<CommandRules> = { paths: 'workspace' };
-  const facts = (entries: Record<string, PathFact>) => ({ '/': dir('/'), '/home': dir('/home'), '/home/alice': dir('/home/alice'), [WS.host]: dir(WS.host), ...entries });
+  const facts = (entries: Record<string, PathFact>) => ({
+    '/': dir('/'),
+    '/home': dir('/home'),
+    '/home/alice': dir('/home/alice'),
+    [WS.host]: dir(WS.host),
+    ...entries,
+  });
 
   it('refuses .. segments and absolute paths outside the workspace; allows relative, inside-absolute and /dev/null', () => {
     expect(rulesOf(decide(['cat', '../secret'], guarded))).toEqual(['paths.traversal']);
     expect(rulesOf(decide(['cp', 'a', 'x/../../b'], guarded))).toEqual(['paths.traversal']);
     expect(rulesOf(decide(['cat', '/etc/passwd'], guarded))).toEqual(['paths.absolute']);
     expect(rulesOf(decide(['tool', '--out=/tmp/x'], guarded))).toEqual(['paths.absolute']);
-    expect(decide(['cat', 'src/a.ts', `${WS.host}/README.md`, '/dev/null'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
+    expect(decide(['cat', 'src/a.ts', `${WS.host}/README.md`, '/dev/null'], guarded, { paths: facts({}) })).toEqual({
+      verdict: 'allow',
+    });
     // A message, a ref range, a URL: not paths (no /), or not a segment.
-    expect(decide(['git', 'log', 'main..feature', '-m', 'fix', 'https://example.com/a'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
+    expect(
+      decide(['git', 'log', 'main..feature', '-m', 'fix', 'https://example.com/a'], guarded, { paths: facts({}) }),
+    ).toEqual({ verdict: 'allow' });
     // danger mode and paths: any turn the guards off.
     expect(decide(['cat', '/etc/passwd'], guarded, { mode: 'danger' })).toEqual({ verdict: 'allow' });
     expect(decide(['cat', '/etc/passwd'], {})).toEqual({ verdict: 'allow' });
@@ -292,17 +443,31 @@ describe('path guards (paths: workspace)', () => {
   it('resolves symlinks: a link out of the workspace, or a new file under a linked directory, escapes', () => {
     const link = `${WS.host}/innocent`;
     // A bare word is a path when it exists.
-    expect(rulesOf(decide(['cat', 'innocent'], guarded, { paths: facts({ [link]: file('/home/alice/.ssh/id_rsa') }) }))).toEqual(['paths.escape']);
+    expect(
+      rulesOf(decide(['cat', 'innocent'], guarded, { paths: facts({ [link]: file('/home/alice/.ssh/id_rsa') }) })),
+    ).toEqual(['paths.escape']);
     expect(decide(['git', 'status'], guarded, { paths: facts({}) })).toEqual({ verdict: 'allow' });
     const d = decide(['touch', 'linkdir/new-file'], guarded, { paths: facts({ [`${WS.host}/linkdir`]: dir('/etc') }) });
     expect(rulesOf(d)).toEqual(['paths.escape']);
-    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('"linkdir/new-file" leads outside the workspace (to "/etc/new-file") through a symlink');
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe(
+      '"linkdir/new-file" leads outside the workspace (to "/etc/new-file") through a symlink',
+    );
     // A link that stays inside is fine.
-    expect(decide(['cat', 'alias'], guarded, { paths: facts({ [`${WS.host}/alias`]: file(`${WS.host}/real`) }) })).toEqual({ verdict: 'allow' });
+    expect(
+      decide(['cat', 'alias'], guarded, { paths: facts({ [`${WS.host}/alias`]: file(`${WS.host}/real`) }) }),
+    ).toEqual({ verdict: 'allow' });
   });
 
   it('asks for exactly the facts it needs: each argument that may be a path, and its ancestors', () => {
-    expect(pathsToCheck({ kind: 'argv', argv: ['cat', 'src/a b.ts', '-n', 'plain'] }, rules(guarded), 'workspace-write', WS, WS.host).sort()).toEqual(
+    expect(
+      pathsToCheck(
+        { kind: 'argv', argv: ['cat', 'src/a b.ts', '-n', 'plain'] },
+        rules(guarded),
+        'workspace-write',
+        WS,
+        WS.host,
+      ).sort(),
+    ).toEqual(
       ['/', '/home', '/home/alice', WS.host, `${WS.host}/src`, `${WS.host}/src/a b.ts`, `${WS.host}/plain`].sort(),
     );
     expect(pathsToCheck({ kind: 'argv', argv: ['cat', 'src/a'] }, rules(), 'workspace-write', WS, WS.host)).toEqual([]);
@@ -311,17 +476,32 @@ describe('path guards (paths: workspace)', () => {
 
   it('spaces, newlines, unicode and a symlink loop: judged, quoted in details, never thrown', () => {
     const weird = ['dir with spaces/file', 'new\nline/x', '日本語/ファイル', 'loop/x'];
-    expect(decide(['cat', ...weird], guarded, { paths: facts({ [`${WS.host}/loop`]: { exists: false } }) })).toEqual({ verdict: 'allow' });
+    expect(decide(['cat', ...weird], guarded, { paths: facts({ [`${WS.host}/loop`]: { exists: false } }) })).toEqual({
+      verdict: 'allow',
+    });
     const d = decide(['cat', '../new\nline'], guarded);
-    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe('"../new\\nline" has a .. segment: paths must stay inside the workspace');
+    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe(
+      '"../new\\nline" has a .. segment: paths must stay inside the workspace',
+    );
     // A right-to-left override cannot make the name read as another one.
     const bidi = decide(['cat', '../\u202egnp.exe'], guarded);
-    expect(bidi.verdict === 'deny' && bidi.violations[0]!.detail).toBe('"../\\u202egnp.exe" has a .. segment: paths must stay inside the workspace');
+    expect(bidi.verdict === 'deny' && bidi.violations[0]!.detail).toBe(
+      '"../\\u202egnp.exe" has a .. segment: paths must stay inside the workspace',
+    );
   });
 
   it('maps a workspace mounted elsewhere (mountAt) back to the host before the symlink check', () => {
     const ws = { host: WS.host, sandbox: '/work' };
-    const d = decideCommand({ rules: rules(guarded), command: { kind: 'argv', argv: ['cat', '/work/a.txt', '/work/link'] }, mode: 'workspace-write', network: 'host', allowDenylisted: false, workspace: ws, base: WS.host, paths: facts({ [`${WS.host}/link`]: file('/etc/shadow') }) });
+    const d = decideCommand({
+      rules: rules(guarded),
+      command: { kind: 'argv', argv: ['cat', '/work/a.txt', '/work/link'] },
+      mode: 'workspace-write',
+      network: 'host',
+      allowDenylisted: false,
+      workspace: ws,
+      base: WS.host,
+      paths: facts({ [`${WS.host}/link`]: file('/etc/shadow') }),
+    });
     expect(rulesOf(d)).toEqual(['paths.escape']);
   });
 });
@@ -330,7 +510,33 @@ describe('never throws', () => {
   it('random argv arrays', () => {
     let seed = 0x2f6e2b1;
     const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
-    const pieces = ['sh', '-c', 'git', 'push', '-f', '+x', 'env', 'A=1', 'timeout', '5', '--', '..', '/', 'a/b', '$(x)', "'", '"', '\\', 'http://h', 'u@h:p', '', '-', 'xargs', 'busybox', '\n'];
+    const pieces = [
+      'sh',
+      '-c',
+      'git',
+      'push',
+      '-f',
+      '+x',
+      'env',
+      'A=1',
+      'timeout',
+      '5',
+      '--',
+      '..',
+      '/',
+      'a/b',
+      '$(x)',
+      "'",
+      '"',
+      '\\',
+      'http://h',
+      'u@h:p',
+      '',
+      '-',
+      'xargs',
+      'busybox',
+      '\n',
+    ];
     for (let i = 0; i < 3000; i++) {
       const argv = Array.from({ length: 1 + (next() % 7) }, () => pieces[next() % pieces.length]!);
       expect(() => decide(argv, { ...SEED, shellSyntax: 'restricted' }, { network: 'none' })).not.toThrow();
@@ -340,7 +546,13 @@ describe('never throws', () => {
 
 describe('the commands schema', () => {
   it('accepts the README example; `ls:` (null) is an empty rule', () => {
-    const parsed = CommandsSchema.parse({ default: 'ask', allow: { ls: null, git: { block: ['push --force'] } }, deny: ['@network', 'sudo'], paths: 'workspace', shell_syntax: 'restricted' });
+    const parsed = CommandsSchema.parse({
+      default: 'ask',
+      allow: { ls: null, git: { block: ['push --force'] } },
+      deny: ['@network', 'sudo'],
+      paths: 'workspace',
+      shell_syntax: 'restricted',
+    });
     expect(parsed.allow).toEqual({ ls: {}, git: { block: ['push --force'] } });
   });
 

@@ -18,8 +18,8 @@ describe('parseShellScript: what it accepts', () => {
       ['make;', [cmd(['make'])]],
       ["grep 'a|b' f", [cmd(['grep', 'a|b', 'f'])]],
       ['echo "a;b"', [cmd(['echo', 'a;b'])]],
-      ["echo 'a && b' \"c || d\" e\\;f", [cmd(['echo', 'a && b', 'c || d', 'e;f'])]],
-      ["echo 'a b' \"c d\"", [cmd(['echo', 'a b', 'c d'])]],
+      ['echo \'a && b\' "c || d" e\\;f', [cmd(['echo', 'a && b', 'c || d', 'e;f'])]],
+      ['echo \'a b\' "c d"', [cmd(['echo', 'a b', 'c d'])]],
       ["echo it\\'s", [cmd(['echo', "it's"])]],
       ['echo "say \\"hi\\" \\$5"', [cmd(['echo', 'say "hi" $5'])]],
       ["echo '$HOME;|&'", [cmd(['echo', '$HOME;|&'])]],
@@ -30,13 +30,25 @@ describe('parseShellScript: what it accepts', () => {
       ['cat 日本語.txt', [cmd(['cat', '日本語.txt'])]],
       ['git commit -m "fix: a=b"', [cmd(['git', 'commit', '-m', 'fix: a=b'])]],
     ];
-    for (const [script, commands] of ok) expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands });
+    for (const [script, commands] of ok)
+      expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands });
   });
 
   it('redirections of 0, 1, 2 to files, and 2>&1, anywhere in the command', () => {
     const ok: [string, SimpleCommand[]][] = [
       ['npm test 2>&1 | tail -20', [cmd(['npm', 'test'], [{ fd: 2, op: '>&', target: '1' }]), cmd(['tail', '-20'])]],
-      ['make >build.log 2>&1', [cmd(['make'], [{ fd: 1, op: '>', target: 'build.log' }, { fd: 2, op: '>&', target: '1' }])]],
+      [
+        'make >build.log 2>&1',
+        [
+          cmd(
+            ['make'],
+            [
+              { fd: 1, op: '>', target: 'build.log' },
+              { fd: 2, op: '>&', target: '1' },
+            ],
+          ),
+        ],
+      ],
       ['echo x >> "my log"', [cmd(['echo', 'x'], [{ fd: 1, op: '>>', target: 'my log' }])]],
       ['wc -l < in.txt', [cmd(['wc', '-l'], [{ fd: 0, op: '<', target: 'in.txt' }])]],
       ['>out echo hi', [cmd(['echo', 'hi'], [{ fd: 1, op: '>', target: 'out' }])]],
@@ -45,7 +57,8 @@ describe('parseShellScript: what it accepts', () => {
       // sh reads a2>f as the word a2 and a redirection of stdout.
       ['echo a2>f', [cmd(['echo', 'a2'], [{ fd: 1, op: '>', target: 'f' }])]],
     ];
-    for (const [script, commands] of ok) expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands });
+    for (const [script, commands] of ok)
+      expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands });
   });
 });
 
@@ -109,28 +122,66 @@ describe('parseShellScript: what it refuses, naming the construct', () => {
       ['cat ~/.ssh/id_rsa', 'unquoted ~ (home directory expansion)'],
       ['echo a\x1bb', 'control characters'],
     ];
-    for (const [script, construct] of refused) expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: false, construct });
+    for (const [script, construct] of refused)
+      expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: false, construct });
   });
 });
 
 describe('parseShellScript: properties', () => {
   /** A deterministic generator: the same cases on every run. */
   const generator = (seed: number) => () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
-  const ALPHABET = ['a', 'b', '-', '/', '.', ' ', '\t', '|', '||', '&&', ';', '&', '<', '>', '2>&1', '\n', "'", '"', '\\', '$', '(', ')', '#', '*', '=', '日'];
+  const ALPHABET = [
+    'a',
+    'b',
+    '-',
+    '/',
+    '.',
+    ' ',
+    '\t',
+    '|',
+    '||',
+    '&&',
+    ';',
+    '&',
+    '<',
+    '>',
+    '2>&1',
+    '\n',
+    "'",
+    '"',
+    '\\',
+    '$',
+    '(',
+    ')',
+    '#',
+    '*',
+    '=',
+    '日',
+  ];
 
   it('round trip: words with operators and spaces, quoted any way, joined by any operator, come back exactly', () => {
     const next = generator(0x5eed);
     const pick = <T>(xs: readonly T[]): T => xs[next() % xs.length]!;
     const quote = (w: string): string => {
-      if (w.includes('$') || w.includes('`') || w.includes('\n') || next() % 2 === 0) return `'${w.replace(/'/g, `'\\''`)}'`;
+      if (w.includes('$') || w.includes('`') || w.includes('\n') || next() % 2 === 0)
+        return `'${w.replace(/'/g, `'\\''`)}'`;
       return `"${w.replace(/["\\]/g, (c) => `\\${c}`)}"`;
     };
     for (let n = 0; n < 2000; n++) {
       const commands = Array.from({ length: 1 + (next() % 4) }, () =>
-        Array.from({ length: 1 + (next() % 4) }, (_, i) => (i === 0 ? pick(['ls', 'git', 'npm', 'wc']) : Array.from({ length: next() % 6 }, () => pick(ALPHABET)).join(''))),
+        Array.from({ length: 1 + (next() % 4) }, (_, i) =>
+          i === 0
+            ? pick(['ls', 'git', 'npm', 'wc'])
+            : Array.from({ length: next() % 6 }, () => pick(ALPHABET)).join(''),
+        ),
       );
-      const script = commands.map((argv) => [argv[0]!, ...argv.slice(1).map(quote)].join(' ')).reduce((acc, c) => `${acc}${pick([' | ', ' && ', '||', ';', '\n'])}${c}`);
-      expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands: commands.map((argv) => cmd(argv)) });
+      const script = commands
+        .map((argv) => [argv[0]!, ...argv.slice(1).map(quote)].join(' '))
+        .reduce((acc, c) => `${acc}${pick([' | ', ' && ', '||', ';', '\n'])}${c}`);
+      expect(parseShellScript(script), JSON.stringify(script)).toEqual({
+        ok: true,
+        commands: commands.map((argv) => cmd(argv)),
+      });
     }
   });
 

@@ -128,23 +128,27 @@ describe('readGuarded: owner and mode checks', () => {
   // directory to plant in. Everywhere else a missing one is a failure.
   const sticky = statSync(tmpdir());
   const stickyRootTmp = sticky.uid === 0 && (sticky.mode & 0o1777) === 0o1777;
-  it.skipIf(!stickyRootTmp && process.env.SBX_SESSION_ID !== undefined)('a file another user owns, directly in the sticky world-writable /tmp: refused (skipped inside an sbx sandbox, whose /tmp is its own)', () => {
-    const shared = tmpdir();
-    if (!stickyRootTmp) throw new Error(`${shared} is not a root-owned sticky world-writable dir: this test needs one`);
-    const file = join(shared, `sbx-planted-${process.pid}-${Date.now()}.yaml`);
-    writeFileSync(file, 'network: host\n');
-    onTestFinished(() => rmSync(file, { force: true }));
-    // As root, the other user is nobody; unprivileged, the file is ours and the reader another uid.
-    if (IS_ROOT) chownSync(file, 65534, 65534);
-    const reader = IS_ROOT ? 0 : UID + 1;
-    const error = sbxErrorOf(() => readGuarded(file, guard({ uid: reader })));
-    expect(error.code).toBe('PROFILE_UNSAFE');
-    expect(error.message).toContain(
-      `${file} is owned by uid ${IS_ROOT ? 65534 : UID}, not by you (uid ${reader}) or root`,
-    );
-    // Control: its owner may read it (the sticky parent is fine).
-    expect(readGuarded(file, guard({ uid: IS_ROOT ? 65534 : UID })).text).toBe('network: host\n');
-  });
+  it.skipIf(!stickyRootTmp && process.env.SBX_SESSION_ID !== undefined)(
+    'a file another user owns, directly in the sticky world-writable /tmp: refused (skipped inside an sbx sandbox, whose /tmp is its own)',
+    () => {
+      const shared = tmpdir();
+      if (!stickyRootTmp)
+        throw new Error(`${shared} is not a root-owned sticky world-writable dir: this test needs one`);
+      const file = join(shared, `sbx-planted-${process.pid}-${Date.now()}.yaml`);
+      writeFileSync(file, 'network: host\n');
+      onTestFinished(() => rmSync(file, { force: true }));
+      // As root, the other user is nobody; unprivileged, the file is ours and the reader another uid.
+      if (IS_ROOT) chownSync(file, 65534, 65534);
+      const reader = IS_ROOT ? 0 : UID + 1;
+      const error = sbxErrorOf(() => readGuarded(file, guard({ uid: reader })));
+      expect(error.code).toBe('PROFILE_UNSAFE');
+      expect(error.message).toContain(
+        `${file} is owned by uid ${IS_ROOT ? 65534 : UID}, not by you (uid ${reader}) or root`,
+      );
+      // Control: its owner may read it (the sticky parent is fine).
+      expect(readGuarded(file, guard({ uid: IS_ROOT ? 65534 : UID })).text).toBe('network: host\n');
+    },
+  );
 
   it('the path as written is checked too: a symlink in a world-writable dir is refused even if its target is fine', () => {
     const dir = makeTempDir();

@@ -3,7 +3,17 @@
 // over-long lines; and `sbx log`'s table and JSON over the same files. Concurrency across real
 // processes is in test/integration/ledger/concurrency.test.ts.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatLogTable, logCommand } from '../../../src/cli/log.js';
@@ -39,7 +49,18 @@ function run(sessionId: string, over: Partial<Extract<AuditRecord, { type: 'run'
 }
 
 function approval(sessionId: string, over: Partial<Extract<AuditRecord, { type: 'approval' }>> = {}): AuditRecord {
-  return { v: 1, time: '2025-03-01T10:00:01.000Z', type: 'approval', sessionId, profile: 'agent', fingerprint: 'f'.repeat(64), argv: ['git', 'push'], decision: 'once', by: 'user', ...over };
+  return {
+    v: 1,
+    time: '2025-03-01T10:00:01.000Z',
+    type: 'approval',
+    sessionId,
+    profile: 'agent',
+    fingerprint: 'f'.repeat(64),
+    argv: ['git', 'push'],
+    decision: 'once',
+    by: 'user',
+    ...over,
+  };
 }
 
 function ledger(): string {
@@ -51,7 +72,6 @@ function lines(file: string): string[] {
   expect(text.endsWith('\n'), `${file} ends with a newline`).toBe(true);
   return text.slice(0, -1).split('\n');
 }
-
 
 const ids = (records: AuditRecord[]) => records.map((r) => r.sessionId);
 
@@ -66,7 +86,9 @@ describe('ledgerPath', () => {
   });
 
   it('SBX_AUDIT_FILE overrides both', () => {
-    expect(ledgerPath({ SBX_AUDIT_FILE: '/var/log/sbx.jsonl', XDG_STATE_HOME: '/s', HOME: '/h' })).toBe('/var/log/sbx.jsonl');
+    expect(ledgerPath({ SBX_AUDIT_FILE: '/var/log/sbx.jsonl', XDG_STATE_HOME: '/s', HOME: '/h' })).toBe(
+      '/var/log/sbx.jsonl',
+    );
   });
 });
 
@@ -103,8 +125,21 @@ describe('appendAuditRecord / readAuditRecords', () => {
 
   it('filters by session, profile and violation kind; limit keeps the newest, newest last', () => {
     const file = ledger();
-    const timeout = { phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', detail: 'ran longer than 1 s', limit: '1s' } as const;
-    const network = { phase: 'runtime', kind: 'network', rule: 'network.deny', detail: 'example.com:443 refused', host: 'example.com', port: 443 } as const;
+    const timeout = {
+      phase: 'runtime',
+      kind: 'timeout',
+      rule: 'limits.timeout',
+      detail: 'ran longer than 1 s',
+      limit: '1s',
+    } as const;
+    const network = {
+      phase: 'runtime',
+      kind: 'network',
+      rule: 'network.deny',
+      detail: 'example.com:443 refused',
+      host: 'example.com',
+      port: 443,
+    } as const;
     appendAuditRecord(file, run('a', { violations: [timeout] }));
     appendAuditRecord(file, approval('a'));
     appendAuditRecord(file, run('b', { profile: 'agent', violations: [network, timeout] }));
@@ -232,7 +267,10 @@ describe('corrupt lines', () => {
     const file = ledger();
     appendAuditRecord(file, run('s1', { argv: ['echo', '{"v":1,"time":"x"}'] }));
     expect(lines(file)[0]!.split('{"v":1,')).toHaveLength(2);
-    expect(readAuditLedger(file)).toEqual({ records: [run('s1', { argv: ['echo', '{"v":1,"time":"x"}'] })], corruptLines: 0 });
+    expect(readAuditLedger(file)).toEqual({
+      records: [run('s1', { argv: ['echo', '{"v":1,"time":"x"}'] })],
+      corruptLines: 0,
+    });
   });
 });
 
@@ -327,7 +365,12 @@ describe('sbx log', () => {
     const table = formatLogTable([
       run('lx1-aa', { argv: ['sh', '-c', 'echo $HOME'], durationMs: 12.4 }),
       run('lx2-bb', { backend: 'nsjail', exitCode: 137, signal: 'SIGKILL', setBy: 'sbx', durationMs: undefined }),
-      run('lx3-cc', { exitCode: 126, setBy: 'sbx', error: { code: 'COMMAND_DENIED', message: 'rm is denied' }, violations: [denied, denied] }),
+      run('lx3-cc', {
+        exitCode: 126,
+        setBy: 'sbx',
+        error: { code: 'COMMAND_DENIED', message: 'rm is denied' },
+        violations: [denied, denied],
+      }),
       approval('lx4-dd', { decision: 'always', by: 'stored' }),
     ]);
     expect(table).toEqual([
@@ -356,7 +399,12 @@ describe('sbx log', () => {
     expect(rows[20]).toContain(' s24 ');
     capture();
     await logCommand({ file, json: true, limit: '2', profile: 'default' });
-    expect(out.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([run('s23'), run('s24')]);
+    expect(
+      out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([run('s23'), run('s24')]);
     expect(err).toBe('');
   });
 
@@ -369,7 +417,10 @@ describe('sbx log', () => {
     appendFileSync(file, 'junk\n');
     capture();
     await logCommand({ file, violation: 'oom' });
-    expect([out, err]).toEqual(['', `sbx: skipped 1 corrupt line in ${file} (or its rotated files)\nsbx: no audit records match in ${file}\n`]);
+    expect([out, err]).toEqual([
+      '',
+      `sbx: skipped 1 corrupt line in ${file} (or its rotated files)\nsbx: no audit records match in ${file}\n`,
+    ]);
   });
 
   it('refuses a limit that is not a positive whole number', async () => {

@@ -30,7 +30,15 @@ describe('summaryLines names the limit', () => {
       exitCode: 137,
       signal: 'SIGKILL',
       limits: [MEMORY_V1],
-      violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '2GiB', detail: 'out of memory: the kernel killed 1 process at the 2GiB limit' }],
+      violations: [
+        {
+          phase: 'runtime',
+          kind: 'oom',
+          rule: 'limits.memory',
+          limit: '2GiB',
+          detail: 'out of memory: the kernel killed 1 process at the 2GiB limit',
+        },
+      ],
     });
     expect(summaryLines(r)).toEqual([
       `sbx: node was killed by the memory limit (2GiB, cgroup-v1; SIGKILL, exit 137) ${HEAD}`,
@@ -39,33 +47,68 @@ describe('summaryLines names the limit', () => {
   });
 
   it('an OOM kill of a child, the command exiting by itself', () => {
-    const r = report({ exitCode: 1, limits: [MEMORY_V1], violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '2GiB', detail: 'x' }] });
-    expect(summaryLines(r)[0]).toBe(`sbx: node exited 1 after the memory limit (2GiB, cgroup-v1) killed a process ${HEAD}`);
+    const r = report({
+      exitCode: 1,
+      limits: [MEMORY_V1],
+      violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '2GiB', detail: 'x' }],
+    });
+    expect(summaryLines(r)[0]).toBe(
+      `sbx: node exited 1 after the memory limit (2GiB, cgroup-v1) killed a process ${HEAD}`,
+    );
   });
 
   it('refused forks: the task limit', () => {
-    const r = report({ exitCode: 2, limits: [PIDS_V1], violations: [{ phase: 'runtime', kind: 'pids', rule: 'limits.pids', limit: '512', detail: 'x' }] });
+    const r = report({
+      exitCode: 2,
+      limits: [PIDS_V1],
+      violations: [{ phase: 'runtime', kind: 'pids', rule: 'limits.pids', limit: '512', detail: 'x' }],
+    });
     expect(summaryLines(r)[0]).toBe(`sbx: node exited 2 after exceeding the 512-task limit (cgroup-v1) ${HEAD}`);
   });
 
   it('SIGXCPU and SIGXFSZ: the cpu-time and file-size limits', () => {
     const cpu = { name: 'cpu-time', value: '20m', base: 1200, mechanism: 'rlimit', exact: true, enforced: true };
-    const r = report({ exitCode: 152, signal: 'SIGXCPU', limits: [cpu], violations: [{ phase: 'runtime', kind: 'cpu-time', rule: 'limits.cpu_time', limit: '20m', detail: 'x' }] });
-    expect(summaryLines(r)[0]).toBe(`sbx: node was killed by the cpu-time limit (20m, rlimit; SIGXCPU, exit 152) ${HEAD}`);
+    const r = report({
+      exitCode: 152,
+      signal: 'SIGXCPU',
+      limits: [cpu],
+      violations: [{ phase: 'runtime', kind: 'cpu-time', rule: 'limits.cpu_time', limit: '20m', detail: 'x' }],
+    });
+    expect(summaryLines(r)[0]).toBe(
+      `sbx: node was killed by the cpu-time limit (20m, rlimit; SIGXCPU, exit 152) ${HEAD}`,
+    );
     const fsize = { name: 'file-size', value: '1GiB', base: GiB, mechanism: 'rlimit', exact: true, enforced: true };
-    const f = report({ exitCode: 153, signal: 'SIGXFSZ', limits: [fsize], violations: [{ phase: 'runtime', kind: 'file-size', rule: 'limits.file_size', limit: '1GiB', detail: 'x' }] });
-    expect(summaryLines(f)[0]).toBe(`sbx: node was killed by the file-size limit (1GiB, rlimit; SIGXFSZ, exit 153) ${HEAD}`);
+    const f = report({
+      exitCode: 153,
+      signal: 'SIGXFSZ',
+      limits: [fsize],
+      violations: [{ phase: 'runtime', kind: 'file-size', rule: 'limits.file_size', limit: '1GiB', detail: 'x' }],
+    });
+    expect(summaryLines(f)[0]).toBe(
+      `sbx: node was killed by the file-size limit (1GiB, rlimit; SIGXFSZ, exit 153) ${HEAD}`,
+    );
   });
 
   it('the timeout', () => {
     const t = { name: 'timeout', value: '30m', base: 1_800_000, mechanism: 'wall-clock', exact: true, enforced: true };
-    const r = report({ exitCode: 124, setBy: 'sbx', limits: [t], violations: [{ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', limit: '30m', detail: 'x' }] });
+    const r = report({
+      exitCode: 124,
+      setBy: 'sbx',
+      limits: [t],
+      violations: [{ phase: 'runtime', kind: 'timeout', rule: 'limits.timeout', limit: '30m', detail: 'x' }],
+    });
     expect(summaryLines(r)[0]).toBe(`sbx: node timed out: the 30m timeout ended the sandbox (exit 124) ${HEAD}`);
   });
 
   it('control: a plain failure or signal names no limit', () => {
-    expect(summaryLines(report({ exitCode: 1, limits: [MEMORY_V1], peaks: { memoryBytes: GiB } }))).toEqual([`sbx: node exited 1 ${HEAD}`]);
-    const killed = report({ exitCode: 137, signal: 'SIGKILL', violations: [{ phase: 'runtime', kind: 'signal', rule: 'signal', detail: 'the command was killed by SIGKILL' }] });
+    expect(summaryLines(report({ exitCode: 1, limits: [MEMORY_V1], peaks: { memoryBytes: GiB } }))).toEqual([
+      `sbx: node exited 1 ${HEAD}`,
+    ]);
+    const killed = report({
+      exitCode: 137,
+      signal: 'SIGKILL',
+      violations: [{ phase: 'runtime', kind: 'signal', rule: 'signal', detail: 'the command was killed by SIGKILL' }],
+    });
     expect(summaryLines(killed)[0]).toBe(`sbx: node was killed by SIGKILL (exit 137) ${HEAD}`);
   });
 });
@@ -81,11 +124,20 @@ describe('hints when a limit may be the cause', () => {
 
   it('SIGKILL under a systemd scope with a memory limit (its OOM counter is gone)', () => {
     const r = report({ exitCode: 137, signal: 'SIGKILL', limits: [{ ...MEMORY_V1, mechanism: 'systemd-scope' }] });
-    expect(summaryLines(r).at(-1)).toBe('sbx: hint: SIGKILL under a systemd scope with a 2GiB memory limit is most likely that limit; raise it with --memory SIZE (or --memory none)');
+    expect(summaryLines(r).at(-1)).toBe(
+      'sbx: hint: SIGKILL under a systemd scope with a 2GiB memory limit is most likely that limit; raise it with --memory SIZE (or --memory none)',
+    );
   });
 
   it('an address-space limit the profile asked for', () => {
-    const as = { name: 'address-space', value: '4GiB', base: 4 * GiB, mechanism: 'rlimit', exact: true, enforced: true };
+    const as = {
+      name: 'address-space',
+      value: '4GiB',
+      base: 4 * GiB,
+      mechanism: 'rlimit',
+      exact: true,
+      enforced: true,
+    };
     expect(summaryLines(report({ exitCode: 1, limits: [as] })).at(-1)).toBe(
       'sbx: hint: address_space 4GiB (RLIMIT_AS) was set: "out of memory" from V8, WebAssembly or the JVM may come from it; lift it with --address-space none',
     );
@@ -93,11 +145,23 @@ describe('hints when a limit may be the cause', () => {
 
   it('control: no hint on success, far from the limit, or when a limit already fired', () => {
     expect(summaryLines(report({ exitCode: 0, limits: [MEMORY_V1], peaks: { memoryBytes: 2 * GiB } }))).toHaveLength(1);
-    expect(summaryLines(report({ exitCode: 1, limits: [MEMORY_V1], peaks: { memoryBytes: 1.7 * GiB } }))).toHaveLength(1);
-    const oom = report({ exitCode: 137, signal: 'SIGKILL', limits: [MEMORY_V1], peaks: { memoryBytes: 2 * GiB }, violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', detail: 'x' }] });
+    expect(summaryLines(report({ exitCode: 1, limits: [MEMORY_V1], peaks: { memoryBytes: 1.7 * GiB } }))).toHaveLength(
+      1,
+    );
+    const oom = report({
+      exitCode: 137,
+      signal: 'SIGKILL',
+      limits: [MEMORY_V1],
+      peaks: { memoryBytes: 2 * GiB },
+      violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', detail: 'x' }],
+    });
     expect(summaryLines(oom).filter((l) => l.includes('hint'))).toEqual([]);
     // not enforced: a peak (from nowhere) is no evidence
-    expect(summaryLines(report({ exitCode: 1, limits: [{ ...MEMORY_V1, mechanism: 'none', exact: false, enforced: false }] }))).toHaveLength(1);
+    expect(
+      summaryLines(
+        report({ exitCode: 1, limits: [{ ...MEMORY_V1, mechanism: 'none', exact: false, enforced: false }] }),
+      ),
+    ).toHaveLength(1);
   });
 });
 

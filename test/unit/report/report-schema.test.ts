@@ -12,7 +12,12 @@ import { REPO_ROOT } from '../../helpers/paths.js';
 
 const SCHEMA_FILE = join(REPO_ROOT, 'schema', 'report.schema.json');
 const profile = { name: 'default', file: '/p/default.yaml', hash: 'a'.repeat(64), source: 'builtin' as const };
-const violation = (i: number): Violation => ({ phase: 'preflight', kind: 'command', rule: 'commands.deny', detail: `reason ${i}` });
+const violation = (i: number): Violation => ({
+  phase: 'preflight',
+  kind: 'command',
+  rule: 'commands.deny',
+  detail: `reason ${i}`,
+});
 
 describe('the report schema', () => {
   it('schema/report.schema.json is the one generated from src/report/report-schema.ts (SBX_UPDATE_SCHEMA=1 rewrites it)', () => {
@@ -28,8 +33,21 @@ describe('the report schema', () => {
 
   it('a refusal report carries sessionId, profile, policyHash, durationMs and validates', () => {
     const error = new SbxError('COMMAND_DENIED', 'rm is denied', { violations: [violation(1)] });
-    const report = reportFromError(error, ['rm', 'x'], { sessionId: 's-1', profile, policyHash: 'b'.repeat(16), backend: 'bwrap', durationMs: 12.345 });
-    expect(report).toMatchObject({ sessionId: 's-1', profile, policyHash: 'b'.repeat(16), durationMs: 12.3, setBy: 'sbx', exitCode: 126 });
+    const report = reportFromError(error, ['rm', 'x'], {
+      sessionId: 's-1',
+      profile,
+      policyHash: 'b'.repeat(16),
+      backend: 'bwrap',
+      durationMs: 12.345,
+    });
+    expect(report).toMatchObject({
+      sessionId: 's-1',
+      profile,
+      policyHash: 'b'.repeat(16),
+      durationMs: 12.3,
+      setBy: 'sbx',
+      exitCode: 126,
+    });
     expect(reportSchema.safeParse(report).success).toBe(true);
   });
 
@@ -43,8 +61,20 @@ describe('the report schema', () => {
 
   it('rejects a report without sessionId or with an unknown key (control: the complete one passes)', () => {
     const good = reportFromOutcome({
-      sessionId: 's-3', profile, backend: 'bwrap', policyHash: 'c'.repeat(16), command: ['sleep', '1'], exitCode: 130, setBy: 'child',
-      signal: 'SIGINT', interruptedBy: 'user', durationMs: 5, violations: [], droppedEnv: [], secrets: [], masked: [],
+      sessionId: 's-3',
+      profile,
+      backend: 'bwrap',
+      policyHash: 'c'.repeat(16),
+      command: ['sleep', '1'],
+      exitCode: 130,
+      setBy: 'child',
+      signal: 'SIGINT',
+      interruptedBy: 'user',
+      durationMs: 5,
+      violations: [],
+      droppedEnv: [],
+      secrets: [],
+      masked: [],
     });
     expect(reportSchema.safeParse(good).success).toBe(true);
     const { sessionId: _, ...noSession } = good;
@@ -65,9 +95,15 @@ describe('the stderr summary', () => {
   });
 
   it('summary lines: one per violation up to 10, then how many more', () => {
-    const report = reportFromError(new SbxError('COMMAND_DENIED', 'x', { violations: Array.from({ length: 12 }, (_, i) => violation(i)) }), ['x'], {
-      sessionId: 's', profile, durationMs: 1,
-    });
+    const report = reportFromError(
+      new SbxError('COMMAND_DENIED', 'x', { violations: Array.from({ length: 12 }, (_, i) => violation(i)) }),
+      ['x'],
+      {
+        sessionId: 's',
+        profile,
+        durationMs: 1,
+      },
+    );
     const lines = summaryLines(report);
     expect(lines).toHaveLength(12);
     expect(lines[10]).toBe('sbx:   preflight command (commands.deny): reason 9');
@@ -76,9 +112,25 @@ describe('the stderr summary', () => {
 
   it('a run the user interrupted: who sent the signal, no violation line', () => {
     const report = reportFromOutcome({
-      sessionId: 's', profile, backend: 'bwrap', policyHash: 'c', command: ['sleep', '9'], exitCode: 130, setBy: 'child',
-      signal: 'SIGINT', interruptedBy: 'user', durationMs: 5, violations: [], droppedEnv: [], secrets: [], masked: [],
+      sessionId: 's',
+      profile,
+      backend: 'bwrap',
+      policyHash: 'c',
+      command: ['sleep', '9'],
+      exitCode: 130,
+      setBy: 'child',
+      signal: 'SIGINT',
+      interruptedBy: 'user',
+      durationMs: 5,
+      violations: [],
+      droppedEnv: [],
+      secrets: [],
+      masked: [],
     });
-    expect(summaryLines(report)).toEqual([expect.stringMatching(/^sbx: sleep was interrupted by SIGINT from the user \(exit 130\) \[profile default, session s, /)]);
+    expect(summaryLines(report)).toEqual([
+      expect.stringMatching(
+        /^sbx: sleep was interrupted by SIGINT from the user \(exit 130\) \[profile default, session s, /,
+      ),
+    ]);
   });
 });

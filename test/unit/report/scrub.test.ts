@@ -11,7 +11,15 @@ import { SRC_DIR } from '../../helpers/paths.js';
 const cat = (...parts: string[]) => parts.join('');
 const ALNUM = 'aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY';
 const GH_CLASSIC = cat('gh', 'p_', ALNUM, 'Zz12');
-const JWT = cat('eyJ', 'hbGciOiJIUzI1NiJ9', '.', 'eyJ', 'zdWIiOiIxMjM0NTY3ODkwIn0', '.', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U');
+const JWT = cat(
+  'eyJ',
+  'hbGciOiJIUzI1NiJ9',
+  '.',
+  'eyJ',
+  'zdWIiOiIxMjM0NTY3ODkwIn0',
+  '.',
+  'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+);
 const RANDOM_40 = 'Zx9Qm2Lp7Rt4Vw8Ky3Nb6Hc1Jd5Fg0SaTe4Wq7P';
 
 const scrub = (text: string, secrets: string[] = []) => scrubText(text, { secrets });
@@ -21,32 +29,96 @@ describe('scrubText rules', () => {
   // [rule, input, expected output]
   const positives: [string, string, string][] = [
     ['secret.value', 'token is hunter2-value!', `token is ${redacted('secret.value')}!`],
-    ['pattern.private-key', cat('a\n-----BEGIN RSA PRIVATE', ' KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE', ' KEY-----\nb'), `a\n${redacted('pattern.private-key')}\nb`],
-    ['pattern.private-key', cat('{"private_key": "-----BEGIN PRIVATE', ' KEY-----\\nMIIE\\n-----END PRIVATE', ' KEY-----\\n"}'), `{"private_key": "${redacted('pattern.private-key')}\\n"}`],
-    ['pattern.private-key', cat('-----BEGIN OPENSSH PRIVATE', ' KEY-----\nb3BlbnNzaC1rZXk\n(output cut here'), redacted('pattern.private-key')],
-    ['pattern.private-key', cat('-----BEGIN PGP PRIVATE', ' KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE', ' KEY BLOCK-----'), redacted('pattern.private-key')],
+    [
+      'pattern.private-key',
+      cat('a\n-----BEGIN RSA PRIVATE', ' KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE', ' KEY-----\nb'),
+      `a\n${redacted('pattern.private-key')}\nb`,
+    ],
+    [
+      'pattern.private-key',
+      cat('{"private_key": "-----BEGIN PRIVATE', ' KEY-----\\nMIIE\\n-----END PRIVATE', ' KEY-----\\n"}'),
+      `{"private_key": "${redacted('pattern.private-key')}\\n"}`,
+    ],
+    [
+      'pattern.private-key',
+      cat('-----BEGIN OPENSSH PRIVATE', ' KEY-----\nb3BlbnNzaC1rZXk\n(output cut here'),
+      redacted('pattern.private-key'),
+    ],
+    [
+      'pattern.private-key',
+      cat('-----BEGIN PGP PRIVATE', ' KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE', ' KEY BLOCK-----'),
+      redacted('pattern.private-key'),
+    ],
     ['pattern.jwt', `Cookie: session=${JWT}; Path=/`, `Cookie: session=${redacted('pattern.jwt')}; Path=/`],
-    ['pattern.jwt', cat('unsigned eyJ', 'hbGciOiJub25lIn0', '.', 'eyJ', 'zdWIiOiJ4In0', '. end'), `unsigned ${redacted('pattern.jwt')} end`],
-    ['pattern.aws-access-key-id', cat('key AKIA', 'IOSFODNN7EXAMPLE used'), `key ${redacted('pattern.aws-access-key-id')} used`],
+    [
+      'pattern.jwt',
+      cat('unsigned eyJ', 'hbGciOiJub25lIn0', '.', 'eyJ', 'zdWIiOiJ4In0', '. end'),
+      `unsigned ${redacted('pattern.jwt')} end`,
+    ],
+    [
+      'pattern.aws-access-key-id',
+      cat('key AKIA', 'IOSFODNN7EXAMPLE used'),
+      `key ${redacted('pattern.aws-access-key-id')} used`,
+    ],
     ['pattern.aws-access-key-id', cat('ASIA', 'Y34FZKBOKMUTVV7A'), redacted('pattern.aws-access-key-id')],
     ['pattern.github-token', `remote: ${GH_CLASSIC}`, `remote: ${redacted('pattern.github-token')}`],
     ['pattern.github-token', cat('gh', 's_', ALNUM, 'Qq99'), redacted('pattern.github-token')],
-    ['pattern.github-token', cat('github_', 'pat_11ABCDEFG0123456789abc_', ALNUM, ALNUM), redacted('pattern.github-token')],
-    ['pattern.slack-token', cat('xox', 'b-123456789012-1234567890123-AbCdEfGhIjKlMnOp'), redacted('pattern.slack-token')],
+    [
+      'pattern.github-token',
+      cat('github_', 'pat_11ABCDEFG0123456789abc_', ALNUM, ALNUM),
+      redacted('pattern.github-token'),
+    ],
+    [
+      'pattern.slack-token',
+      cat('xox', 'b-123456789012-1234567890123-AbCdEfGhIjKlMnOp'),
+      redacted('pattern.slack-token'),
+    ],
     ['pattern.anthropic-key', cat('sk-', 'ant-api03-', ALNUM, '-', ALNUM), redacted('pattern.anthropic-key')],
     ['pattern.openai-key', cat('OPENAI says sk-', 'proj-', ALNUM), `OPENAI says ${redacted('pattern.openai-key')}`],
-    ['pattern.google-api-key', cat('AIza', 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY x'), `${redacted('pattern.google-api-key')} x`],
-    ['pattern.url-credentials', 'fetch https://x-access-token:abc123xyz@github.com/org/repo.git', `fetch https://x-access-token:${redacted('pattern.url-credentials')}@github.com/org/repo.git`],
-    ['pattern.url-credentials', 'DATABASE_URL=postgres://app:pa55word@db:5432/app', `DATABASE_URL=postgres://app:${redacted('pattern.url-credentials')}@db:5432/app`],
-    ['pattern.authorization', '> Authorization: Bearer opaque.value-123', `> Authorization: Bearer ${redacted('pattern.authorization')}`],
-    ['pattern.authorization', "curl -H 'authorization: Basic dXNlcjpwYXNz' x", `curl -H 'authorization: Basic ${redacted('pattern.authorization')}' x`],
+    [
+      'pattern.google-api-key',
+      cat('AIza', 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY x'),
+      `${redacted('pattern.google-api-key')} x`,
+    ],
+    [
+      'pattern.url-credentials',
+      'fetch https://x-access-token:abc123xyz@github.com/org/repo.git',
+      `fetch https://x-access-token:${redacted('pattern.url-credentials')}@github.com/org/repo.git`,
+    ],
+    [
+      'pattern.url-credentials',
+      'DATABASE_URL=postgres://app:pa55word@db:5432/app',
+      `DATABASE_URL=postgres://app:${redacted('pattern.url-credentials')}@db:5432/app`,
+    ],
+    [
+      'pattern.authorization',
+      '> Authorization: Bearer opaque.value-123',
+      `> Authorization: Bearer ${redacted('pattern.authorization')}`,
+    ],
+    [
+      'pattern.authorization',
+      "curl -H 'authorization: Basic dXNlcjpwYXNz' x",
+      `curl -H 'authorization: Basic ${redacted('pattern.authorization')}' x`,
+    ],
     ['pattern.keyword', 'password=hunter2', `password=${redacted('pattern.keyword')}`],
     ['pattern.keyword', 'DB_PASSWORD: s3cr3t', `DB_PASSWORD: ${redacted('pattern.keyword')}`],
-    ['pattern.keyword', '{"client_secret": "two words", "id": 1}', `{"client_secret": "${redacted('pattern.keyword')}", "id": 1}`],
+    [
+      'pattern.keyword',
+      '{"client_secret": "two words", "id": 1}',
+      `{"client_secret": "${redacted('pattern.keyword')}", "id": 1}`,
+    ],
     ['pattern.keyword', "SECRET_KEY='django-insecure'", `SECRET_KEY='${redacted('pattern.keyword')}'`],
-    ['pattern.keyword', 'export AWS_SECRET_ACCESS_KEY=abc/def+ghi', `export AWS_SECRET_ACCESS_KEY=${redacted('pattern.keyword')}`],
+    [
+      'pattern.keyword',
+      'export AWS_SECRET_ACCESS_KEY=abc/def+ghi',
+      `export AWS_SECRET_ACCESS_KEY=${redacted('pattern.keyword')}`,
+    ],
     ['pattern.keyword', 'X-Api-Key: k-12345', `X-Api-Key: ${redacted('pattern.keyword')}`],
-    ['pattern.keyword', 'npm publish --token=abc --tag next', `npm publish --token=${redacted('pattern.keyword')} --tag next`],
+    [
+      'pattern.keyword',
+      'npm publish --token=abc --tag next',
+      `npm publish --token=${redacted('pattern.keyword')} --tag next`,
+    ],
     ['pattern.keyword', 'passwd = "p w"', `passwd = "${redacted('pattern.keyword')}"`],
     ['pattern.high-entropy', `blob ${RANDOM_40} end`, `blob ${redacted('pattern.high-entropy')} end`],
     ['pattern.high-entropy', 'b64 dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZQ==', `b64 ${redacted('pattern.high-entropy')}`],
@@ -61,14 +133,26 @@ describe('scrubText rules', () => {
   // [rule, input left alone]
   const negatives: [string, string][] = [
     ['secret.value', 'values shorter than 6 characters are ignored: abc12'],
-    ['pattern.private-key', cat('-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n-----BEGIN PUBLIC', ' KEY-----\nMIIB\n-----END PUBLIC KEY-----')],
+    [
+      'pattern.private-key',
+      cat(
+        '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n-----BEGIN PUBLIC',
+        ' KEY-----\nMIIB\n-----END PUBLIC KEY-----',
+      ),
+    ],
     ['pattern.jwt', 'eyJhbGciOiJIUzI1NiJ9 alone is a header, not a token; eyJ.eyJ. neither'],
-    ['pattern.aws-access-key-id', cat('AKIA', 'IOSFODNN7EXAMPL (15) akia', 'iosfodnn7example XAKIA', 'IOSFODNN7EXAMPLE')],
+    [
+      'pattern.aws-access-key-id',
+      cat('AKIA', 'IOSFODNN7EXAMPL (15) akia', 'iosfodnn7example XAKIA', 'IOSFODNN7EXAMPLE'),
+    ],
     ['pattern.github-token', cat('gh', 'p_short ghx_', 'abcdefghij'.repeat(4), ' github_pat_short')],
     ['pattern.slack-token', 'xoxz-123456789012-abcdef xoxb-short'],
     ['pattern.openai-key', 'pip install sk-learn-compatible-estimators; task-0123456789abcdefghijklmn'],
     ['pattern.google-api-key', cat('AIza', 'short AIza', 'x'.repeat(34))],
-    ['pattern.url-credentials', 'https://github.com/org/repo.git git@github.com:org/repo.git http://localhost:3000/path'],
+    [
+      'pattern.url-credentials',
+      'https://github.com/org/repo.git git@github.com:org/repo.git http://localhost:3000/path',
+    ],
     ['pattern.authorization', 'Authorization failed for user alice; authorization: none'],
     [
       'pattern.keyword',
@@ -84,11 +168,23 @@ describe('scrubText rules', () => {
         'password=',
       ].join('\n'),
     ],
-    ['pattern.high-entropy', 'e83c5163316f89bfbde7d9ab23ca2e25604af290 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
+    [
+      'pattern.high-entropy',
+      'e83c5163316f89bfbde7d9ab23ca2e25604af290 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    ],
     ['pattern.high-entropy', '550e8400-e29b-41d4-a716-446655440000 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
-    ['pattern.high-entropy', '/home/runner/work/my-project/my-project/node_modules/ MyVeryLongJavaClassNameForTesting123Factory'],
-    ['pattern.high-entropy', 'src/main/java/com/example/service/impl/UserServiceImpl2Test /usr/lib/x86_64-linux-gnu/gcc/x86_64-linux-gnu/12/'],
-    ['pattern.high-entropy', `integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XoXVMBp+rLfF98R6Ubg2xmvJGdg6zBmXGn6Hb2Q==`],
+    [
+      'pattern.high-entropy',
+      '/home/runner/work/my-project/my-project/node_modules/ MyVeryLongJavaClassNameForTesting123Factory',
+    ],
+    [
+      'pattern.high-entropy',
+      'src/main/java/com/example/service/impl/UserServiceImpl2Test /usr/lib/x86_64-linux-gnu/gcc/x86_64-linux-gnu/12/',
+    ],
+    [
+      'pattern.high-entropy',
+      `integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XoXVMBp+rLfF98R6Ubg2xmvJGdg6zBmXGn6Hb2Q==`,
+    ],
     ['pattern.high-entropy', 'golang.org/x/net v0.17.0 h1:pVaXccu2ozPjCXewfr1S2xPJaZ/sv8oq0Qm3WGfIDWQ='],
   ];
 
@@ -107,7 +203,9 @@ describe('scrubText rules', () => {
   });
 
   it('a value is redacted once, by the first rule that sees it, and counted once', () => {
-    const result = scrub(`GITHUB_TOKEN=${GH_CLASSIC}\n"password": "hunter2-value"\nAuthorization: Bearer ${JWT}`, ['hunter2-value']);
+    const result = scrub(`GITHUB_TOKEN=${GH_CLASSIC}\n"password": "hunter2-value"\nAuthorization: Bearer ${JWT}`, [
+      'hunter2-value',
+    ]);
     expect(result.text).toBe(
       `GITHUB_TOKEN=${redacted('pattern.github-token')}\n"password": "${redacted('secret.value')}"\nAuthorization: Bearer ${redacted('pattern.jwt')}`,
     );
@@ -152,7 +250,7 @@ describe('scrubText rules', () => {
       '/home/runner/work/my-project/my-project/node_modules/.bin/jest --ci --maxWorkers=2',
       'Listening on http://127.0.0.1:3000/ (pid 4242) at 2024-05-01T12:34:56.789Z',
       '--- PASS: TestPasswordHash (0.01s)',
-      'KeyError: \'api_key\'',
+      "KeyError: 'api_key'",
       'Done in 42.17s.',
     ].join('\n');
     expect(scrub(log, ['hunter2-value', 'not-in-the-log'])).toEqual({ text: log, hits: [] });
@@ -174,11 +272,25 @@ describe('boundCapture', () => {
   it('never splits a multi-byte character, at any limit', () => {
     // a (1 byte) é (2) € (3) 𝄞 (4): 10 bytes.
     const buf = Buffer.from('aé€𝄞');
-    const kept: Record<number, string> = { 0: '', 1: 'a', 2: 'a', 3: 'aé', 4: 'aé', 5: 'aé', 6: 'aé€', 7: 'aé€', 8: 'aé€', 9: 'aé€', 10: 'aé€𝄞' };
+    const kept: Record<number, string> = {
+      0: '',
+      1: 'a',
+      2: 'a',
+      3: 'aé',
+      4: 'aé',
+      5: 'aé',
+      6: 'aé€',
+      7: 'aé€',
+      8: 'aé€',
+      9: 'aé€',
+      10: 'aé€𝄞',
+    };
     for (let limit = 0; limit <= 10; limit++) {
       const { text, droppedBytes } = boundCapture(buf, limit);
       const head = kept[limit]!;
-      expect(text, `limit ${limit}`).toBe(limit === 10 ? head : `${head}${head === '' ? '' : '\n'}[sbx: ${10 - Buffer.byteLength(head)} bytes dropped]\n`);
+      expect(text, `limit ${limit}`).toBe(
+        limit === 10 ? head : `${head}${head === '' ? '' : '\n'}[sbx: ${10 - Buffer.byteLength(head)} bytes dropped]\n`,
+      );
       expect(text).not.toContain('\uFFFD');
       expect(Buffer.byteLength(head) + droppedBytes).toBe(10);
     }
@@ -214,9 +326,17 @@ describe('scrubCapture (bound to limit + slack, scrub, then cut at the limit)', 
   });
 
   it('a private key longer than the slack, cut before its END, is still redacted from BEGIN on', () => {
-    const key = cat('-----BEGIN PRIVATE', ' KEY-----\n', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n'.repeat(200), '-----END PRIVATE', ' KEY-----\n');
+    const key = cat(
+      '-----BEGIN PRIVATE',
+      ' KEY-----\n',
+      'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n'.repeat(200),
+      '-----END PRIVATE',
+      ' KEY-----\n',
+    );
     const result = scrubCapture(Buffer.from(`build ok\n${key}tail\n`), 2000, { secrets: [] });
-    expect(result.text).toBe(`build ok\n${redacted('pattern.private-key')}\n[sbx: ${result.droppedBytes} bytes dropped]\n`);
+    expect(result.text).toBe(
+      `build ok\n${redacted('pattern.private-key')}\n[sbx: ${result.droppedBytes} bytes dropped]\n`,
+    );
     // Past limit + slack: dropped raw. Within the slack: redacted with the rest of the key.
     expect(result.droppedBytes).toBe(Buffer.byteLength(`build ok\n${key}tail\n`) - (2000 + 1024));
   });

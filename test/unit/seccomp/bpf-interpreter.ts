@@ -37,7 +37,8 @@ export function runBpf(program: Uint8Array, data: SeccompData): number {
 
 /** Like runBpf, also counting the instructions executed. */
 export function execute(program: Uint8Array, data: SeccompData): { value: number; steps: number } {
-  if (program.length === 0 || program.length % 8 !== 0) throw new Error(`program length ${program.length} is not a multiple of 8`);
+  if (program.length === 0 || program.length % 8 !== 0)
+    throw new Error(`program length ${program.length} is not a multiple of 8`);
   const code = new DataView(program.buffer, program.byteOffset, program.byteLength);
   const count = program.length / 8;
   if (count > 4096) throw new Error('program longer than BPF_MAXINSNS');

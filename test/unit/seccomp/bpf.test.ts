@@ -42,7 +42,12 @@ describe('instruction encoding (struct sock_filter, little-endian)', () => {
 
   it('goto becomes ja with a 32-bit offset', () => {
     const filler: AsmItem[] = Array.from({ length: 300 }, () => ({ kind: 'ret', k: 0 }));
-    const program = bytesOf([{ kind: 'goto', target: 'end' }, ...filler, { kind: 'label', name: 'end' }, { kind: 'ret', k: 1 }]);
+    const program = bytesOf([
+      { kind: 'goto', target: 'end' },
+      ...filler,
+      { kind: 'label', name: 'end' },
+      { kind: 'ret', k: 1 },
+    ]);
     expect(hex(program.subarray(0, 8))).toBe('050000002c010000');
   });
 
@@ -67,9 +72,19 @@ describe('labels', () => {
   });
 
   it('rejects backward, undefined and duplicate labels', () => {
-    expect(() => assemble([{ kind: 'label', name: 'a' }, { kind: 'goto', target: 'a' }])).toThrow(/backwards/);
+    expect(() =>
+      assemble([
+        { kind: 'label', name: 'a' },
+        { kind: 'goto', target: 'a' },
+      ]),
+    ).toThrow(/backwards/);
     expect(() => assemble([{ kind: 'goto', target: 'nowhere' }])).toThrow(/not defined/);
-    expect(() => assemble([{ kind: 'label', name: 'a' }, { kind: 'label', name: 'a' }])).toThrow(/twice/);
+    expect(() =>
+      assemble([
+        { kind: 'label', name: 'a' },
+        { kind: 'label', name: 'a' },
+      ]),
+    ).toThrow(/twice/);
   });
 
   // A conditional jump has 8-bit offsets; targets further than 255 instructions need a ja.

@@ -1,11 +1,30 @@
 // Runs the assembled programs in a BPF interpreter against synthetic seccomp_data.
 import { describe, expect, it } from 'vitest';
-import { type SeccompArch, type SeccompRule, type SeccompSettings, assembleSeccompFilter, resolveSeccompRules } from '../../../src/seccomp/index.js';
+import {
+  type SeccompArch,
+  type SeccompRule,
+  type SeccompSettings,
+  assembleSeccompFilter,
+  resolveSeccompRules,
+} from '../../../src/seccomp/index.js';
 import { SYSCALLS_AARCH64 } from '../../../src/seccomp/syscalls-aarch64.js';
 import { SYSCALLS_X86_64 } from '../../../src/seccomp/syscalls-x86_64.js';
-import { ALLOW, AUDIT_ARCH, EAFNOSUPPORT, ENOSYS, EPERM, KILL, type Verdict, execute, verdict } from './bpf-interpreter.js';
+import {
+  ALLOW,
+  AUDIT_ARCH,
+  EAFNOSUPPORT,
+  ENOSYS,
+  EPERM,
+  KILL,
+  type Verdict,
+  execute,
+  verdict,
+} from './bpf-interpreter.js';
 
-const TABLES: Record<SeccompArch, Readonly<Record<string, number>>> = { x86_64: SYSCALLS_X86_64, aarch64: SYSCALLS_AARCH64 };
+const TABLES: Record<SeccompArch, Readonly<Record<string, number>>> = {
+  x86_64: SYSCALLS_X86_64,
+  aarch64: SYSCALLS_AARCH64,
+};
 const ARCHES: SeccompArch[] = ['x86_64', 'aarch64'];
 const NAMES_BY_NUMBER = {
   x86_64: new Map(Object.entries(SYSCALLS_X86_64).map(([name, nr]) => [nr, name])),
@@ -48,11 +67,43 @@ describe.each(ARCHES)('default filter on %s', (arch) => {
   });
 
   it.each([
-    'mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'fsopen', 'fsconfig', 'fsmount', 'fspick', 'mount_setattr',
-    'ptrace', 'process_vm_readv', 'process_vm_writev', 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module',
-    'delete_module', 'bpf', 'perf_event_open', 'userfaultfd', 'keyctl', 'add_key', 'request_key', 'setns', 'swapon',
-    'swapoff', 'reboot', 'acct', 'quotactl', 'quotactl_fd', 'open_by_handle_at', 'name_to_handle_at', 'syslog',
-    'io_uring_setup', 'io_uring_enter', 'io_uring_register',
+    'mount',
+    'umount2',
+    'pivot_root',
+    'move_mount',
+    'open_tree',
+    'fsopen',
+    'fsconfig',
+    'fsmount',
+    'fspick',
+    'mount_setattr',
+    'ptrace',
+    'process_vm_readv',
+    'process_vm_writev',
+    'kexec_load',
+    'kexec_file_load',
+    'init_module',
+    'finit_module',
+    'delete_module',
+    'bpf',
+    'perf_event_open',
+    'userfaultfd',
+    'keyctl',
+    'add_key',
+    'request_key',
+    'setns',
+    'swapon',
+    'swapoff',
+    'reboot',
+    'acct',
+    'quotactl',
+    'quotactl_fd',
+    'open_by_handle_at',
+    'name_to_handle_at',
+    'syslog',
+    'io_uring_setup',
+    'io_uring_enter',
+    'io_uring_register',
   ])('%s → EPERM', (name) => {
     expect(call(program, arch, name)).toEqual(EPERM);
   });
@@ -90,14 +141,27 @@ describe.each(ARCHES)('default filter on %s', (arch) => {
     expect(call(program, arch, 'ioctl', TIOCSTI, TCGETS, TIOCSTI)).toEqual(ALLOW);
   });
 
-  it('personality: Docker\'s values → ALLOW, anything else → EPERM', () => {
-    for (const value of [0, 8, 0x20000, 0x20008, 0xffffffff]) expect(call(program, arch, 'personality', value)).toEqual(ALLOW);
+  it("personality: Docker's values → ALLOW, anything else → EPERM", () => {
+    for (const value of [0, 8, 0x20000, 0x20008, 0xffffffff])
+      expect(call(program, arch, 'personality', value)).toEqual(ALLOW);
     expect(call(program, arch, 'personality', 0x0040000)).toEqual(EPERM); // ADDR_NO_RANDOMIZE
     expect(call(program, arch, 'personality', 0x0400000)).toEqual(EPERM); // READ_IMPLIES_EXEC
   });
 
   it('ordinary syscalls → ALLOW', () => {
-    for (const name of ['read', 'write', 'openat', 'close', 'execve', 'exit_group', 'mmap', 'futex', 'socket', 'chroot', 'getpid']) {
+    for (const name of [
+      'read',
+      'write',
+      'openat',
+      'close',
+      'execve',
+      'exit_group',
+      'mmap',
+      'futex',
+      'socket',
+      'chroot',
+      'getpid',
+    ]) {
       expect(call(program, arch, name), name).toEqual(ALLOW);
     }
   });
@@ -113,7 +177,8 @@ describe.each(ARCHES)('default filter on %s', (arch) => {
 describe('x32 on x86_64', () => {
   const program = filterFor('x86_64');
   it('kills any nr with the x32 bit, allowed syscalls included', () => {
-    for (const nr of [0, 39, 165, 512, 547]) expect(verdict(program, { nr: 0x40000000 + nr, arch: AUDIT_ARCH.x86_64 })).toEqual(KILL);
+    for (const nr of [0, 39, 165, 512, 547])
+      expect(verdict(program, { nr: 0x40000000 + nr, arch: AUDIT_ARCH.x86_64 })).toEqual(KILL);
   });
   it('lets nr = -1 through (a tracer skipping a call; the kernel answers ENOSYS)', () => {
     expect(verdict(program, { nr: -1, arch: AUDIT_ARCH.x86_64 })).toEqual(ALLOW);
@@ -159,7 +224,8 @@ describe('settings', () => {
       expect(call(program, arch, 'ioctl', 0, 0x5423)).toEqual(EPERM); // TIOCSETD
       expect(call(program, arch, 'ioctl', 0, TIOCSTI)).toEqual(EPERM);
       // socket's family is an int: junk above bit 31 does not change what the kernel sees.
-      for (const family of [1, 2, 10, 16, 0x100000002n]) expect(call(program, arch, 'socket', family, 1, 0)).toEqual(ALLOW);
+      for (const family of [1, 2, 10, 16, 0x100000002n])
+        expect(call(program, arch, 'socket', family, 1, 0)).toEqual(ALLOW);
       for (const family of [0, 17, 38, 40]) expect(call(program, arch, 'socket', family, 1, 0)).toEqual(EAFNOSUPPORT);
     }
     expect(call(filterFor('x86_64', { preset: 'strict' }), 'x86_64', 'modify_ldt')).toEqual(EPERM);
@@ -183,29 +249,56 @@ describe('against a reference model of the rules', () => {
     const low = Number(BigInt.asUintN(32, args[rule.when.arg] ?? 0n));
     const values = ([] as number[]).concat(rule.when.value);
     const holds =
-      rule.when.op === 'masked-any' ? (low & values[0]!) !== 0 : rule.when.op === 'eq-low32' ? values.includes(low) : !values.includes(low);
+      rule.when.op === 'masked-any'
+        ? (low & values[0]!) !== 0
+        : rule.when.op === 'eq-low32'
+          ? values.includes(low)
+          : !values.includes(low);
     return holds ? deny : ALLOW;
   }
 
-  const samples = [0n, 1n, 8n, 17n, 0x80n, 0x5412n, 0x541cn, 0x5423n, 0x20008n, 0x40000n, 0x10000011n, 0xffffffffn, 0x100005412n, 0xffffffff00000000n];
+  const samples = [
+    0n,
+    1n,
+    8n,
+    17n,
+    0x80n,
+    0x5412n,
+    0x541cn,
+    0x5423n,
+    0x20008n,
+    0x40000n,
+    0x10000011n,
+    0xffffffffn,
+    0x100005412n,
+    0xffffffff00000000n,
+  ];
   const cases: [string, Partial<SeccompSettings>][] = [
     ['default', {}],
     ['strict', { preset: 'strict' }],
-    ['strict, io_uring, edits', { preset: 'strict', allowIoUring: true, remove: ['ptrace', 'personality'], add: ['chmod', 'ioctl'] }],
+    [
+      'strict, io_uring, edits',
+      { preset: 'strict', allowIoUring: true, remove: ['ptrace', 'personality'], add: ['chmod', 'ioctl'] },
+    ],
   ];
 
-  it.each(ARCHES.flatMap((arch) => cases.map(([label, s]) => [arch, label, s] as const)))('%s %s: every syscall number agrees', (arch, _label, s) => {
-    const rules = resolveSeccompRules(settings(s));
-    const program = assembleSeccompFilter(rules, arch);
-    for (let nr = 0; nr < 480; nr++) {
-      for (const a0 of samples) {
-        for (const a1 of [0n, 0x5412n, 0x100005412n]) {
-          const args = [a0, a1];
-          expect(verdict(program, { nr, arch: AUDIT_ARCH[arch], args }), `nr ${nr} args ${args}`).toEqual(expected(rules, arch, nr, args));
+  it.each(ARCHES.flatMap((arch) => cases.map(([label, s]) => [arch, label, s] as const)))(
+    '%s %s: every syscall number agrees',
+    (arch, _label, s) => {
+      const rules = resolveSeccompRules(settings(s));
+      const program = assembleSeccompFilter(rules, arch);
+      for (let nr = 0; nr < 480; nr++) {
+        for (const a0 of samples) {
+          for (const a1 of [0n, 0x5412n, 0x100005412n]) {
+            const args = [a0, a1];
+            expect(verdict(program, { nr, arch: AUDIT_ARCH[arch], args }), `nr ${nr} args ${args}`).toEqual(
+              expected(rules, arch, nr, args),
+            );
+          }
         }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('program shape', () => {

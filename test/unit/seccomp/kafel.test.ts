@@ -15,12 +15,16 @@ describe('renderKafelPolicy', () => {
   });
 
   it('an empty rule list is an allow-all policy kafel accepts', () => {
-    expect(renderKafelPolicy([], 'x86_64')).toBe('// sbx seccomp rules for x86_64. Syscalls by number, names in comments.\nPOLICY sbx {\n}\nUSE sbx DEFAULT ALLOW\n');
+    expect(renderKafelPolicy([], 'x86_64')).toBe(
+      '// sbx seccomp rules for x86_64. Syscalls by number, names in comments.\nPOLICY sbx {\n}\nUSE sbx DEFAULT ALLOW\n',
+    );
   });
 
   it('expresses argument conditions on the low 32 bits', () => {
     const text = renderKafelPolicy(defaults, 'x86_64');
-    expect(text).toContain('SYSCALL[16](a0, a1) { (a1 & 0xffffffff) == 0x5412 || (a1 & 0xffffffff) == 0x541c }, // ioctl');
+    expect(text).toContain(
+      'SYSCALL[16](a0, a1) { (a1 & 0xffffffff) == 0x5412 || (a1 & 0xffffffff) == 0x541c }, // ioctl',
+    );
     expect(text).toContain('SYSCALL[56](a0) { (a0 & 0x7e020000) != 0 }, // clone');
   });
 
@@ -33,7 +37,10 @@ describe('renderKafelPolicy', () => {
   });
 
   it('groups by errno and drops what allowIoUring allows', () => {
-    const text = renderKafelPolicy(resolveSeccompRules({ preset: 'default', add: [], remove: [], allowIoUring: true }), 'aarch64');
+    const text = renderKafelPolicy(
+      resolveSeccompRules({ preset: 'default', add: [], remove: [], allowIoUring: true }),
+      'aarch64',
+    );
     expect(text).toContain('  ERRNO(38) {\n    SYSCALL[435] // clone3\n  }');
     expect(text).not.toContain('io_uring');
   });

@@ -1,7 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type SeccompSettings, assembleSeccompFilter, hostSeccompArch, resolveSeccompRules } from '../../../src/seccomp/index.js';
+import {
+  type SeccompSettings,
+  assembleSeccompFilter,
+  hostSeccompArch,
+  resolveSeccompRules,
+} from '../../../src/seccomp/index.js';
 import { SYSCALLS_AARCH64 } from '../../../src/seccomp/syscalls-aarch64.js';
 import { SYSCALLS_X86_64 } from '../../../src/seccomp/syscalls-x86_64.js';
 import { SRC_DIR } from '../../helpers/paths.js';
@@ -11,8 +16,8 @@ function settings(overrides: Partial<SeccompSettings> = {}): SeccompSettings {
   return { preset: 'default', add: [], remove: [], allowIoUring: false, ...overrides };
 }
 
-
-const names = (overrides: Partial<SeccompSettings> = {}) => resolveSeccompRules(settings(overrides)).map((rule) => rule.syscall);
+const names = (overrides: Partial<SeccompSettings> = {}) =>
+  resolveSeccompRules(settings(overrides)).map((rule) => rule.syscall);
 
 describe('resolveSeccompRules', () => {
   it('returns plain, sorted JSON with one rule per syscall', () => {
@@ -27,10 +32,22 @@ describe('resolveSeccompRules', () => {
 
   it('default carries the argument rules in their documented shape', () => {
     const rules = resolveSeccompRules(settings());
-    expect(rules.find((r) => r.syscall === 'ioctl')).toEqual({ syscall: 'ioctl', errno: 'EPERM', when: { arg: 1, op: 'eq-low32', value: [0x5412, 0x541c] } });
-    expect(rules.find((r) => r.syscall === 'clone')).toEqual({ syscall: 'clone', errno: 'EPERM', when: { arg: 0, op: 'masked-any', value: 0x7e020000 } });
+    expect(rules.find((r) => r.syscall === 'ioctl')).toEqual({
+      syscall: 'ioctl',
+      errno: 'EPERM',
+      when: { arg: 1, op: 'eq-low32', value: [0x5412, 0x541c] },
+    });
+    expect(rules.find((r) => r.syscall === 'clone')).toEqual({
+      syscall: 'clone',
+      errno: 'EPERM',
+      when: { arg: 0, op: 'masked-any', value: 0x7e020000 },
+    });
     expect(rules.find((r) => r.syscall === 'clone3')).toEqual({ syscall: 'clone3', errno: 'ENOSYS' });
-    expect(rules.find((r) => r.syscall === 'personality')?.when).toEqual({ arg: 0, op: 'ne-list', value: [0, 8, 0x20000, 0x20008, 0xffffffff] });
+    expect(rules.find((r) => r.syscall === 'personality')?.when).toEqual({
+      arg: 0,
+      op: 'ne-list',
+      value: [0, 8, 0x20000, 0x20008, 0xffffffff],
+    });
   });
 
   it('strict is a superset of default', () => {
@@ -48,7 +65,9 @@ describe('resolveSeccompRules', () => {
 
   it('off is empty; off with add is just the additions', () => {
     expect(resolveSeccompRules(settings({ preset: 'off' }))).toEqual([]);
-    expect(resolveSeccompRules(settings({ preset: 'off', add: ['ptrace'] }))).toEqual([{ syscall: 'ptrace', errno: 'EPERM' }]);
+    expect(resolveSeccompRules(settings({ preset: 'off', add: ['ptrace'] }))).toEqual([
+      { syscall: 'ptrace', errno: 'EPERM' },
+    ]);
   });
 
   it('remove drops a rule, allowIoUring drops the io_uring three', () => {
@@ -103,7 +122,9 @@ describe('assembleSeccompFilter input checks', () => {
       { syscall: 'clone', errno: 'EPERM', when: { arg: 0, op: 'lt', value: 1 } },
     ];
     for (const rule of bad) {
-      expect(sbxErrorOf(() => assembleSeccompFilter([rule as never], 'x86_64')).code, JSON.stringify(rule)).toBe('SECCOMP_INVALID');
+      expect(sbxErrorOf(() => assembleSeccompFilter([rule as never], 'x86_64')).code, JSON.stringify(rule)).toBe(
+        'SECCOMP_INVALID',
+      );
     }
   });
 });
@@ -125,7 +146,9 @@ describe('purity', () => {
     const dir = join(SRC_DIR, 'seccomp');
     for (const file of readdirSync(dir)) {
       // Comments may mention process.arch; only code counts.
-      const text = readFileSync(join(dir, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+      const text = readFileSync(join(dir, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '');
       expect(text, file).not.toMatch(/from ['"](node:)?(fs|child_process|os|net|process)(\/promises)?['"]/);
       expect(text, file).not.toMatch(/\bprocess\.(env|arch|platform|cwd)\b|\bDate\.now\b|\bMath\.random\b/);
       expect(text, file).not.toMatch(/^(export\s+)?(let|var)\s/m); // module-level state

@@ -7,15 +7,33 @@ import { SYSCALLS_X86_64, X32_RENUMBERED } from '../../../src/seccomp/syscalls-x
 
 describe('x86_64 table', () => {
   it.each([
-    ['read', 0], ['ioctl', 16], ['clone', 56], ['ptrace', 101], ['personality', 135], ['mount', 165],
-    ['openat', 257], ['unshare', 272], ['setns', 308], ['bpf', 321], ['uretprobe', 335], ['io_uring_setup', 425],
-    ['open_tree', 428], ['clone3', 435], ['mount_setattr', 442], ['landlock_create_ruleset', 444],
-    ['memfd_secret', 447], ['mseal', 462], ['open_tree_attr', 467], ['listns', 470],
+    ['read', 0],
+    ['ioctl', 16],
+    ['clone', 56],
+    ['ptrace', 101],
+    ['personality', 135],
+    ['mount', 165],
+    ['openat', 257],
+    ['unshare', 272],
+    ['setns', 308],
+    ['bpf', 321],
+    ['uretprobe', 335],
+    ['io_uring_setup', 425],
+    ['open_tree', 428],
+    ['clone3', 435],
+    ['mount_setattr', 442],
+    ['landlock_create_ruleset', 444],
+    ['memfd_secret', 447],
+    ['mseal', 462],
+    ['open_tree_attr', 467],
+    ['listns', 470],
   ] as const)('%s = %i', (name, nr) => {
     expect(SYSCALLS_X86_64[name]).toBe(nr);
   });
   it('x32 renumbering covers the 512..547 range once each', () => {
-    const numbers = Object.values(X32_RENUMBERED).filter((n): n is number => n !== null).sort((a, b) => a - b);
+    const numbers = Object.values(X32_RENUMBERED)
+      .filter((n): n is number => n !== null)
+      .sort((a, b) => a - b);
     expect(numbers).toEqual(Array.from({ length: 36 }, (_, i) => 512 + i));
     for (const name of Object.keys(X32_RENUMBERED)) expect(Object.hasOwn(SYSCALLS_X86_64, name), name).toBe(true);
   });
@@ -23,14 +41,39 @@ describe('x86_64 table', () => {
 
 describe('aarch64 table', () => {
   it.each([
-    ['io_setup', 0], ['renameat', 38], ['ioctl', 29], ['mount', 40], ['openat', 56], ['read', 63],
-    ['personality', 92], ['unshare', 97], ['ptrace', 117], ['getrlimit', 163], ['clone', 220], ['setns', 268],
-    ['bpf', 280], ['io_uring_setup', 425], ['clone3', 435], ['memfd_secret', 447], ['mseal', 462], ['listns', 470],
+    ['io_setup', 0],
+    ['renameat', 38],
+    ['ioctl', 29],
+    ['mount', 40],
+    ['openat', 56],
+    ['read', 63],
+    ['personality', 92],
+    ['unshare', 97],
+    ['ptrace', 117],
+    ['getrlimit', 163],
+    ['clone', 220],
+    ['setns', 268],
+    ['bpf', 280],
+    ['io_uring_setup', 425],
+    ['clone3', 435],
+    ['memfd_secret', 447],
+    ['mseal', 462],
+    ['listns', 470],
   ] as const)('%s = %i', (name, nr) => {
     expect(SYSCALLS_AARCH64[name]).toBe(nr);
   });
   it('has none of the legacy calls arm64 never had', () => {
-    for (const name of ['open', 'fork', 'stat', 'ioperm', 'iopl', 'modify_ldt', 'arch_prctl', 'uselib', 'epoll_create']) {
+    for (const name of [
+      'open',
+      'fork',
+      'stat',
+      'ioperm',
+      'iopl',
+      'modify_ldt',
+      'arch_prctl',
+      'uselib',
+      'epoll_create',
+    ]) {
       expect(Object.hasOwn(SYSCALLS_AARCH64, name), name).toBe(false);
     }
   });

@@ -35,15 +35,28 @@ async function failure(input: unknown[], ctx: SecretsContext): Promise<SbxError>
   expect(error).toBeInstanceOf(SbxError);
   const sbx = error as SbxError;
   // Everything a user, a report or SBX_DEBUG could print.
-  const printable = [sbx.message, sbx.hint ?? '', ...sbx.details, String(sbx.cause ?? ''), JSON.stringify(sbx), sbx.stack ?? ''].join('\n');
+  const printable = [
+    sbx.message,
+    sbx.hint ?? '',
+    ...sbx.details,
+    String(sbx.cause ?? ''),
+    JSON.stringify(sbx),
+    sbx.stack ?? '',
+  ].join('\n');
   for (const secret of [VALUE, OTHER]) expect(printable).not.toContain(secret);
   return sbx;
 }
 
 describe('SecretsSchema', () => {
   it('accepts names and maps; a bare name becomes { name }', () => {
-    const parsed = SecretsSchema.parse(['ANTHROPIC_API_KEY', { name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN', optional: true }]);
-    expect(parsed).toEqual([{ name: 'ANTHROPIC_API_KEY' }, { name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN', optional: true }]);
+    const parsed = SecretsSchema.parse([
+      'ANTHROPIC_API_KEY',
+      { name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN', optional: true },
+    ]);
+    expect(parsed).toEqual([
+      { name: 'ANTHROPIC_API_KEY' },
+      { name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN', optional: true },
+    ]);
   });
 
   it.each([
@@ -66,7 +79,10 @@ describe('loadSecrets: the store', () => {
   it('loads the named secrets, under their `as` names, from a private store outside the workspace', async () => {
     const ctx = setup();
     const loaded = await load(['ANTHROPIC_API_KEY', { name: 'GITHUB_TOKEN', as: 'GH_TOKEN' }], ctx);
-    expect(loaded).toEqual({ vars: { ANTHROPIC_API_KEY: VALUE, GH_TOKEN: OTHER }, names: ['ANTHROPIC_API_KEY', 'GH_TOKEN'] });
+    expect(loaded).toEqual({
+      vars: { ANTHROPIC_API_KEY: VALUE, GH_TOKEN: OTHER },
+      names: ['ANTHROPIC_API_KEY', 'GH_TOKEN'],
+    });
   });
 
   it('does not read the store when no entry asks for it (an unsafe store is then irrelevant)', async () => {
@@ -172,7 +188,11 @@ describe('loadSecrets: missing and optional', () => {
 
   it('skips optional secrets that are missing, from the store, a missing store, or the environment', async () => {
     const ctx = setup();
-    const specs = ['ANTHROPIC_API_KEY', { name: 'OPENAI_API_KEY', optional: true }, { name: 'CI_TOKEN', from: 'env', optional: true }];
+    const specs = [
+      'ANTHROPIC_API_KEY',
+      { name: 'OPENAI_API_KEY', optional: true },
+      { name: 'CI_TOKEN', from: 'env', optional: true },
+    ];
     expect(await load(specs, ctx)).toEqual({ vars: { ANTHROPIC_API_KEY: VALUE }, names: ['ANTHROPIC_API_KEY'] });
     const noStore = setup(null);
     expect(await load([{ name: 'OPENAI_API_KEY', optional: true }], noStore)).toEqual({ vars: {}, names: [] });
@@ -217,7 +237,10 @@ describe('loadSecrets: missing and optional', () => {
 describe('loadSecrets: from env', () => {
   it('passes a credential-named variable on from the invoking environment, optionally renamed', async () => {
     const ctx = { ...setup(null), env: { GITHUB_TOKEN: OTHER, UNRELATED_TOKEN: 'nope' } };
-    expect(await load([{ name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN' }], ctx)).toEqual({ vars: { GH_TOKEN: OTHER }, names: ['GH_TOKEN'] });
+    expect(await load([{ name: 'GITHUB_TOKEN', from: 'env', as: 'GH_TOKEN' }], ctx)).toEqual({
+      vars: { GH_TOKEN: OTHER },
+      names: ['GH_TOKEN'],
+    });
   });
 
   it('passes an empty value on (set is set)', async () => {

@@ -42,3 +42,13 @@ export function dataFilePath(session: Session, ordinal: number): string {
 /** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */
 export const EGRESS_HTTP_SOCKET = 'egress-http.sock';
 export const EGRESS_SOCKS_SOCKET = 'egress-socks.sock';
+
+/**
+ * A signal sbx passed on because its user or caller asked: `user`, a SIGINT/SIGTERM/SIGHUP/SIGQUIT sent
+ * to sbx (forwarded, or a terminal's ^C that reached the command directly); `caller`, the library's
+ * AbortSignal (SIGTERM). The timeout's SIGTERM is not one: it is the policy's.
+ */
+export interface Interrupt {
+  by: 'user' | 'caller';
+  signal: number;
+}

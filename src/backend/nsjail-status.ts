@@ -7,6 +7,7 @@
 // also a status a command may exit with, so the log decides: only a reaped command ran.
 import { SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
+import { SIGNAL_NAMES, signalName } from './signals.js';
 
 /** How the nsjail process ended (node's 'close' event). */
 export interface NsjailExit {
@@ -29,44 +30,10 @@ export interface NsjailStatus {
   failure?: string;
 }
 
-const SIGNALS: readonly string[] = [
-  '',
-  'SIGHUP',
-  'SIGINT',
-  'SIGQUIT',
-  'SIGILL',
-  'SIGTRAP',
-  'SIGABRT',
-  'SIGBUS',
-  'SIGFPE',
-  'SIGKILL',
-  'SIGUSR1',
-  'SIGSEGV',
-  'SIGUSR2',
-  'SIGPIPE',
-  'SIGALRM',
-  'SIGTERM',
-  'SIGSTKFLT',
-  'SIGCHLD',
-  'SIGCONT',
-  'SIGSTOP',
-  'SIGTSTP',
-  'SIGTTIN',
-  'SIGTTOU',
-  'SIGURG',
-  'SIGXCPU',
-  'SIGXFSZ',
-  'SIGVTALRM',
-  'SIGPROF',
-  'SIGWINCH',
-  'SIGIO',
-  'SIGPWR',
-  'SIGSYS',
-];
 const TIMEOUT_CODE = 124;
 
-function signalName(n: number): string {
-  return SIGNALS[n] || `SIG${n}`;
+function nameOf(n: number): string {
+  return signalName(n) ?? `SIG${n}`;
 }
 
 interface LogLine {
@@ -164,16 +131,16 @@ export function parseNsjailStatus(exit: NsjailExit, log: string): NsjailStatus {
   let signal: string | undefined;
   if (stopped) {
     // nsjail got SIGINT/SIGTERM/...: it killed the sandbox with SIGKILL and exits 128+that signal.
-    signal = signalName(Number(stopped[1]));
+    signal = nameOf(Number(stopped[1]));
     code = 128 + Number(stopped[1]);
   } else if (killed) {
-    signal = signalName(Number(killed[1]));
+    signal = nameOf(Number(killed[1]));
     code = 128 + Number(killed[1]);
   } else if (exited) {
     code = Number(exited[1]);
   } else {
     // nsjail itself was killed (by sbx's timeout or a second Ctrl-C) before it could reap the command.
-    const n = SIGNALS.indexOf(exit.signal ?? '');
+    const n = SIGNAL_NAMES.indexOf(exit.signal ?? '');
     signal = exit.signal ?? undefined;
     code = n > 0 ? 128 + n : (exit.code ?? 255);
   }

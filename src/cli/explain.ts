@@ -1,9 +1,7 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
 import { compile, type CommandDecision, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
-import { expandArgsFd, expandPinnedFds } from '../backend/bwrap.js';
-import { describeLandlockGaps, expandLandlockLaunch } from '../backend/landlock.js';
-import { describeNsjailGaps, expandNsjailLaunch } from '../backend/nsjail.js';
+import { backendOf } from '../pipeline/backends.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { shellJoin } from './quote.js';
 import { toRunOptions, type RunFlags } from './options.js';
@@ -85,9 +83,8 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   const compiled = await compile(toRunOptions(flags, command));
   if (flags.json) {
     const { launch, launcher } = compiled;
-    const expanders = { bwrap: expandArgsFd, nsjail: expandNsjailLaunch, landlock: expandLandlockLaunch };
-    const expand = expanders[launcher.backend];
-    const argv = expand(launch);
+    const backend = backendOf(launcher);
+    const argv = await backend.expand(launch);
     const fds = launch.fds.map((f) => ({
       purpose: f.purpose,
       ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}),
@@ -101,8 +98,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
-          ...(launcher.backend === 'nsjail' ? { gaps: describeNsjailGaps(compiled.policy) } : {}),
-          ...(launcher.backend === 'landlock' ? { gaps: describeLandlockGaps(compiled.policy) } : {}),
+          ...(launcher.backend === 'bwrap' ? {} : { gaps: await backend.gaps(compiled.policy) }),
         },
         null,
         2,
@@ -153,39 +149,9 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);
   out.push('');
-  if (compiled.launcher.backend === 'landlock') {
-    const gaps = describeLandlockGaps(p);
-    if (gaps.length > 0) {
-      out.push('landlock differs from bwrap here (no namespaces):', ...gaps.map((g) => `  ${g}`), '');
-    }
-    const { version, path } = compiled.launcher;
-    out.push(`# ${version} at ${path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`);
-    out.push(...expandLandlockLaunch(compiled.launch));
-  } else if (compiled.launcher.backend === 'nsjail') {
-    const gaps = describeNsjailGaps(p);
-    if (gaps.length > 0) out.push('nsjail differs from bwrap here:', ...gaps.map((g) => `  ${g}`), '');
-    out.push(
-      `# ${compiled.launcher.version} at ${compiled.launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`,
-    );
-    const expanded = expandNsjailLaunch(compiled.launch);
-    const config = expanded.findIndex((a) => a.startsWith('# fd '));
-    out.push(
-      shellJoin(config < 0 ? expanded : expanded.slice(0, config)),
-      ...(config < 0 ? [] : expanded.slice(config)),
-    );
-  } else {
-    // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
-    const argv = expandPinnedFds(expandArgsFd(compiled.launch), compiled.launch);
-    const inline = argv.filter(
-      (a, i) =>
-        !['--json-status-fd', '--seccomp'].includes(a) &&
-        !['--json-status-fd', '--seccomp'].includes(argv[i - 1] ?? ''),
-    );
-    out.push(
-      `# ${compiled.launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : ''}. Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`,
-    );
-    out.push('# (paths where sbx passes the pinned descriptors listed above)');
-    out.push(shellJoin([compiled.launch.file, ...inline]));
-  }
+  const backend = backendOf(compiled.launcher);
+  const gaps = await backend.gaps(p);
+  if (gaps.length > 0) out.push(`${backend.name} differs from bwrap here:`, ...gaps.map((g) => `  ${g}`), '');
+  out.push(...(await backend.describe(compiled.launch, compiled.launcher, shellJoin)));
   process.stdout.write(out.join('\n') + '\n');
 }

@@ -1,4 +1,4 @@
-// The sandbox environment: built from nothing, never copied. Seed 000 Layer 3. Pure.
+// The sandbox environment: built from nothing, never copied (README "Keys", env). Pure.
 import { SbxError } from '../errors.js';
 import type { DroppedEnv } from './types.js';
 

@@ -1,6 +1,6 @@
 // Credential stores in HOME that never enter a sandbox: not through a bind of HOME (danger mode, a
-// workspace that is HOME), not through an explicit bind. Seed 001 "Sensitive roots block", plus the
-// equivalents of other CLIs. Paths are relative to the invoking HOME.
+// workspace that is HOME), not through an explicit bind (README "Sensitive files"), including
+// the equivalents of other CLIs. Paths are relative to the invoking HOME.
 export const SENSITIVE_HOME_ROOTS: readonly string[] = [
   '.ssh',
   '.aws',

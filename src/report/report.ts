@@ -3,6 +3,7 @@ import { writeSync } from 'node:fs';
 import type { Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
+import { refusalEnding } from './ending.js';
 import { limitHints, limitVerdict } from './limit-lines.js';
 
 export const REPORT_FORMAT = 1 as const;
@@ -80,13 +81,7 @@ function roundMs(ms: number): number {
 
 /** `run`: what run() knew when it refused (SbxError.run). */
 export function reportFromError(error: SbxError, command: string[], run: RunFacts): Report {
-  // A refusal names the rules that refused; an older-style one without them becomes one policy violation.
-  const violation: Violation[] =
-    error.violations.length > 0
-      ? error.violations
-      : error.exitCode === 126 && error.code !== 'COMMAND_NOT_EXECUTABLE'
-        ? [{ phase: 'preflight', kind: 'policy', rule: error.code.toLowerCase(), detail: error.message }]
-        : [];
+  const ending = refusalEnding(error);
   return {
     format: REPORT_FORMAT,
     sessionId: run.sessionId,
@@ -94,10 +89,10 @@ export function reportFromError(error: SbxError, command: string[], run: RunFact
     ...(run.backend ? { backend: run.backend } : {}),
     ...(run.policyHash ? { policyHash: run.policyHash } : {}),
     command,
-    exitCode: error.exitCode,
-    setBy: 'sbx',
+    exitCode: ending.exitCode,
+    setBy: ending.setBy,
     durationMs: roundMs(run.durationMs),
-    violations: violation,
+    violations: ending.violations,
     error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) },
   };
 }

@@ -1,5 +1,5 @@
-// Redaction of a sandboxed command's captured output before an agent (or a log) sees it. Seed 003
-// "Credential Scrubbing": exact values first, then token shapes, keyword assignments and, last,
+// Redaction of a sandboxed command's captured output before an agent (or a log) sees it
+// (README "JSON report", captured): exact values first, then token shapes, keyword assignments and, last,
 // unlabelled high-entropy strings. A net for accidents (a build that echoes its env, a test that
 // prints a key), not a boundary: a command that wants to exfiltrate can encode. Pure: text in, text out.
 //

@@ -1,6 +1,6 @@
-// The command rules at run time: the pure decision (preflight/commands.ts) on the facts it needs, then,
-// for a command no rule allows under `default: ask`, the approval: a remembered answer, or the user
-// asked on the terminal. Seed 001 "Command policy", "Approval integration", "Approval persistence".
+// The command rules at run time: the pure decision (preflight/command-rules.ts) on the facts it needs,
+// then, for a command no rule allows under `default: ask`, the approval: a remembered answer, or the
+// user asked on the terminal (README "Command rules").
 import { SbxError, type ErrorCode } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
@@ -94,12 +94,8 @@ export function refusal(violations: Violation[]): SbxError {
   return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(first!), violations, details });
 }
 
-/**
- * Returns when the command may run; throws the refusal (exit 126) otherwise. Every approval answer,
- * remembered or given, is in the ledger before anything runs: a crash after the answer keeps it.
- */
 /** The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is asked. */
-export function judgeCommand(policy: Policy, host: Host, allowDenylisted: boolean): CommandDecision {
+export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted: boolean): CommandDecision {
   const rules = policy.commands;
   const workspace = { host: policy.workspace.host, sandbox: policy.workspace.sandbox };
   // Relative arguments resolve against the command's cwd: the invoking one when it lies in the
@@ -120,10 +116,14 @@ export function judgeCommand(policy: Policy, host: Host, allowDenylisted: boolea
   });
 }
 
-export async function gateCommand(input: GateInput): Promise<void> {
+/**
+ * Returns when the command may run; throws the refusal (exit 126) otherwise. Every approval answer,
+ * remembered or given, is in the ledger before anything runs: a crash after the answer keeps it.
+ */
+export async function admitCommand(input: GateInput): Promise<void> {
   const { policy, host } = input;
   const argv = policy.command;
-  const decision = judgeCommand(policy, host, input.allowDenylisted);
+  const decision = decideCommandOnHost(policy, host, input.allowDenylisted);
   if (decision.verdict === 'allow') return;
   if (decision.verdict === 'deny') throw refusal(decision.violations);
 

@@ -21,7 +21,7 @@ function isExecutableFile(hostPath: string): 'yes' | 'no-exec' | 'missing' {
 }
 
 /** Refuses a command the sandbox cannot run; returns its absolute path inside the sandbox. */
-export function checkCommand(policy: Policy): string {
+export function locateCommand(policy: Policy): string {
   const name = policy.command[0];
   if (name === undefined || name === '') {
     throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });

@@ -4,7 +4,7 @@ import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSy
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import type { ExtraFd, Launch } from '../backend/launch.js';
+import type { ExtraFd, Interrupt, Launch } from '../backend/launch.js';
 import { SbxError } from '../errors.js';
 
 export type StdioMode = 'inherit' | 'capture' | 'ignore';
@@ -37,16 +37,6 @@ export interface ExecOptions {
   captureMaxBytes?: number;
   /** The descriptors pinned for the launch's `bind` fds (runtime/pins.ts), by source path. */
   pins?: { fdOf(source: string): number | undefined };
-}
-
-/**
- * A signal sbx passed on because its user or caller asked: `user`, a SIGINT/SIGTERM/SIGHUP/SIGQUIT sent
- * to sbx (forwarded, or a terminal's ^C that reached the command directly); `caller`, the library's
- * AbortSignal (SIGTERM). The timeout's SIGTERM is not one: it is the policy's.
- */
-export interface Interrupt {
-  by: 'user' | 'caller';
-  signal: number;
 }
 
 export type ExecResult =

@@ -1,5 +1,5 @@
 // Resolves a profile's `secrets` to values: from the user's secret store or the invoking environment.
-// Seed 000 Layer 3: keys are injected, never stored in the workspace, never logged. Values appear in no
+// Keys are injected, never stored in the workspace, never logged (docs/SECURITY.md). Values appear in no
 // message, hint, detail or cause raised here; only names and paths do.
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';

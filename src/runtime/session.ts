@@ -60,15 +60,20 @@ export function newSessionId(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
+/** Where run `id` of this process keeps its session (compile() shows these paths; run() creates them). */
+export function plannedSession(env: Record<string, string | undefined>, uid: number, id: string): Session {
+  // The pid in the name lets the next run tell a live session from a crashed one.
+  const dir = join(sessionBase(env, uid), `${id}.${process.pid}`);
+  return { id, dir, emptyFile: join(dir, 'empty') };
+}
+
 export function openSession(env: Record<string, string | undefined>, uid: number, id = newSessionId()): SessionHandle {
   const base = sessionBase(env, uid);
   ensurePrivateDir(base, uid);
   sweepSessions(base);
-  // The pid in the name lets the next run tell a live session from a crashed one.
-  const dir = join(base, `${id}.${process.pid}`);
+  const { dir, emptyFile } = plannedSession(env, uid, id);
   try {
     mkdirSync(dir, { mode: 0o700 });
-    const emptyFile = join(dir, 'empty');
     writeFileSync(emptyFile, '', { mode: 0o444 });
     chmodSync(emptyFile, 0o444);
     let closed = false;

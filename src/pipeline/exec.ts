@@ -1,0 +1,31 @@
+// Stage 10, exec: the Launch spawned and waited for (runtime/exec.ts), then read by its backend: how
+// the command ended, or the SbxError of a sandbox that was never built.
+import type { Launch, Session } from '../backend/launch.js';
+import { execLaunch } from '../runtime/exec.js';
+import type { Pins } from '../runtime/pins.js';
+import type { Backend, LaunchResult, Launcher } from './backends.js';
+import type { RunOptions } from './options.js';
+import type { Derived } from './policy.js';
+
+export async function execute(
+  backend: Backend,
+  launcher: Launcher,
+  launch: Launch,
+  derived: Derived,
+  session: Session,
+  options: RunOptions,
+  pins: Pins,
+): Promise<LaunchResult> {
+  const timeoutMs = derived.policy.limits.timeoutMs;
+  const result = await execLaunch(launch, {
+    stdio: options.stdio ?? 'inherit',
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    forwardSignals: options.forwardSignals ?? false,
+    tty: derived.host.stdinIsTty,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...backend.execOptions(session),
+    pins,
+  });
+  return backend.read(result, derived.host, launcher);
+}

@@ -1,0 +1,20 @@
+// Stage 5, gate: whether this command may run, settled before anything is created: it must exist in the
+// sandbox's view (127 when not; a command the sandbox cannot see is not a setup failure), then the
+// command rules and, under `default: ask`, an approval (runtime/command-gate.ts).
+import { admitCommand } from '../runtime/command-gate.js';
+import { locateCommand } from '../runtime/command.js';
+import type { RunOptions } from './options.js';
+import type { Derived } from './policy.js';
+
+export async function gate(options: RunOptions, derived: Derived, sessionId: string, secrets: string[]): Promise<void> {
+  locateCommand(derived.policy);
+  await admitCommand({
+    policy: derived.policy,
+    host: derived.host,
+    sessionId,
+    allowDenylisted: options.allowDenylistedCommands ?? false,
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    secrets,
+  });
+}

@@ -1,0 +1,32 @@
+// Stage 9, launch: the Policy compiled by the run's backend into the exact Launch, then wrapped to
+// start inside the run's cgroup when it has limits (runtime/cgroup/apply.ts).
+import type { Launch, Session } from '../backend/launch.js';
+import type { PreparedLimits } from '../runtime/cgroup/apply.js';
+import type { Backend, Launcher } from './backends.js';
+import type { CleanupStack } from './cleanup.js';
+import type { PlannedLimits } from './limits.js';
+import type { Derived } from './policy.js';
+import type { Prepared } from './prepare.js';
+
+export interface Launched {
+  launch: Launch;
+  /** The cgroup side of the limits: collected after the run. */
+  limits?: PreparedLimits;
+}
+
+export async function compileRunLaunch(
+  backend: Backend,
+  launcher: Launcher,
+  derived: Derived,
+  session: Session,
+  planned: PlannedLimits | undefined,
+  p: Prepared,
+  cleanup: CleanupStack,
+): Promise<Launched> {
+  const launch = await backend.compile(derived.policy, session, launcher, derived.host);
+  if (!planned) return { launch };
+  await planned.apply.sweepStaleCgroups();
+  const limits = await planned.apply.prepareLimits(planned.plan, session, { env: p.env });
+  cleanup.defer(() => limits.cleanup());
+  return { launch: { ...launch, ...limits.wrap(launch) }, limits };
+}

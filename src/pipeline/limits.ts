@@ -1,0 +1,31 @@
+// Stage 6, limits: each limit given the mechanism that will enforce it on this host (limits/plan.ts),
+// before anything is created: a `required` limit this host cannot enforce refuses the run here. The
+// cgroup machinery loads only for runs that have limits: the plain launch path stays lean.
+import type { LimitPlan } from '../limits/plan.js';
+import type { Policy } from '../policy/types.js';
+
+export interface PlannedLimits {
+  plan: LimitPlan;
+  /** The cgroup side (runtime/cgroup/apply.ts), loaded with the plan. */
+  apply: typeof import('../runtime/cgroup/apply.js');
+}
+
+function hasLimits(limits: Policy['limits']): boolean {
+  return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
+}
+
+export async function planRunLimits(policy: Policy): Promise<PlannedLimits | undefined> {
+  if (!hasLimits(policy.limits)) return undefined;
+  const [{ planLimits }, { probeCgroupFacts }, apply] = await Promise.all([
+    import('../limits/plan.js'),
+    import('../runtime/cgroup/probe.js'),
+    import('../runtime/cgroup/apply.js'),
+  ]);
+  return { plan: planLimits(policy.limits, probeCgroupFacts()), apply };
+}
+
+/** The limits the ending may blame a signal on: the planned ones that are enforced, as the user wrote them. */
+export function enforcedLimits(limits: PlannedLimits | undefined): Record<string, string> {
+  const enforced = limits?.plan.limits.filter((l) => l.enforced) ?? [];
+  return Object.fromEntries(enforced.map((l) => [l.name, l.display]));
+}

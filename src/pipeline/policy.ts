@@ -1,0 +1,145 @@
+// Stage 3, policy: the host probed for exactly what the profile touches (each path pinned as it is
+// probed, so every check runs on the descriptor that will be mounted; the mounted trees walked for
+// secret-looking files), then the Policy derived from profile, request and host (policy/derive.ts).
+import { createHash } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { SbxError } from '../errors.js';
+import {
+  derivePolicy,
+  pathsToProbe,
+  requestedWorkspace,
+  rootOnlyScanRoots,
+  sbxOwnDirs,
+  sensitiveScanRoots,
+} from '../policy/derive.js';
+import type { Host } from '../policy/host.js';
+import { isWithin } from '../policy/sensitive.js';
+import type { Policy } from '../policy/types.js';
+import type { ResolvedProfile } from '../profile/load.js';
+import type { Variables } from '../profile/variables.js';
+import { scanRootOnly } from '../runtime/host.js';
+import type { Pins } from '../runtime/pins.js';
+import { sessionBase } from '../runtime/session.js';
+import { loadSensitiveRules, scanMountedTrees } from '../runtime/sensitive-scan.js';
+import { packageRoot } from '../package-root.js';
+import type { CompileOptions } from './options.js';
+import type { Prepared } from './prepare.js';
+
+export interface Derived {
+  policy: Policy;
+  host: Host;
+  /** sha256 (16 hex) of the Policy: two runs with the same hash had the same sandbox. */
+  hash: string;
+}
+
+type Sensitive = Host['sensitiveFiles'];
+
+/**
+ * sbx's own directories that do not exist yet but lie in a tree the sandbox will mount: created now
+ * (private, they are sbx's), so that they are masked or read-only inside instead of creatable by the
+ * sandbox (a planted ~/.config/sbx/profiles/default.yaml would be the next run's policy).
+ */
+function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths: Host['paths']): void {
+  for (const dir of dirs) {
+    if (paths[dir]?.exists || !mountedTrees.some((tree) => isWithin(dir, tree))) continue;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (cause) {
+      const message = `cannot create ${dir}, which the sandbox could otherwise create: ${(cause as Error).message}`;
+      throw new SbxError('SESSION_DIR', message, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
+    }
+    paths[dir] = pins.probe(dir);
+  }
+}
+
+/** Every mounted tree walked for secret-looking files (.env, *.pem, .git/config, ...) to mask. */
+async function scanSensitive(roots: string[], resolved: ResolvedProfile, p: Prepared, pins: Pins): Promise<Sensitive> {
+  if (roots.length === 0) return { masks: [], protect: [], views: [] };
+  const rules = await loadSensitiveRules(resolved.profile.sensitive ?? {}, p.search.cacheDir);
+  return scanMountedTrees(roots, rules, {
+    // The tree that will be mounted, not whatever the path holds by the time it is walked.
+    walkVia: (root) => {
+      const fd = pins.fdOf(root);
+      return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
+    },
+  });
+}
+
+/**
+ * sbx's session directories hold every run's mask source (`empty`, bound by path) and egress sockets:
+ * hidden wherever a bind would show them, so no sandbox can swap another run's files.
+ */
+function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
+  const sessions = pins.probe(sessionBase(p.env, p.uid));
+  return sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
+}
+
+/** The host as the core may know it: every path the profile touches, probed and pinned. */
+async function probeHost(
+  options: CompileOptions,
+  resolved: ResolvedProfile,
+  p: Prepared,
+  pins: Pins,
+  sessionId: string,
+): Promise<{ host: Host; vars: Variables }> {
+  const profile = resolved.profile;
+  const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
+  const workspace = requestedWorkspace(profile, options, baseVars);
+  const wsFact = pins.probe(workspace);
+  const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
+  const paths: Host['paths'] = Object.fromEntries(
+    pathsToProbe(profile, options, vars, p.env).map((path) => [path, pins.probe(path)]),
+  );
+  const requestedRoots = sensitiveScanRoots(profile, options, vars);
+  const scanRoots = requestedRoots.flatMap((path) => {
+    const f = paths[path];
+    return f?.exists && f.type === 'dir' ? [f.real] : [];
+  });
+  const own = sbxOwnDirs(vars, p.env);
+  const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
+  createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
+  const sensitive = await scanSensitive(scanRoots, resolved, p, pins);
+  const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
+  const host: Host = {
+    uid: p.uid,
+    gid: p.gid,
+    home: p.home,
+    cwd: p.cwd,
+    stdinIsTty: options.tty ?? Boolean(process.stdin.isTTY),
+    env: p.env,
+    paths,
+    rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(profile, vars)) : [],
+    sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(p, pins)] },
+    bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
+  };
+  return { host, vars };
+}
+
+export function policyHash(policy: Policy): string {
+  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
+}
+
+export async function derive(
+  options: CompileOptions,
+  resolved: ResolvedProfile,
+  p: Prepared,
+  pins: Pins,
+  sessionId: string,
+): Promise<Derived> {
+  const { host, vars } = await probeHost(options, resolved, p, pins, sessionId);
+  const policy = derivePolicy({
+    profileName: resolved.name,
+    profileHash: resolved.hash,
+    profile: resolved.profile,
+    request: options,
+    host,
+    vars,
+  });
+  // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
+  // now, and refused if they no longer resolve to themselves.
+  for (const m of policy.mounts) {
+    if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
+  }
+  return { policy, host, hash: policyHash(policy) };
+}

@@ -1,0 +1,159 @@
+// The run, stage by stage: prepare → trust → policy → secrets → gate → limits → session → egress →
+// launch → exec → ending → report. Each stage is a module of this directory with one job; this file
+// only sequences them, records what the run has learnt (every refusal carries it), and owns the one
+// cleanup stack that undoes whatever the stages created. docs/ARCHITECTURE.md draws the same line.
+import { isSbxError, SbxError } from '../errors.js';
+import { shellArgv } from '../policy/command-line.js';
+import type { ResolvedProfile } from '../profile/load.js';
+import { redactArgv } from '../report/ledger.js';
+import type { Outcome } from '../report/outcome.js';
+import { type AuditTrail, openAuditTrail } from '../runtime/audit-trail.js';
+import { decideCommandOnHost } from '../runtime/command-gate.js';
+import { openPins, type Pins } from '../runtime/pins.js';
+import { newSessionId, plannedSession } from '../runtime/session.js';
+import { type Backend, chooseBackend, type Launcher } from './backends.js';
+import { CleanupStack } from './cleanup.js';
+import { startEgress } from './egress.js';
+import { endingOf } from '../report/ending.js';
+import { execute } from './exec.js';
+import { gate } from './gate.js';
+import { compileRunLaunch } from './launch.js';
+import { enforcedLimits, planRunLimits } from './limits.js';
+import type { CompileOptions, Compiled, KnownFacts, RunHooks, RunOptions } from './options.js';
+import { outcomeOf } from './outcome.js';
+import { type Derived, derive } from './policy.js';
+import { type Prepared, prepare } from './prepare.js';
+import { loadRunSecrets } from './secrets.js';
+import { openRunSession } from './session.js';
+import { describeProfile, trustProfile } from './trust.js';
+
+/** Everything up to the policy: what both run() and compile() do. */
+interface Resolved {
+  prepared: Prepared;
+  profile: ResolvedProfile;
+  backend: Backend;
+  launcher: Launcher;
+  derived: Derived;
+  pins: Pins;
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new SbxError('ABORTED', 'the run was aborted (options.signal) before the command started: nothing ran', {
+    hint: 'the AbortSignal passed to run() had fired; call run() again with a signal that has not',
+    cause: signal.reason,
+  });
+}
+
+/** Stages prepare, trust and policy; the backend is chosen once the profile (which may name one) is known. */
+async function resolve(options: CompileOptions, cleanup: CleanupStack, known: KnownFacts): Promise<Resolved> {
+  // The pinned mount sources live as long as the run, whatever ends it.
+  const pins = openPins();
+  cleanup.defer(() => pins.close());
+  const prepared = prepare(options);
+  const profile = await trustProfile(options, prepared, known);
+  const choice = options.backend ?? profile.profile.backend ?? 'bwrap';
+  const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
+  const { backend, launcher } = await chooseBackend(ctx);
+  known.backend = launcher.backend;
+  const derived = await derive(options, profile, prepared, pins, known.sessionId);
+  known.policyHash = derived.hash;
+  return { prepared, profile, backend, launcher, derived, pins };
+}
+
+/** Resolve and compile without running: the policy and the exact launcher argv. */
+export async function compileRun(options: CompileOptions): Promise<Compiled> {
+  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
+  const cleanup = new CleanupStack();
+  try {
+    const r = await resolve(options, cleanup, known);
+    const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
+    const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
+    const { policy, host } = r.derived;
+    const commandDecision = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    const profile = describeProfile(r.profile);
+    return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision };
+  } finally {
+    await cleanup.unwind();
+  }
+}
+
+/** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
+async function runResolved(
+  r: Resolved,
+  options: RunOptions,
+  hooks: RunHooks,
+  known: KnownFacts,
+  trail: AuditTrail | undefined,
+  cleanup: CleanupStack,
+): Promise<Outcome> {
+  const { policy, hash } = r.derived;
+  hooks.checkPolicy?.(policy);
+  throwIfAborted(options.signal);
+  const audit = { sessionId: known.sessionId, profile: r.profile.name, policyHash: hash, backend: r.launcher.backend };
+  const context = { ...audit, workspace: policy.workspace.host, secrets: [] as string[] };
+  trail?.prepared(context, policy);
+  const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
+  context.secrets.push(...Object.values(secretEnv));
+  known.command = redactArgv(policy.command, context.secrets);
+  await gate(options, r.derived, known.sessionId, context.secrets);
+  // The approval may have taken a while.
+  throwIfAborted(options.signal);
+  const limits = await planRunLimits(policy);
+  const session = openRunSession(r.prepared, known.sessionId, policy, secretEnv, cleanup);
+  const proxy = await startEgress(policy, session, options, cleanup);
+  const { launch, limits: applied } = await compileRunLaunch(
+    r.backend,
+    r.launcher,
+    r.derived,
+    session,
+    limits,
+    r.prepared,
+    cleanup,
+  );
+  // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
+  throwIfAborted(options.signal);
+  const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);
+  const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
+  const egress = proxy?.stats();
+  const ending = endingOf({
+    status: result.status,
+    timedOut: result.timedOut,
+    interrupts: result.interrupts,
+    observed: [...collected.violations, ...(egress?.violations ?? []), ...result.observed],
+    limits: enforcedLimits(limits),
+    seccomp: policy.seccomp.rules.length > 0,
+  });
+  const approximations = await r.backend.approximations(policy);
+  const profile = describeProfile(r.profile);
+  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations };
+  return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
+}
+
+/**
+ * A whole run. Rejects with SbxError when sbx itself fails or refuses (bad profile, no sandbox, a
+ * command rule, an abort before the start); the error's `run` names the session and what was known.
+ */
+export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
+  const started = performance.now();
+  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
+  const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
+  const cleanup = new CleanupStack();
+  try {
+    throwIfAborted(options.signal);
+    const capture = options.stdio === 'capture' ? { tty: false } : {};
+    const r = await resolve({ ...options, ...capture }, cleanup, known);
+    const outcome = await runResolved(r, options, hooks, known, trail, cleanup);
+    await cleanup.unwind();
+    trail?.ran(outcome);
+    return outcome;
+  } catch (error) {
+    await cleanup.unwind().catch(() => {});
+    if (isSbxError(error)) {
+      error.run ??= { ...known, durationMs: performance.now() - started };
+      // Refusals are the records an auditor looks for first.
+      trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
+    }
+    throw error;
+  }
+}

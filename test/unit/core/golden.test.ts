@@ -18,7 +18,14 @@ import {
   parseBwrapArgs,
   setenvMap,
 } from '../../helpers/bwrap-argv.js';
-import { expectGolden, fromGoldenText, toGoldenText, UPDATE_GOLDEN } from '../../helpers/golden.js';
+import {
+  bwrapGoldenText,
+  expectGolden,
+  expectGoldenText,
+  fromGoldenText,
+  toGoldenText,
+  UPDATE_GOLDEN,
+} from '../../helpers/golden.js';
 import {
   builtinProfileNames,
   FIXTURE_BWRAP,
@@ -73,8 +80,8 @@ describe('fixtures', () => {
 
 describe.each(CASES)('$profile × $host', ({ profile, host }) => {
   it('matches its golden argv', async () => {
-    const { argv } = await runPipeline(profile, host);
-    expectGolden(join(GOLDEN_DIR, `${profile}.${host}.bwrap.argv`), argv);
+    const { argv, policy } = await runPipeline(profile, host);
+    expectGoldenText(join(GOLDEN_DIR, `${profile}.${host}.bwrap.argv`), bwrapGoldenText(argv, policy.mounts));
   });
 
   it('keeps the security invariants', async () => {
@@ -244,7 +251,17 @@ describe('golden files', () => {
     expect(readdirSync(GOLDEN_DIR)).not.toContain('no-such-profile.nohost.bwrap.argv');
   });
 
-  it('hold one argument per line and refuse arguments with line breaks', () => {
+  it('hold one bwrap operation per line with its reason, every mount reasoned by the Policy', async () => {
+    const { argv, policy } = await runPipeline('default', 'alice');
+    const lines = bwrapGoldenText(argv, policy.mounts).trimEnd().split('\n');
+    expect(lines[0]).toBe('/usr/bin/bwrap');
+    expect(lines.at(-1)).toMatch(/^-- /);
+    for (const line of lines.slice(1, -1)) expect(line).toMatch(/^--\S+.* # \S/);
+    expect(lines.join('\n')).not.toContain('NO POLICY MOUNT');
+    expect(lines).toContain(`${'--unshare-net'.padEnd(60)} # own network namespace: loopback only`);
+  });
+
+  it('(nsjail, landlock) hold one argument per line and refuse arguments with line breaks', () => {
     expect(fromGoldenText(toGoldenText(['a', '', 'b c']))).toEqual(['a', '', 'b c']);
     expect(() => toGoldenText(['a\nb'])).toThrow(/line break/);
   });

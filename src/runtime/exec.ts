@@ -63,6 +63,8 @@ export interface Captured {
 }
 
 const DEFAULT_CAPTURE_MAX_BYTES = 64 * 1024 * 1024;
+/** The launch's extra descriptors are numbered from here in the child. */
+const EXTRA_BASE = 3;
 
 /**
  * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
@@ -135,98 +137,109 @@ function pinnedFd(source: string, opts: ExecOptions): number {
   return fd;
 }
 
-export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
-  const started = performance.now();
-  const extraBase = 3;
+type Child = ReturnType<typeof spawn>;
+
+/** The launcher spawned with its descriptors: stdio, the launch's extra fds, leaked ones overlaid. */
+function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
   // Before anything is opened: a missing pin refuses the run.
   const pinned = launch.fds.map((fd) => (fd.purpose === 'bind' ? pinnedFd(fd.source, opts) : undefined));
-  const leaked = leakedDescriptors().filter((fd) => fd >= extraBase + launch.fds.length);
+  const leaked = leakedDescriptors().filter((fd) => fd >= EXTRA_BASE + launch.fds.length);
   // Descriptors this process opens for the child only: closed once it is spawned.
   const opened: number[] = [];
-  const keep = (fd: number) => (opened.push(fd), fd);
-  const devNull = leaked.length > 0 ? keep(openSync('/dev/null', 'r')) : -1;
-  let child;
+  const keep = (fd: number) => {
+    opened.push(fd);
+    return fd;
+  };
   try {
-    const fdDir = opts.fdDir;
-    const stdio: StdioOptions = [
-      opts.stdio === 'capture' ? (opts.input === undefined ? 'ignore' : 'pipe') : opts.stdio,
-      opts.stdio === 'capture' ? 'pipe' : opts.stdio,
-      opts.stdio === 'capture' ? 'pipe' : opts.stdio,
-      ...launch.fds.map((fd, i) => pinned[i] ?? dataSlot(fd, fdDir, extraBase + i, keep)),
+    const devNull = leaked.length > 0 ? keep(openSync('/dev/null', 'r')) : -1;
+    const capture = opts.stdio === 'capture';
+    const passed = opts.stdio === 'capture' ? 'pipe' : opts.stdio;
+    const stdio: Exclude<StdioOptions, string> = [
+      capture ? (opts.input === undefined ? 'ignore' : 'pipe') : passed,
+      passed,
+      passed,
+      ...launch.fds.map((fd, i) => pinned[i] ?? dataSlot(fd, opts.fdDir, EXTRA_BASE + i, keep)),
     ];
     for (const fd of leaked) {
       while (stdio.length < fd) stdio.push('ignore');
       stdio[fd] = devNull;
     }
-    child = spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
+    return spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
   } finally {
     for (const fd of opened) closeSync(fd);
   }
+}
 
+/** Writes the data descriptors and reads the status one; returns what the status pipe said so far. */
+function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () => string {
   let statusText = '';
   launch.fds.forEach((fd, i) => {
-    const stream = child.stdio[extraBase + i] as (Readable & Writable) | null;
+    const stream = child.stdio[EXTRA_BASE + i] as (Readable & Writable) | null;
     // null: a data descriptor passed as a file.
     if (!stream) return;
+    stream.on('error', () => {});
     if (fd.purpose === 'status') {
       stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => (statusText += chunk));
-      stream.on('error', () => {});
-    } else {
-      stream.on('error', () => {});
-      if ('data' in fd) stream.end(Buffer.from(fd.data));
-    }
+      stream.on('data', (chunk: string) => {
+        statusText += chunk;
+      });
+    } else if ('data' in fd) stream.end(Buffer.from(fd.data));
   });
   if (opts.stdio === 'capture' && opts.input !== undefined && child.stdin) {
     child.stdin.on('error', () => {});
     child.stdin.end(typeof opts.input === 'string' ? opts.input : Buffer.from(opts.input));
   }
-  // Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only.
-  const maxBytes = opts.captureMaxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
-  const collect = (stream: Readable | null) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let total = 0;
-    stream?.on('data', (c: Buffer) => {
-      total += c.length;
-      if (kept >= maxBytes) return;
-      const part = c.length > maxBytes - kept ? c.subarray(0, maxBytes - kept) : c;
-      chunks.push(part);
-      kept += part.length;
-    });
-    return () => ({ buf: Buffer.concat(chunks), total });
-  };
-  const stdout = opts.stdio === 'capture' ? collect(child.stdout) : undefined;
-  const stderr = opts.stdio === 'capture' ? collect(child.stderr) : undefined;
+  return () => statusText;
+}
 
-  const statusValue = (key: string): number | undefined => {
-    const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(statusText);
-    return m ? Number(m[1]) : undefined;
-  };
+/** Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only. */
+function collect(stream: Readable | null, maxBytes: number): () => { buf: Buffer; total: number } {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let total = 0;
+  stream?.on('data', (c: Buffer) => {
+    total += c.length;
+    if (kept >= maxBytes) return;
+    const part = c.length > maxBytes - kept ? c.subarray(0, maxBytes - kept) : c;
+    chunks.push(part);
+    kept += part.length;
+  });
+  return () => ({ buf: Buffer.concat(chunks), total });
+}
 
-  // Signals: the first is passed to the command; a second of the same kind ends the whole sandbox.
+/** A number from bwrap's JSON status lines (`child-pid`, `exit-code`). */
+function statusValue(statusText: string, key: string): number | undefined {
+  const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(statusText);
+  return m ? Number(m[1]) : undefined;
+}
+
+interface Supervision {
+  interrupts: Interrupt[];
+  /** Signals sbx was sent (a second of the same kind kills the sandbox). */
+  received: Set<string>;
+  firstSignal(): NodeJS.Signals | undefined;
+  timedOut(): boolean;
+  stop(): void;
+}
+
+/**
+ * Signals and the timeout: the first signal of a kind is passed to the command; a second of the same
+ * kind ends the whole sandbox. bwrap: sbx signals the command itself (its pid from the status pipe);
+ * nsjail ends the sandbox on SIGINT/SIGTERM/SIGHUP/SIGQUIT and reports the signal it got.
+ */
+function supervise(child: Child, opts: ExecOptions, status: () => string): Supervision {
   const received = new Set<string>();
   const interrupts: Interrupt[] = [];
-  const interrupted = (by: Interrupt['by'], sig: NodeJS.Signals) => interrupts.push({ by, signal: signalNumber(sig) });
   let firstSignal: NodeJS.Signals | undefined;
+  let timedOut = false;
   const forward = (sig: NodeJS.Signals, escalate = true) => {
-    if (escalate && received.has(sig)) {
-      child.kill('SIGKILL');
-      return;
-    }
+    if (escalate && received.has(sig)) return void child.kill('SIGKILL');
     if (escalate) received.add(sig);
     firstSignal ??= sig;
-    if (opts.launcher === 'nsjail') {
-      // nsjail ends the sandbox on SIGINT/SIGTERM/SIGHUP/SIGQUIT and reports the signal it got.
-      child.kill(sig);
-      return;
-    }
-    const init = statusValue('child-pid');
+    if (opts.launcher === 'nsjail') return void child.kill(sig);
+    const init = statusValue(status(), 'child-pid');
     const pid = init === undefined ? undefined : commandPid(init);
-    if (pid === undefined) {
-      child.kill('SIGKILL');
-      return;
-    }
+    if (pid === undefined) return void child.kill('SIGKILL');
     try {
       process.kill(pid, sig);
     } catch {
@@ -234,25 +247,21 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
     }
   };
   const handlers: [NodeJS.Signals, () => void][] = [];
-  if (opts.forwardSignals) {
-    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
-      // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
-      const fromTerminal = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT');
-      const handler = () => {
-        interrupted('user', sig);
-        if (!fromTerminal) forward(sig);
-      };
-      process.on(sig, handler);
-      handlers.push([sig, handler]);
-    }
+  for (const sig of opts.forwardSignals ? (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) : []) {
+    // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
+    const fromTerminal = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT');
+    const handler = () => {
+      interrupts.push({ by: 'user', signal: signalNumber(sig) });
+      if (!fromTerminal) forward(sig);
+    };
+    process.on(sig, handler);
+    handlers.push([sig, handler]);
   }
   const onAbort = () => {
-    interrupted('caller', 'SIGTERM');
+    interrupts.push({ by: 'caller', signal: signalNumber('SIGTERM') });
     forward('SIGTERM');
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-
-  let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
   const timeoutTimer =
     opts.timeoutMs === undefined
@@ -263,13 +272,61 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
           // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
           killTimer = setTimeout(() => child.kill('SIGKILL'), opts.graceMs ?? 2000);
         }, opts.timeoutMs);
+  return {
+    interrupts,
+    received,
+    firstSignal: () => firstSignal,
+    timedOut: () => timedOut,
+    stop() {
+      clearTimeout(timeoutTimer);
+      clearTimeout(killTimer);
+      for (const [sig, handler] of handlers) process.off(sig, handler);
+      opts.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
 
+/** What the launcher's exit and status pipe say became of the command. */
+function resultOf(
+  exit: [number | null, NodeJS.Signals | null],
+  statusText: string,
+  s: Supervision,
+  base: { durationMs: number } & Captured,
+  opts: ExecOptions,
+): ExecResult {
+  const [code, signal] = exit;
+  const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts };
+  if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, ...ran };
+  const childCode = statusValue(statusText, 'exit-code');
+  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
+  // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
+  // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
+  const started = statusValue(statusText, 'child-pid') !== undefined;
+  if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
+    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
+  }
+  if (signal !== null && (s.received.size > 0 || s.timedOut())) {
+    // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
+    // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
+    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran };
+  }
+  const { durationMs, stderr } = base;
+  return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr } : {}) };
+}
+
+export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const child = spawnLaunch(launch, opts);
+  const status = feedDescriptors(child, launch, opts);
+  const maxBytes = opts.captureMaxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
+  const stdout = opts.stdio === 'capture' ? collect(child.stdout, maxBytes) : undefined;
+  const stderr = opts.stdio === 'capture' ? collect(child.stderr, maxBytes) : undefined;
+  const supervision = supervise(child, opts, status);
   try {
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    const exit = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
       child.once('error', reject);
       child.once('close', (c, s) => resolve([c, s]));
     });
-    const durationMs = performance.now() - started;
     const captured: Captured = {};
     if (stdout && stderr) {
       const [out, err] = [stdout(), stderr()];
@@ -279,32 +336,8 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
         streamBytes: { stdout: out.total, stderr: err.total },
       });
     }
-    if (opts.launcher === 'nsjail')
-      return { kind: 'supervised', code, signal, log: statusText, durationMs, timedOut, interrupts, ...captured };
-    const childCode = statusValue('exit-code');
-    if (childCode !== undefined) return { kind: 'ran', code: childCode, durationMs, timedOut, interrupts, ...captured };
-    // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
-    // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
-    if (signal !== null && statusValue('child-pid') !== undefined && firstSignal === undefined && !timedOut) {
-      return { kind: 'ran', code: 128 + signalNumber(signal), durationMs, timedOut, interrupts, ...captured };
-    }
-    if (signal !== null && (received.size > 0 || timedOut)) {
-      // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
-      // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-      return {
-        kind: 'ran',
-        code: 128 + signalNumber(firstSignal ?? signal),
-        durationMs,
-        timedOut,
-        interrupts,
-        ...captured,
-      };
-    }
-    return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr: stderr().buf } : {}) };
+    return resultOf(exit, status(), supervision, { durationMs: performance.now() - started, ...captured }, opts);
   } finally {
-    clearTimeout(timeoutTimer);
-    clearTimeout(killTimer);
-    for (const [sig, handler] of handlers) process.off(sig, handler);
-    opts.signal?.removeEventListener('abort', onAbort);
+    supervision.stop();
   }
 }

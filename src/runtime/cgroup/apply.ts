@@ -179,6 +179,62 @@ function collectFrom(plan: LimitPlan, dirs: readonly string[]): CollectedLimits 
   return { violations, peaks };
 }
 
+/** The session's cgroups, created (and on failure removed again) as the plan says. */
+async function createSessionCgroups(plan: LimitPlan, name: string, fake: boolean): Promise<string[]> {
+  const dirs: string[] = [];
+  try {
+    createCgroups(plan.cgroup, name, fake, dirs);
+    return dirs;
+  } catch (cause) {
+    await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
+    throw new SbxError('LIMIT_UNENFORCEABLE', `cannot set up the session cgroup ${(cause as Error).message}`, {
+      cause,
+      hint: 'check `sbx doctor`; remove the limits from the profile to run without them',
+    });
+  }
+}
+
+function requireSystemdRun(env: Record<string, string | undefined>): string {
+  const systemdRun = findOnPath('systemd-run', env);
+  if (systemdRun) return systemdRun;
+  throw new SbxError('LIMIT_UNENFORCEABLE', 'systemd-run is not on PATH, but the limit plan needs a systemd scope', {
+    hint: 'install systemd, or run as root',
+  });
+}
+
+/** The launch started inside the session's cgroup: through a systemd scope, or sbx's shell trampoline. */
+function wrapper(
+  plan: LimitPlan,
+  name: string,
+  dirs: readonly string[],
+  rlimits: ReturnType<typeof effectiveRlimits>,
+  env: Record<string, string | undefined>,
+  systemdRun: string | undefined,
+): PreparedLimits['wrap'] {
+  const cg = plan.cgroup;
+  const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
+  return (launch) => {
+    if (cg.kind !== 'systemd-scope' || systemdRun === undefined) {
+      const argv = shellTrampoline(procsFiles, rlimits);
+      return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
+    }
+    // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
+    // environment lacks it and take it back in the trampoline.
+    const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
+    const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${process.getuid?.() ?? 0}`;
+    const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
+    const scope = {
+      systemdRun,
+      manager: cg.manager,
+      unit: `${name}.scope`,
+      settings: cg.settings,
+      ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}),
+    };
+    const argv = systemdScopeArgv(scope, rlimits);
+    return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
+  };
+}
+
 export async function prepareLimits(
   plan: LimitPlan,
   session: { id: string; dir: string },
@@ -189,63 +245,18 @@ export async function prepareLimits(
       hint: 'session ids are letters, digits, "_", "." and "-"',
     });
   }
-  const root = opts.root ?? '';
   const fake = opts.root !== undefined;
   const env = opts.env ?? process.env;
   const name = sessionCgroupName(session.id);
-  const rlimits = effectiveRlimits(plan, root);
-  const dirs: string[] = [];
-
-  try {
-    createCgroups(plan.cgroup, name, fake, dirs);
-  } catch (cause) {
-    await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
-    throw new SbxError('LIMIT_UNENFORCEABLE', `cannot set up the session cgroup ${(cause as Error).message}`, {
-      cause,
-      hint: 'check `sbx doctor`; remove the limits from the profile to run without them',
-    });
-  }
-
-  let systemdRun: string | undefined;
-  if (plan.cgroup.kind === 'systemd-scope') {
-    systemdRun = findOnPath('systemd-run', env);
-    if (!systemdRun) {
-      throw new SbxError(
-        'LIMIT_UNENFORCEABLE',
-        'systemd-run is not on PATH, but the limit plan needs a systemd scope',
-        { hint: 'install systemd, or run as root' },
-      );
-    }
-  }
-
-  const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
+  const rlimits = effectiveRlimits(plan, opts.root ?? '');
+  // Checked before anything is created: a missing systemd-run leaves no cgroup behind.
+  const systemdRun = plan.cgroup.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
+  const dirs = await createSessionCgroups(plan, name, fake);
   let cleaned = false;
   return {
     cgroupDirs: dirs,
     rlimits,
-    wrap(launch) {
-      const cg = plan.cgroup;
-      if (cg.kind === 'systemd-scope') {
-        // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
-        // environment lacks it and take it back in the trampoline.
-        const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
-        const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${process.getuid?.() ?? 0}`;
-        const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
-        const argv = systemdScopeArgv(
-          {
-            systemdRun: systemdRun!,
-            manager: cg.manager,
-            unit: `${name}.scope`,
-            settings: cg.settings,
-            ...(lend ? { runtimeDir: { env: envBin, value: runtimeDir } } : {}),
-          },
-          rlimits,
-        );
-        return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
-      }
-      const argv = shellTrampoline(procsFiles, rlimits);
-      return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
-    },
+    wrap: wrapper(plan, name, dirs, rlimits, env, systemdRun),
     async collect() {
       return collectFrom(plan, dirs);
     },

@@ -112,3 +112,74 @@ export function expectGoldenText(file: string, text: string): void {
     `differs from ${relative(REPO_ROOT, file)} (a security-relevant change: review, then SBX_UPDATE_GOLDEN=1)`,
   ).toBe(readFileSync(file, 'utf8'));
 }
+
+/** Why each nsjail option is there (mounts carry their reason in the Policy). */
+const NSJAIL_REASONS: Record<string, string> = {
+  '--log_fd': 'sbx reads what became of the command from the log',
+  '--config': 'the environment travels in a config on a descriptor, never in argv',
+  '--mode': 'once: one command, then nsjail exits with its status',
+  '--experimental_mnt': "the new mount API (mounts built from descriptors, as sbx's checks saw them)",
+  '--hostname': 'hostname inside',
+  '--user': 'identity inside',
+  '--group': 'identity inside',
+  '--cwd': 'working directory',
+  '--nice_level': 'no priority change',
+  '--time_limit': "no nsjail timeout: sbx's own timeout applies",
+  '--rlimit_as': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_core': 'no core dumps',
+  '--rlimit_cpu': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_fsize': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_nofile': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_nproc': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_stack': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_memlock': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_rtprio': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--rlimit_msgqueue': 'resource limit: the policy'\''s value, else as sbx found it (hard, soft)',
+  '--disable_clone_newnet': "the host's network (the policy shares it)",
+  '--seccomp_string': 'system call filter (Kafel)',
+  '--exec_file': 'the command, by its path inside (nsjail does not search PATH)',
+};
+
+const NSJAIL_MOUNTS = new Set(['--bindmount', '--bindmount_ro', '--mount', '--symlink', '--proc_path', '--tmpfsmount']);
+
+/** The path inside of an nsjail mount option's value (`src:dst`, `src:dst:type:options`, or a path). */
+function nsjailTarget(flag: string, value: string): string {
+  if (flag === '--proc_path') return value;
+  return value.split(':')[1] ?? value;
+}
+
+/**
+ * An expanded nsjail launch as a reviewer reads it: the binary, one option a line with its value and
+ * the reason beside it (a mount's from the Policy, in order), `--` and the command, then the
+ * descriptors' contents (`# fd N:`) as they are.
+ */
+export function nsjailGoldenText(
+  expanded: readonly string[],
+  mounts: readonly { target: string; reason: string }[],
+): string {
+  const fdAt = expanded.findIndex((a) => a.startsWith('# fd '));
+  const args = expanded.slice(1, fdAt < 0 ? undefined : fdAt);
+  const end = args.indexOf('--');
+  let cursor = 0;
+  const reasonOf = (flag: string, value: string | undefined): string => {
+    if (!NSJAIL_MOUNTS.has(flag) || value === undefined) return NSJAIL_REASONS[flag] ?? 'NO REASON';
+    const target = nsjailTarget(flag, value);
+    // nsjail has no --dev: the policy's one `dev` mount becomes a tmpfs and the nodes bound into it.
+    const wanted = target.startsWith('/dev/') ? [target, '/dev'] : [target];
+    const found = mounts.findIndex((m, i) => i >= cursor && wanted.includes(m.target));
+    if (found < 0) return 'NO POLICY MOUNT';
+    cursor = found;
+    return mounts[found]!.reason;
+  };
+  const lines: string[] = [expanded[0]!];
+  const options = args.slice(0, end < 0 ? undefined : end);
+  for (let i = 0; i < options.length; i++) {
+    const flag = options[i]!;
+    const value = options[i + 1]?.startsWith('--') === false ? options[++i] : undefined;
+    const text = [flag, ...(value === undefined ? [] : [value])].map(goldenToken).join(' ');
+    lines.push(`${text.padEnd(60)} # ${reasonOf(flag, value)}`);
+  }
+  if (end >= 0) lines.push(args.slice(end).map(goldenToken).join(' '));
+  if (fdAt >= 0) lines.push(...expanded.slice(fdAt));
+  return lines.join('\n') + '\n';
+}

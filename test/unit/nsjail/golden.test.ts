@@ -11,7 +11,7 @@ import { compileNsjail, expandNsjailLaunch } from '../../../src/backend/nsjail.j
 import { SbxError } from '../../../src/errors.js';
 import { isCredentialName } from '../../../src/policy/env.js';
 import type { Launch } from '../../../src/backend/launch.js';
-import { expectGolden } from '../../helpers/golden.js';
+import { expectGolden, expectGoldenText, nsjailGoldenText } from '../../helpers/golden.js';
 import { builtinProfileNames, FIXTURE_SESSION, hostFixtureNames, runPipeline } from '../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../helpers/paths.js';
 import { FIXTURE_EXEC, fixtureNsjailHost, nsjailPipeline } from './nsjail-fixtures.js';
@@ -63,7 +63,12 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
   it('matches its golden argv', async () => {
     const file = join(GOLDEN_DIR, `${profile}.${host}.nsjail.argv`);
     if (REFUSED.has(profile)) expectGolden(file, [await refusalOf(profile, host)]);
-    else expectGolden(file, expandNsjailLaunch((await pipeline(profile, host)).launch));
+    else {
+      const { launch, policy } = await pipeline(profile, host);
+      const text = nsjailGoldenText(expandNsjailLaunch(launch), policy.mounts);
+      expect(text).not.toMatch(/# NO (POLICY MOUNT|REASON)$/m);
+      expectGoldenText(file, text);
+    }
   });
 
   it.runIf(REFUSED.has(profile))('is refused by name', async () => {

@@ -26,7 +26,8 @@ export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } fro
  * no sandbox, a refusal, an abort before the start); the error's `run` names the session.
  */
 export async function run(options: RunOptions): Promise<Outcome> {
-  return runPipeline((await import('./api-options.js')).checkRunOptions(options));
+  // A library caller is long-lived: host walks stay warm between its runs (pipeline/warm.ts).
+  return runPipeline((await import('./api-options.js')).checkRunOptions(options), { warm: true });
 }
 
 /**

@@ -72,10 +72,12 @@ export interface RunOptions extends CompileOptions {
   approve?: Approver;
 }
 
-/** sbx's own CLI only (src/cli/run.ts): a check on the derived policy before anything is created or asked. */
+/** How the doors drive the pipeline; not options a library caller sets. */
 export interface RunHooks {
-  /** Throwing refuses the run (e.g. a --report-file the sandbox could write). */
+  /** sbx's CLI: a check on the derived policy before anything is created or asked; throwing refuses the run (e.g. a --report-file the sandbox could write). */
   checkPolicy?: (policy: Policy) => void;
+  /** The library: keep host walks warm between runs of this process (pipeline/warm.ts). */
+  warm?: boolean;
 }
 
 /** What run() learns as it goes: every refusal carries it (SbxError.run). */

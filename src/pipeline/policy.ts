@@ -18,13 +18,14 @@ import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Variables } from '../profile/variables.js';
-import { scanRootOnly } from '../runtime/host.js';
+import { probePath, scanRootOnly } from '../runtime/host.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from '../runtime/sensitive-scan.js';
 import { packageRoot } from '../package-root.js';
 import type { CompileOptions } from './options.js';
 import type { Prepared } from './prepare.js';
+import { WarmCache } from './warm.js';
 
 export interface Derived {
   policy: Policy;
@@ -34,6 +35,24 @@ export interface Derived {
 }
 
 type Sensitive = Host['sensitiveFiles'];
+
+/**
+ * A long-lived library caller's warm results (pipeline/warm.ts): the one piece of process-wide state,
+ * kept only under exact invalidation. The CLI runs once per process and never fills it.
+ */
+const rootOnlyCache = new WarmCache<Host['rootOnly']>();
+
+/** Root-only system files (masked when the sandbox keeps uid 0): walked once per change when warm. */
+async function rootOnlyEntries(roots: string[], warm: boolean): Promise<Host['rootOnly']> {
+  if (!warm) return scanRootOnly(roots);
+  // The roots' own identity is part of the key: a root replaced or re-linked is a new walk.
+  const key = JSON.stringify(roots.map((root) => [root, probePath(root)]));
+  return rootOnlyCache.get(key, () => {
+    const listed: string[] = [];
+    const value = scanRootOnly(roots, listed);
+    return { value, dirs: listed };
+  });
+}
 
 /**
  * sbx's own directories that do not exist yet but lie in a tree the sandbox will mount: created now
@@ -82,6 +101,7 @@ async function probeHost(
   p: Prepared,
   pins: Pins,
   sessionId: string,
+  warm: boolean,
 ): Promise<{ host: Host; vars: Variables }> {
   const profile = resolved.profile;
   const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
@@ -109,7 +129,7 @@ async function probeHost(
     stdinIsTty: options.tty ?? Boolean(process.stdin.isTTY),
     env: p.env,
     paths,
-    rootOnly: sandboxKeepsRoot ? scanRootOnly(rootOnlyScanRoots(profile, vars)) : [],
+    rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(rootOnlyScanRoots(profile, vars), warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(p, pins)] },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
   };
@@ -126,8 +146,9 @@ export async function derive(
   p: Prepared,
   pins: Pins,
   sessionId: string,
+  warm: boolean,
 ): Promise<Derived> {
-  const { host, vars } = await probeHost(options, resolved, p, pins, sessionId);
+  const { host, vars } = await probeHost(options, resolved, p, pins, sessionId, warm);
   const policy = derivePolicy({
     profileName: resolved.name,
     profileHash: resolved.hash,

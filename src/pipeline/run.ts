@@ -46,7 +46,12 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /** Stages prepare, trust and policy; the backend is chosen once the profile (which may name one) is known. */
-async function resolve(options: CompileOptions, cleanup: CleanupStack, known: KnownFacts): Promise<Resolved> {
+async function resolve(
+  options: CompileOptions,
+  cleanup: CleanupStack,
+  known: KnownFacts,
+  warm: boolean,
+): Promise<Resolved> {
   // The pinned mount sources live as long as the run, whatever ends it.
   const pins = openPins();
   cleanup.defer(() => pins.close());
@@ -56,7 +61,7 @@ async function resolve(options: CompileOptions, cleanup: CleanupStack, known: Kn
   const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
   const { backend, launcher } = await chooseBackend(ctx);
   known.backend = launcher.backend;
-  const derived = await derive(options, profile, prepared, pins, known.sessionId);
+  const derived = await derive(options, profile, prepared, pins, known.sessionId, warm);
   known.policyHash = derived.hash;
   return { prepared, profile, backend, launcher, derived, pins };
 }
@@ -66,7 +71,7 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
   try {
-    const r = await resolve(options, cleanup, known);
+    const r = await resolve(options, cleanup, known, false);
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
     const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
     const { policy, host } = r.derived;
@@ -135,6 +140,7 @@ async function runResolved(
  * command rule, an abort before the start); the error's `run` names the session and what was known.
  */
 export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
+  const warm = hooks.warm ?? false;
   const started = performance.now();
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
@@ -142,7 +148,7 @@ export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Pr
   try {
     throwIfAborted(options.signal);
     const capture = options.stdio === 'capture' ? { tty: false } : {};
-    const r = await resolve({ ...options, ...capture }, cleanup, known);
+    const r = await resolve({ ...options, ...capture }, cleanup, known, warm);
     const outcome = await runResolved(r, options, hooks, known, trail, cleanup);
     await cleanup.unwind();
     trail?.ran(outcome);

@@ -4,6 +4,7 @@
 import {
   accessSync,
   constants,
+  type Dirent,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -42,16 +43,20 @@ export function probePaths(paths: readonly string[]): Record<string, PathFact> {
   return Object.fromEntries(paths.map((p) => [p, probePath(p)]));
 }
 
-/** Entries the world may not read under `roots` (pruned at the first such directory). */
-export function scanRootOnly(roots: readonly string[]): { path: string; dir: boolean }[] {
+/**
+ * Entries the world may not read under `roots` (pruned at the first such directory). `listed`
+ * receives every directory the walk read: what a cached result depends on (pipeline/warm.ts).
+ */
+export function scanRootOnly(roots: readonly string[], listed: string[] = []): { path: string; dir: boolean }[] {
   const out: { path: string; dir: boolean }[] = [];
   const walk = (dir: string) => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
+    listed.push(dir);
     for (const entry of entries) {
       // Symlinks are resolved inside the sandbox against its own mounts; their targets are checked
       // where they live. Skipping them spares most lstat calls (/etc/ssl/certs is mostly links).

@@ -2,8 +2,8 @@
 // probed, so every check runs on the descriptor that will be mounted; the mounted trees walked for
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive.ts).
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import {
   derivePolicy,
@@ -21,7 +21,7 @@ import type { Variables } from '../profile/variables.js';
 import { probePath, scanRootOnly } from '../runtime/host.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
-import { loadSensitiveRules, scanMountedTrees } from '../runtime/sensitive-scan.js';
+import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
 import { packageRoot } from '../package-root.js';
 import type { CompileOptions } from './options.js';
 import type { Prepared } from './prepare.js';
@@ -72,16 +72,52 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
   }
 }
 
-/** Every mounted tree walked for secret-looking files (.env, *.pem, .git/config, ...) to mask. */
-async function scanSensitive(roots: string[], resolved: ResolvedProfile, p: Prepared, pins: Pins): Promise<Sensitive> {
+const sensitiveCache = new WarmCache<Sensitive>();
+
+/** The directory a pinned root's descriptor holds, by identity: a root replaced since is another key. */
+function pinnedIdentity(root: string, pins: Pins): string | undefined {
+  const fd = pins.fdOf(root);
+  if (fd === undefined) return undefined;
+  const st = statSync(`/proc/self/fd/${fd}`);
+  return `${st.dev}:${st.ino}`;
+}
+
+/**
+ * Every mounted tree walked for secret-looking files (.env, *.pem, .git/config, ...) to mask. Warm
+ * (library): kept while nothing the walk read changes; never when it resolved a symlink, whose
+ * target may lie in a directory nobody watches.
+ */
+async function scanSensitive(
+  roots: string[],
+  resolved: ResolvedProfile,
+  p: Prepared,
+  pins: Pins,
+  warm: boolean,
+): Promise<Sensitive> {
   if (roots.length === 0) return { masks: [], protect: [], views: [] };
   const rules = await loadSensitiveRules(resolved.profile.sensitive ?? {}, p.search.cacheDir);
-  return scanMountedTrees(roots, rules, {
-    // The tree that will be mounted, not whatever the path holds by the time it is walked.
-    walkVia: (root) => {
-      const fd = pins.fdOf(root);
-      return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
-    },
+  const scan = (read?: ScanReader) =>
+    scanMountedTrees(roots, rules, {
+      // The tree that will be mounted, not whatever the path holds by the time it is walked.
+      walkVia: (root) => {
+        const fd = pins.fdOf(root);
+        return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
+      },
+      ...(read ? { read } : {}),
+    });
+  if (!warm) return scan();
+  const key = JSON.stringify([
+    resolved.profile.sensitive ?? {},
+    roots.map((root) => [root, pinnedIdentity(root, pins)]),
+  ]);
+  return sensitiveCache.get(key, () => {
+    const dirs = new Set<string>();
+    let keep = true;
+    const value = scan((path, what) => {
+      if (what === 'link') keep = false;
+      else dirs.add(what === 'dir' ? path : dirname(path));
+    });
+    return { value, dirs, keep };
   });
 }
 
@@ -119,7 +155,7 @@ async function probeHost(
   const own = sbxOwnDirs(vars, p.env);
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const sensitive = await scanSensitive(scanRoots, resolved, p, pins);
+  const sensitive = await scanSensitive(scanRoots, resolved, p, pins, warm);
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const host: Host = {
     uid: p.uid,

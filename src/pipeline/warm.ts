@@ -6,7 +6,7 @@
 //
 // Exactness: the kernel queues an inotify event when the change is made (fsnotify runs inside the
 // system call), so once a sandboxed command has exited, every change it made is queued. `settle()`
-// lets one turn of the event loop deliver them before a cached result is trusted. A walk over more
+// lets the event loop poll and deliver them before a cached result is trusted. A walk over more
 // directories than WATCH_LIMIT is not kept (inotify watches are a per-user resource), nor is one
 // whose watch cannot be set up: then the walk simply runs each time.
 import { type FSWatcher, watch } from 'node:fs';
@@ -18,10 +18,11 @@ interface Entry<T> {
   watchers: FSWatcher[];
 }
 
-/** What a walk found, and every directory it listed or read a file in. */
+/** What a walk found, and every directory it listed or read a file in; `keep: false` when that is not all it depends on. */
 export interface Walked<T> {
   value: T;
   dirs: Iterable<string>;
+  keep?: boolean;
 }
 
 export class WarmCache<T> {
@@ -32,8 +33,8 @@ export class WarmCache<T> {
     await settle();
     const kept = this.entries.get(key);
     if (kept) return kept.value;
-    const { value, dirs } = await walk();
-    this.keep(key, value, [...new Set(dirs)]);
+    const { value, dirs, keep = true } = await walk();
+    if (keep) this.keep(key, value, [...new Set(dirs)]);
     return value;
   }
 
@@ -70,7 +71,11 @@ export class WarmCache<T> {
   }
 }
 
-/** One turn of the event loop: inotify events already queued are delivered to the watchers. */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * Inotify events already queued are delivered to the watchers. Two turns of the event loop: when
+ * run() is called from an I/O callback (the previous run's exit, say), the first setImmediate fires
+ * in this very iteration, before any new poll for events; the second fires only after a poll.
+ */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
 }

@@ -90,6 +90,15 @@ export interface SensitiveScan {
   truncated: boolean;
 }
 
+/**
+ * Told of everything a scan's result depends on: a directory it listed, a file it read or looked for,
+ * a symlink it resolved (whose target may lie anywhere). The library's warm cache watches these
+ * (pipeline/warm.ts); a plain run passes nothing.
+ */
+export type ScanReader = (path: string, what: 'dir' | 'file' | 'link') => void;
+
+const ignoreRead: ScanReader = () => {};
+
 function errorCode(cause: unknown): string | undefined {
   return (cause as NodeJS.ErrnoException | undefined)?.code;
 }
@@ -115,8 +124,9 @@ interface WorkTree {
  * The git directory of a work tree: `.git` itself, or the one a `.git` file names (worktrees and
  * submodules: "gitdir: PATH", relative to the work tree).
  */
-function gitDirOf(workTree: string): string | undefined {
+function gitDirOf(workTree: string, read: ScanReader): string | undefined {
   const dotGit = join(workTree, '.git');
+  read(dotGit, 'file');
   try {
     if (lstatSync(dotGit).isDirectory()) return dotGit;
   } catch {
@@ -128,17 +138,19 @@ function gitDirOf(workTree: string): string | undefined {
 }
 
 /** The work tree enclosing `root` from above (git's own discovery: the nearest parent with a .git). */
-function enclosingWorkTree(root: string): WorkTree | undefined {
+function enclosingWorkTree(root: string, read: ScanReader): WorkTree | undefined {
   let dir = root;
   while (dir !== '/') {
     const parent = dirname(dir);
+    read(join(parent, '.git'), 'file');
     try {
       lstatSync(join(parent, '.git'));
     } catch {
       dir = parent;
       continue;
     }
-    return { rel: undefined, prefix: root.slice(parent === '/' ? 1 : parent.length + 1), gitDir: gitDirOf(parent) };
+    const prefix = root.slice(parent === '/' ? 1 : parent.length + 1);
+    return { rel: undefined, prefix, gitDir: gitDirOf(parent, read) };
   }
   return undefined;
 }
@@ -148,7 +160,9 @@ function readIndex(
   gitDir: string | undefined,
   files: ReadonlySet<string>,
   dirs: readonly string[],
+  read: ScanReader,
 ): IndexAnswer | undefined {
+  if (gitDir !== undefined) read(join(gitDir, 'index'), 'file');
   const bytes = gitDir === undefined ? undefined : readRegularFile(join(gitDir, 'index'), MAX_INDEX_BYTES);
   if (!bytes) return undefined;
   // SHA-1 repositories, then SHA-256 ones (the index does not say which; a wrong guess does not parse).
@@ -177,9 +191,10 @@ function excludeLine(rel: string, dir: boolean): string | undefined {
 export function scanSensitiveFiles(
   root: string,
   rules: SensitiveRules,
-  opts: { maxEntries?: number } = {},
+  opts: { maxEntries?: number; read?: ScanReader } = {},
 ): SensitiveScan {
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES;
+  const read = opts.read ?? ignoreRead;
   const base = root.length > 1 && root.endsWith('/') ? root.slice(0, -1) : root;
   const absOf = (rel: string) => (rel === '' ? base : base === '/' ? `/${rel}` : `${base}/${rel}`);
   const candidates: Candidate[] = [];
@@ -193,6 +208,7 @@ export function scanSensitiveFiles(
   let truncated = false;
 
   const list = (rel: string): Dirent[] | undefined => {
+    read(absOf(rel), 'dir');
     try {
       return readdirSync(absOf(rel), { withFileTypes: true });
     } catch (cause) {
@@ -251,12 +267,13 @@ export function scanSensitiveFiles(
   }
   if (truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated };
 
-  const git = decideByGit(absOf, candidates, workTrees, base, maxEntries - scanned);
+  const git = decideByGit(absOf, candidates, workTrees, base, maxEntries - scanned, read);
   scanned += git.scanned;
   if (git.truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
   const views: SensitiveView[] = [...git.views];
   const masks = [...unreadable, ...git.masks];
   for (const rel of gitConfigs) {
+    read(absOf(rel), 'file');
     const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
     if (!text) {
       masks.push({ path: absOf(rel), what: 'file' });
@@ -291,12 +308,13 @@ function decideByGit(
   workTreeRels: string[],
   root: string,
   budget: number,
+  read: ScanReader,
 ): GitDecision {
   const out: GitDecision = { masks: [], views: [], scanned: 0, truncated: false };
   if (candidates.length === 0) return out;
-  const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel)) }));
+  const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel), read) }));
   if (!workTreeRels.includes('')) {
-    const above = enclosingWorkTree(root);
+    const above = enclosingWorkTree(root, read);
     if (above) workTrees.push(above);
   }
   // The deepest work tree holding each candidate (a nested repository is its own).
@@ -315,7 +333,7 @@ function decideByGit(
   for (const [wt, group] of groups) {
     const masked: SensitiveMask[] = [];
     const paths = (dir: boolean) => (wt ? group.filter((c) => c.dir === dir).map((c) => inTree(wt, c.rel)) : []);
-    const answer = wt && readIndex(wt.gitDir, new Set(paths(false)), paths(true));
+    const answer = wt && readIndex(wt.gitDir, new Set(paths(false)), paths(true), read);
     for (const c of group) {
       const path = absOf(c.rel);
       // Nothing under a .git directory is ever tracked, whatever a hostile index claims.
@@ -324,13 +342,14 @@ function decideByGit(
         masked.push({ path, what: c.dir ? 'dir' : 'file' });
       } else if (!c.dir) {
         const entry = answer.files.get(inTree(wt, c.rel));
+        read(path, 'file');
         if (!entry) masked.push({ path, what: 'file' });
         else if (!verifyTracked(path, entry)) masked.push({ path, what: 'file', tracked: true });
       } else {
         const tracked = answer.dirs.get(inTree(wt, c.rel)) ?? [];
         if (tracked.length === 0) masked.push({ path, what: 'dir' });
         else {
-          const below = maskUntrackedBelow(path, inTree(wt, c.rel), tracked, budget - out.scanned);
+          const below = maskUntrackedBelow(path, inTree(wt, c.rel), tracked, budget - out.scanned, read);
           out.scanned += below.scanned;
           if (below.truncated) return { ...out, truncated: true };
           masked.push(...below.masks);
@@ -345,6 +364,7 @@ function decideByGit(
         absOf,
         root,
         masked.filter((m) => !m.tracked),
+        read,
       );
     if (view) out.views.push(view);
   }
@@ -360,6 +380,7 @@ function maskUntrackedBelow(
   dirInTree: string,
   tracked: IndexEntry[],
   budget: number,
+  read: ScanReader,
 ): { masks: SensitiveMask[]; scanned: number; truncated: boolean } {
   const byPathInTree = new Map(tracked.map((e) => [e.path, e]));
   const masks: SensitiveMask[] = [];
@@ -368,6 +389,7 @@ function maskUntrackedBelow(
   while (pending.length > 0) {
     const rel = pending.pop()!;
     let entries: Dirent[];
+    read(rel === '' ? dir : `${dir}/${rel}`, 'dir');
     try {
       entries = readdirSync(rel === '' ? dir : `${dir}/${rel}`, { withFileTypes: true });
     } catch {
@@ -402,9 +424,12 @@ function excludeView(
   absOf: (rel: string) => string,
   root: string,
   masked: SensitiveMask[],
+  read: ScanReader,
 ): SensitiveView | undefined {
   if (wt.rel === undefined || wt.gitDir === undefined || masked.length === 0) return undefined;
   const file = join(wt.gitDir, 'info', 'exclude');
+  read(join(wt.gitDir, 'info'), 'file');
+  read(file, 'file');
   let real: string;
   let rootReal: string;
   try {
@@ -470,13 +495,17 @@ function rebaseScan(scan: SensitiveScan, from: string, to: string): SensitiveSca
 export function scanMountedTrees(
   roots: readonly string[],
   rules: SensitiveRules,
-  opts: { maxEntries?: number; walkVia?: (root: string) => string | undefined } = {},
+  opts: { maxEntries?: number; walkVia?: (root: string) => string | undefined; read?: ScanReader } = {},
 ): MountedTreesScan {
+  const read = opts.read ?? ignoreRead;
   const masks = new Map<string, { dir: boolean; tracked?: true }>();
   const protect = new Set<string>();
   const views: SensitiveView[] = [];
   let scanned = 0;
-  const resolveInTrees = (path: string): { real: string; dir: boolean } | undefined => {
+  // `link`: a symlink the walk did not follow (its target may lie anywhere); `dir`: a protected
+  // directory the walk reached without following one.
+  const resolveInTrees = (path: string, what: 'link' | 'dir'): { real: string; dir: boolean } | undefined => {
+    read(path, what);
     try {
       const real = realpathSync(path);
       return roots.some((root) => isInside(real, root)) ? { real, dir: statSync(real).isDirectory() } : undefined;
@@ -490,6 +519,7 @@ export function scanMountedTrees(
     const via = opts.walkVia?.(root);
     const walked = scanSensitiveFiles(via ?? root, rules, {
       maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned),
+      read,
     });
     const scan = via ? rebaseScan(walked, via, root) : walked;
     if (scan.truncated) {
@@ -507,11 +537,11 @@ export function scanMountedTrees(
     }
     views.push(...scan.views);
     for (const link of scan.links) {
-      const target = resolveInTrees(link);
+      const target = resolveInTrees(link, 'link');
       if (target) masks.set(target.real, { dir: target.dir });
     }
     for (const path of scan.protect) {
-      const target = resolveInTrees(path);
+      const target = resolveInTrees(path, 'dir');
       if (target?.dir) protect.add(target.real);
     }
   }

@@ -6,6 +6,7 @@
 //  - the CLI's lazy modules (cli.*.js: commander, the YAML parser and schema, explain, nsjail, limits,
 //    the egress proxy, ...), loaded by import() when a command needs them. What they share with the
 //    core they import from cli.js, so each module exists once per process (one SbxError class).
+// And version.js and compile-cache.js: small files bin/sbx.js loads before (or instead of) the CLI.
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
@@ -147,6 +148,9 @@ await build({
     },
   ],
 });
+
+// What bin/sbx.js loads before the CLI (or instead of it, for --version), each alone.
+await build({ ...cli, entryPoints: { version: 'src/version.ts', 'compile-cache': 'src/runtime/compile-cache.ts' } });
 
 // The egress bridge runs inside the sandbox as a plain script (no bundle, no dependencies).
 copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');

@@ -9,10 +9,25 @@
 // And version.js and compile-cache.js: small files bin/sbx.js loads before (or instead of) the CLI.
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, rmSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
 const CORE_ENTRY = 'src/cli/main.ts';
+
+/** src/version.ts BUILD: a hash of every source file and the locked dependencies, so caches of derived data follow the code. */
+function buildId() {
+  const hash = createHash('sha256');
+  const files = readdirSync('src', { recursive: true }).filter((f) => /\.(ts|cjs)$/.test(f));
+  for (const file of files.sort())
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join('src', file)))
+      .update('\0');
+  if (existsSync('package-lock.json')) hash.update(readFileSync('package-lock.json'));
+  return hash.digest('hex').slice(0, 16);
+}
+
 const common = {
   bundle: true,
   format: 'esm',
@@ -22,6 +37,7 @@ const common = {
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
+  define: { __SBX_BUILD__: JSON.stringify(buildId()) },
 };
 // The CLI's files are minified: smaller files compile faster (a launch loads cli.js whole: 1.5 ms of
 // its 13). The library stays as written, for its callers' stack traces.

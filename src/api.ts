@@ -35,7 +35,7 @@ import { checkCommand } from './runtime/command.js';
 import { gateCommand, judgeCommand, type Approver } from './runtime/command-gate.js';
 import type { CommandDecision } from './preflight/command-rules.js';
 import { execLaunch, type ExecResult, type Interrupt, type StdioMode } from './runtime/exec.js';
-import { probeBwrap, probeNsjail, scanRootOnly, type BwrapInfo } from './runtime/host.js';
+import { probeBwrap, probeNsjail, scanRootOnly, type BwrapInfo } from './runtime/host-probe.js';
 import { openPins, type Pins } from './runtime/pins.js';
 import { newSessionId, openSession, sessionBase, writeFileMounts } from './runtime/session.js';
 import { loadSensitiveRules, scanMountedTrees } from './runtime/sensitive-scan.js';

@@ -9,7 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -19,7 +19,8 @@ const peers = argv.includes('--peers');
 const sbx = join(root, 'bin', 'sbx.js');
 
 const work = mkdtempSync(join(tmpdir(), 'sbx-bench-'));
-const env = { ...process.env, SBX_BENCH: '1' };
+// The bin starts `node` from PATH: the one running this bench comes first, so every row uses it.
+const env = { ...process.env, SBX_BENCH: '1', PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
 delete env.NODE_EXTRA_CA_CERTS;
 
 function which(name) {

@@ -132,6 +132,9 @@ function binaryIdentity(path: string, st: Stats): string {
   return `${path}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
+/** Versions this process learnt, by binary identity: a long-lived library caller stats bwrap, no more. */
+const known = new Map<string, string>();
+
 /** The version cached for exactly this binary; anything unreadable, foreign or malformed is no cache. */
 function cachedVersion(file: string, id: string): string | undefined {
   try {
@@ -167,11 +170,12 @@ export function probeBwrap(env: Record<string, string | undefined>, cacheDir: st
     throw new SbxError('BWRAP_MISSING', `${path} does not exist`, { hint: INSTALL_BWRAP_HINT });
   }
   const cacheFile = cacheDir ? join(cacheDir, 'bwrap.json') : undefined;
-  let version = cacheFile ? cachedVersion(cacheFile, id) : undefined;
+  let version = known.get(id) ?? (cacheFile ? cachedVersion(cacheFile, id) : undefined);
   if (version === undefined) {
     version = readVersion(path);
     if (cacheDir && cacheFile) cacheVersion(cacheDir, cacheFile, id, version);
   }
+  known.set(id, version);
   const v = parseVersion(version);
   const since08 = atLeast(v, [0, 8, 0]);
   const features = { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: since08, bindFd: since08 };

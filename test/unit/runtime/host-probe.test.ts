@@ -1,10 +1,16 @@
-// probeBwrap caches `bwrap --version` by the binary's identity: a rewritten binary, or a cache entry
-// that is not exactly sbx's own, means asking the binary again.
-import { chmodSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+// probeBwrap caches `bwrap --version` by the binary's identity, in the process and in the cache dir:
+// a rewritten binary, or a cache entry that is not exactly sbx's own, means asking the binary again.
+import { chmodSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { probeBwrap } from '../../../src/runtime/host-probe.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+
+/** probeBwrap as a new process has it: nothing learnt yet but what the cache dir holds. */
+async function freshProbe(): Promise<typeof probeBwrap> {
+  vi.resetModules();
+  return (await import('../../../src/runtime/host-probe.js')).probeBwrap;
+}
 
 /** A stand-in bwrap that prints `version` and counts its runs in a file beside it. */
 function fakeBwrap(dir: string, version: string): { env: Record<string, string>; runs: () => number } {
@@ -16,15 +22,24 @@ function fakeBwrap(dir: string, version: string): { env: Record<string, string>;
 }
 
 describe('probeBwrap', () => {
-  it('asks the binary once, then answers from the cache', () => {
+  it('asks the binary once, then answers from the cache', async () => {
     const dir = makeTempDir();
     const cache = join(dir, 'cache');
     const bwrap = fakeBwrap(dir, '0.8.0');
     const first = probeBwrap(bwrap.env, cache);
     expect(first).toMatchObject({ version: 'bubblewrap 0.8.0', features: { bindFd: true, tmpfsSize: true } });
-    expect(probeBwrap(bwrap.env, cache)).toEqual(first);
-    expect(bwrap.runs()).toBe(1);
     expect(statSync(join(cache, 'bwrap.json')).mode & 0o777).toBe(0o600);
+    expect((await freshProbe())(bwrap.env, cache)).toEqual(first);
+    expect(bwrap.runs()).toBe(1);
+  });
+
+  it('within a process, a binary seen before is not asked again, cache dir or not', () => {
+    const dir = makeTempDir();
+    const bwrap = fakeBwrap(dir, '0.8.0');
+    probeBwrap(bwrap.env, join(dir, 'cache'));
+    rmSync(join(dir, 'cache'), { recursive: true });
+    expect(probeBwrap(bwrap.env, undefined).version).toBe('bubblewrap 0.8.0');
+    expect(bwrap.runs()).toBe(1);
   });
 
   it('a binary rewritten in place, same size and mtime, is asked again', () => {
@@ -50,13 +65,13 @@ describe('probeBwrap', () => {
         writeFileSync(file, JSON.stringify({ id, version: 9 }), { mode: 0o600 });
       },
     ],
-  ])('a cache entry that %s is ignored', (_, spoil) => {
+  ])('a cache entry that %s is ignored', async (_, spoil) => {
     const dir = makeTempDir();
     const cache = join(dir, 'cache');
     const bwrap = fakeBwrap(dir, '0.8.0');
     probeBwrap(bwrap.env, cache);
     spoil(join(cache, 'bwrap.json'));
-    expect(probeBwrap(bwrap.env, cache).version).toBe('bubblewrap 0.8.0');
+    expect((await freshProbe())(bwrap.env, cache).version).toBe('bubblewrap 0.8.0');
     expect(bwrap.runs()).toBe(2);
   });
 });

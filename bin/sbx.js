@@ -11,10 +11,22 @@
 // is always set here, so a value from the caller's environment never reaches Node; src/cli/run.ts
 // accepts --report-fd N only when N is listed. A missed flag (it follows `--` as another flag's
 // value) is refused, never confused.
-// As JavaScript it is a string and a comment. Beyond that this file stays thin: the compile cache
-// (Node 22.1+) and the bundled CLI.
+// As JavaScript it is a string and a comment. Beyond that this file stays thin: `sbx --version`
+// answered without loading the CLI, the compile cache (Node 22.1+) kept in sbx's own cache
+// directory (src/runtime/compile-cache.ts says why not Node's default), and the bundled CLI.
 import module from 'node:module';
 
-module.enableCompileCache?.();
-const { main } = await import('../dist/cli.js');
-await main(process.argv);
+if (process.argv.length === 3 && (process.argv[2] === '--version' || process.argv[2] === '-V')) {
+  // What commander prints for it (src/cli/program.ts); a reader that stopped reading is no error.
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+  process.stdout.write(`${(await import('../dist/version.js')).VERSION}\n`);
+} else {
+  if (module.enableCompileCache) {
+    const dir = (await import('../dist/compile-cache.js')).compileCacheDir(process.env);
+    if (dir) module.enableCompileCache(dir);
+  }
+  const { main } = await import('../dist/cli.js');
+  await main(process.argv);
+}

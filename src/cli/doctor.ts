@@ -1,7 +1,7 @@
 // `sbx doctor`: can this host build the sandbox? Each check says what it found and how to fix it.
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
-import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host.js';
+import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host-probe.js';
 import { probeHostFacts } from '../runtime/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../policy/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, w
 import { dirname } from 'node:path';
 import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../policy/apparmor-profile.js';
 import { SbxError } from '../errors.js';
-import { probeBwrap } from '../runtime/host.js';
+import { probeBwrap } from '../runtime/host-probe.js';
 import { probeHostFacts } from '../runtime/host-facts.js';
 
 export interface SetupFlags {

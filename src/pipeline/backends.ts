@@ -11,7 +11,7 @@ import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import { locateCommand } from '../runtime/command.js';
 import type { ExecOptions, ExecResult } from '../runtime/exec.js';
-import { type BwrapInfo, probeBwrap, probeNsjail } from '../runtime/host.js';
+import { type BwrapInfo, probeBwrap, probeNsjail } from '../runtime/host-probe.js';
 import { hostSeccompArch } from '../seccomp/index.js';
 import type { EndingFacts } from '../report/ending.js';
 import { packageRoot } from '../package-root.js';

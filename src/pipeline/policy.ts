@@ -18,7 +18,7 @@ import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Variables } from '../profile/variables.js';
-import { probePath, scanRootOnly } from '../runtime/host.js';
+import { probePath, scanRootOnly } from '../runtime/host-probe.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
 import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';

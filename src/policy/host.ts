@@ -1,4 +1,4 @@
-// What the pure core may know about the host, gathered once by runtime/host.ts. Plain data, so a
+// What the pure core may know about the host, gathered once by runtime/host-probe.ts. Plain data, so a
 // fixture Host makes every compiler test deterministic.
 
 export type PathFact =

@@ -12,6 +12,7 @@ import { mergeProfiles, type Origins } from './merge.js';
 import type { Profile } from './schema.js';
 import { closest } from './suggest.js';
 import { judgeTrust, needsPin, untrustedError, type TrustContext, type TrustState } from './trust.js';
+import { BUILD } from '../version.js';
 
 export type ProfileSource = 'path' | 'project' | 'user' | 'builtin';
 
@@ -61,7 +62,7 @@ export interface LoadOptions {
 }
 
 const PROFILE_EXT = '.yaml';
-const CACHE_FORMAT = 2;
+const CACHE_FORMAT = 3;
 /** A profile is a short YAML file; this bounds what a hostile one (or /dev/zero) can make sbx read. */
 export const PROFILE_MAX_BYTES = 256 * 1024;
 /** One cached resolved profile: the merged result of at most a few such files. */
@@ -195,7 +196,9 @@ function sha256(text: string): string {
 
 interface CacheEntry {
   format: number;
-  /** Each layer as looked up: name, the file it resolved to, and that file's hash. */
+  /** The sbx build that resolved it (version.ts): a schema or merge change makes every entry stale. */
+  build: string;
+  /** Each layer as looked up: name, the file it resolved to, and that file's hash. The last is the profile itself. */
   layers: {
     name: string;
     file: string;
@@ -209,19 +212,45 @@ interface CacheEntry {
   origins: Origins;
 }
 
-function cacheFile(search: ProfileSearch, location: ProfileLocation, sha: string, version: string): string | undefined {
+/** The profile's file as found and read now: what the cache key and an entry's last layer must match. */
+interface CacheKey {
+  location: ProfileLocation;
+  top: GuardedText;
+  sha: string;
+  build: string;
+}
+
+function cacheFile(search: ProfileSearch, key: CacheKey): string | undefined {
   if (!search.cacheDir) return undefined;
-  return join(search.cacheDir, sha256(`${CACHE_FORMAT}\0${version}\0${location.file}\0${sha}`) + '.json');
+  const material = `${CACHE_FORMAT}\0${key.build}\0${key.location.file}\0${key.sha}`;
+  return join(search.cacheDir, sha256(material) + '.json');
+}
+
+/** Written by this build for this very file: anything else (an older format, a copy of another profile's entry) is ignored. */
+function isEntryFor(entry: CacheEntry, key: CacheKey): boolean {
+  if (entry?.format !== CACHE_FORMAT || entry.build !== key.build || !Array.isArray(entry.layers)) return false;
+  if (!entry.layers.every((l) => typeof l?.name === 'string')) return false;
+  const last = entry.layers.at(-1);
+  return (
+    last?.file === key.location.file &&
+    last.source === key.location.source &&
+    last.real === key.top.real &&
+    last.sha === key.sha &&
+    last.relativeTo === undefined &&
+    last.skipFile === undefined
+  );
 }
 
 /**
  * A cached entry is valid only if every layer still resolves to the same file with the same content,
- * read under the same guards. Returns the entry and the texts read; the trust check follows as for
- * a fresh load.
+ * read under the same guards (the profile itself was just read so, for the key). Returns the entry
+ * and the texts read; the trust check follows as for a fresh load. An entry that cannot be read
+ * safely (another owner, a writable directory, too large, not JSON) is ignored, never an error.
  */
 function readCache(
   path: string,
   search: ProfileSearch,
+  key: CacheKey,
 ): { entry: CacheEntry; texts: Record<string, string> } | undefined {
   let entry: CacheEntry;
   try {
@@ -235,14 +264,9 @@ function readCache(
   } catch {
     return undefined;
   }
-  if (
-    entry?.format !== CACHE_FORMAT ||
-    !Array.isArray(entry.layers) ||
-    !entry.layers.every((l) => typeof l?.name === 'string')
-  )
-    return undefined;
+  if (!isEntryFor(entry, key)) return undefined;
   const texts: Record<string, string> = {};
-  for (const layer of entry.layers) {
+  for (const layer of entry.layers.slice(0, -1)) {
     let found: ProfileLocation;
     let read: GuardedText;
     try {
@@ -262,6 +286,7 @@ function readCache(
       return undefined;
     texts[read.real] = read.text;
   }
+  texts[key.top.real] = key.top.text;
   return { entry, texts };
 }
 
@@ -332,7 +357,7 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
 }
 
 /**
- * Resolve `name` (or a path) to its merged profile. `version` keys the cache to this sbx build.
+ * Resolve `name` (or a path) to its merged profile. `version` (with version.ts's BUILD) keys the cache to this sbx build.
  * Throws PROFILE_UNTRUSTED for a project chain the user has not trusted (unless `review`).
  */
 export async function loadProfile(
@@ -343,12 +368,14 @@ export async function loadProfile(
 ): Promise<ResolvedProfile> {
   const location = locateProfile(name, search);
   const top = readProfileFile(location);
-  const cachePath = cacheFile(search, location, sha256(top.text), version);
-  const cached = cachePath ? readCache(cachePath, search) : undefined;
+  const key: CacheKey = { location, top, sha: sha256(top.text), build: `${version}+${BUILD}` };
+  const cachePath = cacheFile(search, key);
+  const cached = cachePath ? readCache(cachePath, search, key) : undefined;
   const resolved = cached ? { ...cached.entry, texts: cached.texts } : await resolveLayers(location, top, search);
   if (cachePath && !cached)
     writeCache(cachePath, {
       format: CACHE_FORMAT,
+      build: key.build,
       layers: resolved.layers,
       profile: resolved.profile,
       origins: resolved.origins,

@@ -8,7 +8,7 @@ import type { Violation } from '../policy/violation.js';
 import { decideCommand, pathsToCheck, type CommandDecision, type CommandLine } from '../preflight/command-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
-import { probePaths } from './host.js';
+import { probePaths } from './host-probe.js';
 
 export type ApprovalAnswer = 'once' | 'always' | 'deny';
 

@@ -71,13 +71,14 @@ export function openPins(): Pins {
     probe(path) {
       const opened = open(path);
       if (!opened) return { exists: false };
+      const { real, pinned } = opened;
       let link: string | undefined;
       try {
-        if (lstatSync(path).isSymbolicLink()) link = readlinkSync(path);
+        // A path that is its own real path has no symlink in it: no lstat needed to know.
+        if (real !== path && lstatSync(path).isSymbolicLink()) link = readlinkSync(path);
       } catch {
         // informational only (merged-/usr links are recreated, never bound)
       }
-      const { real, pinned } = opened;
       const linked = link !== undefined ? { link } : {};
       return { exists: true, real, type: typeOf(pinned.st), ...linked, uid: pinned.st.uid };
     },

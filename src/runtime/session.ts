@@ -1,7 +1,7 @@
 // One directory per run, owned by the run and removed when it ends. Stale ones (their sbx died) are
 // swept by the next run. Lives under $XDG_RUNTIME_DIR/sbx, else a private dir in /tmp.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { dataFilePath, type Session } from '../backend/launch.js';
@@ -56,6 +56,20 @@ export function sweepSessions(base: string): number {
   return removed;
 }
 
+/**
+ * A session directory holds files only (the mask source, data files, the proxy's sockets): unlink
+ * them and rmdir, which spares a launch loading rmSync's recursive walker (0.7 ms); anything else
+ * (a directory inside, a file that cannot be unlinked) goes to rmSync as before.
+ */
+function removeSessionDir(dir: string): void {
+  try {
+    for (const name of readdirSync(dir)) unlinkSync(join(dir, name));
+    rmdirSync(dir);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export function newSessionId(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
@@ -84,7 +98,7 @@ export function openSession(env: Record<string, string | undefined>, uid: number
       close() {
         if (closed) return;
         closed = true;
-        rmSync(dir, { recursive: true, force: true });
+        removeSessionDir(dir);
       },
     };
   } catch (cause) {

@@ -31,7 +31,7 @@ import type { Host } from '../../../src/policy/host.js';
 import type { Policy } from '../../../src/policy/types.js';
 import { loadProfile } from '../../../src/profile/load.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
-import { probePath, probePaths, scanRootOnly } from '../../../src/runtime/host.js';
+import { probePath, probePaths, scanRootOnly } from '../../../src/runtime/host-probe.js';
 import { hostSeccompArch } from '../../../src/seccomp/index.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
 

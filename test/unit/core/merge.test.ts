@@ -1,6 +1,6 @@
 // `extends`: the merge rules (pure), then profile lookup, chains, cycles and the resolved-profile
 // cache through the real loader on temporary directories.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listProfiles, loadProfile, locateProfile, type ProfileSearch } from '../../../src/profile/load.js';
@@ -428,6 +428,32 @@ describe('loadProfile: cache', () => {
     await loadProfile('child', search, 'v1');
     const { load, parserImports } = await countingLoader();
     await load('child', search, 'v2');
+    expect(parserImports()).toBe(1);
+  });
+
+  it("another profile's entry copied under this one's name is ignored", async () => {
+    const { root, search } = setup();
+    writeTree(root, { 'config/sbx/profiles/other.yaml': 'extends: base\nnetwork: none\n' });
+    await loadProfile('child', search, 'v1');
+    const [childEntry] = readdirSync(search.cacheDir!);
+    await loadProfile('other', search, 'v1');
+    const otherEntry = readdirSync(search.cacheDir!).find((f) => f !== childEntry)!;
+    const cache = (f: string) => join(search.cacheDir!, f);
+    writeFileSync(cache(childEntry!), readFileSync(cache(otherEntry)));
+    const { load, parserImports } = await countingLoader();
+    expect((await load('child', search, 'v1')).profile.network).toBe('host');
+    expect(parserImports()).toBe(1);
+  });
+
+  it.each([
+    ['is not JSON', (file: string) => writeFileSync(file, '{"format": 3, "lay')],
+    ['others can write', (file: string) => chmodSync(file, 0o666)],
+  ])('an entry that %s is ignored, never an error', async (_, spoil) => {
+    const { search } = setup();
+    const first = await loadProfile('child', search, 'v1');
+    spoil(join(search.cacheDir!, readdirSync(search.cacheDir!)[0]!));
+    const { load, parserImports } = await countingLoader();
+    expect(await load('child', search, 'v1')).toEqual(first);
     expect(parserImports()).toBe(1);
   });
 

@@ -1,6 +1,6 @@
 // Probes the host once per run: paths the profile names, the invoking user, bwrap and its features.
 // Everything here is cheap synchronous syscalls; the one spawn (`bwrap --version`) is cached by the
-// binary's identity.
+// binary's identity. (The pure core's view of the host is policy/host.ts.)
 import {
   accessSync,
   constants,
@@ -9,18 +9,19 @@ import {
   lstatSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   realpathSync,
   renameSync,
   statSync,
   writeFileSync,
+  type Stats,
 } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { BwrapHost } from '../backend/bwrap.js';
 import type { PathFact } from '../policy/host.js';
+import { readGuarded } from '../profile/guarded-read.js';
 
 export function probePath(path: string): PathFact {
   try {
@@ -85,6 +86,8 @@ function findOnPath(name: string, pathVar: string | undefined): string | undefin
     if (!dir) continue;
     const candidate = join(dir, name);
     try {
+      // Most PATH entries lack it: a stat that returns nothing is cheaper than access() throwing.
+      if (!statSync(candidate, { throwIfNoEntry: false })) continue;
       accessSync(candidate, constants.X_OK);
       return candidate;
     } catch {
@@ -129,7 +132,36 @@ export interface BwrapInfo {
   features: BwrapHost['features'];
 }
 
-/** Locate bwrap (SBX_BWRAP overrides) and learn its version, cached by the binary's inode and mtime. */
+/** What a replaced or rewritten binary cannot keep: ctime changes on every write, rename and chmod. */
+function binaryIdentity(path: string, st: Stats): string {
+  return `${path}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/** Versions this process learnt, by binary identity: a long-lived library caller stats bwrap, no more. */
+const known = new Map<string, string>();
+
+/** The version cached for exactly this binary; anything unreadable, foreign or malformed is no cache. */
+function cachedVersion(file: string, id: string): string | undefined {
+  try {
+    const guard = { what: 'bwrap cache', maxBytes: 4096, checkOwner: true, uid: process.getuid?.() ?? 0 };
+    const cached = JSON.parse(readGuarded(file, guard).text) as { id?: unknown; version?: unknown };
+    return cached?.id === id && typeof cached.version === 'string' ? cached.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function cacheVersion(cacheDir: string, file: string, id: string, version: string): void {
+  try {
+    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    writeFileSync(`${file}.${process.pid}`, JSON.stringify({ id, version }), { mode: 0o600 });
+    renameSync(`${file}.${process.pid}`, file);
+  } catch {
+    // cache is optional
+  }
+}
+
+/** Locate bwrap (SBX_BWRAP overrides) and learn its version, cached by the binary's identity. */
 export function probeBwrap(env: Record<string, string | undefined>, cacheDir: string | undefined): BwrapInfo {
   const path = env.SBX_BWRAP ?? findOnPath('bwrap', env.PATH);
   if (!path)
@@ -138,33 +170,17 @@ export function probeBwrap(env: Record<string, string | undefined>, cacheDir: st
     });
   let id: string;
   try {
-    const st = statSync(path);
-    id = `${path}:${st.ino}:${st.mtimeMs}:${st.size}`;
+    id = binaryIdentity(path, statSync(path));
   } catch {
     throw new SbxError('BWRAP_MISSING', `${path} does not exist`, { hint: INSTALL_BWRAP_HINT });
   }
   const cacheFile = cacheDir ? join(cacheDir, 'bwrap.json') : undefined;
-  let version: string | undefined;
-  if (cacheFile) {
-    try {
-      const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { id: string; version: string };
-      if (cached.id === id) version = cached.version;
-    } catch {
-      // no cache yet
-    }
-  }
+  let version = known.get(id) ?? (cacheFile ? cachedVersion(cacheFile, id) : undefined);
   if (version === undefined) {
     version = readVersion(path);
-    if (cacheFile) {
-      try {
-        mkdirSync(cacheDir!, { recursive: true, mode: 0o700 });
-        writeFileSync(`${cacheFile}.${process.pid}`, JSON.stringify({ id, version }));
-        renameSync(`${cacheFile}.${process.pid}`, cacheFile);
-      } catch {
-        // cache is optional
-      }
-    }
+    if (cacheDir && cacheFile) cacheVersion(cacheDir, cacheFile, id, version);
   }
+  known.set(id, version);
   const v = parseVersion(version);
   const since08 = atLeast(v, [0, 8, 0]);
   const features = { tmpfsSize: atLeast(v, [0, 7, 0]), disableUserns: since08, bindFd: since08 };

@@ -2,6 +2,7 @@
 // launch → exec → ending → report. Each stage is a module of this directory with one job; this file
 // only sequences them, records what the run has learnt (every refusal carries it), and owns the one
 // cleanup stack that undoes whatever the stages created. docs/ARCHITECTURE.md draws the same line.
+import { nowMs } from '../runtime/clock.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { shellArgv } from '../policy/command-line.js';
 import type { ResolvedProfile } from '../profile/load.js';
@@ -141,7 +142,7 @@ async function runResolved(
  */
 export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
   const warm = hooks.warm ?? false;
-  const started = performance.now();
+  const started = nowMs();
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
   const cleanup = new CleanupStack();
@@ -156,7 +157,7 @@ export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Pr
   } catch (error) {
     await cleanup.unwind().catch(() => {});
     if (isSbxError(error)) {
-      error.run ??= { ...known, durationMs: performance.now() - started };
+      error.run ??= { ...known, durationMs: nowMs() - started };
       // Refusals are the records an auditor looks for first.
       trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
     }

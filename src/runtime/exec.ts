@@ -1,4 +1,5 @@
 // Spawns a Launch and waits for it. Only node built-ins: this is the launch path.
+import { nowMs } from './clock.js';
 import { spawn, type StdioOptions } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -315,7 +316,7 @@ function resultOf(
 }
 
 export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
-  const started = performance.now();
+  const started = nowMs();
   const child = spawnLaunch(launch, opts);
   const status = feedDescriptors(child, launch, opts);
   const maxBytes = opts.captureMaxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
@@ -336,7 +337,7 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
         streamBytes: { stdout: out.total, stderr: err.total },
       });
     }
-    return resultOf(exit, status(), supervision, { durationMs: performance.now() - started, ...captured }, opts);
+    return resultOf(exit, status(), supervision, { durationMs: nowMs() - started, ...captured }, opts);
   } finally {
     supervision.stop();
   }

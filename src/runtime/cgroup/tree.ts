@@ -3,6 +3,7 @@
 // `fake` is a plain directory standing in for cgroupfs (tests): there the kernel does not create the
 // interface files on mkdir nor let rmdir remove them, so a fake mkdir copies the parent's file names
 // (empty) and a fake removal deletes the files first. Everything else is the same code.
+import { nowMs } from '../clock.js';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -73,7 +74,7 @@ function removeDir(dir: string, fake: boolean): void {
  * deadline, so a wedged cgroup is reported instead of hanging sbx.
  */
 export async function removeCgroup(dir: string, fake: boolean): Promise<void> {
-  const deadline = performance.now() + REMOVE_DEADLINE_MS;
+  const deadline = nowMs() + REMOVE_DEADLINE_MS;
   for (;;) {
     if (!existsSync(dir)) return;
     if (hasCgroupFile(dir, 'cgroup.kill')) {
@@ -96,7 +97,7 @@ export async function removeCgroup(dir: string, fake: boolean): Promise<void> {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
-      if ((code !== 'EBUSY' && code !== 'ENOTEMPTY') || performance.now() > deadline) {
+      if ((code !== 'EBUSY' && code !== 'ENOTEMPTY') || nowMs() > deadline) {
         const left = listProcs(dir).length;
         throw new Error(
           `cannot remove cgroup ${dir}: ${(e as Error).message}${left > 0 ? ` (${left} processes still inside after SIGKILL)` : ''}`,

@@ -16,7 +16,6 @@ import {
   lstatSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   realpathSync,
   renameSync,
   statSync,
@@ -37,7 +36,8 @@ import {
   SOURCE_EXTENSIONS,
 } from '../policy/sensitive-globs.js';
 import { sensitiveRulesFrom, type SensitiveRuleData } from '../policy/sensitive-matcher.js';
-import { VERSION } from '../version.js';
+import { BUILD, VERSION } from '../version.js';
+import { readGuarded } from '../profile/guarded-read.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
 import {
   isIndexFormatError,
@@ -51,6 +51,8 @@ import {
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
+/** The compiled rules of the largest profile are tens of KiB. */
+const MAX_RULES_CACHE_BYTES = 4 * 1024 * 1024;
 /** A git config or exclude file larger than this is masked, not parsed. */
 const MAX_GIT_TEXT_BYTES = 1024 * 1024;
 
@@ -557,7 +559,7 @@ export function scanMountedTrees(
 /**
  * The compiled rules for this input, from `cacheDir` when a run compiled them before: compiling the
  * globs (and loading minimatch to do it) costs a launch more than the scan of a small tree. The key
- * covers the built-in lists, the profile's additions and the sbx version. The cache lives in a
+ * covers the built-in lists, the profile's additions and the sbx build. The cache lives in a
  * sensitive root (never visible in a sandbox); a file that does not revive is recompiled.
  */
 export async function loadSensitiveRules(
@@ -567,6 +569,7 @@ export async function loadSensitiveRules(
   const key = createHash('sha256')
     .update(
       JSON.stringify([
+        BUILD,
         VERSION,
         BUILTIN_MASK_GLOBS,
         BUILTIN_HINT_GLOBS,
@@ -585,9 +588,17 @@ export async function loadSensitiveRules(
   const file = cacheDir ? join(cacheDir, `sensitive-rules-${key}.json`) : undefined;
   if (file) {
     try {
-      return sensitiveRulesFrom(JSON.parse(readFileSync(file, 'utf8')) as SensitiveRuleData);
+      // sbx's own cache, but read as any file a process could have planted: bounded, and only when
+      // it and every parent are the user's (or root's) and not writable by others.
+      const guard = {
+        what: 'sensitive rules cache',
+        maxBytes: MAX_RULES_CACHE_BYTES,
+        checkOwner: true,
+        uid: process.getuid?.() ?? 0,
+      };
+      return sensitiveRulesFrom(JSON.parse(readGuarded(file, guard).text) as SensitiveRuleData);
     } catch {
-      // not cached yet, or unreadable: compile
+      // not cached yet, foreign, corrupt or unreadable: compile
     }
   }
   const { compileSensitiveRuleData } = await import('../policy/sensitive-files.js');

@@ -185,7 +185,7 @@ describe('an unreadable directory', () => {
 });
 
 describe('loadSensitiveRules: compiled once, then read from the cache', () => {
-  it('writes the compiled rules, reuses them (even a hand-edited file: it is trusted as sbx wrote it), recompiles when unreadable', async () => {
+  it('writes the compiled rules, reuses them (a hand-edited file of the user is trusted as sbx wrote it), recompiles when foreign or corrupt', async () => {
     const cache = makeTempDir('sbx-rules-cache-');
     const first = await loadSensitiveRules({ files: ['*.sqlite'] }, cache);
     expect(first.classify('db/app.sqlite', false)).toBe('mask');
@@ -197,6 +197,13 @@ describe('loadSensitiveRules: compiled once, then read from the cache', () => {
     data.mask.any.basename[0]!.source += '|^edited-marker$';
     writeFileSync(path, JSON.stringify(data));
     expect((await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false)).toBe('mask');
+    // A cache file others could have written is not read: the rules are compiled afresh.
+    chmodSync(path, 0o666);
+    expect(
+      (await loadSensitiveRules({ files: ['*.sqlite'] }, cache)).classify('x/edited-marker', false),
+    ).toBeUndefined();
+    writeFileSync(path, JSON.stringify(data), { mode: 0o600 });
+    chmodSync(path, 0o600);
     // Another input is another key; a corrupt file is recompiled, not trusted.
     writeFileSync(path, '{not json');
     expect(

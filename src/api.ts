@@ -26,8 +26,11 @@ export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } fro
  * no sandbox, a refusal, an abort before the start); the error's `run` names the session.
  */
 export async function run(options: RunOptions): Promise<Outcome> {
-  // A library caller is long-lived: host walks stay warm between its runs (pipeline/warm.ts).
-  return runPipeline((await import('./api-options.js')).checkRunOptions(options), { warm: true });
+  const checked = (await import('./api-options.js')).checkRunOptions(options);
+  // A library caller is long-lived: host walks stay warm between its runs (pipeline/warm.ts), unless
+  // SBX_NO_CACHE asks for every cache off.
+  const warm = !(checked.hostEnv ?? process.env).SBX_NO_CACHE;
+  return runPipeline(checked, { warm });
 }
 
 /**

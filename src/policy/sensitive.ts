@@ -34,7 +34,7 @@ export const SENSITIVE_HOME_ROOTS: readonly string[] = [
 export function sensitivePaths(home: string, env: Record<string, string>, extra: readonly string[] = []): string[] {
   const paths = [...SENSITIVE_HOME_ROOTS.map((rel) => (home === '/' ? `/${rel}` : `${home}/${rel}`)), ...extra];
   for (const value of [env.SSH_AUTH_SOCK, env.GPG_AGENT_INFO?.split(':')[0]]) {
-    if (value && value.startsWith('/')) paths.push(value);
+    if (value?.startsWith('/')) paths.push(value);
   }
   return paths;
 }

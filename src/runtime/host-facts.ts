@@ -77,7 +77,7 @@ function apparmorProfilesFor(root: string, bwrap: string | undefined): string[] 
     .map((name) => `/etc/apparmor.d/${name}`)
     .filter((path) => {
       const text = readSmall(root, path.slice(1));
-      return text !== undefined && text.includes(bwrap) && /^\s*(allow\s+)?userns\s*,/m.test(text);
+      return text?.includes(bwrap) && /^\s*(allow\s+)?userns\s*,/m.test(text);
     })
     .sort();
 }

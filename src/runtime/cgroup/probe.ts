@@ -39,7 +39,7 @@ function read(path: string): string | undefined {
 const words = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean);
 
 /** proc(5): mountinfo escapes space, tab, newline and backslash as \ooo. */
-const unescape = (field: string) =>
+const unescapeOctal = (field: string) =>
   field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 
 function parseMountinfo(text: string): MountEntry[] {
@@ -49,8 +49,8 @@ function parseMountinfo(text: string): MountEntry[] {
     const dash = f.indexOf('-');
     if (dash < 6 || f.length < dash + 4) continue;
     out.push({
-      root: unescape(f[3]!),
-      point: unescape(f[4]!),
+      root: unescapeOctal(f[3]!),
+      point: unescapeOctal(f[4]!),
       fstype: f[dash + 1]!,
       superOptions: f[dash + 3]!.split(','),
       readOnly: f[5]!.split(',').includes('ro'),

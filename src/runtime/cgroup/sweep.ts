@@ -7,7 +7,7 @@
 // running sbx this one cannot see (another user's in a shared delegated subtree, root's with another
 // XDG_RUNTIME_DIR or in another pid namespace), and killing it would end that sandbox mid-run. What an
 // orphaned sandbox leaves (nsjail, which outlives a SIGKILLed sbx) is swept once it has exited.
-import { readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { v2SessionParent } from '../../limits/plan.js';
 import { probeCgroupFacts, type ProbeOptions } from './probe.js';
@@ -35,7 +35,7 @@ export async function sweepStaleCgroups(opts: SweepOptions = {}): Promise<number
   const grace = opts.graceMs ?? DEFAULT_GRACE_MS;
   let removed = 0;
   for (const parent of sessionParents(opts)) {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(parent, { withFileTypes: true });
     } catch {

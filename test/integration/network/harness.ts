@@ -69,11 +69,15 @@ function app(seen: SeenRequest[], scheme: string) {
         while (left > 0) {
           const n = Math.min(left, chunk.length);
           left -= n;
-          if (!res.write(chunk.subarray(0, n))) return void res.once('drain', pump);
+          if (!res.write(chunk.subarray(0, n))) {
+            res.once('drain', pump);
+            return;
+          }
         }
         res.end();
       };
-      return pump();
+      pump();
+      return;
     }
     if (url.pathname === '/echo') {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });

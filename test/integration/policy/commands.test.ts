@@ -184,10 +184,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect({ code: chained.code, out: chained.out }).toEqual({ code: 0, out: '3\nnone\n' });
     expect(readFileSync(join(t.workspace, 'listing.txt'), 'utf8')).toBe('a.ts\nb.ts\nc.ts\n');
     // A redirection target is a path the command writes: .. is refused before anything runs.
-    const escape = await sbxReport(['-p', 'agent', '--shell', 'touch made-before-escape && echo x > ../escaped.txt']);
-    expect(escape.code).toBe(126);
-    expect(escape.report.error?.code).toBe('PATH_ESCAPE');
-    expect(escape.report.violations.map((v) => v.rule)).toEqual(['paths.traversal']);
+    const escaping = await sbxReport(['-p', 'agent', '--shell', 'touch made-before-escape && echo x > ../escaped.txt']);
+    expect(escaping.code).toBe(126);
+    expect(escaping.report.error?.code).toBe('PATH_ESCAPE');
+    expect(escaping.report.violations.map((v) => v.rule)).toEqual(['paths.traversal']);
     expect(existsSync(join(t.workspace, 'made-before-escape'))).toBe(false);
     expect(existsSync(join(t.root, 'escaped.txt'))).toBe(false);
   });

@@ -1,7 +1,7 @@
 // The sensitive-file scan (runtime/sensitive-scan.ts) on real trees: exact mask and protect lists
 // for files, directories, symlinks (never followed) and awkward names; skip directories; the entry
 // bound (fail closed); an unreadable directory, scanned by an unprivileged uid, masked whole.
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -170,7 +170,7 @@ describe('an unreadable directory', () => {
     const script = join(base, 'scan.mjs');
     writeFileSync(script, bundled.outputFiles[0]!.text, { mode: 0o644 });
     chmodSync(join(root, 'locked'), 0o000);
-    let child;
+    let child: SpawnSyncReturns<string>;
     try {
       child = spawnSync(process.execPath, [script, root], {
         encoding: 'utf8',

@@ -72,7 +72,7 @@ describe.each([2, 3, 4] as const)('index version %i written by git', (version) =
     const full = queryIndex(index, query);
     expect(full.files.size).toBe(2);
     for (let cut = 0; cut < index.length - 20; cut += 7) {
-      let answer;
+      let answer: ReturnType<typeof queryIndex>;
       try {
         answer = queryIndex(index.subarray(0, cut), query);
       } catch (error) {

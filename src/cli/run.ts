@@ -4,6 +4,7 @@ import {
   constants,
   fstatSync,
   lstatSync,
+  type Stats,
   openSync,
   readFileSync,
   readlinkSync,
@@ -88,7 +89,7 @@ function reportFilePath(given: string): string {
     });
   }
   const path = join(dir, basename(absolute));
-  let stat;
+  let stat: Stats;
   try {
     stat = lstatSync(path);
   } catch {

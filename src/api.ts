@@ -670,12 +670,9 @@ async function runPrepared(
     const net = p.policy.network;
     if (net.kind === 'filtered' && net.bridge) {
       // Only allow-list runs pay for the proxy; it listens before the sandbox starts.
-      const [{ startEgressProxy }, { compileEgressRules }] = await Promise.all([
-        import('./runtime/network/index.js'),
-        import('./policy/egress.js'),
-      ]);
+      const { startEgressProxy } = await import('./runtime/network/index.js');
       proxy = await startEgressProxy({
-        rules: compileEgressRules({ allow: net.allow, deny: net.deny, allowPrivate: net.allowPrivate }),
+        rules: net.rules,
         socketDir: session.dir,
         ...(options.resolve ? { resolve: options.resolve } : {}),
       });

@@ -742,13 +742,11 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
   const allow = [...(spec.allow ?? []), ...domains];
   const deny = spec.deny ?? [];
   const allowPrivate = spec.allow_private ?? [];
-  // Validates every pattern now, so a typo is a profile error rather than a refusal at run time.
-  compileEgressRules({ allow, deny, allowPrivate });
   return {
     kind: 'filtered',
-    allow,
-    deny,
-    allowPrivate,
+    // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the
+    // proxy enforces is exactly what `sbx explain --json` shows and the report's policyHash covers.
+    rules: compileEgressRules({ allow, deny, allowPrivate }),
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
     bridge: allow.length > 0 ? host.bridge : null,
   };

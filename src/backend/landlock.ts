@@ -69,64 +69,70 @@ function mountGrants(policy: Policy, session: Session): Grants {
     ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
-  const access = (target: string, asked: 'ro' | 'rw') => (readOnly.has(target) ? 'ro' : asked);
-  for (const m of policy.mounts) {
-    switch (m.kind) {
-      case 'bind':
-        if (m.source !== m.target) {
-          deny(
-            g,
-            'mounts.bind',
-            `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`,
-            `bind it at its own path, ${OTHER_BACKEND}`,
-          );
-        } else if (m.target === '/') {
-          deny(g, 'mode', 'mode: danger binds the host root writable', 'use --backend bwrap for --danger runs');
-        } else {
-          g[access(m.target, m.access)].push(m.source);
-          g.pinned.push(m.source);
-        }
-        break;
-      case 'tmpfs': {
-        const dir = privateDir(m, policy, session);
-        if (dir === undefined) {
-          deny(
-            g,
-            'mounts.tmpfs',
-            `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`,
-            OTHER_BACKEND,
-          );
-        } else {
-          g.private.set(m.target, dir);
-          g[access(m.target, 'rw')].push(dir);
-          g.approximations.add(m.target === '/tmp' ? 'mounts.tmp' : 'mounts.home');
-        }
-        break;
+  for (const m of policy.mounts) grantMount(g, m, readOnly, privateDir(m, policy, session));
+  refuseReadOnlyInsideReadWrite(g);
+  grantAroundMasks(g, policy.mounts);
+  return g;
+}
+
+/**
+ * One mount as grants, or the refusal of what Landlock cannot express. `readOnly`: the targets a
+ * remount-ro makes read-only; `stand-in`: the per-session directory for a tmpfs at /tmp or HOME.
+ */
+function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn: string | undefined): void {
+  const access = (asked: 'ro' | 'rw') => (readOnly.has(m.target) ? 'ro' : asked);
+  switch (m.kind) {
+    case 'bind':
+      if (m.source !== m.target) {
+        deny(
+          g,
+          'mounts.bind',
+          `${m.source} is bound at ${m.target}: without a mount namespace a path cannot appear elsewhere`,
+          `bind it at its own path, ${OTHER_BACKEND}`,
+        );
+      } else if (m.target === '/') {
+        deny(g, 'mode', 'mode: danger binds the host root writable', 'use --backend bwrap for --danger runs');
+      } else {
+        g[access(m.access)].push(m.source);
+        g.pinned.push(m.source);
       }
-      case 'proc':
-        if (m.target !== '/proc') deny(g, 'mounts.proc', `procfs at ${m.target}`, OTHER_BACKEND);
-        g.ro.push('/proc');
-        g.approximations.add('mounts.proc-host');
-        break;
-      case 'dev':
-        if (m.target !== '/dev') deny(g, 'mounts.dev', `/dev at ${m.target}`, OTHER_BACKEND);
-        g.dev.push(...DEV_NODES.map((n) => `/dev/${n}`));
-        g.approximations.add('mounts.dev-nodes');
-        break;
-      case 'mask':
-      case 'file':
-        break; // checked against the grants below
-      case 'session-dir':
-        deny(g, 'mounts.session-dir', `the session directory at ${m.target}`, OTHER_BACKEND);
-        break;
-      case 'symlink':
-        // The host's own link is what the command resolves (derivePolicy copies the host's merged-/usr
-        // links); Landlock checks the path it resolves to, which a bind grants.
-        break;
-      case 'remount-ro':
-        break; // folded into the grant of the mount it names (readOnly); `/` is never granted anyway
-    }
+      break;
+    case 'tmpfs':
+      if (standIn === undefined) {
+        deny(g, 'mounts.tmpfs', `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`, OTHER_BACKEND);
+      } else {
+        g.private.set(m.target, standIn);
+        g[access('rw')].push(standIn);
+        g.approximations.add(m.target === '/tmp' ? 'mounts.tmp' : 'mounts.home');
+      }
+      break;
+    case 'proc':
+      if (m.target !== '/proc') deny(g, 'mounts.proc', `procfs at ${m.target}`, OTHER_BACKEND);
+      g.ro.push('/proc');
+      g.approximations.add('mounts.proc-host');
+      break;
+    case 'dev':
+      if (m.target !== '/dev') deny(g, 'mounts.dev', `/dev at ${m.target}`, OTHER_BACKEND);
+      g.dev.push(...DEV_NODES.map((n) => `/dev/${n}`));
+      g.approximations.add('mounts.dev-nodes');
+      break;
+    case 'mask':
+    case 'file':
+      break; // checked against the grants (grantAroundMasks)
+    case 'session-dir':
+      deny(g, 'mounts.session-dir', `the session directory at ${m.target}`, OTHER_BACKEND);
+      break;
+    case 'symlink':
+      // The host's own link is what the command resolves (derivePolicy copies the host's merged-/usr
+      // links); Landlock checks the path it resolves to, which a bind grants.
+      break;
+    case 'remount-ro':
+      break; // folded into the grant of the mount it names (readOnly); `/` is never granted anyway
   }
+}
+
+/** Landlock only adds access going down a tree: a read-only grant inside a read-write one is refused. */
+function refuseReadOnlyInsideReadWrite(g: Grants): void {
   for (const ro of g.ro) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
     if (rw) {
@@ -139,9 +145,14 @@ function mountGrants(policy: Policy, session: Session): Grants {
       );
     }
   }
-  // A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
-  // the helper grants its siblings instead (native/sbx-landlock.c grant()).
-  for (const m of policy.mounts) {
+}
+
+/**
+ * A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
+ * the helper grants its siblings instead (native/sbx-landlock.c grant()).
+ */
+function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
+  for (const m of mounts) {
     if (m.kind !== 'mask' && m.kind !== 'file') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
     if (m.kind === 'file' && (rw || g.ro.some((tree) => isWithin(m.target, tree)))) {
@@ -165,7 +176,6 @@ function mountGrants(policy: Policy, session: Session): Grants {
       if (!g.ro.includes(m.target)) g.approximations.add('mounts.masked-parents');
     }
   }
-  return g;
 }
 
 /** What this policy needs that landlock cannot do, and which approximations it gets. Depends on the policy only. */

@@ -205,13 +205,7 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
     detail:
       'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount',
   },
-  { feature: 'network.allow', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
-  { feature: 'network.deny', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
-  {
-    feature: 'network.allowPrivate',
-    effect: 'equivalent',
-    detail: "enforced by sbx's egress proxy outside the sandbox",
-  },
+  { feature: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];

@@ -39,13 +39,18 @@ function describeNetwork(n: Policy['network']): string {
       return 'HOST NETWORK (shared with the host, not isolated)';
     case 'none':
       return 'none (own namespace, loopback only)';
-    case 'filtered':
+    case 'filtered': {
+      // Each compiled entry as the profile wrote it.
+      const [allow, deny, allowPrivate] = [n.rules.allow, n.rules.deny, n.rules.allowPrivate].map((entries) =>
+        entries.map((e) => e.text).join(' '),
+      );
       return [
-        `filtered: own namespace; TCP only through sbx's proxy to ${n.allow.length ? n.allow.join(' ') : 'nothing'}`,
-        n.deny.length ? `; denied: ${n.deny.join(' ')}` : '',
-        n.allowPrivate.length ? `; private addresses allowed: ${n.allowPrivate.join(' ')}` : '',
+        `filtered: own namespace; TCP only through sbx's proxy to ${allow || 'nothing'}`,
+        deny ? `; denied: ${deny}` : '',
+        allowPrivate ? `; private addresses allowed: ${allowPrivate}` : '',
         n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
       ].join('');
+    }
   }
 }
 

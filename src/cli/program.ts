@@ -55,7 +55,17 @@ export async function buildProgram(): Promise<Command> {
     .showSuggestionAfterError()
     .addHelpText('after', EXAMPLES)
     .exitOverride();
+  // In the order `sbx --help` lists them.
+  await addRunCommand(program);
+  await addExplainCommand(program);
+  addProfilesCommands(program);
+  addTrustCommand(program);
+  addLogCommand(program);
+  addHostCommands(program);
+  return program;
+}
 
+async function addRunCommand(program: Command): Promise<void> {
   const run = program
     .command('run')
     .description("run COMMAND in the sandbox; its exit status becomes sbx's")
@@ -65,7 +75,9 @@ export async function buildProgram(): Promise<Command> {
   run.action(async (command: string[], flags: RunCliFlags) => {
     await runCommand(command, flags);
   });
+}
 
+async function addExplainCommand(program: Command): Promise<void> {
   const explain = program
     .command('explain')
     .description('show the resolved policy and the exact launcher argv, shell-quoted; runs nothing')
@@ -77,7 +89,9 @@ export async function buildProgram(): Promise<Command> {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(flags.shell !== undefined || command.length > 0 ? command : ['sh'], flags);
   });
+}
 
+function addProfilesCommands(program: Command): void {
   const profiles = program.command('profiles').description('list and show profiles');
   profiles
     .command('list')
@@ -96,7 +110,9 @@ export async function buildProgram(): Promise<Command> {
       const { showCommand } = await import('./profiles.js');
       await showCommand(name, flags);
     });
+}
 
+function addTrustCommand(program: Command): void {
   program
     .command('trust')
     .description('trust a project profile (.sbx/profiles) after review: pins its hash and that of all it extends')
@@ -109,7 +125,9 @@ export async function buildProgram(): Promise<Command> {
       const { trustCommand } = await import('./trust.js');
       await trustCommand(name, flags);
     });
+}
 
+function addLogCommand(program: Command): void {
   program
     .command('log')
     .description('recent runs and approval answers from the audit ledger')
@@ -123,7 +141,10 @@ export async function buildProgram(): Promise<Command> {
       const { logCommand } = await import('./log.js');
       await logCommand(flags);
     });
+}
 
+/** doctor and setup: what this host offers, and the changes that need root. */
+function addHostCommands(program: Command): void {
   program
     .command('doctor')
     .description('check bwrap, user namespaces, cgroups and seccomp on this host, with fixes')
@@ -132,7 +153,6 @@ export async function buildProgram(): Promise<Command> {
       const { doctorCommand } = await import('./doctor.js');
       await doctorCommand(flags);
     });
-
   program
     .command('setup')
     .description('host changes that need root (Ubuntu 23.10+: AppArmor profile letting bwrap create user namespaces)')
@@ -143,5 +163,4 @@ export async function buildProgram(): Promise<Command> {
       const { setupCommand } = await import('./setup.js');
       await setupCommand(flags);
     });
-  return program;
 }

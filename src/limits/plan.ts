@@ -176,115 +176,126 @@ const AS_NOTE =
 
 /** Decide, per limit, what enforces it. Throws LIMIT_UNENFORCEABLE for a required limit it can only approximate. */
 export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
-  const settings: CgroupSettings = {};
-  if (limits.memoryBytes !== undefined) settings.memoryBytes = limits.memoryBytes;
-  if (limits.pids !== undefined) settings.pids = limits.pids;
-  if (limits.cpus !== undefined) settings.cpus = limits.cpus;
-  const wanted = CGROUP_LIMITS.filter(([name]) => limitValue(limits, name) !== undefined).map(([, c]) => c);
-
-  // The first backend (in preference order) that covers every cgroup limit; else the one covering most.
-  const options = backends(host, wanted, settings);
-  const chosen =
-    options.find((b) => b.covers.length === wanted.length) ??
-    [...options].sort((a, b) => b.covers.length - a.covers.length)[0];
-  const cgroup: CgroupPlan = chosen?.plan ?? { kind: 'none' };
-
+  const chosen = chooseCgroup(limits, host);
   const rlimits: Rlimit[] = [{ resource: 'CORE', soft: 0, hard: 0 }];
   const planned: PlannedLimit[] = [];
   for (const name of LIMIT_NAMES) {
     const value = limitValue(limits, name);
     if (value === undefined) continue;
     const base = { name, value, display: display(name, value), required: limits.required.includes(name) };
-    const exact = (mechanism: Mechanism, note: string): PlannedLimit => ({
-      ...base,
-      mechanism,
-      exact: true,
-      enforced: true,
-      note,
-    });
-    const controller = CGROUP_LIMITS.find(([n]) => n === name)?.[1];
+    const controller = controllerOf(name);
     if (controller && chosen?.covers.includes(controller)) {
-      planned.push(exact(chosen.plan.kind, CGROUP_NOTES[chosen.plan.kind][controller]));
+      planned.push(exactly(base, chosen.plan.kind, CGROUP_NOTES[chosen.plan.kind][controller]));
       continue;
     }
-    const gap = controller ? cgroupGap(host, controller) : '';
-    const notEnforced = (note: string): PlannedLimit => ({
-      ...base,
-      mechanism: 'none',
-      exact: false,
-      enforced: false,
-      note,
-      gap,
-    });
-    switch (name) {
-      case 'memory':
-        // No RLIMIT_AS stand-in: address space is not memory, and V8, WebAssembly, the JVM and Go
-        // reserve gigabytes they never touch, so a 2GiB cap breaks ordinary toolchains outright.
-        // Running unbounded and saying so beats failing real work; `required` refuses instead, and
-        // `address_space` sets RLIMIT_AS for whoever wants it anyway.
-        planned.push(notEnforced(`not enforced, ${gap}; ${AS_INSTEAD}`));
-        break;
-      case 'pids':
-        if (host.uid === 0) {
-          planned.push(notEnforced(`not enforced, ${gap}, and RLIMIT_NPROC does not bind root`));
-        } else {
-          rlimits.push({ resource: 'NPROC', soft: value, hard: value, uid: host.uid });
-          const note =
-            `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task ` +
-            'count at launch and other processes of the user share the headroom';
-          planned.push({ ...base, mechanism: 'rlimit', exact: false, enforced: true, gap, note });
-        }
-        break;
-      case 'cpus':
-        planned.push(notEnforced(`not enforced, ${gap}; no rlimit can cap CPU bandwidth`));
-        break;
-      case 'timeout':
-        planned.push(exact('wall-clock', 'wall clock, kept by sbx: the sandbox is killed and sbx exits 124'));
-        break;
-      case 'cpu-time':
-        // soft < hard: at the soft limit the kernel sends SIGXCPU, at the hard one SIGKILL; with
-        // soft == hard the first signal would already be SIGKILL and the report could not tell why.
-        rlimits.push({ resource: 'CPU', soft: value, hard: value + 1 });
-        planned.push(exact('rlimit', 'RLIMIT_CPU, per process: SIGXCPU at the limit, SIGKILL a second later'));
-        break;
-      case 'file-size':
-        rlimits.push({ resource: 'FSIZE', soft: value, hard: value });
-        planned.push(exact('rlimit', 'RLIMIT_FSIZE: a write past it fails with EFBIG and raises SIGXFSZ'));
-        break;
-      case 'nofile':
-        rlimits.push({ resource: 'NOFILE', soft: value, hard: value });
-        planned.push(exact('rlimit', 'RLIMIT_NOFILE: open descriptors per process'));
-        break;
-      case 'address-space':
-        rlimits.push({ resource: 'AS', soft: value, hard: value });
-        planned.push(exact('rlimit', AS_NOTE));
-        break;
-    }
+    const decision = planWithoutCgroup(base, host);
+    planned.push(decision.planned);
+    if (decision.rlimit) rlimits.push(decision.rlimit);
   }
-
-  const refused = planned.filter((l) => l.required && !l.exact);
-  if (refused.length > 0) {
-    const lines = refused.map((l) => {
-      const controller = CGROUP_LIMITS.find(([n]) => n === l.name)?.[1] ?? 'cpu';
-      const how =
-        l.mechanism === 'none' ? 'nothing on this host can enforce it' : 'it could only be approximated with an rlimit';
-      return {
-        text: `limits.${LIMIT_KEYS[l.name]} (${l.display}) is required but ${cgroupGap(host, controller)}: ${how}`,
-        fix: cgroupFix(host, controller),
-      };
-    });
-    throw new SbxError('LIMIT_UNENFORCEABLE', lines[0]!.text, {
-      hint: `${lines[0]!.fix}; or drop it from limits.required`,
-      details: lines.slice(1).map((l) => l.text),
-    });
-  }
-
+  refuseUnenforceable(planned, host);
   return {
     limits: planned,
-    cgroup,
+    cgroup: chosen?.plan ?? { kind: 'none' },
     rlimits,
     ...(limits.timeoutMs !== undefined ? { timeoutMs: limits.timeoutMs } : {}),
   };
+}
+
+/** The first backend (in preference order) that covers every cgroup limit; else the one covering most. */
+function chooseCgroup(limits: Limits, host: HostLimitFacts): Backend | undefined {
+  const settings: CgroupSettings = {};
+  if (limits.memoryBytes !== undefined) settings.memoryBytes = limits.memoryBytes;
+  if (limits.pids !== undefined) settings.pids = limits.pids;
+  if (limits.cpus !== undefined) settings.cpus = limits.cpus;
+  const wanted = CGROUP_LIMITS.filter(([name]) => limitValue(limits, name) !== undefined).map(([, c]) => c);
+  const options = backends(host, wanted, settings);
+  return (
+    options.find((b) => b.covers.length === wanted.length) ??
+    [...options].sort((a, b) => b.covers.length - a.covers.length)[0]
+  );
+}
+
+/** The cgroup controller that enforces a limit exactly, if one does. */
+function controllerOf(name: LimitName): CgroupController | undefined {
+  return CGROUP_LIMITS.find(([n]) => n === name)?.[1];
+}
+
+type LimitBase = Pick<PlannedLimit, 'name' | 'value' | 'display' | 'required'>;
+
+function exactly(base: LimitBase, mechanism: Mechanism, note: string): PlannedLimit {
+  return { ...base, mechanism, exact: true, enforced: true, note };
+}
+
+/** How a limit no cgroup enforces is planned: by an rlimit or sbx's clock, approximated, or not at all. */
+function planWithoutCgroup(base: LimitBase, host: HostLimitFacts): { planned: PlannedLimit; rlimit?: Rlimit } {
+  const { name, value } = base;
+  const controller = controllerOf(name);
+  const gap = controller ? cgroupGap(host, controller) : '';
+  const notEnforced = (note: string): { planned: PlannedLimit } => ({
+    planned: { ...base, mechanism: 'none', exact: false, enforced: false, note, gap },
+  });
+  switch (name) {
+    case 'memory':
+      // No RLIMIT_AS stand-in: address space is not memory, and V8, WebAssembly, the JVM and Go
+      // reserve gigabytes they never touch, so a 2GiB cap breaks ordinary toolchains outright.
+      // Running unbounded and saying so beats failing real work; `required` refuses instead, and
+      // `address_space` sets RLIMIT_AS for whoever wants it anyway.
+      return notEnforced(`not enforced, ${gap}; ${AS_INSTEAD}`);
+    case 'pids': {
+      if (host.uid === 0) return notEnforced(`not enforced, ${gap}, and RLIMIT_NPROC does not bind root`);
+      const note =
+        `approximate, ${gap}: RLIMIT_NPROC counts every task of uid ${host.uid}, so sbx adds the user's task ` +
+        'count at launch and other processes of the user share the headroom';
+      return {
+        planned: { ...base, mechanism: 'rlimit', exact: false, enforced: true, gap, note },
+        rlimit: { resource: 'NPROC', soft: value, hard: value, uid: host.uid },
+      };
+    }
+    case 'cpus':
+      return notEnforced(`not enforced, ${gap}; no rlimit can cap CPU bandwidth`);
+    case 'timeout':
+      return {
+        planned: exactly(base, 'wall-clock', 'wall clock, kept by sbx: the sandbox is killed and sbx exits 124'),
+      };
+    case 'cpu-time':
+      // soft < hard: at the soft limit the kernel sends SIGXCPU, at the hard one SIGKILL; with
+      // soft == hard the first signal would already be SIGKILL and the report could not tell why.
+      return {
+        planned: exactly(base, 'rlimit', 'RLIMIT_CPU, per process: SIGXCPU at the limit, SIGKILL a second later'),
+        rlimit: { resource: 'CPU', soft: value, hard: value + 1 },
+      };
+    case 'file-size':
+      return {
+        planned: exactly(base, 'rlimit', 'RLIMIT_FSIZE: a write past it fails with EFBIG and raises SIGXFSZ'),
+        rlimit: { resource: 'FSIZE', soft: value, hard: value },
+      };
+    case 'nofile':
+      return {
+        planned: exactly(base, 'rlimit', 'RLIMIT_NOFILE: open descriptors per process'),
+        rlimit: { resource: 'NOFILE', soft: value, hard: value },
+      };
+    case 'address-space':
+      return { planned: exactly(base, 'rlimit', AS_NOTE), rlimit: { resource: 'AS', soft: value, hard: value } };
+  }
+}
+
+/** A required limit the plan only approximates (or cannot enforce) refuses the run: fail closed. */
+function refuseUnenforceable(planned: readonly PlannedLimit[], host: HostLimitFacts): void {
+  const refused = planned.filter((l) => l.required && !l.exact);
+  if (refused.length === 0) return;
+  const lines = refused.map((l) => {
+    const controller = controllerOf(l.name) ?? 'cpu';
+    const how =
+      l.mechanism === 'none' ? 'nothing on this host can enforce it' : 'it could only be approximated with an rlimit';
+    return {
+      text: `limits.${LIMIT_KEYS[l.name]} (${l.display}) is required but ${cgroupGap(host, controller)}: ${how}`,
+      fix: cgroupFix(host, controller),
+    };
+  });
+  throw new SbxError('LIMIT_UNENFORCEABLE', lines[0]!.text, {
+    hint: `${lines[0]!.fix}; or drop it from limits.required`,
+    details: lines.slice(1).map((l) => l.text),
+  });
 }
 
 /** The plan as lines for `sbx doctor` and `--verbose`: `memory 512MiB → cgroup-v2 (memory.max, …)`. */

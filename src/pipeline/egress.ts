@@ -14,12 +14,10 @@ export async function startEgress(
 ): Promise<EgressProxy | undefined> {
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return undefined;
-  const [{ startEgressProxy }, { compileEgressRules }] = await Promise.all([
-    import('../runtime/network/index.js'),
-    import('../policy/egress.js'),
-  ]);
+  const { startEgressProxy } = await import('../runtime/network/index.js');
   const proxy = await startEgressProxy({
-    rules: compileEgressRules({ allow: net.allow, deny: net.deny, allowPrivate: net.allowPrivate }),
+    // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
+    rules: net.rules,
     socketDir: session.dir,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });

@@ -12,7 +12,7 @@ import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
 import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
-import type { CommandRules, Mode, Mount, NetworkPolicy, Policy } from './types.js';
+import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
 export interface RunRequest {
@@ -264,8 +264,44 @@ export interface DeriveInput {
 
 export function derivePolicy(input: DeriveInput): Policy {
   const { profile, request, host, vars } = input;
-  const mode: Mode = profile.mode ?? 'workspace-write';
-  if (mode === 'danger' && !request.danger) {
+  const mode = modeOf(input);
+  const workspaceReal = workspaceRealPath(host, vars, mode);
+  const keepOut = keptOutRealPaths(input);
+  const workspace = placeWorkspace(input, mode, workspaceReal, keepOut);
+  const tmpSize = tmpSizeOf(profile, request);
+  const limits = parseLimits(profile.limits ?? {}, request.limits);
+  const seccomp = seccompOf(profile);
+  const checks: BindChecks = { host, keepOut };
+  const layers = [
+    ...(mode === 'danger' ? dangerLayers() : isolatedLayers(input, mode, workspace, tmpSize, checks)),
+    ...requestBindLayers(request, vars, checks),
+  ];
+  const network = deriveNetwork(profile, request, host);
+  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network));
+  const identity = identityOf(profile, host);
+  return {
+    profile: { name: input.profileName, hash: input.profileHash },
+    mode,
+    workspace,
+    mounts: mountsOf(layers, input, mode, identity),
+    env: envOf(input, workspace.sandbox),
+    cwd: cwdOf(mode, host.cwd, workspace),
+    hostname: profile.hostname ?? DEFAULT_HOSTNAME,
+    identity,
+    namespaces: { user: true, pid: true, ipc: true, uts: true, net: network.kind !== 'host', cgroup: true },
+    network,
+    limits,
+    seccomp,
+    command: requestedArgv(request),
+    ...(request.shell !== undefined ? { shell: request.shell } : {}),
+    commands: commandRulesOf(profile),
+  };
+}
+
+/** The profile's mode; danger only with the request's consent (--danger). */
+function modeOf(input: DeriveInput): Mode {
+  const mode: Mode = input.profile.mode ?? 'workspace-write';
+  if (mode === 'danger' && !input.request.danger) {
     throw new SbxError(
       'DANGER_NOT_ALLOWED',
       `profile "${input.profileName}" asks for mode: danger (the host filesystem, writable)`,
@@ -274,6 +310,11 @@ export function derivePolicy(input: DeriveInput): Policy {
       },
     );
   }
+  return mode;
+}
+
+/** The workspace's realpath: a directory, and (outside danger mode) not a system directory. */
+function workspaceRealPath(host: Host, vars: Variables, mode: Mode): string {
   const ws = fact(host, vars.workspace);
   if (!ws.exists || ws.type !== 'dir') {
     throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, {
@@ -285,115 +326,156 @@ export function derivePolicy(input: DeriveInput): Policy {
       hint: 'run sbx from a project directory or pass --workspace DIR',
     });
   }
-  // --allow-sensitive-roots is the only way in to credential stores: no profile can lift the block by itself.
-  const sensitiveReal = sensitiveRoots(profile, request, vars, host.env)
-    .map((p) => fact(host, p))
+  return ws.real;
+}
+
+/**
+ * The realpaths of the sensitive roots that exist: no bind may hold one. --allow-sensitive-roots is
+ * the only way in to credential stores: no profile can lift the block by itself.
+ */
+function keptOutRealPaths(input: DeriveInput): string[] {
+  return sensitiveRoots(input.profile, input.request, input.vars, input.host.env)
+    .map((p) => fact(input.host, p))
     .flatMap((f) => (f.exists ? [f.real] : []));
-  const credentialStoreError = (where: string, path: string) =>
-    new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
-      hint: "sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx's own state never enters)",
-    });
+}
+
+function credentialStoreError(where: string, path: string): SbxError {
+  return new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
+    hint: "sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx's own state never enters)",
+  });
+}
+
+/** Where the workspace appears inside, and how writable it is. */
+function placeWorkspace(input: DeriveInput, mode: Mode, real: string, keepOut: readonly string[]): Policy['workspace'] {
+  const { profile, vars } = input;
   // The workspace is a bind like any other: a cwd of ~/.aws/sso must not carry the tokens in.
-  if (mode !== 'danger' && sensitiveReal.some((root) => isWithin(ws.real, root)))
+  if (mode !== 'danger' && keepOut.some((root) => isWithin(real, root)))
     throw credentialStoreError('workspace', vars.workspace);
-  const workspaceSandbox =
+  const sandbox =
     mode === 'danger' || !profile.workspace?.mountAt
-      ? ws.real
+      ? real
       : mountAtTarget(expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt'), 'workspace.mountAt');
-  const workspaceAccess = mode === 'read-only' ? 'ro' : 'rw';
+  return { host: real, sandbox, access: mode === 'read-only' ? 'ro' : 'rw' };
+}
 
-  const mounts: Mount[] = [];
-  const layers: Mount[] = [];
+function tmpSizeOf(profile: Profile, request: RunRequest): number {
+  return request.tmpSize !== undefined
+    ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS)
+    : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
+}
 
-  const addBind = (spec: BindSpec, access: 'ro' | 'rw', reason: string) => {
-    const f = fact(host, spec.path);
-    if (!f.exists) {
-      if (spec.optional) return;
-      throw new SbxError('BIND_SOURCE_MISSING', `${spec.where}: ${spec.path} does not exist`, {
-        hint: 'create it, fix the path, or mark the entry `optional: true`',
-      });
-    }
-    // Bind the resolved path: a symlink (in the workspace or anywhere) cannot redirect a bind.
-    if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(spec.where, spec.path);
-    if (access === 'rw' && FORBIDDEN_ROOTS.includes(f.real)) {
-      throw new SbxError(
-        'BIND_TARGET_INVALID',
-        `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`,
-        {
-          hint: 'bind a subdirectory, or read-only',
-        },
-      );
-    }
-    if (f.link !== undefined && spec.mountAt === undefined && access === 'ro' && spec.where.startsWith('system')) {
-      // Merged-/usr systems: /bin -> usr/bin. Recreate the link instead of a second bind.
-      layers.push({ kind: 'symlink', target: spec.path, linkTo: f.link, reason });
-      return;
-    }
-    const target =
-      spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
-    layers.push({ kind: 'bind', source: f.real, target, access, optional: false, reason });
-  };
-
-  const tmpSize =
-    request.tmpSize !== undefined
-      ? parseSize(request.tmpSize, '--tmp-size', TMP_BOUNDS)
-      : parseSize(profile.tmp?.size ?? DEFAULT_TMP_SIZE, 'tmp.size', TMP_BOUNDS);
-  const limits = parseLimits(profile.limits ?? {}, request.limits);
-  const seccompPreset = profile.seccomp?.preset ?? 'default';
-  const seccompRules = resolveSeccompRules({
-    preset: seccompPreset,
+function seccompOf(profile: Profile): Policy['seccomp'] {
+  const preset = profile.seccomp?.preset ?? 'default';
+  const rules = resolveSeccompRules({
+    preset,
     add: profile.seccomp?.add ?? [],
     remove: profile.seccomp?.remove ?? [],
     allowIoUring: profile.seccomp?.io_uring ?? false,
   });
+  return { preset, rules };
+}
 
-  if (mode === 'danger') {
-    layers.push({
-      kind: 'bind',
-      source: '/',
-      target: '/',
-      access: 'rw',
-      optional: false,
-      reason: 'mode: danger (host filesystem)',
+/** What every bind source is checked against: the host's facts and the sensitive roots kept out. */
+interface BindChecks {
+  host: Host;
+  keepOut: readonly string[];
+}
+
+/** One bind entry as a layer (a symlink for a merged-/usr link); nothing for a missing optional entry. */
+function bindLayer(spec: BindSpec, access: 'ro' | 'rw', reason: string, checks: BindChecks): Mount[] {
+  const f = fact(checks.host, spec.path);
+  if (!f.exists) {
+    if (spec.optional) return [];
+    throw new SbxError('BIND_SOURCE_MISSING', `${spec.where}: ${spec.path} does not exist`, {
+      hint: 'create it, fix the path, or mark the entry `optional: true`',
     });
-    layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev' });
-    layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
-  } else {
-    for (const spec of systemSpecs(profile, vars)) addBind(spec, 'ro', 'system, read-only');
-    layers.push({ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" });
-    layers.push({ kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' });
-    layers.push({ kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' });
-    layers.push({
+  }
+  // Bind the resolved path: a symlink (in the workspace or anywhere) cannot redirect a bind.
+  if (checks.keepOut.some((root) => isWithin(f.real, root))) throw credentialStoreError(spec.where, spec.path);
+  if (access === 'rw' && FORBIDDEN_ROOTS.includes(f.real)) {
+    throw new SbxError(
+      'BIND_TARGET_INVALID',
+      `${spec.where}: ${spec.path} resolves to ${f.real}, which may not be bound writable`,
+      {
+        hint: 'bind a subdirectory, or read-only',
+      },
+    );
+  }
+  if (f.link !== undefined && spec.mountAt === undefined && access === 'ro' && spec.where.startsWith('system')) {
+    // Merged-/usr systems: /bin -> usr/bin. Recreate the link instead of a second bind.
+    return [{ kind: 'symlink', target: spec.path, linkTo: f.link, reason }];
+  }
+  const target =
+    spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
+  return [{ kind: 'bind', source: f.real, target, access, optional: false, reason }];
+}
+
+function bindLayers(specs: readonly BindSpec[], access: 'ro' | 'rw', reason: string, checks: BindChecks): Mount[] {
+  return specs.flatMap((spec) => bindLayer(spec, access, reason, checks));
+}
+
+/** mode: danger: the host's own root, writable, with a fresh /dev and /proc. */
+function dangerLayers(): Mount[] {
+  return [
+    { kind: 'bind', source: '/', target: '/', access: 'rw', optional: false, reason: 'mode: danger (host filesystem)' },
+    { kind: 'dev', target: '/dev', reason: 'minimal /dev' },
+    { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
+  ];
+}
+
+/** Every other mode: the system read-only, private /tmp and HOME, the workspace and the profile's binds. */
+function isolatedLayers(
+  input: DeriveInput,
+  mode: Mode,
+  workspace: Policy['workspace'],
+  tmpSize: number,
+  checks: BindChecks,
+): Mount[] {
+  const { profile, vars } = input;
+  const readOnlyMode = mode === 'read-only';
+  return [
+    ...bindLayers(systemSpecs(profile, vars), 'ro', 'system, read-only', checks),
+    { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
+    { kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' },
+    { kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' },
+    {
       kind: 'tmpfs',
       target: normalizeTarget(vars.home, 'HOME'),
       sizeBytes: tmpSize,
       mode: 0o755,
       reason: 'private HOME, empty each session',
-    });
-    layers.push({
+    },
+    {
       kind: 'bind',
-      source: ws.real,
-      target: workspaceSandbox,
-      access: workspaceAccess,
+      source: workspace.host,
+      target: workspace.sandbox,
+      access: workspace.access,
       optional: false,
-      reason: `workspace (${workspaceAccess})`,
-    });
-    for (const spec of bindSpecs(profile.read_only, 'read_only', vars)) addBind(spec, 'ro', 'read_only');
-    for (const spec of bindSpecs(profile.writable_roots, 'writable_roots', vars)) {
-      addBind(
-        spec,
-        mode === 'read-only' ? 'ro' : 'rw',
-        mode === 'read-only' ? 'writable_roots (read-only mode)' : 'writable_roots',
-      );
-    }
-  }
-  for (const spec of requestSpecs(request, vars, 'ro')) addBind(spec, 'ro', '--ro-bind');
-  for (const spec of requestSpecs(request, vars, 'rw')) addBind(spec, 'rw', '--bind');
+      reason: `workspace (${workspace.access})`,
+    },
+    ...bindLayers(bindSpecs(profile.read_only, 'read_only', vars), 'ro', 'read_only', checks),
+    ...bindLayers(
+      bindSpecs(profile.writable_roots, 'writable_roots', vars),
+      readOnlyMode ? 'ro' : 'rw',
+      readOnlyMode ? 'writable_roots (read-only mode)' : 'writable_roots',
+      checks,
+    ),
+  ];
+}
 
-  const network = deriveNetwork(profile, request, host);
-  for (const path of network.kind === 'filtered' ? network.unixSockets : []) {
-    const where = 'network.unix_sockets';
-    const f = fact(host, path);
+/** --ro-bind and --bind, in every mode. */
+function requestBindLayers(request: RunRequest, vars: Variables, checks: BindChecks): Mount[] {
+  return [
+    ...bindLayers(requestSpecs(request, vars, 'ro'), 'ro', '--ro-bind', checks),
+    ...bindLayers(requestSpecs(request, vars, 'rw'), 'rw', '--bind', checks),
+  ];
+}
+
+/** network.unix_sockets: each a socket file, bound writable at its own path. */
+function unixSocketLayers(network: NetworkPolicy, mode: Mode, checks: BindChecks): Mount[] {
+  const where = 'network.unix_sockets';
+  return (network.kind === 'filtered' ? network.unixSockets : []).map((path): Mount => {
+    const f = fact(checks.host, path);
     if (!f.exists) {
       const hint = 'start the service first, or fix the path';
       throw new SbxError('BIND_SOURCE_MISSING', `${where}: ${path} does not exist`, { hint });
@@ -409,7 +491,7 @@ export function derivePolicy(input: DeriveInput): Policy {
           'bind directories with read_only or writable_roots',
       });
     }
-    if (sensitiveReal.some((root) => isWithin(f.real, root))) throw credentialStoreError(where, path);
+    if (checks.keepOut.some((root) => isWithin(f.real, root))) throw credentialStoreError(where, path);
     if (mode === 'read-only') {
       const why = 'needs write access to it, and mode: read-only promises no writes';
       throw new SbxError('UNIX_SOCKET_INVALID', `${where}: connecting to ${path} ${why}`, {
@@ -417,134 +499,175 @@ export function derivePolicy(input: DeriveInput): Policy {
       });
     }
     const target = normalizeTarget(path, where);
-    layers.push({ kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where });
-  }
-  if (network.kind === 'filtered' && network.bridge) {
-    layers.push(
-      {
-        kind: 'bind',
-        source: network.bridge.node,
-        target: `${BRIDGE_DIR}/node`,
-        access: 'ro',
-        optional: false,
-        reason: 'egress bridge: node',
-      },
-      {
-        kind: 'bind',
-        source: network.bridge.script,
-        target: `${BRIDGE_DIR}/bridge.cjs`,
-        access: 'ro',
-        optional: false,
-        reason: 'egress bridge: script',
-      },
-      { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
-    );
-  }
+    return { kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where };
+  });
+}
 
-  // Parents before children: a mount placed after a deeper one would hide it.
+/** The egress bridge's program and script, and the session directory holding the proxy's sockets. */
+function bridgeLayers(network: NetworkPolicy): Mount[] {
+  if (network.kind !== 'filtered' || !network.bridge) return [];
+  return [
+    {
+      kind: 'bind',
+      source: network.bridge.node,
+      target: `${BRIDGE_DIR}/node`,
+      access: 'ro',
+      optional: false,
+      reason: 'egress bridge: node',
+    },
+    {
+      kind: 'bind',
+      source: network.bridge.script,
+      target: `${BRIDGE_DIR}/bridge.cjs`,
+      access: 'ro',
+      optional: false,
+      reason: 'egress bridge: script',
+    },
+    { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
+  ];
+}
+
+/** Parents before children: a mount placed after a deeper one would hide it. Stable otherwise. */
+function parentsFirst(layers: readonly Mount[]): Mount[] {
   const depth = (m: Mount) => (m.target === '/' ? 0 : m.target.split('/').length);
-  mounts.push(
-    ...layers
-      .map((m, i) => ({ m, i }))
-      .sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i)
-      .map(({ m }) => m),
-  );
+  return layers
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i)
+    .map(({ m }) => m);
+}
 
-  // Every place a host path shows up inside: one per bind that contains it (the same tree may be
-  // bound twice, e.g. HOME and one of its parents).
-  const binds = mounts.filter((m): m is Extract<Mount, { kind: 'bind' }> => m.kind === 'bind');
-  const sandboxPathsOf = (real: string): string[] => [
+type BindMount = Extract<Mount, { kind: 'bind' }>;
+
+/** The mount list past the sorted layers, as the binds and masks over them are added in order. */
+interface Overlay {
+  mounts: Mount[];
+  /** The binds of the sorted layers: where a host path shows up inside. */
+  binds: BindMount[];
+  /** The host path each mask or view hides: its mount point exists there (checkMountPoints). */
+  hidden: Map<Mount, string>;
+}
+
+/** The layers, then what goes over them: read-only policy files, masks, and the final read-only remounts. */
+function mountsOf(layers: readonly Mount[], input: DeriveInput, mode: Mode, identity: Identity): Mount[] {
+  const mounts = parentsFirst(layers);
+  const overlay: Overlay = {
+    mounts,
+    binds: mounts.filter((m): m is BindMount => m.kind === 'bind'),
+    hidden: new Map(),
+  };
+  bindReadOnly(overlay, input);
+  maskSensitive(overlay, input);
+  if (identity.hostRoot && input.profile.user !== 'root' && mode !== 'danger') {
+    // sbx runs as root, so the child's files are still root's on the host (the workspace must stay
+    // writable). Owner permissions would let it read /etc/shadow through the read-only bind: mask
+    // everything under the system binds that the world may not read.
+    for (const { path, dir } of input.host.rootOnly) mask(overlay, path, dir, 'root-only host file');
+  }
+  if (mode !== 'danger') checkMountPoints(overlay.mounts, input.host, overlay.hidden);
+  return [...overlay.mounts, ...finalRemounts(mode, input.vars)];
+}
+
+/**
+ * Every place a host path shows up inside: one per bind that contains it (the same tree may be
+ * bound twice, e.g. HOME and one of its parents).
+ */
+function sandboxPathsOf(binds: readonly BindMount[], real: string): string[] {
+  return [
     ...new Set(
       binds.filter((b) => isWithin(real, b.source)).map((b) => posix.join(b.target, posix.relative(b.source, real))),
     ),
   ];
-  // The host path each mask or view hides: its mount point exists there (checkMountPoints).
-  const maskedPaths = new Map<Mount, string>();
-  const cover = (real: string, mount: (target: string) => Mount) => {
-    for (const target of sandboxPathsOf(real)) {
-      // Already hidden (e.g. ~/.ssh/id_rsa under a masked ~/.ssh): a mount point inside the read-only
-      // mask could not even be created.
-      if (mounts.some((m) => m.kind === 'mask' && isWithin(target, m.target))) continue;
-      const m = mount(target);
-      maskedPaths.set(m, real);
-      mounts.push(m);
-    }
-  };
-  const mask = (real: string, dir: boolean, reason: string) =>
-    cover(real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
+}
 
+/** Puts `mount` over every place `real` shows up inside. */
+function cover(overlay: Overlay, real: string, mount: (target: string) => Mount): void {
+  for (const target of sandboxPathsOf(overlay.binds, real)) {
+    // Already hidden (e.g. ~/.ssh/id_rsa under a masked ~/.ssh): a mount point inside the read-only
+    // mask could not even be created.
+    if (overlay.mounts.some((m) => m.kind === 'mask' && isWithin(target, m.target))) continue;
+    const m = mount(target);
+    overlay.hidden.set(m, real);
+    overlay.mounts.push(m);
+  }
+}
+
+function mask(overlay: Overlay, real: string, dir: boolean, reason: string): void {
+  cover(overlay, real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
+}
+
+/** Binds each host path read-only over itself wherever a bind shows it. */
+function bindOverItself(overlay: Overlay, reals: Iterable<string>, reason: string): void {
+  for (const real of reals) {
+    for (const target of sandboxPathsOf(overlay.binds, real)) {
+      overlay.mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason });
+    }
+  }
+}
+
+/** Bound before the masks, which must come last (a bind placed after a mask would uncover it). */
+function bindReadOnly(overlay: Overlay, input: DeriveInput): void {
+  const { profile, request, vars, host } = input;
   // Git hooks run on the host at the next commit: a sandboxed build must not be able to plant one.
-  // Bound before the masks, which must come last (a bind placed after a mask would uncover it).
-  for (const real of host.sensitiveFiles.protect) {
-    for (const target of sandboxPathsOf(real)) {
-      mounts.push({
-        kind: 'bind',
-        source: real,
-        target,
-        access: 'ro',
-        optional: false,
-        reason: 'sensitive: git hooks stay read-only',
-      });
-    }
-  }
+  bindOverItself(overlay, host.sensitiveFiles.protect, 'sensitive: git hooks stay read-only');
   // Nothing a sandbox writes may become a later run's policy: the user's sbx config and the
-  // project's .sbx are read-only wherever a bind shows them (bound over themselves, like the hooks).
-  const ownReadOnly = readOnlyOwnRoots(profile, request, vars, host.env).map((p) => fact(host, p));
-  for (const real of new Set(ownReadOnly.flatMap((f) => (f.exists && f.type === 'dir' ? [f.real] : [])))) {
-    for (const target of sandboxPathsOf(real)) {
-      const reason = "sbx's policy files stay read-only";
-      mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason });
-    }
-  }
+  // project's .sbx are read-only wherever a bind shows them.
+  const own = readOnlyOwnRoots(profile, request, vars, host.env).map((p) => fact(host, p));
+  const ownDirs = new Set(own.flatMap((f) => (f.exists && f.type === 'dir' ? [f.real] : [])));
+  bindOverItself(overlay, ownDirs, "sbx's policy files stay read-only");
+}
 
+function maskSensitive(overlay: Overlay, input: DeriveInput): void {
+  const { profile, request, vars, host } = input;
   // Credential stores (and the agent sockets they come with) reachable through any bind are masked.
   for (const root of sensitiveRoots(profile, request, vars, host.env)) {
     const f = fact(host, root);
-    if (f.exists) mask(f.real, f.type === 'dir', 'sensitive root');
+    if (f.exists) mask(overlay, f.real, f.type === 'dir', 'sensitive root');
   }
-
   // Secret-looking files in the mounted trees (.env, *.pem, ...): hidden wherever they appear. A
   // file git tracks with other content gets a stand-in nobody can read: `git add` inside then fails
   // on it instead of committing an empty file in its place.
   for (const { path, dir, tracked } of host.sensitiveFiles.masks) {
-    if (tracked) cover(path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
-    else mask(path, dir, 'sensitive file');
+    if (tracked)
+      cover(overlay, path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
+    else mask(overlay, path, dir, 'sensitive file');
   }
   // .git/config without credentials, exclude lists naming the masked files: generated content.
   for (const view of host.sensitiveFiles.views) {
-    cover(view.path, (target) => ({ kind: 'file', target, content: view.content, mode: 0o444, reason: view.reason }));
+    cover(overlay, view.path, (target) => ({
+      kind: 'file',
+      target,
+      content: view.content,
+      mode: 0o444,
+      reason: view.reason,
+    }));
   }
+}
 
-  const identity =
-    profile.user === 'root'
-      ? { uid: 0, gid: 0, hostRoot: host.uid === 0 }
-      : host.uid === 0
-        ? { uid: NOBODY, gid: NOBODY, hostRoot: true }
-        : { uid: host.uid, gid: host.gid, hostRoot: false };
-  if (identity.hostRoot && profile.user !== 'root' && mode !== 'danger') {
-    // sbx runs as root, so the child's files are still root's on the host (the workspace must stay
-    // writable). Owner permissions would let it read /etc/shadow through the read-only bind: mask
-    // everything under the system binds that the world may not read.
-    for (const { path, dir } of host.rootOnly) mask(path, dir, 'root-only host file');
-  }
-  if (mode !== 'danger') checkMountPoints(mounts, host, maskedPaths);
-  if (mode === 'read-only') {
-    mounts.push({
-      kind: 'remount-ro',
-      target: normalizeTarget(vars.home, 'HOME'),
-      reason: 'read-only mode: HOME is not writable',
-    });
-  }
-  if (mode !== 'danger')
-    mounts.push({ kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' });
+/** Once everything is in place: HOME read-only in read-only mode, and the sandbox root itself. */
+function finalRemounts(mode: Mode, vars: Variables): Mount[] {
+  if (mode === 'danger') return [];
+  const root: Mount = { kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' };
+  if (mode !== 'read-only') return [root];
+  const home = normalizeTarget(vars.home, 'HOME');
+  return [{ kind: 'remount-ro', target: home, reason: 'read-only mode: HOME is not writable' }, root];
+}
 
-  const cwd =
-    mode === 'danger'
-      ? host.cwd
-      : isWithin(host.cwd, ws.real)
-        ? posix.join(workspaceSandbox, posix.relative(ws.real, host.cwd))
-        : workspaceSandbox;
+/** Root inside stays root on the host only for a root caller; a root caller's others run as nobody. */
+function identityOf(profile: Profile, host: Host): Identity {
+  if (profile.user === 'root') return { uid: 0, gid: 0, hostRoot: host.uid === 0 };
+  if (host.uid === 0) return { uid: NOBODY, gid: NOBODY, hostRoot: true };
+  return { uid: host.uid, gid: host.gid, hostRoot: false };
+}
 
+/** The caller's directory as seen inside: the same place in the workspace, else the workspace itself. */
+function cwdOf(mode: Mode, cwd: string, workspace: Policy['workspace']): string {
+  if (mode === 'danger') return cwd;
+  if (!isWithin(cwd, workspace.host)) return workspace.sandbox;
+  return posix.join(workspace.sandbox, posix.relative(workspace.host, cwd));
+}
+
+function envOf(input: DeriveInput, workspaceSandbox: string): Policy['env'] {
+  const { profile, request, vars, host } = input;
   const profileSet = Object.entries(profile.env?.set ?? {}).map(
     ([k, v]) => [k, expandVariables(v, vars, `env.set.${k}`)] as [string, string],
   );
@@ -564,24 +687,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   // the same name gives way.
   const secrets = [...new Set((profile.secrets ?? []).map((s) => s.as ?? s.name))];
   for (const name of secrets) delete env.vars[name];
-
-  return {
-    profile: { name: input.profileName, hash: input.profileHash },
-    mode,
-    workspace: { host: ws.real, sandbox: workspaceSandbox, access: mode === 'danger' ? 'rw' : workspaceAccess },
-    mounts,
-    env: { ...env, secrets },
-    cwd,
-    hostname: profile.hostname ?? DEFAULT_HOSTNAME,
-    identity,
-    namespaces: { user: true, pid: true, ipc: true, uts: true, net: network.kind !== 'host', cgroup: true },
-    network,
-    limits,
-    seccomp: { preset: seccompPreset, rules: seccompRules },
-    command: requestedArgv(request),
-    ...(request.shell !== undefined ? { shell: request.shell } : {}),
-    commands: commandRulesOf(profile),
-  };
+  return { ...env, secrets };
 }
 
 /**
@@ -597,7 +703,7 @@ function checkMountPoints(mounts: readonly Mount[], host: Host, maskedPaths: Rea
     if (m.kind === 'remount-ro') continue;
     const parent = placed.findLast((p) => p.kind !== 'symlink' && isWithin(m.target, p.target));
     placed.push(m);
-    if (!parent || parent.kind !== 'bind' || parent.access !== 'rw' || parent.target === m.target) continue;
+    if (parent?.kind !== 'bind' || parent.access !== 'rw' || parent.target === m.target) continue;
     const mountPoint = posix.join(parent.source, posix.relative(parent.target, m.target));
     const existing = fact(host, mountPoint);
     const lands = m.kind === 'bind' ? m.source : maskedPaths.get(m);
@@ -636,13 +742,11 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
   const allow = [...(spec.allow ?? []), ...domains];
   const deny = spec.deny ?? [];
   const allowPrivate = spec.allow_private ?? [];
-  // Validates every pattern now, so a typo is a profile error rather than a refusal at run time.
-  compileEgressRules({ allow, deny, allowPrivate });
   return {
     kind: 'filtered',
-    allow,
-    deny,
-    allowPrivate,
+    // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the
+    // proxy enforces is exactly what `sbx explain --json` shows and the report's policyHash covers.
+    rules: compileEgressRules({ allow, deny, allowPrivate }),
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
     bridge: allow.length > 0 ? host.bridge : null,
   };

@@ -16,7 +16,7 @@
 import { domainToASCII } from 'node:url';
 import { SbxError } from '../errors.js';
 
-/** A compiled allow or deny entry. Plain data. */
+/** A compiled allow or deny entry. Plain JSON data: it travels in the Policy (types.ts NetworkPolicy). */
 export interface HostPattern {
   /** As written in the profile, for messages. */
   text: string;
@@ -24,8 +24,8 @@ export interface HostPattern {
   kind: 'any' | 'exact' | 'suffix';
   /** Normal form: the host, or for suffix the domain without `*.`. Empty for any. */
   host: string;
-  /** Undefined: every port. */
-  port: number | undefined;
+  /** Absent: every port. */
+  port?: number;
 }
 
 /** A compiled allow_private entry: one address, optionally one port. */
@@ -33,7 +33,8 @@ export interface PrivateAddress {
   text: string;
   /** Canonical address; IPv4-mapped IPv6 is stored as its IPv4 (the same destination). */
   ip: string;
-  port: number | undefined;
+  /** Absent: every port. */
+  port?: number;
 }
 
 export interface EgressRules {
@@ -286,7 +287,7 @@ function compileHostPattern(text: string, key: string): HostPattern {
     });
   const hp = splitHostPort(text);
   if (!hp) throw bad('the port must be 1-65535');
-  if (hp.host === '*') return { text, kind: 'any', host: '', port: hp.port };
+  if (hp.host === '*') return { text, kind: 'any', host: '', ...portOf(hp) };
   const wildcard = hp.host.startsWith('*.');
   const rest = wildcard ? hp.host.slice(2) : hp.host;
   if (rest.includes('*')) throw bad('only a leading "*." wildcard is supported');
@@ -295,7 +296,7 @@ function compileHostPattern(text: string, key: string): HostPattern {
   const ip = canonicalIp(host) !== undefined;
   if (ip && wildcard) throw bad('"*." cannot prefix an IP address');
   if (!ip && endsInNumber(host)) throw bad('write IPv4 addresses as four decimal octets (e.g. 10.0.0.1)');
-  return { text, kind: wildcard ? 'suffix' : 'exact', host, port: hp.port };
+  return { text, kind: wildcard ? 'suffix' : 'exact', host, ...portOf(hp) };
 }
 
 function compilePrivateAddress(text: string): PrivateAddress {
@@ -307,7 +308,12 @@ function compilePrivateAddress(text: string): PrivateAddress {
       hint: 'write 10.0.0.5, 10.0.0.5:5432, fd00::5 or [fd00::5]:5432 (host names are not accepted here)',
     });
   }
-  return { text, ip, port: hp.port };
+  return { text, ip, ...portOf(hp) };
+}
+
+/** The port as a compiled entry holds it: absent for every port (JSON has no undefined). */
+function portOf(hp: { port: number | undefined }): { port?: number } {
+  return hp.port === undefined ? {} : { port: hp.port };
 }
 
 /** Canonical text, with IPv4-mapped IPv6 reduced to its IPv4: both name the same socket peer. */

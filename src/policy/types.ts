@@ -1,6 +1,7 @@
 // The Policy IR: the normalised, fully resolved description of one sandbox. Plain JSON data; every
 // backend compiles it, `sbx explain` prints it, the report hashes it. Imports nothing at run time.
 import type { Limits } from '../limits/plan.js';
+import type { EgressRules } from './egress.js';
 import type { SeccompPreset, SeccompRule } from '../seccomp/index.js';
 
 export type Mode = 'read-only' | 'workspace-write' | 'danger';
@@ -46,13 +47,13 @@ export type NetworkPolicy =
   | { kind: 'host' }
   /**
    * Own network namespace; TCP only through sbx's proxy (outside the sandbox), which decides per
-   * destination. `bridge` holds the host files the in-sandbox bridge runs from.
+   * destination by `rules`: the profile's allow, deny and allow_private lists compiled once (plain
+   * data, each entry keeping its text as written), handed to the proxy as they are. `bridge` holds
+   * the host files the in-sandbox bridge runs from.
    */
   | {
       kind: 'filtered';
-      allow: string[];
-      deny: string[];
-      allowPrivate: string[];
+      rules: EgressRules;
       unixSockets: string[];
       bridge: { node: string; script: string } | null;
     };

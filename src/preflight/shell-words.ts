@@ -45,154 +45,195 @@ type Connector = 'start' | '|' | '&&' | '||' | ';' | '\n' | 'end';
 
 const refuse = (construct: string): ShellScript => ({ ok: false, construct });
 
+/** Where the reading is: the script, its position, the commands so far and the one being read. */
+interface Reader {
+  script: string;
+  /** The character being read; a step that reads ahead moves it past what it consumed. */
+  i: number;
+  commands: SimpleCommand[];
+  command: SimpleCommand;
+  previous: Connector;
+  word: string;
+  inWord: boolean;
+  /** Whether the word has quotes or escapes: `"2">f` is the word 2, not descriptor 2. */
+  quoted: boolean;
+  quote: "'" | '"' | undefined;
+  pending: Omit<Redirect, 'target'> | undefined;
+}
+
 /** The script's simple commands, in order, or the first construct restricted syntax refuses. */
 export function parseShellScript(script: string): ShellScript {
-  const commands: SimpleCommand[] = [];
-  let command: SimpleCommand = { argv: [], redirects: [] };
-  let previous: Connector = 'start';
-  let word = '';
-  let inWord = false;
-  /** Whether the word has quotes or escapes: `"2">f` is the word 2, not descriptor 2. */
-  let quoted = false;
-  let quote: "'" | '"' | undefined;
-  let pending: Omit<Redirect, 'target'> | undefined;
-
-  const endWord = (): string | undefined => {
-    if (!inWord) return undefined;
-    if (pending) {
-      if (word === '') return 'a redirection to an empty name';
-      if (pending.op === '>&' && (quoted || !/^[0-2]$/.test(word))) {
-        return `duplication of a descriptor other than 0, 1 or 2 (>&${word})`;
-      }
-      command.redirects.push({ ...pending, target: word });
-      pending = undefined;
-    } else {
-      command.argv.push(word);
-    }
-    word = '';
-    inWord = false;
-    quoted = false;
-    return undefined;
+  const r: Reader = {
+    script,
+    i: 0,
+    commands: [],
+    command: { argv: [], redirects: [] },
+    previous: 'start',
+    word: '',
+    inWord: false,
+    quoted: false,
+    quote: undefined,
+    pending: undefined,
   };
-
-  /** Closes the command before `connector`; a blank line, or a final `;`, ends nothing. */
-  const endCommand = (connector: Connector): string | undefined => {
-    const error = endWord();
-    if (error) return error;
-    if (pending) return 'a redirection without a target';
-    if (command.argv.length === 0 && command.redirects.length === 0) {
-      // sh reads on after a newline that follows `|`, `&&` or `||`, and skips blank lines.
-      if (connector === '\n') return undefined;
-      if (connector === 'end' && (previous === ';' || previous === '\n')) return undefined;
-      if (connector === 'end' && previous === 'start') return 'no command';
-      return 'an empty command (nothing between two operators)';
-    }
-    if (command.argv.length === 0) return 'a redirection without a command';
-    const name = command.argv[0]!;
-    if (RESERVED_WORDS.has(name)) return `the reserved word ${name} (compound commands: if, for, while, case, !)`;
-    // Before a special builtin (`PATH=./bin :`) an assignment stays in the shell for every command
-    // after it; `env NAME=value cmd` is a program of its own, and sets it for cmd alone.
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(name)) return 'variable assignments (NAME=value cmd; write env NAME=value cmd)';
-    commands.push(command);
-    command = { argv: [], redirects: [] };
-    previous = connector;
-    return undefined;
-  };
-
-  for (let i = 0; i < script.length; i++) {
-    const c = script[i]!;
-    if (quote === "'") {
-      if (c === "'") quote = undefined;
-      else word += c;
-      continue;
-    }
-    if (quote === '"') {
-      if (c === '"') quote = undefined;
-      else if (c === '$' || c === '`') return refuse(`expansions inside double quotes (${c})`);
-      else if (c === '\\' && script[i + 1] === '\n') return refuse('a line continuation (backslash-newline)');
-      else if (c === '\\' && i + 1 < script.length && '"\\$`'.includes(script[i + 1]!)) word += script[++i];
-      else word += c;
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      quote = c;
-      inWord = true;
-      quoted = true;
-      continue;
-    }
-    if (c === '\\') {
-      if (i + 1 >= script.length) return refuse('a trailing backslash');
-      const next = script[++i]!;
-      if (next === '\n') return refuse('a line continuation (backslash-newline)');
-      if (next === '\r') return refuse(REFUSED_CHARACTERS['\r']!);
-      word += next;
-      inWord = true;
-      quoted = true;
-      continue;
-    }
-    if (c === ' ' || c === '\t') {
-      const error = endWord();
-      if (error) return refuse(error);
-      continue;
-    }
-    if (c === ';' || c === '\n' || c === '|' || c === '&') {
-      let connector: Connector = c === '&' ? '&&' : c;
-      if (c === '&') {
-        if (script[i + 1] !== '&') return refuse('background jobs (&)');
-        i++;
-      } else if (c === '|' && script[i + 1] === '|') {
-        connector = '||';
-        i++;
-      }
-      const error = endCommand(connector);
-      if (error) return refuse(error);
-      continue;
-    }
-    if (c === '<' || c === '>') {
-      let fd = c === '<' ? 0 : 1;
-      if (inWord && /^[0-9]+$/.test(word)) {
-        // sh reads one unquoted digit before < or > as a descriptor; bash reads several, dash a word.
-        if (quoted || word.length > 1) return refuse(`a descriptor number sh and bash read differently (${word}${c})`);
-        if (pending) return refuse('a redirection without a target');
-        fd = Number(word);
-        word = '';
-        inWord = false;
-      } else {
-        const error = endWord();
-        if (error) return refuse(error);
-      }
-      if (pending) return refuse('a redirection without a target');
-      if (fd > 2) return refuse(`redirection of descriptor ${fd} (only 0, 1 and 2)`);
-      const next = script[i + 1];
-      let op: Redirect['op'];
-      if (c === '<') {
-        if (next === '<') return refuse('here-documents (<<)');
-        if (next === '>') return refuse('read-write redirections (<>)');
-        if (next === '&') return refuse('input duplication (<&)');
-        if (next === '(') return refuse('process substitution (<(...))');
-        op = '<';
-      } else {
-        if (next === '|') return refuse('clobbering redirections (>|)');
-        if (next === '(') return refuse('process substitution (>(...))');
-        op = next === '>' ? '>>' : next === '&' ? '>&' : '>';
-        if (op !== '>') i++;
-      }
-      pending = { fd, op };
-      continue;
-    }
-    const refused = REFUSED_CHARACTERS[c];
-    if (refused) return refuse(refused);
-    if (c === '#' && !inWord) return refuse('comments (#)');
-    // Expanded by sh into names the rules never see: `.*` can yield `..`, `~` the home directory.
-    if (c === '*' || c === '?' || c === '[') return refuse(`unquoted globs (${c}); quote the word if it is literal`);
-    if (c === '~') return refuse('unquoted ~ (home directory expansion)');
-    // eslint-disable-next-line no-control-regex
-    if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(c)) return refuse('control characters');
-    word += c;
-    inWord = true;
+  for (; r.i < script.length; r.i++) {
+    const error = readCharacter(r, script[r.i]!);
+    if (error) return refuse(error);
   }
-  if (quote) return refuse(`an unterminated ${quote === "'" ? 'single' : 'double'} quote`);
-  const error = endCommand('end');
+  if (r.quote) return refuse(`an unterminated ${r.quote === "'" ? 'single' : 'double'} quote`);
+  const error = endCommand(r, 'end');
   if (error) return refuse(error);
-  return { ok: true, commands };
+  return { ok: true, commands: r.commands };
+}
+
+/** One character (and whatever it reads ahead): undefined, or the construct it refuses. */
+function readCharacter(r: Reader, c: string): string | undefined {
+  if (r.quote === "'") {
+    if (c === "'") r.quote = undefined;
+    else r.word += c;
+    return undefined;
+  }
+  if (r.quote === '"') return readDoubleQuoted(r, c);
+  if (c === "'" || c === '"') {
+    r.quote = c;
+    r.inWord = true;
+    r.quoted = true;
+    return undefined;
+  }
+  if (c === '\\') return readEscape(r);
+  if (c === ' ' || c === '\t') return endWord(r);
+  if (c === ';' || c === '\n' || c === '|' || c === '&') return readConnector(r, c);
+  if (c === '<' || c === '>') return readRedirection(r, c);
+  return readPlain(r, c);
+}
+
+function readDoubleQuoted(r: Reader, c: string): string | undefined {
+  const next = r.script[r.i + 1];
+  if (c === '"') r.quote = undefined;
+  else if (c === '$' || c === '`') return `expansions inside double quotes (${c})`;
+  else if (c === '\\' && next === '\n') return 'a line continuation (backslash-newline)';
+  else if (c === '\\' && next !== undefined && '"\\$`'.includes(next)) r.word += r.script[++r.i];
+  else r.word += c;
+  return undefined;
+}
+
+/** A backslash outside quotes: the next character, literally. */
+function readEscape(r: Reader): string | undefined {
+  if (r.i + 1 >= r.script.length) return 'a trailing backslash';
+  const next = r.script[++r.i]!;
+  if (next === '\n') return 'a line continuation (backslash-newline)';
+  if (next === '\r') return REFUSED_CHARACTERS['\r'];
+  r.word += next;
+  r.inWord = true;
+  r.quoted = true;
+  return undefined;
+}
+
+/** `;`, newline, `|`, `||` or `&&` ends the command before it; a lone `&` is a background job. */
+function readConnector(r: Reader, c: ';' | '\n' | '|' | '&'): string | undefined {
+  let connector: Connector = c === '&' ? '&&' : c;
+  if (c === '&') {
+    if (r.script[r.i + 1] !== '&') return 'background jobs (&)';
+    r.i++;
+  } else if (c === '|' && r.script[r.i + 1] === '|') {
+    connector = '||';
+    r.i++;
+  }
+  return endCommand(r, connector);
+}
+
+/** `<` or `>`, with the descriptor a single digit before it names; the target is the next word. */
+function readRedirection(r: Reader, c: '<' | '>'): string | undefined {
+  let fd = c === '<' ? 0 : 1;
+  if (r.inWord && /^[0-9]+$/.test(r.word)) {
+    // sh reads one unquoted digit before < or > as a descriptor; bash reads several, dash a word.
+    if (r.quoted || r.word.length > 1) return `a descriptor number sh and bash read differently (${r.word}${c})`;
+    if (r.pending) return 'a redirection without a target';
+    fd = Number(r.word);
+    r.word = '';
+    r.inWord = false;
+  } else {
+    const error = endWord(r);
+    if (error) return error;
+  }
+  if (r.pending) return 'a redirection without a target';
+  if (fd > 2) return `redirection of descriptor ${fd} (only 0, 1 and 2)`;
+  const op = redirectionOp(r, c);
+  if (typeof op === 'object') return op.refused;
+  r.pending = { fd, op };
+  return undefined;
+}
+
+/** The operator starting at `c`: `<`, `>`, `>>` or `>&` (moving past its second character), or what it refuses. */
+function redirectionOp(r: Reader, c: '<' | '>'): Redirect['op'] | { refused: string } {
+  const next = r.script[r.i + 1];
+  if (c === '<') {
+    if (next === '<') return { refused: 'here-documents (<<)' };
+    if (next === '>') return { refused: 'read-write redirections (<>)' };
+    if (next === '&') return { refused: 'input duplication (<&)' };
+    if (next === '(') return { refused: 'process substitution (<(...))' };
+    return '<';
+  }
+  if (next === '|') return { refused: 'clobbering redirections (>|)' };
+  if (next === '(') return { refused: 'process substitution (>(...))' };
+  const op = next === '>' ? '>>' : next === '&' ? '>&' : '>';
+  if (op !== '>') r.i++;
+  return op;
+}
+
+/** Any other character: part of a word, unless sh would give it a meaning decided at run time. */
+function readPlain(r: Reader, c: string): string | undefined {
+  const refused = REFUSED_CHARACTERS[c];
+  if (refused) return refused;
+  if (c === '#' && !r.inWord) return 'comments (#)';
+  // Expanded by sh into names the rules never see: `.*` can yield `..`, `~` the home directory.
+  if (c === '*' || c === '?' || c === '[') return `unquoted globs (${c}); quote the word if it is literal`;
+  if (c === '~') return 'unquoted ~ (home directory expansion)';
+  if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(c)) return 'control characters';
+  r.word += c;
+  r.inWord = true;
+  return undefined;
+}
+
+/** Ends the word being read: the target of a pending redirection, or the command's next argument. */
+function endWord(r: Reader): string | undefined {
+  if (!r.inWord) return undefined;
+  if (r.pending) {
+    if (r.word === '') return 'a redirection to an empty name';
+    if (r.pending.op === '>&' && (r.quoted || !/^[0-2]$/.test(r.word))) {
+      return `duplication of a descriptor other than 0, 1 or 2 (>&${r.word})`;
+    }
+    r.command.redirects.push({ ...r.pending, target: r.word });
+    r.pending = undefined;
+  } else {
+    r.command.argv.push(r.word);
+  }
+  r.word = '';
+  r.inWord = false;
+  r.quoted = false;
+  return undefined;
+}
+
+/** Closes the command before `connector`; a blank line, or a final `;`, ends nothing. */
+function endCommand(r: Reader, connector: Connector): string | undefined {
+  const error = endWord(r);
+  if (error) return error;
+  if (r.pending) return 'a redirection without a target';
+  const { command, previous } = r;
+  if (command.argv.length === 0 && command.redirects.length === 0) {
+    // sh reads on after a newline that follows `|`, `&&` or `||`, and skips blank lines.
+    if (connector === '\n') return undefined;
+    if (connector === 'end' && (previous === ';' || previous === '\n')) return undefined;
+    if (connector === 'end' && previous === 'start') return 'no command';
+    return 'an empty command (nothing between two operators)';
+  }
+  if (command.argv.length === 0) return 'a redirection without a command';
+  const name = command.argv[0]!;
+  if (RESERVED_WORDS.has(name)) return `the reserved word ${name} (compound commands: if, for, while, case, !)`;
+  // Before a special builtin (`PATH=./bin :`) an assignment stays in the shell for every command
+  // after it; `env NAME=value cmd` is a program of its own, and sets it for cmd alone.
+  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(name)) return 'variable assignments (NAME=value cmd; write env NAME=value cmd)';
+  r.commands.push(command);
+  r.command = { argv: [], redirects: [] };
+  r.previous = connector;
+  return undefined;
 }

@@ -111,84 +111,134 @@ export function queryIndex(buf: Buffer, query: IndexQuery, hashBytes = 20): Inde
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) fail(`unsupported version ${version}`);
   const count = buf.readUInt32BE(8);
-  const files = new Map<string, IndexEntry>();
-  const dirs = new Map(query.dirs.map((d) => [d, [] as IndexEntry[]]));
-  // Keyed by their UTF-8 bytes read as latin1 (one char per byte). An entry's name is decoded only
-  // when its length and last two bytes are those of a wanted path: most entries cost a few reads.
-  const wantedFiles = new Set([...query.files].map((p) => Buffer.from(p, 'utf8').toString('latin1')));
-  const quickKey = (len: number, last: number, beforeLast: number) => len * 65536 + last * 256 + beforeLast;
+  const answer: IndexAnswer = { files: new Map(), dirs: new Map(query.dirs.map((d) => [d, []])) };
+  const wanted = wantedOf(query);
+  const walk: Walk = { at: 12, src: buf, nameStart: 0, nameLen: 0, scratch: Buffer.alloc(4096) };
+  for (let n = 0; n < count; n++) {
+    const start = walk.at;
+    if (readEntry(buf, walk, version, hashBytes)) collect(buf, start, walk, wanted, hashBytes, answer);
+  }
+  return answer;
+}
+
+/** The query, prepared for byte comparison. */
+interface Wanted {
+  /** Keyed by their UTF-8 bytes read as latin1 (one char per byte). */
+  files: Set<string>;
+  /** quickKey of each wanted file: an entry's name is decoded only when its key is one of these. */
+  quickKeys: Set<number>;
+  dirs: readonly { dir: string; bytes: Buffer }[];
+}
+
+/** Length and last two bytes: most entries are ruled out by a few reads. */
+function quickKey(len: number, last: number, beforeLast: number): number {
+  return len * 65536 + last * 256 + beforeLast;
+}
+
+function wantedOf(query: IndexQuery): Wanted {
+  const files = new Set([...query.files].map((p) => Buffer.from(p, 'utf8').toString('latin1')));
   const keyOf = (k: string) =>
     quickKey(k.length, k.charCodeAt(k.length - 1), k.length > 1 ? k.charCodeAt(k.length - 2) : 0);
-  const quickKeys = new Set([...wantedFiles].map(keyOf));
-  const wantedDirs = query.dirs.map((d) => ({ dir: d, bytes: Buffer.from(d, 'utf8') }));
-  // v4 only: the reconstructed name (each is the previous one, cut, plus a suffix).
-  let scratch = Buffer.alloc(4096);
-  let nameLen = 0;
-  let at = 12;
-  const nameOffset = ENTRY_FIXED_BYTES + hashBytes + 2;
-  for (let n = 0; n < count; n++) {
-    const start = at;
-    if (start + nameOffset > buf.length) fail('truncated entry');
-    const flags = buf.readUInt16BE(start + ENTRY_FIXED_BYTES + hashBytes);
-    let extended = 0;
-    let pos = start + nameOffset;
-    if (flags & FLAG_EXTENDED) {
-      if (version < 3) fail('extended flag in a version 2 index');
-      if (pos + 2 > buf.length) fail('truncated entry');
-      extended = buf.readUInt16BE(pos);
-      pos += 2;
-    }
-    const flagLen = flags & NAME_MASK;
-    let src = buf;
-    let nameStart = pos;
-    if (version === 4) {
-      const [strip, suffixStart] = readVarint(buf, pos);
-      if (strip > nameLen) fail('prefix longer than the previous name');
-      const kept = nameLen - strip;
-      // The flags give the whole length unless it is 0xFFF or more: then the NUL does.
-      const end = flagLen < NAME_MASK ? suffixStart + flagLen - kept : buf.indexOf(0, suffixStart);
-      if (end < suffixStart || end >= buf.length || buf[end] !== 0) fail('name length does not match its flags');
-      nameLen = kept + end - suffixStart;
-      if (nameLen > scratch.length) {
-        const bigger = Buffer.alloc(Math.max(scratch.length * 2, nameLen));
-        scratch.copy(bigger, 0, 0, kept);
-        scratch = bigger;
-      }
-      for (let i = suffixStart, j = kept; i < end; i++, j++) scratch[j] = buf[i]!;
-      src = scratch;
-      nameStart = 0;
-      at = end + 1;
-    } else {
-      nameLen = flagLen < NAME_MASK ? flagLen : buf.indexOf(0, pos) - pos;
-      if (nameLen < 0 || pos + nameLen >= buf.length || buf[pos + nameLen] !== 0) {
-        fail('name length does not match its flags');
-      }
-      // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-      at = start + ((pos - start + nameLen + 8) & ~7);
-      if (at > buf.length) fail('truncated entry');
-    }
-    if (nameLen === 0) fail('empty path');
-    if (flagLen < NAME_MASK ? flagLen !== nameLen : nameLen < NAME_MASK) fail('name length does not match its flags');
+  return {
+    files,
+    quickKeys: new Set([...files].map(keyOf)),
+    dirs: query.dirs.map((d) => ({ dir: d, bytes: Buffer.from(d, 'utf8') })),
+  };
+}
 
-    if ((flags & FLAG_STAGE) !== 0 || (extended & EXT_INTENT_TO_ADD) !== 0) continue;
-    const nameEnd = nameStart + nameLen;
-    const key = quickKey(nameLen, src[nameEnd - 1]!, nameLen > 1 ? src[nameEnd - 2]! : 0);
-    const isFile = quickKeys.has(key) && wantedFiles.has(src.toString('latin1', nameStart, nameEnd));
-    const underDirs =
-      wantedDirs.length === 0 ? NO_DIRS : wantedDirs.filter((d) => startsWithDir(src, nameStart, nameLen, d.bytes));
-    if (!isFile && underDirs.length === 0) continue;
-    const mode = buf.readUInt32BE(start + 24);
-    if (!ACCEPTED_MODES.has(mode)) continue;
-    const entry: IndexEntry = {
-      path: src.toString('utf8', nameStart, nameEnd),
-      oid: buf.toString('hex', start + ENTRY_FIXED_BYTES, start + ENTRY_FIXED_BYTES + hashBytes),
-      mode,
-      size: buf.readUInt32BE(start + 36),
-    };
-    if (isFile) files.set(entry.path, entry);
-    for (const d of underDirs) dirs.get(d.dir)!.push(entry);
+/** Where the walk is, and the current entry's name: `src[nameStart, nameStart + nameLen)`. */
+interface Walk {
+  /** Offset of the next entry. */
+  at: number;
+  src: Buffer;
+  nameStart: number;
+  nameLen: number;
+  /** v4 only: the reconstructed name (each is the previous one, cut, plus a suffix). */
+  scratch: Buffer;
+}
+
+/**
+ * Reads the entry at `walk.at` (its flags and name) and moves past it. Whether it counts: stage 0
+ * and not intent-to-add.
+ */
+function readEntry(buf: Buffer, walk: Walk, version: number, hashBytes: number): boolean {
+  const start = walk.at;
+  const nameOffset = ENTRY_FIXED_BYTES + hashBytes + 2;
+  if (start + nameOffset > buf.length) fail('truncated entry');
+  const flags = buf.readUInt16BE(start + ENTRY_FIXED_BYTES + hashBytes);
+  let extended = 0;
+  let pos = start + nameOffset;
+  if (flags & FLAG_EXTENDED) {
+    if (version < 3) fail('extended flag in a version 2 index');
+    if (pos + 2 > buf.length) fail('truncated entry');
+    extended = buf.readUInt16BE(pos);
+    pos += 2;
   }
-  return { files, dirs };
+  const flagLen = flags & NAME_MASK;
+  if (version === 4) readPrefixedName(buf, walk, pos, flagLen);
+  else readPaddedName(buf, walk, start, pos, flagLen);
+  if (walk.nameLen === 0) fail('empty path');
+  if (flagLen < NAME_MASK ? flagLen !== walk.nameLen : walk.nameLen < NAME_MASK) {
+    fail('name length does not match its flags');
+  }
+  return (flags & FLAG_STAGE) === 0 && (extended & EXT_INTENT_TO_ADD) === 0;
+}
+
+/** v4: the previous name cut by a varint, plus a NUL-terminated suffix; no padding. */
+function readPrefixedName(buf: Buffer, walk: Walk, pos: number, flagLen: number): void {
+  const [strip, suffixStart] = readVarint(buf, pos);
+  if (strip > walk.nameLen) fail('prefix longer than the previous name');
+  const kept = walk.nameLen - strip;
+  // The flags give the whole length unless it is 0xFFF or more: then the NUL does.
+  const end = flagLen < NAME_MASK ? suffixStart + flagLen - kept : buf.indexOf(0, suffixStart);
+  if (end < suffixStart || end >= buf.length || buf[end] !== 0) fail('name length does not match its flags');
+  walk.nameLen = kept + end - suffixStart;
+  if (walk.nameLen > walk.scratch.length) {
+    const bigger = Buffer.alloc(Math.max(walk.scratch.length * 2, walk.nameLen));
+    walk.scratch.copy(bigger, 0, 0, kept);
+    walk.scratch = bigger;
+  }
+  const scratch = walk.scratch;
+  // A loop, not Buffer.copy: suffixes are a few bytes, and the native call costs more than it copies.
+  for (let i = suffixStart, j = kept; i < end; i++, j++) scratch[j] = buf[i]!;
+  walk.src = scratch;
+  walk.nameStart = 0;
+  walk.at = end + 1;
+}
+
+/** v2 and v3: the whole name in place, NUL-padded. */
+function readPaddedName(buf: Buffer, walk: Walk, start: number, pos: number, flagLen: number): void {
+  const nameLen = flagLen < NAME_MASK ? flagLen : buf.indexOf(0, pos) - pos;
+  if (nameLen < 0 || pos + nameLen >= buf.length || buf[pos + nameLen] !== 0) {
+    fail('name length does not match its flags');
+  }
+  walk.src = buf;
+  walk.nameStart = pos;
+  walk.nameLen = nameLen;
+  // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+  walk.at = start + ((pos - start + nameLen + 8) & ~7);
+  if (walk.at > buf.length) fail('truncated entry');
+}
+
+/** Adds the entry at `start` to the answer when the query wants it (as a file or below a directory). */
+function collect(buf: Buffer, start: number, walk: Walk, wanted: Wanted, hashBytes: number, answer: IndexAnswer): void {
+  const { src, nameStart, nameLen } = walk;
+  const nameEnd = nameStart + nameLen;
+  const key = quickKey(nameLen, src[nameEnd - 1]!, nameLen > 1 ? src[nameEnd - 2]! : 0);
+  const isFile = wanted.quickKeys.has(key) && wanted.files.has(src.toString('latin1', nameStart, nameEnd));
+  const underDirs =
+    wanted.dirs.length === 0 ? NO_DIRS : wanted.dirs.filter((d) => startsWithDir(src, nameStart, nameLen, d.bytes));
+  if (!isFile && underDirs.length === 0) return;
+  const mode = buf.readUInt32BE(start + 24);
+  if (!ACCEPTED_MODES.has(mode)) return;
+  const entry: IndexEntry = {
+    path: src.toString('utf8', nameStart, nameEnd),
+    oid: buf.toString('hex', start + ENTRY_FIXED_BYTES, start + ENTRY_FIXED_BYTES + hashBytes),
+    mode,
+    size: buf.readUInt32BE(start + 36),
+  };
+  if (isFile) answer.files.set(entry.path, entry);
+  for (const d of underDirs) answer.dirs.get(d.dir)!.push(entry);
 }
 
 /**

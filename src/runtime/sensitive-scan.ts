@@ -199,96 +199,144 @@ export function scanSensitiveFiles(
   const read = opts.read ?? ignoreRead;
   const base = root.length > 1 && root.endsWith('/') ? root.slice(0, -1) : root;
   const absOf = (rel: string) => (rel === '' ? base : base === '/' ? `/${rel}` : `${base}/${rel}`);
-  const candidates: Candidate[] = [];
-  const gitConfigs: string[] = [];
-  const unreadable: SensitiveMask[] = [];
-  const protect: string[] = [];
-  const links: string[] = [];
-  const workTrees: string[] = [];
-  const pending: { rel: string; hinted: boolean }[] = [{ rel: '', hinted: false }];
-  let scanned = 0;
-  let truncated = false;
+  const walk = walkTree(absOf, rules, maxEntries, read);
+  if (walk.truncated) return incomplete(walk.scanned);
+  const git = decideByGit(absOf, walk.candidates, walk.workTrees, base, maxEntries - walk.scanned, read);
+  const scanned = walk.scanned + git.scanned;
+  if (git.truncated) return incomplete(scanned);
+  const configs = gitConfigViews(absOf, walk.gitConfigs, read);
+  const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
+  const views = [...git.views, ...configs.views].sort(byPath);
+  return { masks, protect: walk.protect.sort(), views, links: walk.links.sort(), scanned, truncated: false };
+}
 
-  const list = (rel: string): Dirent[] | undefined => {
-    read(absOf(rel), 'dir');
-    try {
-      return readdirSync(absOf(rel), { withFileTypes: true });
-    } catch (cause) {
-      const code = errorCode(cause);
-      if (rel === '') throw cause;
-      // Removed since its parent was listed: nothing left to mask.
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      // Unreadable to us is not unreadable to the sandbox: the same uid can chmod its own directory
-      // on a writable mount. What it holds is unknown, so it is masked whole (fail closed).
-      if (code === 'EACCES' || code === 'EPERM') {
-        unreadable.push({ path: absOf(rel), what: 'dir' });
-        return undefined;
-      }
-      throw cause;
-    }
+/** Past maxEntries: no lists at all, so nothing partial is ever used (fail closed). */
+function incomplete(scanned: number): SensitiveScan {
+  return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
+}
+
+/** The walk over the tree: what is left to list, and what it found by name. */
+interface TreeWalk {
+  absOf: (rel: string) => string;
+  rules: SensitiveRules;
+  read: ScanReader;
+  /** Directories still to list; `hinted`: a hinted directory's files are judged as hinted. */
+  pending: { rel: string; hinted: boolean }[];
+  /** Matched files and directories git may still exempt (decideByGit). */
+  candidates: Candidate[];
+  /** Git config files: shown without credentials (gitConfigViews). */
+  gitConfigs: string[];
+  /** Directories sbx cannot list: masked whole. */
+  unreadable: SensitiveMask[];
+  protect: string[];
+  links: string[];
+  /** Directories holding a `.git` (relative to the root). */
+  workTrees: string[];
+  scanned: number;
+  truncated: boolean;
+}
+
+function walkTree(
+  absOf: (rel: string) => string,
+  rules: SensitiveRules,
+  maxEntries: number,
+  read: ScanReader,
+): TreeWalk {
+  const walk: TreeWalk = {
+    absOf,
+    rules,
+    read,
+    pending: [{ rel: '', hinted: false }],
+    candidates: [],
+    gitConfigs: [],
+    unreadable: [],
+    protect: [],
+    links: [],
+    workTrees: [],
+    scanned: 0,
+    truncated: false,
   };
-
-  while (pending.length > 0) {
-    const { rel, hinted } = pending.pop()!;
-    const entries = list(rel);
+  while (walk.pending.length > 0) {
+    const { rel, hinted } = walk.pending.pop()!;
+    const entries = listDir(walk, rel);
     if (!entries) continue;
-    if (scanned + entries.length > maxEntries) {
-      truncated = true;
+    if (walk.scanned + entries.length > maxEntries) {
+      walk.truncated = true;
       break;
     }
-    scanned += entries.length;
-    const prefix = rel === '' ? '' : `${rel}/`;
-    const insideGitDir = `/${rel}/`.includes('/.git/');
-    for (const entry of entries) {
-      const isDirectory = entry.isDirectory();
-      // A repository's own files are never hinted: its config has a view, the rest is git's data.
-      const isDotGit = entry.name === '.git';
-      if (isDotGit && !insideGitDir) workTrees.push(rel);
-      const inherits = hinted && !isDotGit;
-      const candidate = inherits || rules.mayMatchName(entry.name);
-      if (!candidate && !isDirectory) continue;
-      const childRel = prefix + entry.name;
-      const verdict = candidate ? rules.classify(childRel, isDirectory || entry.isSymbolicLink(), inherits) : undefined;
-      if (verdict === 'mask' || verdict === 'hint' || verdict === 'git-config') {
-        if (entry.isSymbolicLink()) {
-          links.push(absOf(childRel));
-        } else if (verdict === 'git-config') {
-          if (isDirectory) candidates.push({ rel: childRel, dir: true });
-          else gitConfigs.push(childRel);
-        } else if (verdict === 'mask' || !isDirectory) {
-          candidates.push({ rel: childRel, dir: isDirectory });
-        } else {
-          // A hinted directory is searched: its files are judged one by one, as hinted.
-          pending.push({ rel: childRel, hinted: true });
-        }
-        continue;
-      }
-      if (verdict === 'protect') protect.push(absOf(childRel));
-      if (isDirectory && !rules.canPrune(childRel)) pending.push({ rel: childRel, hinted: inherits });
-    }
+    walk.scanned += entries.length;
+    for (const entry of entries) visitEntry(walk, rel, hinted, entry);
   }
-  if (truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated };
+  return walk;
+}
 
-  const git = decideByGit(absOf, candidates, workTrees, base, maxEntries - scanned, read);
-  scanned += git.scanned;
-  if (git.truncated) return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
-  const views: SensitiveView[] = [...git.views];
-  const masks = [...unreadable, ...git.masks];
+function listDir(walk: TreeWalk, rel: string): Dirent[] | undefined {
+  walk.read(walk.absOf(rel), 'dir');
+  try {
+    return readdirSync(walk.absOf(rel), { withFileTypes: true });
+  } catch (cause) {
+    const code = errorCode(cause);
+    if (rel === '') throw cause;
+    // Removed since its parent was listed: nothing left to mask.
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    // Unreadable to us is not unreadable to the sandbox: the same uid can chmod its own directory
+    // on a writable mount. What it holds is unknown, so it is masked whole (fail closed).
+    if (code === 'EACCES' || code === 'EPERM') {
+      walk.unreadable.push({ path: walk.absOf(rel), what: 'dir' });
+      return undefined;
+    }
+    throw cause;
+  }
+}
+
+/** One entry of the directory `rel`: recorded by its verdict, or queued when it is a directory to search. */
+function visitEntry(walk: TreeWalk, rel: string, hinted: boolean, entry: Dirent): void {
+  const { rules, absOf } = walk;
+  const isDirectory = entry.isDirectory();
+  // A repository's own files are never hinted: its config has a view, the rest is git's data.
+  const isDotGit = entry.name === '.git';
+  if (isDotGit && !`/${rel}/`.includes('/.git/')) walk.workTrees.push(rel);
+  const inherits = hinted && !isDotGit;
+  const candidate = inherits || rules.mayMatchName(entry.name);
+  if (!candidate && !isDirectory) return;
+  const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+  const verdict = candidate ? rules.classify(childRel, isDirectory || entry.isSymbolicLink(), inherits) : undefined;
+  if (verdict === 'mask' || verdict === 'hint' || verdict === 'git-config') {
+    if (entry.isSymbolicLink()) {
+      walk.links.push(absOf(childRel));
+    } else if (verdict === 'git-config') {
+      if (isDirectory) walk.candidates.push({ rel: childRel, dir: true });
+      else walk.gitConfigs.push(childRel);
+    } else if (verdict === 'mask' || !isDirectory) {
+      walk.candidates.push({ rel: childRel, dir: isDirectory });
+    } else {
+      // A hinted directory is searched: its files are judged one by one, as hinted.
+      walk.pending.push({ rel: childRel, hinted: true });
+    }
+    return;
+  }
+  if (verdict === 'protect') walk.protect.push(absOf(childRel));
+  if (isDirectory && !rules.canPrune(childRel)) walk.pending.push({ rel: childRel, hinted: inherits });
+}
+
+/** Each git config file shown without its credentials; one that cannot be read is masked. */
+function gitConfigViews(
+  absOf: (rel: string) => string,
+  gitConfigs: readonly string[],
+  read: ScanReader,
+): { masks: SensitiveMask[]; views: SensitiveView[] } {
+  const out: { masks: SensitiveMask[]; views: SensitiveView[] } = { masks: [], views: [] };
   for (const rel of gitConfigs) {
     read(absOf(rel), 'file');
     const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
     if (!text) {
-      masks.push({ path: absOf(rel), what: 'file' });
+      out.masks.push({ path: absOf(rel), what: 'file' });
       continue;
     }
     const content = sanitizeGitConfig(text.toString('utf8')).text;
-    views.push({ path: absOf(rel), content, reason: 'git config without credentials' });
+    out.views.push({ path: absOf(rel), content, reason: 'git config without credentials' });
   }
-  masks.sort(byPath);
-  views.sort(byPath);
-  protect.sort();
-  links.sort();
-  return { masks, protect, views, links, scanned, truncated: false };
+  return out;
 }
 
 interface GitDecision {
@@ -590,12 +638,8 @@ export async function loadSensitiveRules(
     try {
       // sbx's own cache, but read as any file a process could have planted: bounded, and only when
       // it and every parent are the user's (or root's) and not writable by others.
-      const guard = {
-        what: 'sensitive rules cache',
-        maxBytes: MAX_RULES_CACHE_BYTES,
-        checkOwner: true,
-        uid: process.getuid?.() ?? 0,
-      };
+      const uid = process.getuid?.() ?? 0;
+      const guard = { what: 'sensitive rules cache', maxBytes: MAX_RULES_CACHE_BYTES, checkOwner: true, uid };
       return sensitiveRulesFrom(JSON.parse(readGuarded(file, guard).text) as SensitiveRuleData);
     } catch {
       // not cached yet, foreign, corrupt or unreadable: compile

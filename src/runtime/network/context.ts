@@ -84,12 +84,6 @@ export function createProxyState(init: {
   timeouts: EgressTimeouts;
   onEvent: ((event: EgressEvent) => void) | undefined;
 }): ProxyState {
-  const violations: Violation[] = [];
-  let violationsDropped = 0;
-  const done = new Map<string, DestinationStats>();
-  const live = new Set<{ host: string; port: number; upstream: Socket }>();
-  const sockets = new Set<Socket>();
-  let closed = false;
   const emit = (event: EgressEvent): void => {
     // A throwing observer must not take a connection (or the proxy) down with it.
     try {
@@ -98,41 +92,73 @@ export function createProxyState(init: {
       /* ignored on purpose */
     }
   };
-  const add = (
-    host: string,
-    port: number,
-    count: number,
-    bytesIn: number,
-    bytesOut: number,
-    into: Map<string, DestinationStats>,
-  ): void => {
-    const key = `${host} ${port}`;
-    const entry = into.get(key) ?? { host, port, count: 0, bytesIn: 0, bytesOut: 0 };
-    entry.count += count;
-    entry.bytesIn += bytesIn;
-    entry.bytesOut += bytesOut;
-    into.set(key, entry);
-  };
-
+  const refusals = violationLog(emit);
+  const connections = connectionLedger(emit);
+  const sockets = socketTracker();
   return {
     rules: init.rules,
     resolve: init.resolve,
     connect: init.connect,
     timeouts: init.timeouts,
     get closed() {
-      return closed;
+      return sockets.closed;
     },
-    refuse(via, host, port, rule, detail) {
+    refuse: refusals.refuse,
+    failed(via, host, port, reason) {
+      emit({ kind: 'failed', via, host, port, reason });
+    },
+    opened: connections.opened,
+    track: sockets.track,
+    stats: () => ({ ...refusals.snapshot(), connections: connections.snapshot() }),
+    shutdown() {
+      sockets.shutdown();
+      connections.destroyLive();
+    },
+  };
+}
+
+/** The refusals, the first MAX_VIOLATIONS kept. */
+function violationLog(emit: (event: EgressEvent) => void) {
+  const violations: Violation[] = [];
+  let violationsDropped = 0;
+  return {
+    refuse(via: Via, host: string, port: number, rule: string, detail: string): Violation {
       const violation: Violation = { phase: 'runtime', kind: 'network', rule, detail, host, port };
       if (violations.length < MAX_VIOLATIONS) violations.push(violation);
       else violationsDropped++;
       emit({ kind: 'refused', via, violation });
       return violation;
     },
-    failed(via, host, port, reason) {
-      emit({ kind: 'failed', via, host, port, reason });
-    },
-    opened(via, host, port, address, upstream) {
+    snapshot: (): Pick<EgressStats, 'violations' | 'violationsDropped'> => ({
+      violations: [...violations],
+      violationsDropped,
+    }),
+  };
+}
+
+/** Adds one destination's counts into `into`, keyed by host and port. */
+function addStats(into: Map<string, DestinationStats>, d: DestinationStats): void {
+  const key = `${d.host} ${d.port}`;
+  const entry = into.get(key) ?? { host: d.host, port: d.port, count: 0, bytesIn: 0, bytesOut: 0 };
+  entry.count += d.count;
+  entry.bytesIn += d.bytesIn;
+  entry.bytesOut += d.bytesOut;
+  into.set(key, entry);
+}
+
+/** Bytes per destination: the connections that closed, and the live ones as they stand. */
+function connectionLedger(emit: (event: EgressEvent) => void) {
+  const done = new Map<string, DestinationStats>();
+  const live = new Set<{ host: string; port: number; upstream: Socket }>();
+  const liveStats = (l: { host: string; port: number; upstream: Socket }): DestinationStats => ({
+    host: l.host,
+    port: l.port,
+    count: 1,
+    bytesIn: l.upstream.bytesRead,
+    bytesOut: l.upstream.bytesWritten,
+  });
+  return {
+    opened(via: Via, host: string, port: number, address: string, upstream: Socket): { discard(): void } {
       const record = { host, port, upstream };
       let discarded = false;
       live.add(record);
@@ -140,8 +166,9 @@ export function createProxyState(init: {
       upstream.once('close', () => {
         live.delete(record);
         if (discarded) return;
-        add(host, port, 1, upstream.bytesRead, upstream.bytesWritten, done);
-        emit({ kind: 'close', via, host, port, bytesIn: upstream.bytesRead, bytesOut: upstream.bytesWritten });
+        const closed = liveStats(record);
+        addStats(done, closed);
+        emit({ kind: 'close', via, host, port, bytesIn: closed.bytesIn, bytesOut: closed.bytesOut });
       });
       return {
         discard() {
@@ -150,7 +177,27 @@ export function createProxyState(init: {
         },
       };
     },
-    track(socket) {
+    snapshot(): DestinationStats[] {
+      const all = new Map<string, DestinationStats>();
+      for (const d of done.values()) addStats(all, d);
+      for (const l of live) addStats(all, liveStats(l));
+      return [...all.values()];
+    },
+    destroyLive(): void {
+      for (const l of live) l.upstream.destroy();
+    },
+  };
+}
+
+/** The client sockets to end on shutdown; once shut, a new one is destroyed at once. */
+function socketTracker() {
+  const sockets = new Set<Socket>();
+  let closed = false;
+  return {
+    get closed() {
+      return closed;
+    },
+    track(socket: Socket): void {
       if (closed) {
         socket.destroy();
         return;
@@ -158,16 +205,9 @@ export function createProxyState(init: {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
     },
-    stats() {
-      const all = new Map<string, DestinationStats>();
-      for (const d of done.values()) add(d.host, d.port, d.count, d.bytesIn, d.bytesOut, all);
-      for (const l of live) add(l.host, l.port, 1, l.upstream.bytesRead, l.upstream.bytesWritten, all);
-      return { violations: [...violations], violationsDropped, connections: [...all.values()] };
-    },
-    shutdown() {
+    shutdown(): void {
       closed = true;
       for (const s of sockets) s.destroy();
-      for (const l of live) l.upstream.destroy();
     },
   };
 }

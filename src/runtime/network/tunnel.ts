@@ -18,13 +18,20 @@ import type { ProxyContext, Via } from './context.js';
 // the one refusal it can understand (curl prints "tlsv1 alert access denied").
 const TLS_ACCESS_DENIED = Buffer.from([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31]);
 
-export function runTunnel(
-  ctx: ProxyContext,
-  via: Via,
-  client: Socket,
-  upstream: Socket,
-  target: { host: string; port: number; ledger: { discard(): void } },
-): void {
+/** Where the tunnel leads; `ledger.discard()` uncounts the connection when the tunnel is refused. */
+interface TunnelTarget {
+  host: string;
+  port: number;
+  ledger: { discard(): void };
+}
+
+export function runTunnel(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
+  joinSockets(ctx, client, upstream);
+  gateClientHello(ctx, via, client, upstream, target);
+}
+
+/** An error or idleness on either side ends both; the destination's bytes flow to the client from the start. */
+function joinSockets(ctx: ProxyContext, client: Socket, upstream: Socket): void {
   const teardown = (): void => {
     client.destroy();
     upstream.destroy();
@@ -40,7 +47,38 @@ export function runTunnel(
   client.setTimeout(ctx.timeouts.idleMs, teardown);
   upstream.setTimeout(ctx.timeouts.idleMs, teardown);
   upstream.pipe(client);
+}
 
+type HelloVerdict = { kind: 'pass' } | { kind: 'wait' } | { kind: 'refuse'; detail: string };
+
+/** What the client's first bytes say: pass them on, wait for more, or refuse the tunnel (and why). */
+function judgeHello(bytes: Buffer, target: TunnelTarget): HelloVerdict {
+  const hello = parseClientHello(bytes, CLIENT_HELLO_MAX_BYTES);
+  switch (hello.kind) {
+    case 'incomplete':
+      return { kind: 'wait' };
+    case 'not-tls':
+      return { kind: 'pass' };
+    case 'malformed':
+      return {
+        kind: 'refuse',
+        detail: `malformed TLS ClientHello to ${target.host}:${target.port} (${hello.reason})`,
+      };
+    case 'client-hello': {
+      if (hello.serverName === undefined) return { kind: 'pass' };
+      const named = normaliseHost(hello.serverName);
+      if (named === target.host) return { kind: 'pass' };
+      const shown = named ?? 'an invalid name';
+      return {
+        kind: 'refuse',
+        detail: `TLS server name ${shown} differs from tunnel target ${target.host}:${target.port}`,
+      };
+    }
+  }
+}
+
+/** Holds the client's bytes back until judgeHello decides, then passes them on or refuses the tunnel. */
+function gateClientHello(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let helloTimer: NodeJS.Timeout | undefined;
@@ -56,50 +94,31 @@ export function runTunnel(
     stopGate();
     if (size > 0) client.unshift(Buffer.concat(chunks, size));
     chunks.length = 0;
-    // pipe() gives backpressure and forwards the client's half-close; errors end both (above).
+    // pipe() gives backpressure and forwards the client's half-close; errors end both (joinSockets).
     client.pipe(upstream);
   };
-  const refuse = (rule: string, detail: string): void => {
+  const refuse = (detail: string): void => {
     stopGate();
     chunks.length = 0;
     target.ledger.discard();
-    ctx.refuse(via, target.host, target.port, rule, detail);
+    ctx.refuse(via, target.host, target.port, 'network.sni', detail);
     upstream.destroy();
     client.end(TLS_ACCESS_DENIED);
   };
   const evaluate = (): void => {
     if (decided || size === 0) return;
-    const hello = parseClientHello(Buffer.concat(chunks, size), CLIENT_HELLO_MAX_BYTES);
-    switch (hello.kind) {
-      case 'incomplete':
-        helloTimer ??= setTimeout(
-          () =>
-            refuse(
-              'network.sni',
-              `TLS ClientHello to ${target.host}:${target.port} not complete within ${ctx.timeouts.helloMs} ms`,
-            ),
-          ctx.timeouts.helloMs,
-        );
-        return;
-      case 'not-tls':
-        return pass();
-      case 'malformed':
-        return refuse('network.sni', `malformed TLS ClientHello to ${target.host}:${target.port} (${hello.reason})`);
-      case 'client-hello': {
-        if (hello.serverName === undefined) return pass();
-        const named = normaliseHost(hello.serverName);
-        if (named === target.host) return pass();
-        const shown = named ?? 'an invalid name';
-        return refuse(
-          'network.sni',
-          `TLS server name ${shown} differs from tunnel target ${target.host}:${target.port}`,
-        );
-      }
+    const verdict = judgeHello(Buffer.concat(chunks, size), target);
+    if (verdict.kind === 'pass') pass();
+    else if (verdict.kind === 'refuse') refuse(verdict.detail);
+    else {
+      const late = `TLS ClientHello to ${target.host}:${target.port} not complete within ${ctx.timeouts.helloMs} ms`;
+      helloTimer ??= setTimeout(() => refuse(late), ctx.timeouts.helloMs);
     }
   };
   function onReadable(): void {
-    let chunk: Buffer | null;
-    while (!decided && (chunk = client.read() as Buffer | null) !== null) {
+    while (!decided) {
+      const chunk = client.read() as Buffer | null;
+      if (chunk === null) break;
       chunks.push(chunk);
       size += chunk.length;
     }
@@ -113,7 +132,7 @@ export function runTunnel(
       upstream.end();
       return;
     }
-    refuse('network.sni', `TLS ClientHello to ${target.host}:${target.port} cut short`);
+    refuse(`TLS ClientHello to ${target.host}:${target.port} cut short`);
   }
   client.on('readable', onReadable);
   client.on('end', onEnd);

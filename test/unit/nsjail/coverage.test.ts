@@ -66,7 +66,10 @@ async function samplePolicies(): Promise<Policy[]> {
   return out;
 }
 
-/** Leaf paths: nested objects are walked; arrays, maps (env.vars, commands.allow) and the network bridge are leaves; mounts by kind. */
+/**
+ * Leaf paths: nested objects are walked; arrays, maps (env.vars, commands.allow), the network bridge and
+ * the egress rules (the proxy's input, taken whole) are leaves; mounts by kind.
+ */
 function leafPaths(value: unknown, prefix: string): string[] {
   if (prefix === 'mounts')
     return (value as Mount[]).flatMap((m) =>
@@ -78,7 +81,7 @@ function leafPaths(value: unknown, prefix: string): string[] {
     Array.isArray(value) ||
     value === null ||
     typeof value !== 'object' ||
-    ['env.vars', 'network.bridge', 'commands.allow'].includes(prefix)
+    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow'].includes(prefix)
   )
     return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));

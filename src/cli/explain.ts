@@ -103,7 +103,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
-          ...(launcher.backend === 'bwrap' ? {} : { gaps: await backend.gaps(compiled.policy) }),
+          gaps: await backend.gaps(compiled.policy),
         },
         null,
         2,

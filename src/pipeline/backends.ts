@@ -52,7 +52,7 @@ export interface Backend {
   /** Policy → the exact launch. */
   compile(policy: Policy, session: Session, launcher: Launcher, host: Host): Promise<Launch>;
   /** How the runtime spawns and supervises it (runtime/exec.ts). */
-  execOptions(session: Session): Pick<ExecOptions, 'launcher' | 'fdDir'>;
+  execOptions(session: Session): Pick<ExecOptions, 'supervision' | 'fdDir'>;
   /** How the launch ended; a sandbox that was never built is thrown as its SbxError. */
   read(result: ExecResult, host: Host, launcher: Launcher): Promise<LaunchResult>;
   /** What it refuses or enforces differently from bwrap for this policy, one line each (explain). */
@@ -107,7 +107,7 @@ const bwrap: Backend = {
     const arch = hostSeccompArch(process.arch);
     return compileBwrap(policy, session, { path: launcher.path, features, stdinIsTty: host.stdinIsTty, arch });
   },
-  execOptions: () => ({ launcher: 'bwrap' }),
+  execOptions: () => ({ supervision: 'status-fd' }),
   async read(result, host, launcher) {
     if (result.kind === 'ran') return ranResult(result);
     if (result.kind === 'supervised') throw new Error('bwrap does not supervise');
@@ -162,7 +162,7 @@ const nsjail: Backend = {
     });
   },
   // nsjail open()s /proc/self/fd/N, which fails on node's socketpair pipes: data goes in files.
-  execOptions: (session) => ({ launcher: 'nsjail', fdDir: session.dir }),
+  execOptions: (session) => ({ supervision: 'supervisor', fdDir: session.dir }),
   async read(result) {
     if (result.kind !== 'supervised') throw new Error('nsjail runs supervised');
     const { nsjailSetupError, parseNsjailStatus } = await import('../backend/nsjail-status.js');
@@ -206,7 +206,7 @@ const landlock: Backend = {
     const arch = hostSeccompArch(process.arch);
     return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid });
   },
-  execOptions: () => ({ launcher: 'bwrap' }),
+  execOptions: () => ({ supervision: 'status-fd' }),
   async read(result) {
     if (result.kind === 'ran') return ranResult(result);
     if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');

@@ -24,11 +24,12 @@ export interface ExecOptions {
   timeoutMs?: number;
   graceMs?: number;
   /**
-   * Who reports on the command. bwrap: its --json-status-fd (the command's pid and exit code); sbx
-   * signals the command itself. nsjail: it supervises the command, so signals go to nsjail, and its
-   * log comes back raw for backend/nsjail-status.ts.
+   * Who reports on the command. `status-fd` (default): the launcher writes the command's pid and exit
+   * code to its status descriptor (bwrap's --json-status-fd, sbx-landlock), and sbx signals the
+   * command itself. `supervisor`: the launcher supervises the command (nsjail), so signals go to the
+   * launcher, and its log comes back raw for the backend to read.
    */
-  launcher?: 'bwrap' | 'nsjail';
+  supervision?: 'status-fd' | 'supervisor';
   /**
    * Pass data descriptors as unlinked regular files created here instead of pipes: nsjail open()s
    * /proc/self/fd/N, which fails (ENXIO) on node's socketpair pipes.
@@ -45,7 +46,7 @@ export type ExecResult =
   | ({ kind: 'ran'; code: number; durationMs: number; timedOut: boolean; interrupts: Interrupt[] } & Captured)
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
-  /** nsjail ended (launcher: 'nsjail'): how, and its log; whether the command ran is for the log to say. */
+  /** A supervising launcher ended (supervision: 'supervisor'): how, and its log; whether the command ran is for the log to say. */
   | ({
       kind: 'supervised';
       code: number | null;
@@ -237,7 +238,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     if (escalate && received.has(sig)) return void child.kill('SIGKILL');
     if (escalate) received.add(sig);
     firstSignal ??= sig;
-    if (opts.launcher === 'nsjail') return void child.kill(sig);
+    if (opts.supervision === 'supervisor') return void child.kill(sig);
     const init = statusValue(status(), 'child-pid');
     const pid = init === undefined ? undefined : commandPid(init);
     if (pid === undefined) return void child.kill('SIGKILL');
@@ -297,7 +298,7 @@ function resultOf(
 ): ExecResult {
   const [code, signal] = exit;
   const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts };
-  if (opts.launcher === 'nsjail') return { kind: 'supervised', code, signal, log: statusText, ...ran };
+  if (opts.supervision === 'supervisor') return { kind: 'supervised', code, signal, log: statusText, ...ran };
   const childCode = statusValue(statusText, 'exit-code');
   if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
   // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from

@@ -130,15 +130,20 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
   return sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
 }
 
+/** What the policy stage works from: the request, its resolved profile, and the run so far. */
+export interface PolicyInput {
+  options: CompileOptions;
+  resolved: ResolvedProfile;
+  prepared: Prepared;
+  pins: Pins;
+  sessionId: string;
+  /** Keep host walks warm between runs (library: pipeline/warm.ts). */
+  warm: boolean;
+}
+
 /** The host as the core may know it: every path the profile touches, probed and pinned. */
-async function probeHost(
-  options: CompileOptions,
-  resolved: ResolvedProfile,
-  p: Prepared,
-  pins: Pins,
-  sessionId: string,
-  warm: boolean,
-): Promise<{ host: Host; vars: Variables }> {
+async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variables }> {
+  const { options, resolved, prepared: p, pins, sessionId, warm } = input;
   const profile = resolved.profile;
   const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
   const workspace = requestedWorkspace(profile, options, baseVars);
@@ -176,15 +181,9 @@ export function policyHash(policy: Policy): string {
   return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
 }
 
-export async function derive(
-  options: CompileOptions,
-  resolved: ResolvedProfile,
-  p: Prepared,
-  pins: Pins,
-  sessionId: string,
-  warm: boolean,
-): Promise<Derived> {
-  const { host, vars } = await probeHost(options, resolved, p, pins, sessionId, warm);
+export async function derive(input: PolicyInput): Promise<Derived> {
+  const { options, resolved, pins } = input;
+  const { host, vars } = await probeHost(input);
   const policy = derivePolicy({
     profileName: resolved.name,
     profileHash: resolved.hash,

@@ -62,7 +62,7 @@ async function resolve(
   const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
   const { backend, launcher } = await chooseBackend(ctx);
   known.backend = launcher.backend;
-  const derived = await derive(options, profile, prepared, pins, known.sessionId, warm);
+  const derived = await derive({ options, resolved: profile, prepared, pins, sessionId: known.sessionId, warm });
   known.policyHash = derived.hash;
   return { prepared, profile, backend, launcher, derived, pins };
 }

@@ -183,3 +183,34 @@ export function nsjailGoldenText(
   if (fdAt >= 0) lines.push(...expanded.slice(fdAt));
   return lines.join('\n') + '\n';
 }
+
+/** What each record of sbx-landlock's configuration does (native/sbx-landlock.c reads them in order). */
+const LANDLOCK_REASONS: Record<string, string> = {
+  pin: 'a descriptor sbx opened and checked; the grant for that path is made on it',
+  mkdir: "a private stand-in in the session directory (the sandbox's /tmp or HOME)",
+  ro: 'Landlock: read and execute beneath',
+  rw: 'Landlock: read, write and create beneath',
+  dev: 'Landlock: this device node only',
+  rlimit: 'resource limit (resource:soft:hard)',
+  setsid: 'own session: no TIOCSTI into the terminal (CVE-2017-5226)',
+  seccomp: 'the filter on fd 4, installed just before exec',
+  cwd: 'working directory',
+  env: 'policy env',
+  arg: 'the command',
+  except: 'Landlock: left out of the grant above it (a masked path)',
+  net: "TCP allowed: the policy shares the host's network (else Landlock denies every TCP connect and bind)",
+};
+
+/**
+ * A landlock launch (`expandLandlockLaunch`) as a reviewer reads it: the helper, then each record of
+ * its configuration with the reason beside it, then the descriptors it gets.
+ */
+export function landlockGoldenText(expanded: readonly string[]): string {
+  const lines = expanded.map((line, i) => {
+    if (i === 0 || line.startsWith('# ')) return line;
+    const key = line.slice(0, line.indexOf('='));
+    const reason = LANDLOCK_REASONS[key] ?? 'NO REASON';
+    return `${line.padEnd(60)} # ${reason}`;
+  });
+  return lines.join('\n') + '\n';
+}

@@ -28,8 +28,8 @@ export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } fro
 export async function run(options: RunOptions): Promise<Outcome> {
   const checked = (await import('./api-options.js')).checkRunOptions(options);
   // A library caller is long-lived: host walks stay warm between its runs (pipeline/warm.ts), unless
-  // SBX_NO_CACHE asks for every cache off.
-  const warm = !(checked.hostEnv ?? process.env).SBX_NO_CACHE;
+  // SBX_NO_CACHE (in hostEnv or this process's environment) asks for every cache off.
+  const warm = !checked.hostEnv?.SBX_NO_CACHE && !process.env.SBX_NO_CACHE;
   return runPipeline(checked, { warm });
 }
 

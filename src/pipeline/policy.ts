@@ -47,11 +47,7 @@ async function rootOnlyEntries(roots: string[], warm: boolean): Promise<Host['ro
   if (!warm) return scanRootOnly(roots);
   // The roots' own identity is part of the key: a root replaced or re-linked is a new walk.
   const key = JSON.stringify(roots.map((root) => [root, probePath(root)]));
-  return rootOnlyCache.get(key, () => {
-    const listed: string[] = [];
-    const value = scanRootOnly(roots, listed);
-    return { value, dirs: listed };
-  });
+  return rootOnlyCache.get(key, (w) => scanRootOnly(roots, (dir) => w.watch(dir)));
 }
 
 /**
@@ -110,15 +106,10 @@ async function scanSensitive(
     resolved.profile.sensitive ?? {},
     roots.map((root) => [root, pinnedIdentity(root, pins)]),
   ]);
-  return sensitiveCache.get(key, () => {
-    const dirs = new Set<string>();
-    let keep = true;
-    const value = scan((path, what) => {
-      if (what === 'link') keep = false;
-      else dirs.add(what === 'dir' ? path : dirname(path));
-    });
-    return { value, dirs, keep };
-  });
+  // Each directory is watched before the scan reads it or a file in it.
+  return sensitiveCache.get(key, (w) =>
+    scan((path, what) => (what === 'link' ? w.unwatchable() : w.watch(what === 'dir' ? path : dirname(path)))),
+  );
 }
 
 /**

@@ -6,7 +6,8 @@
 //
 // Exactness: the kernel queues an inotify event when the change is made (fsnotify runs inside the
 // system call), so once a sandboxed command has exited, every change it made is queued. `settle()`
-// lets the event loop poll and deliver them before a cached result is trusted. A walk over more
+// lets the event loop poll and deliver them before a cached result is trusted. Each directory is
+// watched before the walk reads it, and a walk during which a change was reported is not kept. A walk over more
 // directories than WATCH_LIMIT is not kept (inotify watches are a per-user resource), nor is one
 // whose watch cannot be set up: then the walk simply runs each time.
 import { type FSWatcher, watch } from 'node:fs';
@@ -14,27 +15,41 @@ import { type FSWatcher, watch } from 'node:fs';
 const WATCH_LIMIT = 2000;
 
 interface Entry<T> {
-  value: T;
+  value: T | undefined;
   watchers: FSWatcher[];
+  watched: Set<string>;
+  /** A change was reported (during the walk, or since). */
+  stale: boolean;
+  /** The walk can be trusted to stay true while nothing is reported. */
+  keep: boolean;
 }
 
-/** What a walk found, and every directory it listed or read a file in; `keep: false` when that is not all it depends on. */
-export interface Walked<T> {
-  value: T;
-  dirs: Iterable<string>;
-  keep?: boolean;
+/**
+ * What a walk is given: `watch(dir)` before it lists a directory or reads a file in it (so a change
+ * made while it reads is reported too), `unwatchable()` when it read something no watch covers.
+ */
+export interface WalkWatch {
+  watch(dir: string): void;
+  unwatchable(): void;
 }
 
 export class WarmCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
-  /** The kept result for `key`, or a fresh walk (kept when it can be watched). */
-  async get(key: string, walk: () => Walked<T> | Promise<Walked<T>>): Promise<T> {
+  /** The kept result for `key`, or a fresh walk (kept when every directory it read stays watched and unchanged). */
+  async get(key: string, walk: (w: WalkWatch) => T): Promise<T> {
     await settle();
     const kept = this.entries.get(key);
-    if (kept) return kept.value;
-    const { value, dirs, keep = true } = await walk();
-    if (keep) this.keep(key, value, [...new Set(dirs)]);
+    if (kept && !kept.stale) return kept.value as T;
+    this.drop(key);
+    const entry: Entry<T> = { value: undefined, watchers: [], watched: new Set(), stale: false, keep: true };
+    const value = walk({ watch: (dir) => this.watch(entry, dir), unwatchable: () => this.unwatchable(entry) });
+    // Events of changes made during the walk are delivered now: such a walk is not kept.
+    await settle();
+    if (entry.keep && !entry.stale) {
+      entry.value = value;
+      this.entries.set(key, entry);
+    } else close(entry);
     return value;
   }
 
@@ -47,28 +62,43 @@ export class WarmCache<T> {
     return this.entries.size;
   }
 
-  private keep(key: string, value: T, dirs: string[]): void {
-    if (dirs.length > WATCH_LIMIT) return;
-    const entry: Entry<T> = { value, watchers: [] };
-    this.entries.set(key, entry);
-    try {
-      for (const dir of dirs) {
-        const watcher = watch(dir, { persistent: false }, () => this.drop(key));
-        watcher.on('error', () => this.drop(key));
-        entry.watchers.push(watcher);
-      }
-    } catch {
-      // A directory gone meanwhile, or no watch left: nothing is kept.
-      this.drop(key);
+  private watch(entry: Entry<T>, dir: string): void {
+    if (!entry.keep || entry.watched.has(dir)) return;
+    if (entry.watched.size >= WATCH_LIMIT) {
+      this.unwatchable(entry);
+      return;
     }
+    entry.watched.add(dir);
+    try {
+      // Any event marks the entry stale: the next get() walks afresh (and drops these watches).
+      const watcher = watch(dir, { persistent: false }, () => {
+        entry.stale = true;
+      });
+      watcher.on('error', () => {
+        entry.stale = true;
+      });
+      entry.watchers.push(watcher);
+    } catch {
+      // Gone, unreadable, or no watch left: the walk is used once and not kept.
+      this.unwatchable(entry);
+    }
+  }
+
+  private unwatchable(entry: Entry<T>): void {
+    entry.keep = false;
+    close(entry);
   }
 
   private drop(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    for (const watcher of entry.watchers) watcher.close();
+    close(entry);
   }
+}
+
+function close(entry: Entry<unknown>): void {
+  for (const watcher of entry.watchers.splice(0)) watcher.close();
 }
 
 /**

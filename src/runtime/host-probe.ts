@@ -45,19 +45,22 @@ export function probePaths(paths: readonly string[]): Record<string, PathFact> {
 }
 
 /**
- * Entries the world may not read under `roots` (pruned at the first such directory). `listed`
- * receives every directory the walk read: what a cached result depends on (pipeline/warm.ts).
+ * Entries the world may not read under `roots` (pruned at the first such directory). `listing` is
+ * told of each directory before the walk reads it: what a cached result depends on (pipeline/warm.ts).
  */
-export function scanRootOnly(roots: readonly string[], listed: string[] = []): { path: string; dir: boolean }[] {
+export function scanRootOnly(
+  roots: readonly string[],
+  listing: (dir: string) => void = () => {},
+): { path: string; dir: boolean }[] {
   const out: { path: string; dir: boolean }[] = [];
   const walk = (dir: string) => {
     let entries: Dirent[];
+    listing(dir);
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
-    listed.push(dir);
     for (const entry of entries) {
       // Symlinks are resolved inside the sandbox against its own mounts; their targets are checked
       // where they live. Skipping them spares most lstat calls (/etc/ssl/certs is mostly links).

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WarmCache } from '../../../src/pipeline/warm.js';
+import { type WalkWatch, WarmCache } from '../../../src/pipeline/warm.js';
 
 const made: string[] = [];
 const caches: WarmCache<number>[] = [];
@@ -22,15 +22,19 @@ function tree(): { root: string; sub: string } {
   return { root, sub };
 }
 
-function counting(dirs: string[]): {
-  cache: WarmCache<number>;
-  walk: () => { value: number; dirs: string[] };
-  walks: () => number;
-} {
+function counting(
+  dirs: string[],
+  during?: () => void,
+): { cache: WarmCache<number>; walk: (w: WalkWatch) => number; walks: () => number } {
   const cache = new WarmCache<number>();
   caches.push(cache);
   let n = 0;
-  return { cache, walk: () => ({ value: ++n, dirs }), walks: () => n };
+  const walk = (w: WalkWatch) => {
+    for (const dir of dirs) w.watch(dir);
+    during?.();
+    return ++n;
+  };
+  return { cache, walk, walks: () => n };
 }
 
 describe('WarmCache', () => {
@@ -81,5 +85,26 @@ describe('WarmCache', () => {
     await cache.get('k', walk);
     await cache.get('k', walk);
     expect(walks()).toBe(2);
+  });
+
+  it('keeps no walk during which a directory it read changed', async () => {
+    const { root, sub } = tree();
+    const { cache, walk, walks } = counting([root, sub], () => writeFileSync(join(sub, `x${Date.now()}`), ''));
+    await cache.get('k', walk);
+    expect(cache.size).toBe(0);
+    await cache.get('k', walk);
+    expect(walks()).toBe(2);
+  });
+
+  it('keeps no walk that read something it could not watch', async () => {
+    const { root } = tree();
+    const cache = new WarmCache<number>();
+    caches.push(cache);
+    await cache.get('k', (w) => {
+      w.watch(root);
+      w.unwatchable();
+      return 1;
+    });
+    expect(cache.size).toBe(0);
   });
 });

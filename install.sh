@@ -31,6 +31,8 @@ target="$PWD/bin/sbx.js"
 earlier_sbx() {
   [ -L "$link" ] || return 1
   local to; to=$(readlink "$link")
+  # A relative link (npm's global bin: ../lib/node_modules/...) is relative to the link's directory.
+  case "$to" in /*) ;; *) to="$(dirname "$link")/$to" ;; esac
   case "$to" in */bin/sbx.js) ;; *) return 1 ;; esac
   [ -e "$to" ] || return 0
   grep -q '"name": *"sbx-sandbox"' "$(dirname "$(dirname "$to")")/package.json" 2>/dev/null

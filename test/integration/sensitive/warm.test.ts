@@ -75,7 +75,7 @@ describe.skipIf(SKIP_INTEGRATION)('warm sensitive scan (library, real bwrap)', (
     expect(await cat('.env')).not.toContain(SECRET);
   });
 
-  it('a directory made unreadable between runs is masked whole', async () => {
+  it('a key file stays masked when its mode changes and its directory gains a file between runs', async () => {
     t = makeTestHost('warm-chmod');
     mkdirSync(join(t.workspace, 'private'));
     writeFileSync(join(t.workspace, 'private', 'token.pem'), SECRET);

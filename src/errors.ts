@@ -70,6 +70,8 @@ export const ErrorCatalogue = {
   BIND_SOURCE_CHANGED: ExitCode.SETUP,
   UNIX_SOCKET_INVALID: ExitCode.SETUP,
   LAUNCH_TOO_LARGE: ExitCode.SETUP,
+  /** A writable bind (the workspace too) overlaps HOME, sbx's own state or a file the host runs later. */
+  HOST_STATE_WRITABLE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -12,13 +12,17 @@ import {
   rootOnlyScanRoots,
   sbxOwnDirs,
   sensitiveScanRoots,
+  writableBindPaths,
 } from '../policy/derive.js';
+import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
 import type { Host } from '../policy/host.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Variables } from '../profile/variables.js';
 import { probePath, scanRootOnly } from '../runtime/host-probe.js';
+import { type ChainMemo, pathChain } from '../runtime/path-chain.js';
+import { passwdHome } from '../runtime/user-dirs.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
 import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
@@ -121,6 +125,34 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
   return sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
 }
 
+/**
+ * The user's host state (policy/host-state.ts) and the writable binds' chains, by identity. A bind's
+ * chain must end at the very directory that was pinned: one swapped since is refused.
+ */
+function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths']) {
+  const { resolved, options, prepared: p, pins } = input;
+  const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
+  const memo: ChainMemo = new Map();
+  const hostState: HostStateFact[] = hostStatePaths(homes, p.env).map((s) => ({
+    ...s,
+    chain: pathChain(s.path, memo),
+  }));
+  const chains: Record<string, PathChain> = {};
+  for (const path of writableBindPaths(resolved.profile, options, vars)) {
+    const f = paths[path];
+    const fd = f?.exists ? pins.fdOf(f.real) : undefined;
+    if (!f?.exists || fd === undefined || chains[f.real]) continue;
+    const chain = pathChain(f.real, memo);
+    const st = statSync(`/proc/self/fd/${fd}`);
+    if (chain.exists && chain.ids.at(-1) === `${st.dev}:${st.ino}`) chains[f.real] = chain;
+    else
+      throw new SbxError('BIND_SOURCE_CHANGED', `${path} (${f.real}) was replaced while sbx checked it`, {
+        hint: 'run again; if it repeats, something is rewriting that directory',
+      });
+  }
+  return { hostState, chains };
+}
+
 /** What the policy stage works from: the request, its resolved profile, and the run so far. */
 export interface PolicyInput {
   options: CompileOptions;
@@ -148,6 +180,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
+  const { hostState, chains } = probeHostState(input, vars, paths);
   const own = sbxOwnDirs(vars, p.env);
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
@@ -161,6 +194,8 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     stdinIsTty: options.tty ?? Boolean(process.stdin.isTTY),
     env: p.env,
     paths,
+    hostState,
+    chains,
     rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(rootOnlyScanRoots(profile, vars), warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(p, pins)] },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },

@@ -12,6 +12,7 @@ import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
 import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
+import { refuseWritableHostState, type WritableBind } from './host-state.js';
 import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -220,6 +221,31 @@ function readOnlyOwnRoots(profile: Profile, request: RunRequest, vars: Variables
   return [sbxOwnDirs(vars, env).config, ...roots.map((root) => posix.join(root, '.sbx'))];
 }
 
+/**
+ * The host paths a writable bind may bring in, as requested: the workspace, writable_roots and --bind.
+ * The runtime resolves each one's chain of directory identities (policy/host-state.ts).
+ */
+export function writableBindPaths(profile: Profile, request: RunRequest, vars: Variables): string[] {
+  const specs = [...bindSpecs(profile.writable_roots, 'writable_roots', vars), ...requestSpecs(request, vars, 'rw')];
+  return [vars.workspace, ...specs.map((s) => s.path)];
+}
+
+/** The binds this run mounts writable, each with the key or flag it comes from. */
+function writableBinds(input: DeriveInput, mode: Mode, workspace: Policy['workspace']): WritableBind[] {
+  const { profile, request, vars, host } = input;
+  const specs = [
+    ...(mode === 'read-only' ? [] : bindSpecs(profile.writable_roots, 'writable_roots', vars)),
+    ...requestSpecs(request, vars, 'rw'),
+  ];
+  const binds: WritableBind[] =
+    workspace.access === 'rw' ? [{ where: 'workspace', path: vars.workspace, real: workspace.host }] : [];
+  for (const spec of specs) {
+    const f = fact(host, spec.path);
+    if (f.exists) binds.push({ where: spec.where, path: spec.path, real: f.real });
+  }
+  return binds;
+}
+
 /** The built-in credential stores, the agent sockets and the profile's additions: --allow-sensitive-roots lifts these. */
 function credentialRoots(profile: Profile, vars: Variables, env: Record<string, string>): string[] {
   const extra = (profile.sensitive?.roots ?? []).map((p, i) =>
@@ -276,6 +302,8 @@ export function derivePolicy(input: DeriveInput): Policy {
     ...(mode === 'danger' ? dangerLayers() : isolatedLayers(input, mode, workspace, tmpSize, checks)),
     ...requestBindLayers(request, vars, checks),
   ];
+  // Danger mode writes the whole host by design (docs/SECURITY.md says what that leaves open).
+  if (mode !== 'danger') refuseWritableHostState(writableBinds(input, mode, workspace), host.hostState, host.chains);
   const network = deriveNetwork(profile, request, host);
   layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network));
   const identity = identityOf(profile, host);

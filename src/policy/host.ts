@@ -1,5 +1,6 @@
 // What the pure core may know about the host, gathered once by runtime/host-probe.ts. Plain data, so a
 // fixture Host makes every compiler test deterministic.
+import type { HostStateFact, PathChain } from './host-state.js';
 
 export type PathFact =
   | { exists: false }
@@ -26,6 +27,10 @@ export interface Host {
   env: Record<string, string>;
   /** Facts about every path the profile names, keyed by the absolute path as written. */
   paths: Record<string, PathFact>;
+  /** The user's host state no writable bind may overlap (policy/host-state.ts), each with its chain. */
+  hostState: HostStateFact[];
+  /** The chain of every writable bind's realpath (runtime/path-chain.ts), keyed by that realpath. */
+  chains: Record<string, PathChain>;
   /** The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths). */
   bridge: { node: string; script: string };
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */

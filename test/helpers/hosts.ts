@@ -8,6 +8,7 @@ import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap.js';
 import type { Launch, Session } from '../../src/backend/launch.js';
 import { derivePolicy, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
 import type { Host } from '../../src/policy/host.js';
+import { hostStatePaths, type PathChain } from '../../src/policy/host-state.js';
 import type { Policy } from '../../src/policy/types.js';
 import { loadProfile, type ResolvedProfile } from '../../src/profile/load.js';
 import type { Profile } from '../../src/profile/schema.js';
@@ -46,6 +47,31 @@ export function builtinProfileNames(): string[] {
 /** A fresh copy of a fixture Host (tests may mutate it). */
 export function loadHost(name: string): Host {
   return JSON.parse(readFileSync(join(HOSTS_DIR, `${name}.json`), 'utf8')) as Host;
+}
+
+/**
+ * A fixture's chain of a path, by its prefixes as identities: what runtime/path-chain.ts finds on a
+ * host without symlinks or second mounts. Existence is the fixture's own `paths` fact.
+ */
+function lexicalChain(host: Host, path: string): PathChain {
+  const parts = path.split('/').filter(Boolean);
+  const prefixes = ['/', ...parts.map((_, i) => `/${parts.slice(0, i + 1).join('/')}`)];
+  const exists = host.paths[path]?.exists ?? false;
+  return { ids: exists ? prefixes : prefixes.slice(0, -1), exists };
+}
+
+/**
+ * Fills what the policy stage probes for the host-state check (pipeline/policy.ts), from the
+ * fixture's paths as they are after a test's edits: every existing real path's chain, and the
+ * state paths of the fixture's home.
+ */
+export function withHostState(host: Host): Host {
+  host.chains = {};
+  for (const f of Object.values(host.paths)) {
+    if (f.exists) host.chains[f.real] = lexicalChain(host, f.real);
+  }
+  host.hostState = hostStatePaths([host.home], host.env).map((s) => ({ ...s, chain: lexicalChain(host, s.path) }));
+  return host;
 }
 
 /** Variables as the runtime builds them (src/api.ts): workspace is the realpath of the requested one. */
@@ -103,6 +129,7 @@ export async function runPipeline(
   const resolved = options.profile ? { ...builtin, profile: { ...builtin.profile, ...options.profile } } : builtin;
   const host = loadHost(hostName);
   options.mutateHost?.(host);
+  withHostState(host);
   const request = requestFor(profileName, options.request);
   const vars = fixtureVars(host, resolved.profile, request);
   const policy = derivePolicy({

@@ -54,10 +54,13 @@ describe.skipIf(SKIP_INTEGRATION)('filesystem isolation (real bwrap via bin/sbx.
       }
     });
 
-    it('with --workspace $HOME the credential stores are masked: empty read-only dirs, an empty file, marker absent', async () => {
-      // The host's HOME is bound read-write here, so every planted file *would* be visible without the masks.
+    it('with -p read-only --workspace $HOME the credential stores are masked: empty read-only dirs, an empty file, marker absent', async () => {
+      // The host's HOME is bound here (read-only: a writable one is refused, test/integration/core/host-state.test.ts),
+      // so every planted file *would* be visible without the masks.
       const r = await runSbx(
         [
+          '-p',
+          'read-only',
           '--workspace',
           t.home,
           '--',

@@ -341,7 +341,9 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       expect(readdirSync(ws).sort()).toEqual(['.sbx', 'built.o']);
     });
 
-    it('workspace = HOME: config read-only, state and cache hidden; an absent config dir made first', async () => {
+    // A writable workspace = HOME is refused (test/integration/core/host-state.test.ts); read-only, it
+    // still shows sbx's directories, so they stay read-only or hidden there.
+    it('read-only workspace = HOME: config read-only, state and cache hidden; an absent config dir made first', async () => {
       const home = join(t.root, 'home2');
       mkdirSync(join(home, '.local', 'state', 'sbx'), { recursive: true });
       writeFileSync(join(home, '.local', 'state', 'sbx', 'audit.jsonl'), `${MARKER}\n`);
@@ -361,11 +363,14 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
           'cat .local/state/sbx/audit.jsonl .cache/sbx/bwrap.json; echo rc=$?; ' +
           'touch .config/sbx/planted; echo rc=$?; touch notes; echo rc=$?',
       ];
-      const r = await runSbx(['--workspace', home, '--', ...probe], opts(home, env));
+      const writable = await runSbx(['--workspace', home, '--', ...probe], opts(home, env));
+      expect(writable.code).toBe(125);
+      expect(writable.err).toContain('is your home directory, which no sandbox may write');
+      const r = await runSbx(['-p', 'read-only', '--workspace', home, '--', ...probe], opts(home, env));
       expect(r.out + r.err).not.toContain(MARKER);
       expect(r.err).toContain('Read-only file system');
       expect(r.err).toContain('.local/state/sbx/audit.jsonl: No such file or directory');
-      expect(r.out).toBe('rc=1\nrc=2\nrc=1\nrc=1\nrc=0\n');
+      expect(r.out).toBe('rc=1\nrc=2\nrc=1\nrc=1\nrc=1\n');
       // sbx made its own config dir (0700) rather than leave its creation to the sandbox.
       expect(statSync(join(home, '.config', 'sbx')).mode & 0o777).toBe(0o700);
       expect(readdirSync(join(home, '.config', 'sbx'))).toEqual([]);

@@ -51,7 +51,8 @@ function workdir(name: string): string {
   return dir;
 }
 
-const EVIL = 'extends: default\nnetwork: host\nseccomp: off\nwritable_roots: ["~"]\n';
+// What a hostile profile asks for (a writable HOME would itself be refused: host-state.test.ts).
+const EVIL = 'extends: default\nnetwork: host\nseccomp: off\n';
 
 describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', () => {
   beforeAll(() => {

@@ -19,6 +19,7 @@ let up: Upstreams;
 let hostListener: Server;
 let hostPort: number;
 let work: string;
+let ws: string;
 let env: Record<string, string>;
 
 const resolve = async (host: string) => NAMES[host] ?? [];
@@ -47,7 +48,7 @@ async function sh(profileFile: string, script: string) {
   return run({
     command: ['sh', '-c', script],
     profile: profileFile,
-    cwd: work,
+    cwd: ws,
     stdio: 'capture',
     hostEnv: env,
     resolve,
@@ -76,7 +77,10 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
       XDG_CONFIG_HOME: join(work, 'config'),
     };
     for (const d of [home, env.XDG_RUNTIME_DIR!]) spawnSync('mkdir', ['-p', '-m', '700', d]);
-    copyFileSync(CERT_PATH, join(work, 'ca.crt'));
+    // The workspace is a directory of its own: one that held HOME or sbx's dirs would be refused.
+    ws = join(work, 'ws');
+    spawnSync('mkdir', ['-p', ws]);
+    copyFileSync(CERT_PATH, join(ws, 'ca.crt'));
   });
   afterAll(async () => {
     await up?.close();
@@ -165,7 +169,7 @@ describe.skipIf(skip)('network modes inside the sandbox', () => {
       join(root, 'bin', 'sbx.js'),
       ['run', '-p', filtered(), '--', 'sh', '-c', `echo ready; exec sleep ${marker}`],
       {
-        cwd: work,
+        cwd: ws,
         env,
         stdio: ['ignore', 'pipe', 'inherit'],
       },

@@ -28,6 +28,8 @@ import {
   type RunRequest,
 } from '../../../src/policy/derive.js';
 import type { Host } from '../../../src/policy/host.js';
+import { hostStatePaths } from '../../../src/policy/host-state.js';
+import { pathChain } from '../../../src/runtime/path-chain.js';
 import type { Policy } from '../../../src/policy/types.js';
 import { loadProfile } from '../../../src/profile/load.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
@@ -125,6 +127,8 @@ export async function derive(
       stdinIsTty: false,
       env,
       paths: probePaths(pathsToProbe(resolved.profile, req, vars, env)),
+      hostState: hostStatePaths([fx.home], env).map((s) => ({ ...s, chain: pathChain(s.path) })),
+      chains: Object.fromEntries([fx.workspace, realpathSync(fx.workspace)].map((p) => [p, pathChain(p)])),
       rootOnly: keepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
       sensitiveFiles: { masks: [], protect: [], views: [] },
       bridge: { node: realpathSync(process.execPath), script: '/nonexistent/bridge.cjs' },

@@ -10,7 +10,7 @@ import { isWithin } from '../../../src/policy/sensitive.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { expandPath, expandVariables, type Variables } from '../../../src/profile/variables.js';
-import { fixtureVars, loadHost } from '../../helpers/hosts.js';
+import { fixtureVars, loadHost, withHostState } from '../../helpers/hosts.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 
 const VARS: Variables = {
@@ -37,6 +37,7 @@ function derive(
   // The fixture's scan results are exercised by the golden tests and by the sensitive-file cases below.
   host.sensitiveFiles = { masks: [], protect: [], views: [] };
   options.host?.(host);
+  withHostState(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   const vars = fixtureVars(host, profile, request);
   return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
@@ -453,9 +454,9 @@ describe('derivePolicy: what it builds', () => {
     expect(targets.at(-1)).toBe('/');
   });
 
-  it('masks every existing credential store when the workspace is HOME, after the binds', () => {
+  it('masks every existing credential store when the workspace is HOME (read-only mode), after the binds', () => {
     const policy = derive(
-      {},
+      { mode: 'read-only' },
       {
         host: (h) => {
           h.cwd = '/home/alice';
@@ -475,7 +476,7 @@ describe('derivePolicy: what it builds', () => {
 
   it("masks sbx's own secret store and state (approvals, ledger) when they are reachable", () => {
     const policy = derive(
-      {},
+      { mode: 'read-only' },
       {
         host: (h) => {
           h.cwd = '/home/alice';
@@ -495,7 +496,7 @@ describe('derivePolicy: what it builds', () => {
 
   it("--allow-sensitive-roots unmasks credential stores, never sbx's own state", () => {
     const policy = derive(
-      {},
+      { mode: 'read-only' },
       {
         request: { allowSensitiveRoots: true },
         host: (h) => {

@@ -8,7 +8,7 @@ import type { Host, PathFact } from '../../../src/policy/host.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { fixtureVars, loadHost } from '../../helpers/hosts.js';
+import { fixtureVars, loadHost, withHostState } from '../../helpers/hosts.js';
 
 const fact = (real: string, type: 'dir' | 'file' | 'socket'): PathFact => ({ exists: true, real, type, uid: 1000 });
 
@@ -19,6 +19,7 @@ function derive(
   const host = loadHost('alice');
   host.sensitiveFiles = { masks: [], protect: [], views: [] };
   options.host?.(host);
+  withHostState(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   return derivePolicy({
     profileName: 'test',
@@ -124,16 +125,17 @@ describe('mount points inside writable host binds', () => {
     expect(policy.mounts.some((m) => m.target === '/home/alice/proj/vendor')).toBe(true);
   });
 
-  it('refuses a workspace = /home whose HOME would be created in it, unless HOME exists there', () => {
+  it('refuses a read-only bind at /work inside a writable workspace = /srv whose mount point is missing there, unless it exists', () => {
     const host = (exists: boolean) => (h: Host) => {
-      h.paths['/home'] = fact('/home', 'dir');
-      if (!exists) delete h.paths['/home/alice'];
-      else h.paths['/home/alice'] = fact('/home/alice', 'dir');
+      h.paths['/srv'] = fact('/srv', 'dir');
+      h.paths['/srv/tools'] = fact('/srv/tools', 'dir');
+      if (exists) h.paths['/srv/opt'] = fact('/srv/opt', 'dir');
     };
-    expect(sbxErrorOf(() => derive({}, { request: { workspace: '/home' }, host: host(false) })).code).toBe(
+    const profile: Profile = { read_only: [{ path: '/srv/tools', mountAt: '/srv/opt' }] };
+    expect(sbxErrorOf(() => derive(profile, { request: { workspace: '/srv' }, host: host(false) })).code).toBe(
       'BIND_TARGET_INVALID',
     );
-    expect(derive({}, { request: { workspace: '/home' }, host: host(true) }).workspace.host).toBe('/home');
+    expect(derive(profile, { request: { workspace: '/srv' }, host: host(true) }).workspace.host).toBe('/srv');
   });
 
   it('danger mode (the host, writable by design) is not checked', () => {
@@ -152,9 +154,9 @@ describe("sbx's policy files", () => {
     );
   });
 
-  it('binds .sbx and the config dir read-only over themselves where a bind shows them (workspace = HOME)', () => {
+  it('binds .sbx and the config dir read-only over themselves where a bind shows them (workspace = HOME, read-only mode)', () => {
     const policy = derive(
-      {},
+      { mode: 'read-only' },
       {
         request: { workspace: '/home/alice' },
         host: (h) => {

@@ -133,7 +133,7 @@ function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'
   const { resolved, options, prepared: p, pins } = input;
   const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
   const memo: ChainMemo = new Map();
-  const hostState: HostStateFact[] = hostStatePaths(homes, p.env).map((s) => ({
+  const hostState: HostStateFact[] = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid)).map((s) => ({
     ...s,
     chain: pathChain(s.path, memo),
   }));

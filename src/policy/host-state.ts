@@ -100,11 +100,15 @@ function under(home: string, rel: string): string {
 }
 
 /**
- * Every path no writable bind may overlap, for each home the user has (the environment's HOME and
+ * Every path no writable bind may overlap (and sbx's session directories, `sessionBase`), for each home the user has (the environment's HOME and
  * the passwd entry's, when they differ: a run with HOME pointed elsewhere must not reach the files
  * the next ordinary login runs) and for the XDG directories sbx itself uses.
  */
-export function hostStatePaths(homes: readonly string[], env: Record<string, string>): HostStatePath[] {
+export function hostStatePaths(
+  homes: readonly string[],
+  env: Record<string, string>,
+  sessionBase?: string,
+): HostStatePath[] {
   const out = new Map<string, HostStatePath>();
   const add = (path: string, what: string, scope: HostStatePath['scope']) => {
     if (!out.has(path)) out.set(path, { path, what, scope });
@@ -115,6 +119,8 @@ export function hostStatePaths(homes: readonly string[], env: Record<string, str
     add(posix.join(dirs.cacheHome, 'sbx'), "sbx's own caches (profiles, rules, Node's compiled code)", 'tree');
   };
   for (const home of homes) add(home, 'your home directory', 'contents');
+  // Every run's mask source and proxy sockets live there (runtime/session.ts).
+  if (sessionBase !== undefined) add(sessionBase, "sbx's session directories", 'tree');
   // The environment's XDG dirs are the ones this run reads; the spec's defaults in every home are the
   // ones a later run with an ordinary environment reads.
   if (homes[0] !== undefined) ownDirs(xdgDirs(env, homes[0]));

@@ -159,6 +159,7 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own state and the host's startup files,
     ['XDG_CONFIG_HOME', '.xdg/config'],
     ['XDG_CACHE_HOME', '.xdg/cache'],
     ['XDG_STATE_HOME', '.xdg/state'],
+    ['XDG_RUNTIME_DIR', '.xdg/run'],
   ])('refuses a workspace that holds %s', async (name, rel) => {
     await expectRefused(`xdg-${name}`, [], project, { ...env, [name]: join(project, rel) });
   });

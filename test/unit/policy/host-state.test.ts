@@ -166,6 +166,11 @@ describe('writable binds and the host state', () => {
     expect(e.message).toContain('was not probed');
   });
 
+  it("protects sbx's session directories (every run's mask source and proxy sockets)", () => {
+    const state = hostStatePaths(['/home/alice'], {}, '/tmp/sbx-1000');
+    expect(state).toContainEqual({ path: '/tmp/sbx-1000', what: "sbx's session directories", scope: 'tree' });
+  });
+
   it("protects the passwd entry's home and the spec's default XDG dirs too, not only the environment's", () => {
     const paths = hostStatePaths(['/tmp/ci-home', '/home/alice'], { XDG_CONFIG_HOME: '/srv/xdg' }).map((s) => s.path);
     expect(paths).toEqual(

@@ -224,6 +224,14 @@ function assess(policy: Policy, session: Session): Grants {
 }
 
 /**
+ * What `network: none` means under this backend, for `sbx explain`: there is no namespace, only the
+ * rules below and Landlock's TCP rules (native/sbx-landlock.c landlock()).
+ */
+export const LANDLOCK_NETWORK_NONE =
+  "none: no network namespace, the host's interfaces stay visible; TCP connect and bind denied by " +
+  'Landlock; refused by seccomp: socket() of any family but netlink, io_uring, sends with MSG_FASTOPEN';
+
+/**
  * The rules the landlock backend adds to the policy's (`sbx explain` lists them), whatever its preset:
  * with preset off they are the whole filter. The backend's own confinement depends on them. Each only
  * denies more, so they are added beside the policy's rules, never in place of them: an unconditional

@@ -12,8 +12,17 @@ import { connect, createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LANDLOCK_NETWORK_NONE } from '../../../src/backend/landlock.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
-import { makeTestHost, runHost, runSbx, SBX_BIN, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  runHost,
+  runSbx,
+  runSbxRaw,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 const PROBE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'socket-probe.c');
@@ -236,3 +245,29 @@ describe.skipIf(SKIP_INTEGRATION)(
     });
   },
 );
+
+describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock', () => {
+  it("prints network none as the backend holds it, and the filter's own rules even with seccomp off", async () => {
+    const r = await runSbxRaw(
+      ['explain', '--backend', 'landlock', '-p', profiles['seccomp: off'], '--', 'true'],
+      opts(),
+    );
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines.filter((l) => /^(network|seccomp) /.test(l))).toEqual([
+      `network   ${LANDLOCK_NETWORK_NONE}`,
+      "seccomp   off: none from the profile; landlock's own: socket io_uring_setup io_uring_enter io_uring_register " +
+        'sendto sendmsg sendmmsg',
+    ]);
+    const approximated = lines.filter((l) => /^ {2}approximated (seccomp\.io_uring|network\.tcp-fastopen):/.test(l));
+    expect(approximated).toHaveLength(2);
+  });
+
+  it("the host's interfaces are visible (no network namespace); control: the same list unsandboxed", async () => {
+    const names = 'import socket\nprint(sorted(n for _, n in socket.if_nameindex()))\n';
+    const host = await runHost(['python3', '-c', names], opts());
+    expect(host.out).toMatch(/'lo'/);
+    const r = await runSbx(['--backend', 'landlock', '--', 'python3', '-c', names], opts());
+    expect(r.out).toBe(host.out);
+  });
+});

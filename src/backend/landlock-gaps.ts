@@ -145,8 +145,9 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     effect: 'approximated',
     detail:
       "no network namespace (the host's interfaces are visible through netlink): TCP bind and connect " +
-      'are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP ' +
-      'and raw sockets fail too',
+      'are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP, ' +
+      "raw and MPTCP sockets fail too (Landlock's TCP rules do not cover MPTCP: only the socket() rule " +
+      'keeps it out)',
   },
   {
     feature: 'network.tcp-fastopen',

@@ -21,7 +21,8 @@
  *   cwd=PATH         the command's working directory
  *   setsid=1         start a new session (no controlling terminal: TIOCSTI, CVE-2017-5226)
  *   arg=ARG          the command's argv, in order; arg[0] is searched on the command's PATH
- *   seccomp=1        descriptor 4 holds a seccomp BPF program (struct sock_filter array), installed last
+ *   seccomp=1        descriptor 4 holds a seccomp BPF program (struct sock_filter array), installed last;
+ *                    sbx always sends one: Landlock's network rules hold only with it (below, landlock())
  * `sbx-landlock --abi` prints the kernel's Landlock ABI version (0 when it has none) and exits.
  * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
  * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}.
@@ -268,6 +269,10 @@ static void landlock(const struct config *c) {
 	 * unix sockets (X11, dbus, containerd's shims) outside its own domain. */
 	errno = 0;
 	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and socket scoping", abi);
+	/* TCP rules hook bind() and connect() only. The connections they cannot see come from seccomp's
+	 * filter, which sbx always sends (src/backend/landlock.ts seccompRules): sends with MSG_FASTOPEN,
+	 * which connect from inside sendto/sendmsg/sendmmsg, and io_uring, which creates sockets without
+	 * socket(). TCP_FASTOPEN_CONNECT is covered here: it defers the SYN, but connect() is still called. */
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = ((LANDLOCK_ACCESS_FS_REFER << 1) - 1) | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV,
 		.handled_access_net = c->net_host ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,

@@ -144,8 +144,26 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'network.none',
     effect: 'approximated',
     detail:
-      'no network namespace: TCP bind and connect are denied by Landlock (ABI 4) and socket() refuses ' +
-      'every family but netlink (seccomp), so UDP and raw sockets fail too',
+      "no network namespace (the host's interfaces are visible through netlink): TCP bind and connect " +
+      'are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP, ' +
+      "raw and MPTCP sockets fail too (Landlock's TCP rules do not cover MPTCP: only the socket() rule " +
+      'keeps it out)',
+  },
+  {
+    feature: 'network.tcp-fastopen',
+    effect: 'approximated',
+    detail:
+      'sendto, sendmsg and sendmmsg with MSG_FASTOPEN fail with EOPNOTSUPP (seccomp), as on a kernel ' +
+      "with client Fast Open off: the kernel's fastopen path connects without the check Landlock's " +
+      'connect rule hangs on. TCP_FASTOPEN_CONNECT needs connect(), which Landlock checks',
+  },
+  {
+    feature: 'seccomp.io_uring',
+    effect: 'approximated',
+    detail:
+      'io_uring_setup, io_uring_enter and io_uring_register fail with EPERM although the profile allows ' +
+      "them (seccomp: off or io_uring: true): io_uring's IORING_OP_SOCKET creates sockets past the " +
+      'socket() rule that keeps unix sockets, and under network none UDP and raw ones, out',
   },
   {
     feature: 'landlock.unix-sockets',
@@ -184,7 +202,14 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 " +
       '(no core files in granted trees)',
   },
-  { feature: 'seccomp', effect: 'equivalent', detail: 'the same BPF filter as bwrap, installed last by the helper' },
+  {
+    feature: 'seccomp',
+    effect: 'equivalent',
+    detail:
+      "the policy's rules, as bwrap gets them, installed last by the helper, plus the backend's own " +
+      '(landlock.unix-sockets, network.none, network.tcp-fastopen, seccomp.io_uring), even with preset ' +
+      'off; those only deny more',
+  },
   {
     feature: 'mounts.symlink',
     effect: 'equivalent',

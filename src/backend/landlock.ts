@@ -8,7 +8,7 @@ import { SbxError } from '../errors.js';
 import { DEFAULT_HOSTNAME } from '../policy/derive.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
-import { assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
+import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
 import type { Launch, Session } from './launch.js';
 import { LANDLOCK_GAPS } from './landlock-gaps.js';
 
@@ -29,6 +29,8 @@ const AF_INET = 2;
 const AF_INET6 = 10;
 const AF_NETLINK = 16;
 const RLIMIT_CORE = 4;
+/** <linux/socket.h>; the same on x86_64 and aarch64. */
+const MSG_FASTOPEN = 0x20000000;
 const DESCRIBED_SESSION: Session = { id: 'session', dir: '<session>', emptyFile: '<session>/empty' };
 
 interface Refusal {
@@ -193,7 +195,9 @@ function assess(policy: Policy, session: Session): Grants {
     );
   }
   if (policy.network.kind === 'none') g.approximations.add('network.none');
+  if (landlockGovernsTcp(policy)) g.approximations.add('network.tcp-fastopen');
   g.approximations.add('landlock.unix-sockets');
+  if (!policyDeniesIoUring(policy)) g.approximations.add('seccomp.io_uring');
   if (policy.hostname !== DEFAULT_HOSTNAME) {
     deny(
       g,
@@ -220,16 +224,56 @@ function assess(policy: Policy, session: Session): Grants {
 }
 
 /**
- * socket() never for unix sockets (pathname connects are outside Landlock's reach), and under network
- * none only for netlink (Landlock restricts TCP only, not UDP or raw sockets). Replaces the preset's
- * family allowlist, which is wider; added even with seccomp preset off.
+ * What `network: none` means under this backend, for `sbx explain`: there is no namespace, only the
+ * rules below and Landlock's TCP rules (native/sbx-landlock.c landlock()).
  */
-function seccompRules(policy: Policy): SeccompRule[] {
+export const LANDLOCK_NETWORK_NONE =
+  "none: no network namespace, the host's interfaces stay visible; TCP connect and bind denied by " +
+  'Landlock; refused by seccomp: socket() of any family but netlink, io_uring, sends with MSG_FASTOPEN';
+
+/**
+ * The rules the landlock backend adds to the policy's (`sbx explain` lists them), whatever its preset:
+ * with preset off they are the whole filter. The backend's own confinement depends on them. Each only
+ * denies more, so they are added beside the policy's rules, never in place of them: an unconditional
+ * denial of the same call (`seccomp.add: [socket]`) still wins (seccomp/rules.ts planForArch).
+ * - socket() never for unix sockets (pathname connects are outside Landlock's reach), and under
+ *   network none only for netlink (Landlock restricts TCP only, not UDP or raw sockets).
+ * - io_uring always, whatever the preset and `io_uring: true` (setup; enter and register too, for a
+ *   ring inherited as a descriptor): IORING_OP_SOCKET creates sockets without the socket() call the
+ *   rule above inspects, so a unix socket (and under network none a UDP or raw one) would be one
+ *   submission away. Denied rather than refused with BACKEND_UNSUPPORTED: the filter is already the
+ *   backend's and not the profile's to switch off (the socket rule above holds with preset off too),
+ *   the denial only takes away, programs fall back as they do under the default preset, and
+ *   explain and the report name it (seccomp.io_uring). A refusal would turn away every `seccomp: off`
+ *   profile, used or not with io_uring, and protect nothing more.
+ * - MSG_FASTOPEN on sendto, sendmsg and sendmmsg while Landlock governs TCP: the kernel's fastopen
+ *   path connects from inside the send, past the connect hook Landlock's rule hangs on
+ *   (test/integration/landlock/bypass.test.ts shows the data arriving without this rule).
+ *   EOPNOTSUPP is what a kernel with client Fast Open switched off answers, so callers fall back to
+ *   connect(), which Landlock checks, as it does after TCP_FASTOPEN_CONNECT.
+ */
+export function landlockSeccompRules(policy: Policy): SeccompRule[] {
   const families = policy.network.kind === 'none' ? [AF_NETLINK] : [AF_INET, AF_INET6, AF_NETLINK];
+  const fastOpen = (syscall: string, arg: number): SeccompRule => ({
+    syscall,
+    errno: 'EOPNOTSUPP',
+    when: { arg, op: 'masked-any', value: MSG_FASTOPEN },
+  });
   return [
-    ...policy.seccomp.rules.filter((r) => r.syscall !== 'socket'),
     { syscall: 'socket', errno: 'EAFNOSUPPORT', when: { arg: 0, op: 'ne-list', value: families } },
+    ...IO_URING_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'EPERM' })),
+    ...(landlockGovernsTcp(policy) ? [fastOpen('sendto', 3), fastOpen('sendmsg', 2), fastOpen('sendmmsg', 3)] : []),
   ];
+}
+
+/** Landlock's TCP rules are in force unless the policy shares the host's network (ABI 4). */
+function landlockGovernsTcp(policy: Policy): boolean {
+  return policy.network.kind !== 'host';
+}
+
+/** Whether the policy's own rules already deny io_uring outright (the default and strict presets). */
+function policyDeniesIoUring(policy: Policy): boolean {
+  return IO_URING_SYSCALLS.every((name) => policy.seccomp.rules.some((r) => r.syscall === name && !r.when));
 }
 
 function refuse(refusals: Refusal[]): never {
@@ -261,8 +305,8 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   if (tmp) vars.TMPDIR = tmp;
   if (home) vars.HOME = home;
   const cwd = g.private.get(policy.cwd) ?? policy.cwd;
-  const rules = seccompRules(policy);
-  const seccomp = rules.length > 0 ? assembleSeccompFilter(rules, host.arch) : undefined;
+  // Never empty: the backend's own rules are in it whatever the preset.
+  const seccomp = assembleSeccompFilter([...policy.seccomp.rules, ...landlockSeccompRules(policy)], host.arch);
   const firstPinFd = 6;
   const pins = [...new Set(g.pinned)];
   const records = [
@@ -273,11 +317,11 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     ...g.dev.map((p) => `dev=${p}`),
     ...g.except.map((p) => `except=${p}`),
     // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
-    ...(policy.network.kind === 'host' ? ['net=host'] : []),
+    ...(landlockGovernsTcp(policy) ? [] : ['net=host']),
     `rlimit=${RLIMIT_CORE}:0:0`,
     // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
     ...(host.stdinIsTty ? [] : ['setsid=1']),
-    ...(seccomp ? ['seccomp=1'] : []),
+    'seccomp=1',
     ...Object.keys(vars)
       .sort()
       .map((name) => `env=${name}=${vars[name]!}`),
@@ -289,11 +333,10 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     file: host.path,
     args: [],
     env: {},
-    // fd 3 the configuration, fd 4 the filter (empty when none: the helper closes it), fd 5 its status,
-    // then the pinned bind sources.
+    // fd 3 the configuration, fd 4 the filter, fd 5 its status, then the pinned bind sources.
     fds: [
       { purpose: 'args', data },
-      { purpose: 'seccomp', data: seccomp ?? new Uint8Array() },
+      { purpose: 'seccomp', data: seccomp },
       { purpose: 'status' },
       ...pins.map((source) => ({ purpose: 'bind' as const, source })),
     ],

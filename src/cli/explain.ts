@@ -33,12 +33,13 @@ function describePins(launch: Launch): string[] {
   return launch.fds.flatMap((fd, i) => (fd.purpose === 'bind' ? [`  fd ${i + 3}  ${fd.source}`] : []));
 }
 
-function describeNetwork(n: Policy['network']): string {
+/** `none` as the backend enforces it: a namespace of its own, or (landlock) rules on the host's network. */
+function describeNetwork(n: Policy['network'], none: string): string {
   switch (n.kind) {
     case 'host':
       return 'HOST NETWORK (shared with the host, not isolated)';
     case 'none':
-      return 'none (own namespace, loopback only)';
+      return none;
     case 'filtered': {
       // Each compiled entry as the profile wrote it.
       const [allow, deny, allowPrivate] = [n.rules.allow, n.rules.deny, n.rules.allowPrivate].map((entries) =>
@@ -112,6 +113,8 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     return;
   }
   const p = compiled.policy;
+  const backend = backendOf(compiled.launcher);
+  const described = await backend.describe(p, compiled.launch, compiled.launcher, shellJoin);
   const out: string[] = [];
   out.push(
     `profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})${compiled.profile.shadows ? ', shadows the built-in' : ''}`,
@@ -123,7 +126,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   out.push(
     `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`,
   );
-  out.push(`network   ${describeNetwork(p.network)}`);
+  out.push(`network   ${describeNetwork(p.network, described.networkNone)}`);
   out.push(
     `user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`,
   );
@@ -139,24 +142,19 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     );
   out.push(`commands  ${describeRules(p.commands)}`);
   out.push(`verdict   ${describeDecision(compiled.commandDecision)}`, ...describeCommands(compiled.commandDecision));
-  const seccomp = p.seccomp.rules.length > 0;
+  // A backend's own rules (landlock's) are in its filter whatever the preset: never print "no filter" then.
+  const own = described.seccompAdded;
+  const profileRules = [...new Set(p.seccomp.rules.map((r) => r.syscall))].join(' ');
   out.push(
-    `seccomp   ${p.seccomp.preset}: ${
-      seccomp
-        ? p.seccomp.rules
-            .map((r) => r.syscall)
-            .filter((v, i, a) => a.indexOf(v) === i)
-            .join(' ')
-        : 'no filter'
-    }`,
+    `seccomp   ${p.seccomp.preset}: ${profileRules || (own.length > 0 ? 'none from the profile' : 'no filter')}` +
+      (own.length > 0 ? `; ${backend.name}'s own: ${own.join(' ')}` : ''),
   );
   const pins = describePins(compiled.launch);
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);
   out.push('');
-  const backend = backendOf(compiled.launcher);
   const gaps = await backend.gaps(p);
   if (gaps.length > 0) out.push(`${backend.name} differs from bwrap here:`, ...gaps.map((g) => `  ${g}`), '');
-  out.push(...(await backend.describe(compiled.launch, compiled.launcher, shellJoin)));
+  out.push(...described.lines);
   process.stdout.write(out.join('\n') + '\n');
 }

@@ -61,9 +61,26 @@ export interface Backend {
   approximations(policy: Policy): Promise<string[]>;
   /** The launch as a reviewer reads it (explain --json `argv`). */
   expand(launch: Launch): Promise<string[]>;
-  /** explain's closing lines: how sbx starts the launcher, then the launch as one can run or read it. */
-  describe(launch: Launch, launcher: Launcher, quote: (argv: string[]) => string): Promise<string[]>;
+  /** What `sbx explain` prints of this backend: how it holds network none, the seccomp rules it adds, the launch. */
+  describe(
+    policy: Policy,
+    launch: Launch,
+    launcher: Launcher,
+    quote: (argv: string[]) => string,
+  ): Promise<BackendDescription>;
 }
+
+export interface BackendDescription {
+  /** What `network: none` really holds under this backend. */
+  networkNone: string;
+  /** Syscalls its filter denies (in whole or for some arguments) beyond the policy's seccomp rules. */
+  seccompAdded: string[];
+  /** explain's closing lines: how sbx starts the launcher, then the launch as one can run or read it. */
+  lines: string[];
+}
+
+/** bwrap and nsjail: `network: none` is a network namespace of its own. */
+const OWN_NAMESPACE = 'none (own namespace, loopback only)';
 
 /** The landlock backend's helper, built from native/sbx-landlock.c by scripts/build.mjs. */
 export function landlockHelperPath(): string {
@@ -126,19 +143,20 @@ const bwrap: Backend = {
   gaps: async () => [],
   approximations: async () => [],
   expand: async (launch) => expandArgsFd(launch),
-  async describe(launch, launcher, quote) {
+  async describe(_policy, launch, launcher, quote) {
     const seccomp = launch.fds.some((f) => f.purpose === 'seccomp');
     // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
     const argv = expandPinnedFds(expandArgsFd(launch), launch);
     const sbxOnly = ['--json-status-fd', '--seccomp'];
     const inline = argv.filter((a, i) => !sbxOnly.includes(a) && !sbxOnly.includes(argv[i - 1] ?? ''));
     const filter = seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : '';
-    return [
+    const lines = [
       `# ${launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${filter}. ` +
         `Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`,
       '# (paths where sbx passes the pinned descriptors listed above)',
       quote([launch.file, ...inline]),
     ];
+    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
@@ -182,14 +200,15 @@ const nsjail: Backend = {
   gaps: async (policy) => (await import('../backend/nsjail.js')).describeNsjailGaps(policy),
   approximations: async () => [],
   expand: async (launch) => (await import('../backend/nsjail.js')).expandNsjailLaunch(launch),
-  async describe(launch, launcher, quote) {
+  async describe(_policy, launch, launcher, quote) {
     const expanded = (await import('../backend/nsjail.js')).expandNsjailLaunch(launch);
     const config = expanded.findIndex((a) => a.startsWith('# fd '));
-    return [
+    const lines = [
       `# ${launcher.version} at ${launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`,
       quote(config < 0 ? expanded : expanded.slice(0, config)),
       ...(config < 0 ? [] : expanded.slice(config)),
     ];
+    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
@@ -218,10 +237,16 @@ const landlock: Backend = {
   gaps: async (policy) => (await import('../backend/landlock.js')).describeLandlockGaps(policy),
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
-  async describe(launch, launcher) {
-    const { expandLandlockLaunch } = await import('../backend/landlock.js');
+  async describe(policy, launch, launcher) {
+    const { expandLandlockLaunch, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(
+      '../backend/landlock.js'
+    );
     const head = `# ${launcher.version} at ${launcher.path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`;
-    return [head, ...expandLandlockLaunch(launch)];
+    return {
+      networkNone: LANDLOCK_NETWORK_NONE,
+      seccompAdded: [...new Set(landlockSeccompRules(policy).map((r) => r.syscall))],
+      lines: [head, ...expandLandlockLaunch(launch)],
+    };
   },
 };
 

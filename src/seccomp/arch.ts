@@ -47,7 +47,12 @@ export function knownSyscallNames(): string[] {
 }
 
 /** errno numbers: identical on x86_64 and aarch64, both use asm-generic/errno-base.h and errno.h. */
-export const ERRNO_VALUES: Readonly<Record<SeccompErrno, number>> = { EPERM: 1, ENOSYS: 38, EAFNOSUPPORT: 97 };
+export const ERRNO_VALUES: Readonly<Record<SeccompErrno, number>> = {
+  EPERM: 1,
+  ENOSYS: 38,
+  EAFNOSUPPORT: 97,
+  EOPNOTSUPP: 95,
+};
 
 /** Maps Node's `process.arch` to a seccomp arch. Pure: the caller passes the value in. */
 export function hostSeccompArch(nodeArch: string): SeccompArch {

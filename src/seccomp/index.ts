@@ -5,3 +5,4 @@ export { resolveSeccompRules } from './rules.js';
 export { assembleSeccompFilter } from './filter.js';
 export { renderKafelPolicy } from './kafel.js';
 export { hostSeccompArch } from './arch.js';
+export { IO_URING_SYSCALLS } from './sets.js';

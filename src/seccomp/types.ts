@@ -15,7 +15,7 @@ export interface SeccompSettings {
 }
 
 /** The errnos a denial can return. Values are the same on x86_64 and aarch64 (asm-generic/errno*.h). */
-export type SeccompErrno = 'EPERM' | 'ENOSYS' | 'EAFNOSUPPORT';
+export type SeccompErrno = 'EPERM' | 'ENOSYS' | 'EAFNOSUPPORT' | 'EOPNOTSUPP';
 
 /**
  * An argument test. Every op reads only the low 32 bits of the argument: each argument sbx inspects

@@ -96,3 +96,4 @@ export const KILL: Verdict = { action: 'kill_process' };
 export const EPERM: Verdict = { action: 'errno', errno: 1 };
 export const ENOSYS: Verdict = { action: 'errno', errno: 38 };
 export const EAFNOSUPPORT: Verdict = { action: 'errno', errno: 97 };
+export const EOPNOTSUPP: Verdict = { action: 'errno', errno: 95 };

@@ -14,6 +14,7 @@ import {
   AUDIT_ARCH,
   EAFNOSUPPORT,
   ENOSYS,
+  EOPNOTSUPP,
   EPERM,
   KILL,
   type Verdict,
@@ -231,6 +232,21 @@ describe('settings', () => {
     expect(call(filterFor('x86_64', { preset: 'strict' }), 'x86_64', 'modify_ldt')).toEqual(EPERM);
   });
 
+  it('EOPNOTSUPP on a flag bit (the landlock backend on MSG_FASTOPEN); an outright denial of the call wins', () => {
+    const fastOpen: SeccompRule = {
+      syscall: 'sendto',
+      errno: 'EOPNOTSUPP',
+      when: { arg: 3, op: 'masked-any', value: 0x20000000 },
+    };
+    for (const arch of ARCHES) {
+      const program = assembleSeccompFilter([fastOpen], arch);
+      expect(call(program, arch, 'sendto', 3, 0, 8, 0x20000040)).toEqual(EOPNOTSUPP);
+      expect(call(program, arch, 'sendto', 3, 0, 8, 0x40)).toEqual(ALLOW);
+      const both = assembleSeccompFilter([fastOpen, { syscall: 'sendto', errno: 'EPERM' }], arch);
+      expect(call(both, arch, 'sendto', 3, 0, 8, 0x20000000)).toEqual(EPERM);
+    }
+  });
+
   it('off gives a filter that only guards the ABI', () => {
     const program = filterFor('x86_64', { preset: 'off' });
     expect(call(program, 'x86_64', 'mount')).toEqual(ALLOW);
@@ -244,7 +260,10 @@ describe('against a reference model of the rules', () => {
     const name = NAMES_BY_NUMBER[arch].get(nr);
     const rule = rules.find((r) => r.syscall === name);
     if (rule === undefined) return ALLOW;
-    const deny = { action: 'errno' as const, errno: { EPERM: 1, ENOSYS: 38, EAFNOSUPPORT: 97 }[rule.errno] };
+    const deny = {
+      action: 'errno' as const,
+      errno: { EPERM: 1, ENOSYS: 38, EAFNOSUPPORT: 97, EOPNOTSUPP: 95 }[rule.errno],
+    };
     if (rule.when === undefined) return deny;
     const low = Number(BigInt.asUintN(32, args[rule.when.arg] ?? 0n));
     const values = ([] as number[]).concat(rule.when.value);

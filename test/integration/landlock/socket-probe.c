@@ -1,0 +1,143 @@
+/*
+ * Ways to reach the network that seccomp's socket() rule or Landlock's connect rule do not see, for
+ * test/integration/landlock/bypass.test.ts. Each probe prints one line, "NAME ok" when the forbidden
+ * thing worked, else "NAME STEP:ERRNO" naming the step that failed and its errno (strerrorname_np).
+ *
+ *   uring-udp PORT    io_uring_setup, IORING_OP_SOCKET(AF_INET, SOCK_DGRAM) (never passes socket(),
+ *                     so seccomp's family rule cannot see it), then a datagram to 127.0.0.1:PORT
+ *   uring-unix PATH   IORING_OP_SOCKET(AF_UNIX), connect() to the pathname socket PATH, send a line
+ *   tfo-sendto PORT   sendto(0, MSG_FASTOPEN, 127.0.0.1:PORT) on the TCP socket inherited as stdin:
+ *   tfo-sendmsg PORT    the kernel's fastopen path connects without Landlock's connect hook
+ *   tfo-sendmmsg PORT
+ *   tfo-connect PORT  setsockopt(TCP_FASTOPEN_CONNECT) on stdin's socket, then connect() and write
+ *   hand-socket CMD...  runs CMD with a new, unconnected TCP socket as its stdin (how the tfo probes
+ *                     get one under network none, where seccomp refuses socket(AF_INET))
+ *
+ * Raw system calls only, no liburing: the probe is built with gcc at test time from Debian's headers.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifndef TCP_FASTOPEN_CONNECT
+#define TCP_FASTOPEN_CONNECT 30
+#endif
+
+static const char *name;
+
+static int fail(const char *step) {
+	printf("%s %s:%s\n", name, step, strerrorname_np(errno));
+	return 0;
+}
+
+static struct sockaddr_in loopback(const char *port) {
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return addr;
+}
+
+/* One IORING_OP_SOCKET through a fresh ring: the new descriptor, or -1 with errno set and *step named. */
+static int uring_socket(int domain, int type, const char **step) {
+	struct io_uring_params p = { 0 };
+	int ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0) return *step = "io_uring_setup", -1;
+	size_t sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	size_t cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	size_t len = sq_len > cq_len ? sq_len : cq_len; /* IORING_FEAT_SINGLE_MMAP: one mapping for both */
+	char *sq = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	struct io_uring_sqe *sqes = mmap(NULL, p.sq_entries * sizeof *sqes, PROT_READ | PROT_WRITE,
+	                                 MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqes == MAP_FAILED) return *step = "mmap", -1;
+	unsigned *tail = (unsigned *)(sq + p.sq_off.tail), mask = *(unsigned *)(sq + p.sq_off.ring_mask);
+	struct io_uring_sqe *sqe = &sqes[*tail & mask];
+	memset(sqe, 0, sizeof *sqe);
+	sqe->opcode = IORING_OP_SOCKET;
+	sqe->fd = domain;
+	sqe->off = (uint64_t)type;
+	((unsigned *)(sq + p.sq_off.array))[*tail & mask] = *tail & mask;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return *step = "io_uring_enter", -1;
+	struct io_uring_cqe *cqe = (struct io_uring_cqe *)(sq + p.cq_off.cqes) +
+	                           (*(unsigned *)(sq + p.cq_off.head) & *(unsigned *)(sq + p.cq_off.ring_mask));
+	if (cqe->res < 0) return errno = -cqe->res, *step = "IORING_OP_SOCKET", -1;
+	return cqe->res;
+}
+
+static int uring_udp(const char *port) {
+	const char *step;
+	int fd = uring_socket(AF_INET, SOCK_DGRAM, &step);
+	if (fd < 0) return fail(step);
+	struct sockaddr_in addr = loopback(port);
+	if (sendto(fd, "uring-udp\n", 10, 0, (struct sockaddr *)&addr, sizeof addr) != 10) return fail("sendto");
+	return puts("uring-udp ok"), 0;
+}
+
+static int uring_unix(const char *path) {
+	const char *step;
+	int fd = uring_socket(AF_UNIX, SOCK_STREAM, &step);
+	if (fd < 0) return fail(step);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) return fail("connect");
+	if (write(fd, "uring-unix\n", 11) != 11) return fail("write");
+	return puts("uring-unix ok"), 0;
+}
+
+/* Stdin as a blocking socket: Node may have left it non-blocking, and a blocking send waits for the handshake. */
+static int stdin_socket(void) {
+	int flags = fcntl(0, F_GETFL);
+	if (flags >= 0) fcntl(0, F_SETFL, flags & ~O_NONBLOCK);
+	return 0;
+}
+
+static int tfo(const char *how, const char *port) {
+	struct sockaddr_in addr = loopback(port);
+	char line[] = "tfo-data\n";
+	struct iovec iov = { .iov_base = line, .iov_len = sizeof line - 1 };
+	struct mmsghdr m = { .msg_hdr = { .msg_name = &addr, .msg_namelen = sizeof addr, .msg_iov = &iov, .msg_iovlen = 1 } };
+	int fd = stdin_socket();
+	ssize_t sent;
+	if (!strcmp(how, "sendto")) sent = sendto(fd, line, iov.iov_len, MSG_FASTOPEN, (struct sockaddr *)&addr, sizeof addr);
+	else if (!strcmp(how, "sendmsg")) sent = sendmsg(fd, &m.msg_hdr, MSG_FASTOPEN);
+	else sent = sendmmsg(fd, &m, 1, MSG_FASTOPEN) == 1 ? (ssize_t)m.msg_len : -1;
+	if (sent < 0) return fail(how);
+	return printf("%s ok\n", name), 0;
+}
+
+static int tfo_connect(const char *port) {
+	struct sockaddr_in addr = loopback(port);
+	int fd = stdin_socket(), on = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &on, sizeof on) < 0) return fail("setsockopt");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) return fail("connect");
+	if (write(fd, "tfo-data\n", 9) != 9) return fail("write");
+	return puts("tfo-connect ok"), 0;
+}
+
+int main(int argc, char **argv) {
+	if (argc < 3) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
+	name = argv[1];
+	if (!strcmp(name, "hand-socket")) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || dup2(fd, 0) < 0) return perror("socket-probe: hand-socket"), 2;
+		execvp(argv[2], argv + 2);
+		return perror("socket-probe: exec"), 127;
+	}
+	if (!strcmp(name, "uring-udp")) return uring_udp(argv[2]);
+	if (!strcmp(name, "uring-unix")) return uring_unix(argv[2]);
+	if (!strncmp(name, "tfo-send", 8)) return tfo(name + 4, argv[2]);
+	if (!strcmp(name, "tfo-connect")) return tfo_connect(argv[2]);
+	return fprintf(stderr, "socket-probe: unknown probe %s\n", name), 2;
+}

@@ -92,7 +92,8 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
     long: 'network',
     value: '<mode>',
     choices: ['none', 'host'],
-    description: 'override the profile: none (own namespace, loopback only) or host',
+    description:
+      'override the profile: none (no network: loopback only in its own namespace; under --backend landlock, TCP and sockets refused) or host',
   },
   {
     long: 'allow-domain',

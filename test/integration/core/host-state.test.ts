@@ -30,6 +30,10 @@ let env: Record<string, string>;
 /** The attack: each step tolerates failure, so a step that is refused does not hide the next one. */
 const ATTACK = [
   'touch "$MARKER"',
+  // Where a writable cache is bound: a hard link to a startup file and a symlink to sbx's config.
+  'echo "echo pwned" >> "$HOME/.bashrc"',
+  'ln -f "$HOME/.bashrc" "$HOME/.cache/pip/bashrc-link"',
+  'ln -sfn "$HOME/.config" "$HOME/.cache/pip/cfg"',
   'mv "$HOME/.config" "$HOME/.config.old"',
   'mkdir -p "$HOME/.config/sbx/profiles"',
   'printf "network: host\\nseccomp: off\\n" > "$HOME/.config/sbx/profiles/default.yaml"',
@@ -205,7 +209,15 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own state and the host's startup files,
     expect(after[relative(home, join(pip, 'x'))]).toBe('pip-ok\n');
     delete after[relative(home, join(pip, 'x'))];
     delete after[relative(home, mark)];
+    // The hard link failed (another mount: EXDEV); the symlink is a plain entry in the cache dir.
+    expect(after[relative(home, join(pip, 'bashrc-link'))]).toBeUndefined();
+    expect(after[relative(home, join(pip, 'cfg'))]).toBe('(other)');
+    delete after[relative(home, join(pip, 'cfg'))];
     expectUnchanged(before, after);
+    // Binding the planted symlink later is binding ~/.config: refused by identity.
+    const viaLink = await runSbx(['--bind', join(pip, 'cfg'), '--', 'true'], { env, cwd: project });
+    expect(viaLink.code).toBe(125);
+    expect(viaLink.err).toContain(`--bind: ${join(pip, 'cfg')} (${join(home, '.config')}) contains`);
     // The next run is the built-in default, with the built-in's hash.
     const next = await runSbx(['--report-fd', '3', '--', 'true'], { env, cwd: project, extraStdio: { 3: 'pipe' } });
     expect(next.code, next.err).toBe(0);

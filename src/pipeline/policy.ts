@@ -21,7 +21,7 @@ import type { Policy } from '../policy/types.js';
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Variables } from '../profile/variables.js';
 import { probePath, scanRootOnly } from '../runtime/host-probe.js';
-import { type ChainMemo, pathChain } from '../runtime/path-chain.js';
+import { chainMemo, pathChain } from '../runtime/path-chain.js';
 import { passwdHome } from '../runtime/user-dirs.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
@@ -132,11 +132,9 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
 function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths']) {
   const { resolved, options, prepared: p, pins } = input;
   const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
-  const memo: ChainMemo = new Map();
-  const hostState: HostStateFact[] = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid)).map((s) => ({
-    ...s,
-    chain: pathChain(s.path, memo),
-  }));
+  const state = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid));
+  const memo = chainMemo(state.map((s) => s.path));
+  const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
   for (const path of writableBindPaths(resolved.profile, options, vars)) {
     const f = paths[path];

@@ -118,11 +118,11 @@ async function runResolved(
     r.prepared,
     cleanup,
   );
-  // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
-  throwIfAborted(options.signal);
-  // Said before the command starts, while the caller can still stop it.
+  // Said before the command starts, so it comes before anything the command could type.
   const warnings = terminalWarnings(policy.seccomp, r.derived.host.stdinIsTty);
   for (const warning of warnings) hooks.warn?.(warning);
+  // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
+  throwIfAborted(options.signal);
   const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();

@@ -4,8 +4,11 @@
 # Needs Node.js 20.5 or newer. Safe to run again.
 #
 # Usage: ./install.sh [--force]
-#   --force  replace an `sbx` already in the target directory that is not sbx's own (a link to another
-#            checkout of sbx is replaced without it; anything else is left alone and the script stops).
+#   --force  replace an `sbx` already in the target directory that is not provably sbx's own (a link to
+#            another checkout's bin/sbx.js is replaced without it; anything else, a dangling link
+#            included, is left alone and the script stops).
+# The target directory is /usr/local/bin (root, or when writable), else ~/.local/bin;
+# SBX_INSTALL_BIN_DIR=DIR chooses another (the tests of this script use it).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -16,31 +19,50 @@ force=no
 for arg in "$@"; do
   case "$arg" in
     --force) force=yes ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $arg (usage: ./install.sh [--force])" ;;
   esac
 done
 
-if [ "$(id -u)" = 0 ] || [ -w /usr/local/bin ]; then bindir=/usr/local/bin; else bindir="$HOME/.local/bin"; fi
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=5)?0:1)' 2>/dev/null ||
+  die "Node.js 20.5 or newer is needed (found: $(node --version 2>/dev/null || echo none))"
+
+if [ -n "${SBX_INSTALL_BIN_DIR:-}" ]; then bindir=$SBX_INSTALL_BIN_DIR
+elif [ "$(id -u)" = 0 ] || [ -w /usr/local/bin ]; then bindir=/usr/local/bin
+else bindir="$HOME/.local/bin"; fi
 link="$bindir/sbx"
 target="$PWD/bin/sbx.js"
 # Checked before anything is installed: another program's `sbx` (npm's package of that name, an older
 # copy from another checkout) is never replaced silently.
-# A link to another checkout of this same package (or a dangling link to one that was deleted) is an
-# earlier install of sbx itself: it is replaced, and the script says so.
+# A link to another checkout of this same package is an earlier install of sbx itself: it is replaced,
+# and the script says so. Only a link proven to be one counts: its target is a regular file
+# CHECKOUT/bin/sbx.js, and CHECKOUT/package.json parses with name "sbx-sandbox" and bin.sbx
+# "bin/sbx.js". A dangling link proves nothing (whatever it named is gone), so it needs --force.
 earlier_sbx() {
   [ -L "$link" ] || return 1
   local to; to=$(readlink "$link")
   # A relative link (npm's global bin: ../lib/node_modules/...) is relative to the link's directory.
   case "$to" in /*) ;; *) to="$(dirname "$link")/$to" ;; esac
-  case "$to" in */bin/sbx.js) ;; *) return 1 ;; esac
-  [ -e "$to" ] || return 0
-  grep -q '"name": *"sbx-sandbox"' "$(dirname "$(dirname "$to")")/package.json" 2>/dev/null
+  node -e '
+    const fs = require("node:fs"), path = require("node:path");
+    const to = path.resolve(process.argv[1]);
+    const checkout = path.dirname(path.dirname(to));
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(checkout, "package.json"), "utf8"));
+      const ours = pkg.name === "sbx-sandbox" && pkg.bin?.sbx === "bin/sbx.js";
+      process.exit(ours && path.join(checkout, pkg.bin.sbx) === to && fs.lstatSync(to).isFile() ? 0 : 1);
+    } catch {
+      process.exit(1);
+    }' "$to"
 }
 if [ -L "$link" ] && [ "$(readlink -f "$link")" = "$(readlink -f "$target")" ]; then
   linked=yes
 elif earlier_sbx; then
   say "$link links to an earlier sbx install ($(readlink "$link")): it will link to this checkout"
+  linked=no
+elif [ -L "$link" ] && [ ! -e "$link" ]; then
+  [ "$force" = yes ] || die "$link is a dangling link (to $(readlink "$link"), which no longer exists): nothing shows it was sbx's.
+    Remove it (rm $link), or run ./install.sh --force to replace it with a link to $target"
   linked=no
 elif [ -e "$link" ] || [ -L "$link" ]; then
   what=$( [ -L "$link" ] && echo "a link to $(readlink "$link")" || echo "$(stat -c %F "$link")" )
@@ -50,9 +72,6 @@ elif [ -e "$link" ] || [ -L "$link" ]; then
 else
   linked=no
 fi
-
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=5)?0:1)' 2>/dev/null ||
-  die "Node.js 20.5 or newer is needed (found: $(node --version 2>/dev/null || echo none))"
 
 if ! command -v bwrap >/dev/null 2>&1; then
   if command -v apt-get >/dev/null; then cmd="apt-get update && apt-get install -y bubblewrap"

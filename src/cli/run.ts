@@ -265,7 +265,8 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   };
   let report: Report;
   try {
-    const outcome = await runUnchecked(options, { checkPolicy });
+    const warn = (line: string) => process.stderr.write(`sbx: warning: ${line}\n`);
+    const outcome = await runUnchecked(options, { checkPolicy, warn });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);

@@ -78,6 +78,8 @@ export interface RunHooks {
   checkPolicy?: (policy: Policy) => void;
   /** The library: keep host walks warm between runs of this process (pipeline/warm.ts). */
   warm?: boolean;
+  /** sbx's CLI: told each of the run's warnings (pipeline/terminal.ts) just before the command starts. */
+  warn?: (line: string) => void;
 }
 
 /** What run() learns as it goes: every refusal carries it (SbxError.run). */

@@ -19,6 +19,7 @@ export interface RunRecord {
   profile: ProfileInfo;
   backend: Outcome['backend'];
   approximations: string[];
+  warnings: string[];
   derived: Derived;
   secretEnv: Record<string, string>;
   limits: PlannedLimits | undefined;
@@ -73,6 +74,7 @@ export async function outcomeOf(r: RunRecord, options: RunOptions): Promise<Outc
     profile: r.profile,
     backend: r.backend,
     ...(r.approximations.length > 0 ? { approximations: r.approximations } : {}),
+    ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
     policyHash: hash,
     // A secret typed on the command line is still a secret: reports and the ledger show a marker.
     command: redactArgv(policy.command, Object.values(r.secretEnv)),

@@ -12,6 +12,7 @@ import {
   rootOnlyScanRoots,
   sbxOwnDirs,
   sensitiveScanRoots,
+  workspaceRealPath,
   writableBindPaths,
 } from '../policy/derive.js';
 import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
@@ -169,6 +170,9 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
   const workspace = requestedWorkspace(profile, options, baseVars);
   const wsFact = pins.probe(workspace);
+  // Refused before anything walks it: the secret scan below would read /proc (and fail part-way) or
+  // all of / before derivePolicy, which checks it again, could refuse it.
+  workspaceRealPath({ paths: { [workspace]: wsFact } }, { workspace }, profile.mode ?? 'workspace-write');
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
   const paths: Host['paths'] = Object.fromEntries(
     pathsToProbe(profile, options, vars, p.env).map((path) => [path, pins.probe(path)]),

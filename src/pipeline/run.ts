@@ -26,6 +26,7 @@ import { type Derived, derive } from './policy.js';
 import { type Prepared, prepare } from './prepare.js';
 import { loadRunSecrets } from './secrets.js';
 import { openRunSession } from './session.js';
+import { terminalWarnings } from './terminal.js';
 import { describeProfile, trustProfile } from './trust.js';
 
 /** Everything up to the policy: what both run() and compile() do. */
@@ -117,6 +118,9 @@ async function runResolved(
     r.prepared,
     cleanup,
   );
+  // Said before the command starts, so it comes before anything the command could type.
+  const warnings = terminalWarnings(policy.seccomp, r.derived.host.stdinIsTty);
+  for (const warning of warnings) hooks.warn?.(warning);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
   const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);
@@ -132,7 +136,7 @@ async function runResolved(
   });
   const approximations = await r.backend.approximations(policy);
   const profile = describeProfile(r.profile);
-  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations };
+  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings };
   return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
 }
 

@@ -341,18 +341,30 @@ function modeOf(input: DeriveInput): Mode {
   return mode;
 }
 
-/** The workspace's realpath: a directory, and (outside danger mode) not a system directory. */
-function workspaceRealPath(host: Host, vars: Variables, mode: Mode): string {
-  const ws = fact(host, vars.workspace);
+/**
+ * The workspace's realpath: a directory, and (outside danger mode) neither a system directory nor
+ * anywhere in the kernel's trees (`-w /proc/self`, `/sys/...`, `/dev/shm`): no project lives there,
+ * and a walk of /proc fails part-way. The policy stage asks it on the probed workspace before it scans
+ * the tree for secrets (pipeline/policy.ts), and derivePolicy again on the whole host.
+ */
+export function workspaceRealPath(host: Pick<Host, 'paths'>, vars: Pick<Variables, 'workspace'>, mode: Mode): string {
+  const ws = host.paths[vars.workspace] ?? { exists: false };
   if (!ws.exists || ws.type !== 'dir') {
     throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, {
       hint: 'pass --workspace DIR, or run sbx from the project directory',
     });
   }
-  if (mode !== 'danger' && FORBIDDEN_ROOTS.includes(ws.real)) {
+  if (mode === 'danger') return ws.real;
+  const hint = 'run sbx from a project directory or pass --workspace DIR';
+  if (FORBIDDEN_ROOTS.includes(ws.real)) {
     throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} resolves to ${ws.real}, a system directory`, {
-      hint: 'run sbx from a project directory or pass --workspace DIR',
+      hint,
     });
+  }
+  const kernelTree = KERNEL_TARGETS.find((root) => isWithin(ws.real, root));
+  if (kernelTree) {
+    const message = `workspace ${vars.workspace} resolves to ${ws.real}, inside ${kernelTree} (a kernel interface)`;
+    throw new SbxError('WORKSPACE_INVALID', message, { hint });
   }
   return ws.real;
 }

@@ -17,6 +17,8 @@ export interface Outcome {
   backend: 'bwrap' | 'nsjail' | 'landlock';
   /** What the backend enforced differently from bwrap (landlock: no namespaces), one line each; absent when nothing. */
   approximations?: string[];
+  /** What this run leaves open that the caller should know (TIOCSTI into their terminal), "topic: detail"; absent when nothing. */
+  warnings?: string[];
   /** sha256 (16 hex) of the resolved Policy: two runs with the same hash had the same sandbox. */
   policyHash: string;
   command: string[];

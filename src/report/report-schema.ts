@@ -43,6 +43,12 @@ export const reportSchema = z
       .array(z.string())
       .optional()
       .describe('What the backend enforced differently from bwrap (landlock: no namespaces), "feature: detail"'),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'What this run left open that the caller should know, "topic: detail" (terminal.tiocsti: the command could type into the terminal on stdin); also printed on stderr before it started',
+      ),
     policyHash: z
       .string()
       .optional()

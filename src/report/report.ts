@@ -25,6 +25,7 @@ export interface Report {
   profile: Outcome['profile'] | null;
   backend?: 'bwrap' | 'nsjail' | 'landlock';
   approximations?: Outcome['approximations'];
+  warnings?: Outcome['warnings'];
   /** sha256 (16 hex) of the resolved Policy; absent when sbx stopped before deriving one. */
   policyHash?: string;
   command: string[];
@@ -57,6 +58,7 @@ export function reportFromOutcome(outcome: Outcome): Report {
     profile: outcome.profile,
     backend: outcome.backend,
     ...(outcome.approximations ? { approximations: outcome.approximations } : {}),
+    ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
     policyHash: outcome.policyHash,
     command: outcome.command,
     exitCode: outcome.exitCode,

@@ -2,7 +2,7 @@
 // passes through (128+N for signal N, each compared with the same command unsandboxed), sbx's own
 // failures use their documented codes and run nothing, and the report goes only where it was asked
 // to go (--report-file, --report-fd 3 on a pipe), never onto stdout/stderr.
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -118,6 +118,30 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
       expect(r.code).toBe(126);
       expect(r.err).toMatch(/^sbx: error: profile "danger" asks for mode: danger/m);
       expect(existsSync(join(t.workspace, 'ran-danger'))).toBe(false);
+    });
+
+    it.each([
+      ['/proc', 'a system directory'],
+      ['/proc/self', 'inside /proc (a kernel interface)'],
+      ['/sys/kernel', 'inside /sys (a kernel interface)'],
+      ['/dev/shm', 'inside /dev (a kernel interface)'],
+      ['/', 'a system directory'],
+      ['a link to /proc', 'a system directory'],
+    ])('-w %s → 125 WORKSPACE_INVALID before anything walks it, no stack trace', async (given, what) => {
+      const link = join(t.root, 'proc-link');
+      if (!existsSync(link)) symlinkSync('/proc', link);
+      const workspace = given === 'a link to /proc' ? link : given;
+      const r = await runSbx(['-w', workspace, '--report-fd', '3', '--', 'true'], {
+        ...opts(),
+        extraStdio: { 3: 'pipe' },
+      });
+      expect(r.code, r.err).toBe(125);
+      const [message, hint, ...rest] = r.err.split('\n');
+      expect(message).toMatch(new RegExp(`^sbx: error: workspace ${workspace} resolves to /\\S*, `));
+      expect(message!.endsWith(what), message).toBe(true);
+      expect(hint).toBe('sbx: hint: run sbx from a project directory or pass --workspace DIR');
+      expect(rest).toEqual(['']);
+      expect(parseReport(r.extra[3]!.toString()).error?.code).toBe('WORKSPACE_INVALID');
     });
 
     it.each([[['run']], [['run', '--']], [['run', '--no-such-flag', 'true']], [['run', '-p']]])(

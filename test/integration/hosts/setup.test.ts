@@ -13,6 +13,10 @@ import { makeTempDir } from '../../helpers/tmp.js';
 
 const PARSER = '/usr/sbin/apparmor_parser';
 const PROFILE = apparmorProfile('/usr/bin/bwrap');
+// An optional host tool (Debian package `apparmor`, which .ci/run installs): without it only the parse is skipped.
+const NO_PARSER = !existsSync(PARSER);
+if (NO_PARSER)
+  console.warn(`[sbx setup] SKIPPED: the apparmor_parser check, ${PARSER} is missing (apt-get install apparmor)`);
 
 /** apparmor_parser's major version: `userns` and abi 4.0 need 4; Debian 12 ships 3.0. */
 function parserMajor(): number {
@@ -35,10 +39,8 @@ function forParser(text: string, major: number): string {
 }
 
 describe('sbx setup', () => {
-  let major = 0;
   beforeAll(() => {
     requireIntegrationPrerequisites();
-    major = parserMajor();
   });
 
   it('the exact profile text', () => {
@@ -59,7 +61,8 @@ describe('sbx setup', () => {
     );
   });
 
-  it(`apparmor_parser accepts the profile (the userns rule itself only with AppArmor 4)`, () => {
+  it.skipIf(NO_PARSER)(`apparmor_parser accepts the profile (the userns rule itself only with AppArmor 4)`, () => {
+    const major = parserMajor();
     expect(parse(forParser(PROFILE, major))).toEqual({ status: 0, stderr: '' });
     // Control: the parser really checks what it is given.
     const broken = parse(forParser(PROFILE, major).replace(/\}\n$/, ''));

@@ -2,7 +2,13 @@
 // mapping and the sandbox-path → host-path walk. All pure; the hosts are fixtures.
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, type RunRequest } from '../../../src/policy/derive.js';
+import {
+  derivePolicy,
+  pathsToProbe,
+  requestedWorkspace,
+  type RunRequest,
+  workspaceRealPath,
+} from '../../../src/policy/derive.js';
 import { buildEnv, isCredentialName, type EnvInput } from '../../../src/policy/env.js';
 import type { Host } from '../../../src/policy/host.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
@@ -250,6 +256,33 @@ describe('derivePolicy: refusals', () => {
       expect(error.code, real).toBe('WORKSPACE_INVALID');
       expect(error.message).toBe(`workspace ${real} resolves to ${real}, a system directory`);
     }
+  });
+
+  it('a workspace anywhere in /proc, /sys or /dev is WORKSPACE_INVALID (checked before the scan); danger mode takes it', () => {
+    const cases = [
+      ['/proc/self', '/proc/4242', '/proc'],
+      ['/home/alice/proc-link/self', '/proc/4242', '/proc'],
+      ['/sys/kernel', '/sys/kernel', '/sys'],
+      ['/dev/shm', '/dev/shm', '/dev'],
+    ];
+    for (const [given, real, tree] of cases) {
+      const paths = { [given!]: dir(real!) };
+      const error = sbxErrorOf(() => workspaceRealPath({ paths }, { workspace: given! }, 'workspace-write'));
+      expect(error.code, given).toBe('WORKSPACE_INVALID');
+      expect(error.exitCode).toBe(ExitCode.SETUP);
+      expect(error.message).toBe(`workspace ${given} resolves to ${real}, inside ${tree} (a kernel interface)`);
+      expect(error.hint).toBe('run sbx from a project directory or pass --workspace DIR');
+      expect(workspaceRealPath({ paths }, { workspace: given! }, 'danger')).toBe(real);
+    }
+    // A name that only begins like a kernel tree is an ordinary directory.
+    const procedures = { '/procedures': dir('/procedures') };
+    expect(workspaceRealPath({ paths: procedures }, { workspace: '/procedures' }, 'read-only')).toBe('/procedures');
+    // derivePolicy asks the same of the whole host.
+    const real = '/proc/4242';
+    const error = sbxErrorOf(() =>
+      derive({}, { host: (h) => void (h.paths['/home/alice/proj'] = h.paths[real] = dir(real, { link: real })) }),
+    );
+    expect(error.message).toBe(`workspace ${real} resolves to ${real}, inside /proc (a kernel interface)`);
   });
 
   it('a missing workspace, or a file, is WORKSPACE_INVALID', () => {

@@ -10,12 +10,6 @@ export interface MaskEntry {
   tracked?: true;
 }
 
-export interface Collapsed {
-  masks: MaskEntry[];
-  /** What the masks cost, by `argsOf`. */
-  args: number;
-}
-
 function parentOf(path: string): string {
   const slash = path.lastIndexOf('/');
   return slash <= 0 ? '/' : path.slice(0, slash);
@@ -33,21 +27,21 @@ export function maskArgs(masks: readonly MaskEntry[], argsOf: (dir: boolean) => 
 
 /**
  * `full`: directories, none of them masked, each of whose entries is a mask in `masks` or a directory
- * in `full` (so masking the directory hides nothing the masks do not already hide); never a scan root,
- * whose mask would hide the tree itself. Deepest first, a full directory replaces the masks below it when its one
- * mask costs fewer arguments than they do, until the total is within `budgetArgs`. The deepest
- * directories go first so that as little as possible changes: a masked directory is read-only and
- * empty, where the files it replaces sat in a writable one. Past every full directory the total may
- * still exceed the budget; the backend then refuses the launch by its exact count.
+ * in `full` (so masking the directory hides nothing the masks do not already hide); never a scan
+ * root, whose mask would hide the tree itself. Deepest first, a full directory replaces the masks
+ * below it when its one mask costs fewer arguments than they do, until the total is within
+ * `budgetArgs`. The deepest go first so that as little as possible changes: a masked directory is
+ * read-only and empty, where the files it replaces sat in a writable one. Past every full directory
+ * the total may still exceed the budget; the backend then refuses the launch by its exact count.
  */
 export function collapseMasks(
   masks: readonly MaskEntry[],
   full: readonly string[],
   budgetArgs: number,
   argsOf: (dir: boolean) => number,
-): Collapsed {
+): MaskEntry[] {
   let args = maskArgs(masks, argsOf);
-  if (args <= budgetArgs || full.length === 0) return { masks: [...masks], args };
+  if (args <= budgetArgs || full.length === 0) return [...masks];
   const fullSet = new Set(full);
   // The arguments below each full directory, gathered bottom-up: its own masked entries now, its
   // full subdirectories as each is decided.
@@ -76,5 +70,5 @@ export function collapseMasks(
   };
   const kept = masks.filter((m) => !hidden(m.path));
   const dirs = [...collapsed].filter((dir) => !hidden(dir)).map((path) => ({ path, dir: true }));
-  return { masks: [...kept, ...dirs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)), args };
+  return [...kept, ...dirs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

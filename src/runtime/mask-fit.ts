@@ -74,5 +74,5 @@ export function fitMasks(
       full.add(dir);
     }
   }
-  return collapseMasks(masks, [...full], MASK_BUDGET_ARGS, argsOf).masks;
+  return collapseMasks(masks, [...full], MASK_BUDGET_ARGS, argsOf);
 }

@@ -4,7 +4,7 @@
 // (node_modules), in a second mounted tree, or linked to a file inside a masked directory. End to
 // end through real bwrap via bin/sbx.js; each probe has its unsandboxed control.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -44,6 +44,32 @@ describe.skipIf(SKIP_INTEGRATION)('hard links to masked files (real bwrap via bi
     const inside = await sbx('--', ...probe);
     expect(inside.out).toBe('plain\n');
     expect(inside.code).toBe(0);
+  });
+
+  it('a name in a directory the sandbox made unreadable stays hidden once it makes it readable again', async () => {
+    const ws = join(t.root, 'ws-chmod');
+    mkdirSync(join(ws, 'node_modules'), { recursive: true });
+    const made = await runSbx(
+      [
+        '--',
+        'sh',
+        '-c',
+        'touch .env.local && mkdir node_modules/d && ln .env.local node_modules/d/n && chmod 0 node_modules/d',
+      ],
+      opts(ws),
+    );
+    expect(made.code).toBe(0);
+    appendFileSync(join(ws, '.env.local'), `${SECRET}\n`);
+    chmodSync(join(ws, 'node_modules', 'd'), 0o755);
+    expect((await runHost(['cat', 'node_modules/d/n'], opts(ws))).out).toBe(`${SECRET}\n`);
+    chmodSync(join(ws, 'node_modules', 'd'), 0);
+    // Unprivileged, sbx cannot list it and masks it whole; as root it finds the name and masks that.
+    const inside = await runSbx(
+      ['--', 'sh', '-c', 'chmod 755 node_modules/d 2>/dev/null; cat node_modules/d/n'],
+      opts(ws),
+    );
+    expect(inside.out).not.toContain(SECRET);
+    chmodSync(join(ws, 'node_modules', 'd'), 0o755);
   });
 
   it('a name in a second mounted tree (--ro-bind) is masked there', async () => {

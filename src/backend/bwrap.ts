@@ -31,6 +31,16 @@ function octal(mode: number): string {
 /** bubblewrap's MAX_ARGS (bubblewrap.c): its argv after argv[0] plus every argument read from --args. */
 export const BWRAP_MAX_ARGS = 9000;
 
+/**
+ * An empty read-only file or directory over `target`. Exported for its length: the sensitive-file
+ * masks are fitted into BWRAP_MAX_ARGS before the Policy exists (runtime/mask-fit.ts).
+ */
+export function compileMask(what: 'file' | 'dir', target: string, emptyFile: string, tmpfsSize: boolean): string[] {
+  return what === 'file'
+    ? ['--ro-bind', emptyFile, target]
+    : ['--perms', '0555', ...(tmpfsSize ? ['--size', '4096'] : []), '--tmpfs', target, '--remount-ro', target];
+}
+
 /** Hands out the child descriptor number of a pinned mount source (one per bind: bwrap closes each after use). */
 type PinFd = (source: string) => number;
 
@@ -65,17 +75,7 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
     case 'symlink':
       return ['--symlink', mount.linkTo, mount.target];
     case 'mask':
-      return mount.what === 'file'
-        ? ['--ro-bind', session.emptyFile, mount.target]
-        : [
-            '--perms',
-            '0555',
-            ...(host.features.tmpfsSize ? ['--size', '4096'] : []),
-            '--tmpfs',
-            mount.target,
-            '--remount-ro',
-            mount.target,
-          ];
+      return compileMask(mount.what, mount.target, session.emptyFile, host.features.tmpfsSize);
     case 'file':
       return ['--ro-bind', dataFilePath(session, ordinal), mount.target];
     case 'session-dir':
@@ -145,7 +145,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
   // lifts ARG_MAX off long policies. The command itself stays in argv, as it would without sbx.
   const tail = ['--json-status-fd', String(statusFd), ...(seccomp ? ['--seccomp', String(seccompFd)] : [])];
   const args = ['--args', String(argsFd), '--', ...commandOf(policy)];
-  checkArgCount(policy, args.length + options.length + tail.length);
+  checkArgCount(policy, host, args.length + options.length + tail.length);
   const data = new TextEncoder().encode([...options, ...tail].map((a) => a + '\0').join(''));
   return {
     file: host.path,
@@ -161,17 +161,20 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
 }
 
 /** bwrap dies with a bare "Exceeded maximum number of arguments" past its limit: say what grew and how to shrink it. */
-function checkArgCount(policy: Policy, count: number): void {
+function checkArgCount(policy: Policy, host: BwrapHost, count: number): void {
   if (count <= BWRAP_MAX_ARGS) return;
-  const masks = policy.mounts.filter((m) => m.kind === 'mask').length;
+  const masks = policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m] : []));
+  const maskArgs = masks.reduce((n, m) => n + compileMask(m.what, m.target, '', host.features.tmpfsSize).length, 0);
   const command = commandOf(policy).length;
-  const what = `${masks} masked paths, 3 arguments each; a command of ${command} arguments`;
+  const what = `${masks.length} masked paths, ${maskArgs} arguments; a command of ${command} arguments`;
   const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
   throw new SbxError('LAUNCH_TOO_LARGE', `the sandbox needs ${count} bwrap arguments, ${limit} (${what})`, {
+    // Directories holding nothing but masked files are already masked whole (runtime/mask-fit.ts):
+    // what is left are secret-looking files beside ones the sandbox may read.
     hint:
-      masks * 3 >= command
-        ? 'keep the scan out of directories full of secret-looking fixtures with `sensitive.skip`, ' +
-          'or let such files in with `sensitive.except` globs (profile keys)'
+      maskArgs >= command
+        ? 'let secret-looking fixtures in with `sensitive.except` or skip them with `sensitive.skip` (profile keys), ' +
+          'or split the tree: move them into directories of their own, which sbx then masks whole'
         : 'pass a long argument list through a file or stdin instead (e.g. xargs inside the sandbox)',
   });
 }

@@ -26,6 +26,7 @@ import { chainMemo, pathChain } from '../runtime/path-chain.js';
 import { passwdHome } from '../runtime/user-dirs.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
+import { fitMasks } from '../runtime/mask-fit.js';
 import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
 import { packageRoot } from '../package-root.js';
 import type { CompileOptions } from './options.js';
@@ -97,23 +98,28 @@ async function scanSensitive(
 ): Promise<Sensitive> {
   if (roots.length === 0) return { masks: [], protect: [], views: [] };
   const rules = await loadSensitiveRules(resolved.profile.sensitive ?? {}, p.search.cacheDir);
-  const scan = (read?: ScanReader) =>
-    scanMountedTrees(roots, rules, {
-      // The tree that will be mounted, not whatever the path holds by the time it is walked.
-      walkVia: (root) => {
-        const fd = pins.fdOf(root);
-        return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
-      },
-      ...(read ? { read } : {}),
-    });
+  // The tree that will be mounted, not whatever the path holds by the time it is walked.
+  const walkVia = (root: string) => {
+    const fd = pins.fdOf(root);
+    return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
+  };
+  const scan = (read?: ScanReader): Sensitive => {
+    const opts = { walkVia, ...(read ? { read } : {}) };
+    const found = scanMountedTrees(roots, rules, opts);
+    // Thousands of masks would pass bubblewrap's argument limit: fitted first (runtime/mask-fit.ts).
+    return { ...found, masks: fitMasks(found.masks, roots, opts) };
+  };
   if (!warm) return scan();
   const key = JSON.stringify([
     resolved.profile.sensitive ?? {},
     roots.map((root) => [root, pinnedIdentity(root, pins)]),
   ]);
-  // Each directory is watched before the scan reads it or a file in it.
+  // Each directory is watched before the scan reads it or a file in it; a file whose link count the
+  // scan read is watched itself (runtime/hard-links.ts).
   return sensitiveCache.get(key, (w) =>
-    scan((path, what) => (what === 'link' ? w.unwatchable() : w.watch(what === 'dir' ? path : dirname(path)))),
+    scan((path, what) =>
+      what === 'link' ? w.unwatchable() : w.watch(what === 'dir' || what === 'inode' ? path : dirname(path)),
+    ),
   );
 }
 

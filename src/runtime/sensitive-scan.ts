@@ -48,6 +48,8 @@ import {
   type IndexAnswer,
   type IndexEntry,
 } from './git-index.js';
+import { otherNamesOf } from './hard-links.js';
+import { isInside, mountedTrees } from './mounted-trees.js';
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
@@ -94,10 +96,11 @@ export interface SensitiveScan {
 
 /**
  * Told of everything a scan's result depends on: a directory it listed, a file it read or looked for,
- * a symlink it resolved (whose target may lie anywhere). The library's warm cache watches these
- * (pipeline/warm.ts); a plain run passes nothing.
+ * a symlink it resolved (whose target may lie anywhere), a file whose link count it read (`inode`:
+ * changed by a link made in any directory, so only a watch on the file itself sees it). The
+ * library's warm cache watches these (pipeline/warm.ts); a plain run passes nothing.
  */
-export type ScanReader = (path: string, what: 'dir' | 'file' | 'link') => void;
+export type ScanReader = (path: string, what: 'dir' | 'file' | 'link' | 'inode') => void;
 
 const ignoreRead: ScanReader = () => {};
 
@@ -511,10 +514,6 @@ export interface MountedTreesScan {
   scanned: number;
 }
 
-function isInside(path: string, root: string): boolean {
-  return path === root || root === '/' || path.startsWith(`${root}/`);
-}
-
 /**
  * Scans each root (realpaths of directories) and resolves the symlinks the walk did not follow: a
  * link whose target lies in a mounted tree masks (or protects) that target; a dangling link, or one
@@ -548,6 +547,7 @@ export function scanMountedTrees(
   opts: { maxEntries?: number; walkVia?: (root: string) => string | undefined; read?: ScanReader } = {},
 ): MountedTreesScan {
   const read = opts.read ?? ignoreRead;
+  const maxEntries = opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES;
   const masks = new Map<string, { dir: boolean; tracked?: true }>();
   const protect = new Set<string>();
   const views: SensitiveView[] = [];
@@ -564,18 +564,17 @@ export function scanMountedTrees(
     }
   };
   // A bind inside another mounted tree is scanned with it.
-  const outer = roots.filter((root) => !roots.some((other) => other !== root && isInside(root, other)));
-  for (const root of [...new Set(outer)]) {
-    const via = opts.walkVia?.(root);
-    const walked = scanSensitiveFiles(via ?? root, rules, {
-      maxEntries: Math.max(0, (opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES) - scanned),
+  const trees = mountedTrees(roots, opts.walkVia);
+  for (const { root, via } of trees) {
+    const walked = scanSensitiveFiles(via, rules, {
+      maxEntries: Math.max(0, maxEntries - scanned),
       read,
     });
-    const scan = via ? rebaseScan(walked, via, root) : walked;
+    const scan = via === root ? walked : rebaseScan(walked, via, root);
     if (scan.truncated) {
       throw new SbxError(
         'SENSITIVE_SCAN_LIMIT',
-        `the sensitive-file scan of ${root} passed ${opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES} entries: secret files in it could not all be masked`,
+        `the sensitive-file scan of ${root} passed ${maxEntries} entries: secret files in it could not all be masked`,
         {
           hint: 'skip large generated directories with sensitive.skip (e.g. [node_modules, target]) in the profile, or use a smaller workspace',
         },
@@ -595,6 +594,10 @@ export function scanMountedTrees(
       if (target?.dir) protect.add(target.real);
     }
   }
+  const shown = views.filter((v) => !masks.has(v.path)).map((v) => v.path);
+  const maskList = [...masks].map(([path, m]) => ({ path, dir: m.dir }));
+  for (const other of otherNamesOf(trees, maskList, shown, { read, maxEntries }))
+    masks.set(other.path, { dir: other.dir });
   return {
     masks: [...masks].map(([path, m]) => ({ path, ...m })),
     protect: [...protect],

@@ -3,7 +3,7 @@
 // makes a change between two runs of one process (by the sandboxed command itself, or on the host)
 // and the very next run() must mask what changed. Real bwrap through dist/api.js.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -83,6 +83,20 @@ describe.skipIf(SKIP_INTEGRATION)('warm sensitive scan (library, real bwrap)', (
     chmodSync(join(t.workspace, 'private', 'token.pem'), 0o644);
     writeFileSync(join(t.workspace, 'private', 'readme.pem.txt'), 'x');
     expect(await cat('private/token.pem')).not.toContain(SECRET);
+  });
+
+  it('a hard link to a masked .env made between runs in a directory the scan prunes is masked', async () => {
+    t = makeTestHost('warm-hardlink');
+    writeFileSync(join(t.workspace, '.env'), SECRET);
+    mkdirSync(join(t.workspace, 'node_modules'));
+    expect(await cat('.env')).not.toContain(SECRET);
+    // node_modules is never listed, so never watched, and link(2) there tells the workspace's watch
+    // nothing: only the file's own link count changes.
+    linkSync(join(t.workspace, '.env'), join(t.workspace, 'node_modules', 'cache.txt'));
+    expect(spawnSync('cat', [join(t.workspace, 'node_modules', 'cache.txt')], { encoding: 'utf8' }).stdout).toBe(
+      SECRET,
+    );
+    expect(await cat('node_modules/cache.txt')).not.toContain(SECRET);
   });
 
   it('a symlink to a secret made between runs is masked at its target', async () => {

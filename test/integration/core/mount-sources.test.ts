@@ -250,13 +250,18 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
   });
 
   describe("sbx's session directories", () => {
-    it('are hidden when a bind shows them (XDG_RUNTIME_DIR in the workspace)', async () => {
+    // A writable workspace holding them is refused (test/integration/core/host-state.test.ts); a
+    // read-only one still shows where they are.
+    it('are hidden when a bind shows them (XDG_RUNTIME_DIR in a read-only workspace)', async () => {
       const ws = join(t.root, 'ws-runtime');
       const runtime = join(ws, 'run');
       mkdirSync(join(runtime, 'sbx'), { recursive: true, mode: 0o700 });
       const env = { ...t.env, XDG_RUNTIME_DIR: runtime };
       const probe = ['sh', '-c', 'ls -A run/sbx | wc -l; mkdir run/sbx/planted; echo rc=$?'];
-      const r = await runSbx(['--', ...probe], opts(ws, env));
+      const writable = await runSbx(['--', ...probe], opts(ws, env));
+      expect(writable.code).toBe(125);
+      expect(writable.err).toContain("(sbx's session directories)");
+      const r = await runSbx(['-p', 'read-only', '--', ...probe], opts(ws, env));
       expect(r.out).toBe('0\nrc=1\n');
       expect(r.err).toContain('Read-only file system');
       expect(readdirSync(join(runtime, 'sbx'))).toEqual([]);

@@ -34,9 +34,9 @@ describe('collapseMasks', () => {
     expect(maskArgs(out, argsOf)).toBe(11);
   });
 
-  it('deepest first, and only until the masks fit: a directory mask never replaces a cheaper file mask', () => {
+  it('past the budget, every full directory that saves arguments; a directory mask never replaces a cheaper file mask', () => {
     // /ws/envs/dK/eI/.env: each eI holds one masked file (3 arguments, cheaper than a directory's 8),
-    // each dK holds five such directories (15 arguments: worth collapsing).
+    // each dK holds five such directories (15 arguments: worth collapsing), and envs holds the dK.
     const masks: MaskEntry[] = [];
     const full = ['/ws/envs'];
     for (let k = 0; k < 4; k++) {
@@ -47,19 +47,14 @@ describe('collapseMasks', () => {
       }
     }
     expect(maskArgs(masks, argsOf)).toBe(60);
-    // 60 → 53 → 46: two of the dK directories, in path order among the deepest that save anything.
-    const two = collapseMasks(masks, full, 46, argsOf);
-    expect(maskArgs(two, argsOf)).toBe(46);
-    expect(two.filter((m) => m.dir)).toEqual([
-      { path: '/ws/envs/d0', dir: true },
-      { path: '/ws/envs/d1', dir: true },
-    ]);
-    expect(two.filter((m) => !m.dir).map((m) => m.path)).toEqual([
-      ...files('/ws/envs/d2', 5, (i) => `e${i}/.env`).map((m) => m.path),
-      ...files('/ws/envs/d3', 5, (i) => `e${i}/.env`).map((m) => m.path),
-    ]);
-    // Tighter: envs itself, which then stands for everything below it (no mask inside a mask).
-    expect(collapseMasks(masks, full, 10, argsOf)).toEqual([{ path: '/ws/envs', dir: true }]);
+    // Within the budget: nothing changes.
+    expect(collapseMasks(masks, full, 60, argsOf)).toEqual(masks);
+    // Past it: not just enough to fit (60 → 46 would leave 10 mounts), but envs itself, which then
+    // stands for everything below it (no mask inside a mask): one mount.
+    expect(collapseMasks(masks, full, 46, argsOf)).toEqual([{ path: '/ws/envs', dir: true }]);
+    // A full directory whose one file mask is cheaper than a directory mask stays a file mask.
+    const single = collapseMasks([file('/ws/one/.env')], ['/ws/one'], 0, argsOf);
+    expect(single).toEqual([file('/ws/one/.env')]);
   });
 
   it('keeps every mask outside the full directories, tracked stand-ins included', () => {

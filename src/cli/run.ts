@@ -230,6 +230,7 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
       ? {}
       : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
     onProfile: noteShadowing,
+    onNotice: (line) => process.stderr.write(`${line}\n`),
   };
 }
 

@@ -102,7 +102,7 @@ async function runResolved(
   const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
   context.secrets.push(...Object.values(secretEnv));
   known.command = redactArgv(policy.command, context.secrets);
-  await gate(options, r.derived, known.sessionId, context.secrets);
+  await gate(options, hooks, r.derived, known.sessionId, context.secrets);
   // The approval may have taken a while.
   throwIfAborted(options.signal);
   const limits = await planRunLimits(policy);

@@ -10,7 +10,10 @@ export type Door = 'cli' | 'library';
 
 /** Each setting a hint may name, as each door spells it. */
 const SPELLING = {
-  allowDomain: { cli: (host: string) => `--allow-domain ${host}`, library: (host: string) => `allowDomains: ['${host}']` },
+  allowDomain: {
+    cli: (host: string) => `--allow-domain ${host}`,
+    library: (host: string) => `allowDomains: ['${host}']`,
+  },
   networkHost: { cli: () => '--network host', library: () => "network: 'host'" },
   profile: { cli: (name: string) => `-p ${name}`, library: (name: string) => `profile: '${name}'` },
   allowDenylisted: { cli: () => '--allow-denylisted-commands', library: () => 'allowDenylistedCommands: true' },

@@ -428,7 +428,6 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
   }
 }
 
-
 /**
  * Builtins that change the shell for the commands after them (where relative paths resolve, which
  * program a name runs, what runs on exit) or run a string of their own: in a shell string, the
@@ -569,7 +568,11 @@ function judgeCd(unit: Unit, input: PreflightInput, out: Verdicts): void {
     return;
   }
   if (input.values?.vars.CDPATH !== undefined)
-    refuse(out, 'commands.shell_syntax', 'the shell string runs cd with CDPATH set, which searches directories the rules do not see');
+    refuse(
+      out,
+      'commands.shell_syntax',
+      'the shell string runs cd with CDPATH set, which searches directories the rules do not see',
+    );
   if (guardsApply(input.rules, input.mode) && dir.startsWith('/') && hostPathOf(dir, input.workspace) === undefined)
     out.violations.push({
       phase: 'preflight',
@@ -595,7 +598,9 @@ function basesOf(units: readonly Unit[], workspace: Workspace, base: string): st
     const current = bases;
     const dir = isCd(unit) && unit.argv.length === 2 && !unit.expansions ? unit.argv[1]! : undefined;
     if (dir !== undefined) {
-      const next = current.flatMap((b) => (dir.startsWith('/') ? (hostPathOf(dir, workspace) ?? []) : posix.resolve(b, dir)));
+      const next = current.flatMap((b) =>
+        dir.startsWith('/') ? (hostPathOf(dir, workspace) ?? []) : posix.resolve(b, dir),
+      );
       bases = [...new Set([...current, ...next])];
     }
     return current;

@@ -194,7 +194,10 @@ export function checkPathArgs(
   const refuse = (rule: string, detail: string) => violations.push({ phase: 'preflight', kind: 'path', rule, detail });
   for (const { arg, path } of pathsOf(operands)) {
     if (path !== undefined && 'unknown' in path) {
-      refuse('paths.unknown', `${shown(arg)} expands a secret's value, which sbx does not read: the path it names is unknown`);
+      refuse(
+        'paths.unknown',
+        `${shown(arg)} expands a secret's value, which sbx does not read: the path it names is unknown`,
+      );
       continue;
     }
     if (path !== undefined && 'glob' in path) {

@@ -178,7 +178,7 @@ function readDollar(r: Reader, quoted: boolean): string | undefined {
   const next = script[r.i + 1];
   if (!r.inWord) r.wordStart = r.i;
   if (next === '(') return script[r.i + 2] === '(' ? 'arithmetic expansion $((...))' : 'command substitution $(...)';
-  if (!quoted && (next === "'" || next === '"')) return "$'...' or $\"...\" (bash reads them as quoting, dash as a $)";
+  if (!quoted && (next === "'" || next === '"')) return '$\'...\' or $"..." (bash reads them as quoting, dash as a $)';
   let name: string | undefined;
   if (next === '{') {
     const close = script.indexOf('}', r.i + 2);
@@ -393,7 +393,7 @@ function endTarget(r: Reader, parts: WordPart[], literal: string | undefined, wr
     return `duplication of a descriptor other than 0, 1 or 2 (>&${literal ?? written})`;
   if (pending.op === '<<') {
     if (literal === undefined || parts.some((p) => p.kind !== 'text'))
-      return 'a here-document delimiter that expands (write <<EOF or <<\'EOF\')';
+      return "a here-document delimiter that expands (write <<EOF or <<'EOF')";
     const redirect: Redirect = { ...pending, target: literal };
     r.command.redirects.push(redirect);
     r.heredocs.push({ redirect, strip: r.strip, literal: r.quoted });

@@ -183,7 +183,9 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
   if (answer === 'nobody') {
     record('refused', input.approve ? 'no-tty' : 'policy');
     throw denied(
-      input.approve ? 'needs approval, and there is no terminal to ask on' : `needs approval, and ${spell(input.door, 'approvalsOff')}`,
+      input.approve
+        ? 'needs approval, and there is no terminal to ask on'
+        : `needs approval, and ${spell(input.door, 'approvalsOff')}`,
       `add it to the profile's commands.allow, or ${spell(input.door, 'askSomeone')}`,
     );
   }

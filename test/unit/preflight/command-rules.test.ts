@@ -187,7 +187,10 @@ describe('offline: the table of known network clients (argv[0] and its subcomman
     for (const [argv, named] of table) {
       const d = decide(argv, {}, none);
       expect(d.verdict, argv.join(' ')).toBe('allow');
-      expect(d.needsNetwork?.map((u) => u.command), argv.join(' ')).toEqual(named ? [named] : undefined);
+      expect(
+        d.needsNetwork?.map((u) => u.command),
+        argv.join(' '),
+      ).toEqual(named ? [named] : undefined);
     }
     expect(decide(['npm', 'install'], {}, none).needsNetwork).toEqual([
       { command: 'npm install', domains: ['registry.npmjs.org'] },

@@ -69,7 +69,7 @@ describe('parseShellScript: what it refuses, naming the construct', () => {
       ['echo $((1+2))', 'arithmetic expansion $((...))'],
       ['echo ${x:-$(id)}', 'parameter expansions with operators (${...})'],
       ['echo ${#x}', 'parameter expansions with operators (${...})'],
-      ["echo $'\\x41'", "$'...' or $\"...\" (bash reads them as quoting, dash as a $)"],
+      ["echo $'\\x41'", '$\'...\' or $"..." (bash reads them as quoting, dash as a $)'],
       ['echo `id`', 'command substitution (`...`)'],
       ['echo "$(id)"', 'command substitution $(...)'],
       ['echo "`id`"', 'command substitution (`...`)'],

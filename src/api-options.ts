@@ -90,6 +90,7 @@ export const runOptionsSchema = z
     approve: z
       .custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">')
       .optional(),
+    onNotice: z.custom<(line: string) => void>(isFunction, 'must be a function (line) => void').optional(),
   })
   .refine(oneCommand, oneCommandIssue);
 

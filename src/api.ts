@@ -38,7 +38,7 @@ export async function run(options: RunOptions): Promise<Outcome> {
  * (src/cli/options.ts) and which cannot afford zod on every launch. Library callers use run().
  */
 export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
-  return runPipeline(options, hooks);
+  return runPipeline(options, { door: 'cli', ...hooks });
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */

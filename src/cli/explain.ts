@@ -78,7 +78,7 @@ function describeDecision(d: Verdict): string {
 function describeCommands(d: CommandDecision): string[] {
   return (d.commands ?? []).map((c) => {
     const redirects = c.redirects.map((r) => {
-      const fd = r.fd === (r.op === '<' ? 0 : 1) ? '' : String(r.fd);
+      const fd = r.fd === (r.op.startsWith('<') ? 0 : 1) ? '' : String(r.fd);
       return `${fd}${r.op}${r.op === '>&' ? r.target : shellJoin([r.target])}`;
     });
     return `  ${[shellJoin(c.argv), ...redirects].join(' ')}: ${describeDecision(c.decision)}`;

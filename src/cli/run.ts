@@ -230,6 +230,7 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
       ? {}
       : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
     onProfile: noteShadowing,
+    onNotice: (line) => process.stderr.write(`${line}\n`),
   };
 }
 
@@ -265,8 +266,7 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   };
   let report: Report;
   try {
-    const warn = (line: string) => process.stderr.write(`sbx: warning: ${line}\n`);
-    const outcome = await runUnchecked(options, { checkPolicy, warn });
+    const outcome = await runUnchecked(options, { checkPolicy });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
       process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);

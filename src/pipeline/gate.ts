@@ -3,10 +3,16 @@
 // command rules and, under `default: ask`, an approval (runtime/command-gate.ts).
 import { admitCommand } from '../runtime/command-gate.js';
 import { locateCommand } from '../runtime/command.js';
-import type { RunOptions } from './options.js';
+import type { RunHooks, RunOptions } from './options.js';
 import type { Derived } from './policy.js';
 
-export async function gate(options: RunOptions, derived: Derived, sessionId: string, secrets: string[]): Promise<void> {
+export async function gate(
+  options: RunOptions,
+  hooks: RunHooks,
+  derived: Derived,
+  sessionId: string,
+  secrets: string[],
+): Promise<void> {
   locateCommand(derived.policy);
   await admitCommand({
     policy: derived.policy,
@@ -16,5 +22,7 @@ export async function gate(options: RunOptions, derived: Derived, sessionId: str
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     secrets,
+    door: hooks.door ?? 'library',
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
   });
 }

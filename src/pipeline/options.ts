@@ -9,6 +9,7 @@ import type { StdioMode } from '../runtime/exec.js';
 import type { Launch } from '../backend/launch.js';
 import type { CommandDecision } from '../preflight/command-rules.js';
 import type { BackendChoice, Launcher } from './backends.js';
+import type { Door } from '../preflight/advice.js';
 
 export interface CompileOptions extends RunRequest {
   /** Profile name or path. Default: `default`. */
@@ -70,6 +71,13 @@ export interface RunOptions extends CompileOptions {
    * answers 'once' and 'always' approve; anything else (a throw included) refuses.
    */
   approve?: Approver;
+  /**
+   * Told, before the command starts, of a failure sbx foresees but does not refuse, or a risk it
+   * warns of: one line each (a package manager's install in a sandbox without network will fail or
+   * hang; a terminal no filter guards, pipeline/terminal.ts). The CLI prints them on stderr; without
+   * it they are not shown (warnings are in the report too).
+   */
+  onNotice?: (line: string) => void;
 }
 
 /** How the doors drive the pipeline; not options a library caller sets. */
@@ -78,8 +86,8 @@ export interface RunHooks {
   checkPolicy?: (policy: Policy) => void;
   /** The library: keep host walks warm between runs of this process (pipeline/warm.ts). */
   warm?: boolean;
-  /** sbx's CLI: told each of the run's warnings (pipeline/terminal.ts) just before the command starts. */
-  warn?: (line: string) => void;
+  /** Which door the run came through; its hints name that door's flags or options (preflight/advice.ts). Default: library. */
+  door?: Door;
 }
 
 /** What run() learns as it goes: every refusal carries it (SbxError.run). */

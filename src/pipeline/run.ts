@@ -103,7 +103,7 @@ async function runResolved(
   const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
   context.secrets.push(...Object.values(secretEnv));
   known.command = redactArgv(policy.command, context.secrets);
-  await gate(options, r.derived, known.sessionId, context.secrets);
+  await gate(options, hooks, r.derived, known.sessionId, context.secrets);
   // The approval may have taken a while.
   throwIfAborted(options.signal);
   const limits = await planRunLimits(policy);
@@ -120,7 +120,7 @@ async function runResolved(
   );
   // Said before the command starts, so it comes before anything the command could type.
   const warnings = terminalWarnings(policy.seccomp, r.derived.host.stdinIsTty);
-  for (const warning of warnings) hooks.warn?.(warning);
+  for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
   const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);

@@ -8,7 +8,7 @@ import type { Violation } from '../policy/violation.js';
 import type { CommandGroupName } from '../profile/schema-command-rules.js';
 import { shellArgv } from '../policy/command-line.js';
 import { checkPathArgs, pathFactsNeeded, shown, type PathOperands, type Workspace } from './path-guards.js';
-import { parseShellScript, type Redirect } from './shell-words.js';
+import { fieldsOf, parseShellScript, type Redirect, type ShellValues, type WordPart } from './shell-words.js';
 
 /** The members of each group the schema accepts (typed by its list, so the two cannot drift apart). */
 export const COMMAND_GROUPS: Record<CommandGroupName, readonly string[]> = {
@@ -50,6 +50,8 @@ export interface PreflightInput {
   base: string;
   /** Facts for exactly the paths pathsToCheck returned. */
   paths: Record<string, PathFact>;
+  /** The environment a shell string runs with: what its `$NAME` and `~` yield for the path guards. */
+  values?: ShellValues;
 }
 
 export type Verdict =
@@ -64,8 +66,19 @@ export interface CommandVerdict {
   decision: Verdict;
 }
 
+/**
+ * A command that will reach for the network when the sandbox has none, and is not refused for it (a
+ * package manager may find what it needs in a cache): the run is told why it will fail or hang.
+ */
+export interface NetworkUse {
+  /** As the user would say it: `npm install`. */
+  command: string;
+  /** The hosts it needs, for an allow-list (`--allow-domain`, `allowDomains`). */
+  domains: readonly string[];
+}
+
 /** The verdict; for a shell string judged command by command, each command's own verdict too. */
-export type CommandDecision = Verdict & { commands?: CommandVerdict[] };
+export type CommandDecision = Verdict & { commands?: CommandVerdict[]; needsNetwork?: NetworkUse[] };
 
 /** How to skip a wrapper's own options to reach the command it runs. */
 interface Wrapper {
@@ -153,6 +166,56 @@ const groupMembers = (name: string): readonly string[] | undefined =>
   (COMMAND_GROUPS as Record<string, readonly string[]>)[name];
 const OFFLINE_GIT = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote']);
 const OFFLINE_GIT_PAIRS = new Set(['submodule update', 'submodule add', 'submodule sync', 'remote update']);
+
+/** A package manager's subcommands that fetch from its registry, the hosts they need, and the flags that keep it offline. */
+interface Fetcher {
+  subcommands: readonly string[];
+  /** Runs an install with no subcommand at all (`yarn`). */
+  bare?: boolean;
+  domains: readonly string[];
+  offlineFlags: readonly string[];
+}
+
+const NPM_REGISTRY = ['registry.npmjs.org'];
+const PYPI = ['pypi.org', 'files.pythonhosted.org'];
+const NPM_SUBCOMMANDS = ['install', 'i', 'in', 'isntall', 'add', 'ci', 'clean-install', 'install-test', 'it'];
+
+/**
+ * Known network clients by argv[0] and subcommand (a table lookup: the launch path pays nothing
+ * else). Package managers are not refused offline, since a cache, a lockfile-only step or a local
+ * tarball can serve them; they are named, so a run that will hang says so at once (README "Command rules").
+ */
+export const NETWORK_FETCHERS: Record<string, Fetcher> = {
+  npm: {
+    subcommands: [...NPM_SUBCOMMANDS, 'update', 'up', 'upgrade', 'audit', 'outdated', 'view', 'info', 'publish'],
+    domains: NPM_REGISTRY,
+    offlineFlags: ['--offline'],
+  },
+  pnpm: {
+    subcommands: ['install', 'i', 'add', 'update', 'up', 'fetch', 'dlx', 'outdated', 'audit'],
+    domains: NPM_REGISTRY,
+    offlineFlags: ['--offline'],
+  },
+  yarn: {
+    subcommands: ['install', 'add', 'upgrade', 'up', 'dlx', 'outdated', 'audit'],
+    bare: true,
+    domains: ['registry.yarnpkg.com', 'registry.npmjs.org'],
+    offlineFlags: ['--offline'],
+  },
+  pip: { subcommands: ['install', 'download'], domains: PYPI, offlineFlags: ['--no-index'] },
+  pip3: { subcommands: ['install', 'download'], domains: PYPI, offlineFlags: ['--no-index'] },
+  uv: { subcommands: ['sync', 'add', 'lock', 'pip'], domains: PYPI, offlineFlags: ['--offline', '--no-index'] },
+  poetry: { subcommands: ['install', 'add', 'update', 'lock'], domains: PYPI, offlineFlags: [] },
+  cargo: {
+    subcommands: ['fetch', 'install', 'update', 'search', 'publish'],
+    domains: ['index.crates.io', 'static.crates.io'],
+    offlineFlags: ['--offline', '--frozen'],
+  },
+  go: { subcommands: ['get', 'install'], domains: ['proxy.golang.org', 'sum.golang.org'], offlineFlags: [] },
+  gem: { subcommands: ['install', 'update', 'fetch'], domains: ['rubygems.org'], offlineFlags: ['--local'] },
+  bundle: { subcommands: ['install', 'update'], domains: ['rubygems.org'], offlineFlags: ['--local'] },
+  composer: { subcommands: ['install', 'update', 'require'], domains: ['repo.packagist.org'], offlineFlags: [] },
+};
 /** Wrappers that only change how a command runs: the command is judged, the wrapper needs no allow rule. */
 const PURE_WRAPPERS = new Set([
   'env',
@@ -168,12 +231,8 @@ const PURE_WRAPPERS = new Set([
   'xargs',
   'busybox',
 ]);
-const URL = /\b(?:https?|ftps?|wss?|ssh|git|rsync|sftp):\/\/(?:[^\s/?#@]*@)?(\[[^\]\s]*\]|[^\s/?#:]+)/gi;
-const SCP_LIKE = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):/;
 
 const basename = (arg: string) => posix.basename(arg);
-const isLoopback = (host: string) =>
-  /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1|0\.0\.0\.0)$/i.test(host.replace(/\.$/, ''));
 
 /** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */
 function layersOf(argv: readonly string[]): string[][] {
@@ -276,6 +335,7 @@ function matchesAllowed(entry: string, sub: string, rest: readonly string[]): bo
 interface Verdicts {
   violations: Violation[];
   asks: string[];
+  network: NetworkUse[];
 }
 
 /** What is judged: the argv given, or a shell string sbx runs with the system shell (policy/command-line.ts). */
@@ -285,33 +345,54 @@ export type CommandLine = { kind: 'argv'; argv: readonly string[] } | { kind: 's
 interface Unit {
   argv: readonly string[];
   redirects: readonly Redirect[];
+  /** argv index → the parts of a word sh expands at run time (shell-words.ts). */
+  expansions?: Readonly<Record<number, readonly WordPart[]>>;
   /** A command of a shell string: sh runs it, so its shell builtins matter. */
   inScript: boolean;
+  /** How deep in shell strings: 1 for the string sbx runs, more for a `sh -c` inside it. */
+  depth: number;
 }
 
 function refuse(out: Verdicts, rule: string, detail: string): void {
   out.violations.push({ phase: 'preflight', kind: 'command', rule, detail });
 }
 
-/** Network tools, git's remote subcommands and URLs to other hosts, when the sandbox has no network. */
+/**
+ * Whether a git subcommand talks to a remote, and so needs the network. `remoteIsLocal` is a fact
+ * about the remote it names (a path or a file:// URL reaches no network): the caller decides it, so
+ * the rule that reads a remote's URL stays apart from this table.
+ */
+export function gitNeedsNetwork(layer: readonly string[], remoteIsLocal: boolean): boolean {
+  const git = subcommandOf(layer);
+  if (!git || remoteIsLocal) return false;
+  const second = git.rest.find((a) => !a.startsWith('-')) ?? '';
+  return OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${second}`);
+}
+
+/** The package manager's fetch this layer runs, if any: argv[0] and its subcommand, looked up. */
+export function networkUseOf(layer: readonly string[]): NetworkUse | undefined {
+  const name = basename(layer[0]!);
+  const fetcher = Object.hasOwn(NETWORK_FETCHERS, name) ? NETWORK_FETCHERS[name]! : undefined;
+  if (!fetcher || layer.some((a) => fetcher.offlineFlags.includes(a))) return undefined;
+  const found = subcommandOf(layer);
+  if (found ? !fetcher.subcommands.includes(found.sub) : !fetcher.bare) return undefined;
+  return { command: found ? `${name} ${found.sub}` : name, domains: fetcher.domains };
+}
+
+/**
+ * Without network: network tools and git's remote subcommands are refused (they can only fail);
+ * a package manager's fetch is noted (out.network), not refused. An argument that merely holds a
+ * URL (`git commit -m "see https://..."`, `grep -rn https:// src`) uses no network.
+ */
 function judgeOffline(layer: readonly string[], out: Verdicts): void {
   const name = basename(layer[0]!);
   if (COMMAND_GROUPS['@network'].includes(name))
     refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
-  const git = name === 'git' ? subcommandOf(layer) : undefined;
-  if (
-    git &&
-    (OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${git.rest.find((a) => !a.startsWith('-')) ?? ''}`))
-  ) {
-    refuse(out, 'commands.offline', `git ${git.sub} needs the network, and this profile has none`);
-  }
-  for (const arg of layer.slice(1)) {
-    // The host only: the rest of a URL may carry a token.
-    const hosts = [...arg.matchAll(URL)].map((m) => m[1]!).concat(SCP_LIKE.exec(arg)?.[1] ?? []);
-    const remote = hosts.find((h) => !isLoopback(h));
-    if (remote !== undefined)
-      refuse(out, 'commands.offline', `an argument names ${shown(remote)}, and this profile has no network`);
-  }
+  // Every remote counts as a network one here; reading a remote's URL is the git rule's own business.
+  if (name === 'git' && gitNeedsNetwork(layer, false))
+    refuse(out, 'commands.offline', `git ${subcommandOf(layer)!.sub} needs the network, and this profile has none`);
+  const use = networkUseOf(layer);
+  if (use) out.network.push(use);
 }
 
 function judgeLayer(layer: readonly string[], input: PreflightInput, deny: ReadonlySet<string>, out: Verdicts): void {
@@ -350,7 +431,8 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
 /**
  * Builtins that change the shell for the commands after them (where relative paths resolve, which
  * program a name runs, what runs on exit) or run a string of their own: in a shell string, the
- * rules could no longer judge what follows. `cd`: use git -C, npm --prefix, make -C, or the cwd.
+ * rules could no longer judge what follows. `cd DIR` in the string sbx runs is the one the rules
+ * follow (judgeCd); elsewhere (`command cd`, a nested `sh -c`) it stays refused.
  */
 const SHELL_STATE_BUILTINS = new Set([
   ...['cd', 'chdir', 'pushd', 'popd', 'export', 'unset', 'readonly', 'local', 'declare', 'typeset', 'read', 'getopts'],
@@ -358,6 +440,8 @@ const SHELL_STATE_BUILTINS = new Set([
 ]);
 /** sh -c inside sh -c inside ...: deep enough for real use, bounded for a hostile string. */
 const MAX_SHELL_DEPTH = 4;
+/** Marks a word sh expands at run time (`\0` and its argv index): no name, subcommand or flag a rule names starts so. */
+const EXPANDED = '\u0000';
 
 /**
  * The simple commands of a shell string, and of any shell string one of them runs (`xargs sh -c
@@ -371,7 +455,13 @@ function scriptUnits(script: string, depth: number, out: Verdicts): Unit[] {
     return [];
   }
   return parsed.commands.flatMap((c) => [
-    { argv: c.argv, redirects: c.redirects, inScript: true },
+    {
+      argv: c.argv,
+      redirects: c.redirects,
+      ...(c.expansions ? { expansions: c.expansions } : {}),
+      inScript: true,
+      depth: depth + 1,
+    },
     ...nestedUnits(c.argv, depth + 1, out),
   ]);
 }
@@ -387,11 +477,11 @@ function unitsOf(command: CommandLine, rules: CommandRules, out: Verdicts): Unit
   const restricted = rules.shellSyntax === 'restricted';
   if (command.kind === 'shell') {
     // Under full syntax the string is not read: the shell is judged as the command (README).
-    if (!restricted) return [{ argv: shellArgv(command.script), redirects: [], inScript: false }];
+    if (!restricted) return [{ argv: shellArgv(command.script), redirects: [], inScript: false, depth: 0 }];
     return scriptUnits(command.script, 0, out);
   }
   if (command.argv.length === 0) return [];
-  const given: Unit = { argv: command.argv, redirects: [], inScript: false };
+  const given: Unit = { argv: command.argv, redirects: [], inScript: false, depth: 0 };
   return [given, ...(restricted ? nestedUnits(command.argv, 1, out) : [])];
 }
 
@@ -399,17 +489,153 @@ function guardsApply(rules: CommandRules, mode: Mode): boolean {
   return rules.paths === 'workspace' && mode !== 'danger';
 }
 
+/** The unit's argv with each word sh expands replaced by its mark (EXPANDED and its index). */
+function marked(unit: Unit): string[] {
+  const { expansions } = unit;
+  return expansions ? unit.argv.map((a, i) => (expansions[i] ? `${EXPANDED}${i}` : a)) : [...unit.argv];
+}
+
+const isMarked = (word: string) => word.startsWith(EXPANDED);
+
+/** `cd` as the string sbx runs has it, the one form judgeCd follows. */
+function isCd(unit: Unit): boolean {
+  return unit.inScript && unit.depth === 1 && unit.argv[0] === 'cd' && unit.expansions?.[0] === undefined;
+}
+
+/**
+ * Where a word sh expands at run time would decide what runs, the rules cannot judge it: a command
+ * name (`$CMD`, `*`), a wrapper's operand before the command it runs (`timeout $T curl`: `$T` could
+ * be `5 curl`), a shell's script, the subcommand of a command whose rules or network use depend on
+ * it (`git $SUB`), or an argument where a block pattern looks for a flag. Elsewhere the command is
+ * known, and an expanded argument is only data (its paths are the guards' business).
+ */
+function judgeExpansions(unit: Unit, rules: CommandRules, out: Verdicts): void {
+  if (!unit.expansions) return;
+  const written = (word: string) => shown(unit.argv[Number(word.slice(1))]!);
+  const why = 'sh expands it at run time';
+  const layers = layersOf(marked(unit));
+  for (const [n, layer] of layers.entries()) {
+    const name = layer[0]!;
+    if (isMarked(name)) {
+      refuse(out, 'commands.shell_syntax', `the command word ${written(name)} is unknown until ${why}`);
+      return;
+    }
+    const next = layers[n + 1];
+    if (next) {
+      const split = layer.includes('-S') || layer.includes('--split-string');
+      const word = (split ? layer : layer.slice(0, layer.length - next.length)).find(isMarked);
+      if (word) {
+        refuse(out, 'commands.shell_syntax', `${written(word)} could change what ${basename(name)} runs, and ${why}`);
+        return;
+      }
+      continue;
+    }
+    const at = shellScriptAt(layer);
+    if (at !== undefined && isMarked(layer[at] ?? '')) {
+      refuse(out, 'commands.shell_syntax', `the script of ${basename(name)} is unknown until ${why}`);
+      return;
+    }
+    const base = basename(name);
+    const entry = Object.hasOwn(rules.allow, base) ? rules.allow[base] : undefined;
+    if (!(entry?.allow || entry?.block || Object.hasOwn(NETWORK_FETCHERS, base) || base === 'git')) return;
+    const found = subcommandOf(layer);
+    const word = (found ? layer.slice(0, layer.length - found.rest.length) : layer).find(isMarked);
+    if (word) {
+      refuse(out, 'commands.shell_syntax', `${written(word)} decides the subcommand of ${base}, and ${why}`);
+      return;
+    }
+    const blocked = (entry?.block ?? []).some((p) => p.split(/\s+/)[0] === found?.sub);
+    const flag = found?.rest.find(isMarked);
+    if (blocked && flag)
+      refuse(
+        out,
+        'commands.shell_syntax',
+        `${written(flag)} could be a flag commands.allow.${base}.block refuses, and ${why}`,
+      );
+  }
+}
+
+/**
+ * `cd DIR`: one directory as written (no option, `-`, expansion, or CDPATH to search), inside the
+ * workspace when path guards are on. Later relative paths are then judged from every directory the
+ * shell may be in (basesOf): cd may fail, and a pipeline runs it in a subshell.
+ */
+function judgeCd(unit: Unit, input: PreflightInput, out: Verdicts): void {
+  const [, dir, ...more] = unit.argv;
+  if (dir === undefined || more.length > 0 || unit.expansions || dir === '' || dir.startsWith('-')) {
+    const what = 'cd without exactly one directory as written (no options, -, or expansions)';
+    refuse(out, 'commands.shell_syntax', `the shell string runs ${what}, which the rules cannot follow`);
+    return;
+  }
+  if (input.values?.vars.CDPATH !== undefined)
+    refuse(
+      out,
+      'commands.shell_syntax',
+      'the shell string runs cd with CDPATH set, which searches directories the rules do not see',
+    );
+  if (guardsApply(input.rules, input.mode) && dir.startsWith('/') && hostPathOf(dir, input.workspace) === undefined)
+    out.violations.push({
+      phase: 'preflight',
+      kind: 'path',
+      rule: 'paths.absolute',
+      detail: `cd ${shown(dir)} leaves the workspace: the paths of later commands could not be judged`,
+    });
+}
+
+/** An absolute sandbox path inside the workspace, on the host. */
+function hostPathOf(path: string, workspace: Workspace): string | undefined {
+  const normal = posix.normalize(path);
+  const within = (root: string) => normal === root || normal.startsWith(`${root}/`);
+  if (within(workspace.host)) return normal;
+  if (within(workspace.sandbox)) return posix.join(workspace.host, posix.relative(workspace.sandbox, normal));
+  return undefined;
+}
+
+/** For each unit, every host directory its relative paths may resolve against, after the cds before it. */
+function basesOf(units: readonly Unit[], workspace: Workspace, base: string): string[][] {
+  let bases = [base];
+  return units.map((unit) => {
+    const current = bases;
+    const dir = isCd(unit) && unit.argv.length === 2 && !unit.expansions ? unit.argv[1]! : undefined;
+    if (dir !== undefined) {
+      const next = current.flatMap((b) =>
+        dir.startsWith('/') ? (hostPathOf(dir, workspace) ?? []) : posix.resolve(b, dir),
+      );
+      bases = [...new Set([...current, ...next])];
+    }
+    return current;
+  });
+}
+
+const NO_VALUES: ShellValues = { vars: {}, secrets: [] };
+
 /**
  * What path guards look at: the arguments of every layer but its command name, and the redirection
- * targets. A shell's script is not a path: under restricted syntax its commands are units of their
- * own, under full syntax it is not judged (the README says so).
+ * targets (not a here-document's delimiter). A shell's script is not a path: under restricted syntax
+ * its commands are units of their own, under full syntax it is not judged (the README says so).
+ * Words sh expands are judged by the fields they yield with the sandbox's environment.
  */
-function operandsOf(unit: Unit): PathOperands {
-  const args = layersOf(unit.argv).flatMap((layer) => {
+function operandsOf(unit: Unit, values: ShellValues = NO_VALUES): PathOperands {
+  if (isCd(unit)) return { args: [], targets: unit.argv.slice(1) };
+  const words = layersOf(marked(unit)).flatMap((layer) => {
     const at = shellScriptAt(layer);
     return layer.slice(1).filter((_, i) => i + 1 !== at);
   });
-  return { args, targets: unit.redirects.flatMap((r) => (r.op === '>&' ? [] : [r.target])) };
+  const expandedWord = (word: string) => {
+    const i = Number(word.slice(1));
+    return { written: unit.argv[i]!, fields: fieldsOf(unit.expansions![i]!, values), target: false };
+  };
+  const files = unit.redirects.filter((r) => r.op !== '>&' && r.op !== '<<');
+  return {
+    args: words.filter((w) => !isMarked(w)),
+    targets: files.filter((r) => !r.parts).map((r) => r.target),
+    expanded: [
+      ...words.filter(isMarked).map(expandedWord),
+      ...files
+        .filter((r) => r.parts)
+        .map((r) => ({ written: r.target, fields: fieldsOf(r.parts!, values), target: true })),
+    ],
+  };
 }
 
 /** Host paths whose realpath facts decideCommand needs (empty when path guards are off). */
@@ -419,26 +645,41 @@ export function pathsToCheck(
   mode: Mode,
   workspace: Workspace,
   base: string,
+  values: ShellValues = NO_VALUES,
 ): string[] {
   if (!guardsApply(rules, mode)) return [];
-  const units = unitsOf(command, rules, { violations: [], asks: [] });
-  return [...new Set(units.flatMap((unit) => pathFactsNeeded(operandsOf(unit), workspace, base)))];
+  const units = unitsOf(command, rules, { violations: [], asks: [], network: [] });
+  const bases = basesOf(units, workspace, base);
+  return [
+    ...new Set(
+      units.flatMap((unit, n) => bases[n]!.flatMap((b) => pathFactsNeeded(operandsOf(unit, values), workspace, b))),
+    ),
+  ];
 }
 
-function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>): Verdicts {
-  const out: Verdicts = { violations: [], asks: [] };
-  const layers = layersOf(unit.argv);
-  for (const layer of layers) {
-    const name = basename(layer[0]!);
-    // `exec` alone keeps the shell and redirects it for every command after it.
-    if (unit.inScript && (SHELL_STATE_BUILTINS.has(name) || (name === 'exec' && layer.length === 1))) {
-      const what = `the shell string runs the builtin ${shown(name)}`;
-      refuse(out, 'commands.shell_syntax', `${what}, which changes the shell for the commands after it`);
+function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>, bases: readonly string[]): Verdicts {
+  const out: Verdicts = { violations: [], asks: [], network: [] };
+  if (isCd(unit)) judgeCd(unit, input, out);
+  else {
+    judgeExpansions(unit, input.rules, out);
+    for (const layer of layersOf(unit.argv)) {
+      const name = basename(layer[0]!);
+      // `exec` alone keeps the shell and redirects it for every command after it.
+      if (unit.inScript && (SHELL_STATE_BUILTINS.has(name) || (name === 'exec' && layer.length === 1))) {
+        const what = `the shell string runs the builtin ${shown(name)}`;
+        refuse(out, 'commands.shell_syntax', `${what}, which changes the shell for the commands after it`);
+      }
+      judgeLayer(layer, input, deny, out);
     }
-    judgeLayer(layer, input, deny, out);
   }
   if (guardsApply(input.rules, input.mode)) {
-    out.violations.push(...checkPathArgs(operandsOf(unit), input.workspace, input.base, input.paths));
+    const seen = new Set<string>();
+    for (const base of bases)
+      for (const v of checkPathArgs(operandsOf(unit, input.values), input.workspace, base, input.paths)) {
+        if (seen.has(v.detail)) continue;
+        seen.add(v.detail);
+        out.violations.push(v);
+      }
   }
   return out;
 }
@@ -454,15 +695,18 @@ function verdictOf(out: Verdicts): Verdict {
  * approval is one question for the whole string, naming each command that needs it.
  */
 export function decideCommand(input: PreflightInput): CommandDecision {
-  const out: Verdicts = { violations: [], asks: [] };
+  const out: Verdicts = { violations: [], asks: [], network: [] };
   const units = unitsOf(input.command, input.rules, out);
   const deny = new Set(input.rules.deny.flatMap((d) => groupMembers(d) ?? [d]));
-  const judged = units.map((unit) => ({ unit, verdicts: judgeUnit(unit, input, deny) }));
+  const bases = basesOf(units, input.workspace, input.base);
+  const judged = units.map((unit, n) => ({ unit, verdicts: judgeUnit(unit, input, deny, bases[n]!) }));
   for (const { verdicts } of judged) {
     out.violations.push(...verdicts.violations);
     out.asks.push(...verdicts.asks);
+    for (const use of verdicts.network) if (!out.network.some((u) => u.command === use.command)) out.network.push(use);
   }
-  const decision = verdictOf(out);
+  const network = out.network.length > 0 ? { needsNetwork: out.network } : {};
+  const decision = { ...verdictOf(out), ...network };
   if (!judged.some(({ unit }) => unit.inScript)) return decision;
   const commands = judged.map(({ unit, verdicts }) => ({
     argv: [...unit.argv],

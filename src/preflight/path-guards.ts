@@ -1,9 +1,13 @@
 // Path guards (docs/DESIGN.md, "Path guards"): in read-only and workspace-write modes, path-like arguments
 // must stay inside the workspace: no `..` segment, no absolute path elsewhere, and no symlink that
-// leads out (realpath containment). Pure: the realpaths arrive as facts probed by the runtime.
+// leads out (realpath containment). Outside the workspace, what the sandbox itself makes private
+// (its /tmp and HOME, empty each session) and what the profile binds read-only for the command (the
+// agent's tools) may be named too. Pure: the realpaths arrive as facts probed by the runtime.
 import { posix } from 'node:path';
 import type { PathFact } from '../policy/host.js';
+import type { Mount } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
+import type { Field } from './shell-words.js';
 
 /** Absolute paths every command may name: they hold nothing of the host. */
 const ALWAYS_ALLOWED = [
@@ -23,6 +27,39 @@ export interface Workspace {
   host: string;
   /** Where it appears inside the sandbox. */
   sandbox: string;
+  /** Sandbox paths outside the workspace, in mount order (rootsOf); none: only the workspace. */
+  roots?: readonly PathRoot[];
+}
+
+/** A mount point inside the sandbox, and whether a command may name what lies below it. */
+export interface PathRoot {
+  path: string;
+  named: boolean;
+}
+
+/**
+ * The mount points of the policy, in order, as the guards see them: a private tmpfs (the sandbox's
+ * /tmp and HOME) and a read-only bind the profile or the caller asked for (read_only, --ro-bind:
+ * policy/derive.ts gives them those reasons) hold nothing of the host a command could not be given
+ * anyway, so naming them is fine (writes there fail or vanish). System binds and writable binds
+ * other than the workspace stay out of bounds. The innermost mount point decides.
+ */
+export function rootsOf(mounts: readonly Mount[]): PathRoot[] {
+  return mounts.flatMap((m): PathRoot[] => {
+    if (m.kind === 'tmpfs') return [{ path: m.target, named: true }];
+    if (m.kind === 'bind')
+      return [{ path: m.target, named: m.access === 'ro' && (m.reason === 'read_only' || m.reason === '--ro-bind') }];
+    if (m.kind === 'proc' || m.kind === 'dev' || m.kind === 'symlink' || m.kind === 'session-dir')
+      return [{ path: m.target, named: false }];
+    return [];
+  });
+}
+
+/** Whether the innermost root holding `path` may be named. */
+function isNamedRoot(path: string, roots: readonly PathRoot[]): boolean {
+  let best: PathRoot | undefined;
+  for (const root of roots) if (isWithin(path, root.path) && root.path.length >= (best?.path.length ?? 0)) best = root;
+  return best?.named ?? false;
 }
 
 function isWithin(path: string, root: string): boolean {
@@ -46,7 +83,14 @@ export interface PathOperands {
   args: readonly string[];
   /** Always paths (`> out` writes the file out, whatever its name looks like). */
   targets: readonly string[];
+  /**
+   * Words of a shell string that sh expands at run time, as written, with the fields they yield
+   * (shell-words.ts fieldsOf), or undefined when a value is a secret sbx does not read.
+   */
+  expanded?: readonly { written: string; fields: readonly Field[] | undefined; target: boolean }[];
 }
+
+type Candidate = { path: string; certain: boolean } | { glob: 'traversal' } | { unknown: true };
 
 /**
  * The path an argument may name: the argument, or the value of `--opt=value`. `certain` when it has
@@ -58,11 +102,41 @@ function pathOfArg(arg: string): { path: string; certain: boolean } | undefined 
   return { path: value, certain: value === '.' || value === '..' || value.includes('/') };
 }
 
+/**
+ * A glob's matches lie in the directory before its first pattern segment, unless a pattern segment
+ * can match `..` (sh's `.*` does: a leading dot is matched only by a literal one). Which names it
+ * matches there is decided at run time; the guards judge the directory.
+ */
+function globCandidate(text: string): Candidate {
+  const segments = text.split('/');
+  const first = segments.findIndex((s) => /[*?[]/.test(s));
+  const patterns = segments.slice(first);
+  // A bracket expression stands for one character (`.` among them: whether `[.]` may match a leading
+  // dot is unspecified by POSIX, so it counts); a lone `[` is literal.
+  const toRegExp = (s: string) => {
+    const body = s.replace(/\[[^\]]*\]|[*?]|[^*?]/g, (m) =>
+      m === '*' ? '.*' : m === '?' || m.length > 1 ? '.' : m.replace(/[.+^${}()|[\]\\]/, '\\$&'),
+    );
+    return new RegExp(`^${body}$`);
+  };
+  if (patterns.some((s) => /^[.[]/.test(s) && toRegExp(s).test('..'))) return { glob: 'traversal' };
+  const dir = segments.slice(0, first).join('/');
+  return { path: dir === '' ? (text.startsWith('/') ? '/' : '.') : dir, certain: true };
+}
+
 /** Each operand as written, with the path it may name. */
-function pathsOf(operands: PathOperands): { arg: string; path: { path: string; certain: boolean } | undefined }[] {
+function pathsOf(operands: PathOperands): { arg: string; path: Candidate | undefined }[] {
+  const expanded = (operands.expanded ?? []).flatMap(({ written, fields, target }) => {
+    if (fields === undefined) return [{ arg: written, path: { unknown: true } as Candidate }];
+    return fields.map((f) => ({
+      arg: written,
+      path: f.glob ? globCandidate(f.text) : target ? { path: f.text, certain: true } : pathOfArg(f.text),
+    }));
+  });
   return [
     ...operands.args.map((arg) => ({ arg, path: pathOfArg(arg) })),
     ...operands.targets.map((arg) => ({ arg, path: { path: arg, certain: true } })),
+    ...expanded,
   ];
 }
 
@@ -77,6 +151,7 @@ function locate(path: string, workspace: Workspace, base: string): Located {
   if (isWithin(normal, workspace.host)) return { kind: 'host', path: normal };
   if (isWithin(normal, workspace.sandbox))
     return { kind: 'host', path: posix.join(workspace.host, posix.relative(workspace.sandbox, normal)) };
+  if (isNamedRoot(normal, workspace.roots ?? [])) return { kind: 'allowed' };
   return { kind: 'absolute' };
 }
 
@@ -84,7 +159,7 @@ function locate(path: string, workspace: Workspace, base: string): Located {
 export function pathFactsNeeded(operands: PathOperands, workspace: Workspace, base: string): string[] {
   const out = new Set<string>();
   for (const { path } of pathsOf(operands)) {
-    const where = path === undefined ? undefined : locate(path.path, workspace, base);
+    const where = path === undefined || !('path' in path) ? undefined : locate(path.path, workspace, base);
     if (where?.kind !== 'host') continue;
     for (let p = where.path; ; p = posix.dirname(p)) {
       out.add(p);
@@ -118,6 +193,17 @@ export function checkPathArgs(
   const violations: Violation[] = [];
   const refuse = (rule: string, detail: string) => violations.push({ phase: 'preflight', kind: 'path', rule, detail });
   for (const { arg, path } of pathsOf(operands)) {
+    if (path !== undefined && 'unknown' in path) {
+      refuse(
+        'paths.unknown',
+        `${shown(arg)} expands a secret's value, which sbx does not read: the path it names is unknown`,
+      );
+      continue;
+    }
+    if (path !== undefined && 'glob' in path) {
+      refuse('paths.traversal', `${shown(arg)} is a glob that matches ..: paths must stay inside the workspace`);
+      continue;
+    }
     const where = path === undefined ? undefined : locate(path.path, workspace, base);
     if (where === undefined || where.kind === 'allowed') continue;
     if (!path!.certain && !(where.kind === 'host' && facts[where.path]?.exists)) continue;

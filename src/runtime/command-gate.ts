@@ -5,7 +5,9 @@ import { SbxError, type ErrorCode } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
+import { type Door, networkNotice, refusalHint, spell } from '../preflight/advice.js';
 import { decideCommand, pathsToCheck, type CommandDecision, type CommandLine } from '../preflight/command-rules.js';
+import { rootsOf } from '../preflight/path-guards.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
 import { probePaths } from './host-probe.js';
@@ -50,6 +52,10 @@ export interface GateInput {
   audit?: { file: string };
   /** Values to redact from the argv written to the ledger. */
   secrets: readonly string[];
+  /** Which door the run came through: hints name its flags or its options (preflight/advice.ts). */
+  door: Door;
+  /** Told one line per foreseeable failure the rules do not refuse (a package manager offline). */
+  onNotice?: (line: string) => void;
 }
 
 function refusalCode(violations: readonly Violation[]): ErrorCode {
@@ -57,24 +63,6 @@ function refusalCode(violations: readonly Violation[]): ErrorCode {
   if (violations[0]?.rule === 'commands.shell_syntax') return 'SHELL_SYNTAX';
   if (violations.every((v) => v.kind === 'path')) return 'PATH_ESCAPE';
   return 'COMMAND_DENIED';
-}
-
-/** The fix for the first refusal, in the words of the flag or key that changes it. */
-function refusalHint(v: Violation): string {
-  if (v.kind === 'path')
-    return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
-  if (v.rule === 'commands.deny')
-    return 'use another command, or lift the deny list for this run with --allow-denylisted-commands (unsafe)';
-  if (v.rule === 'commands.offline')
-    return 'this profile has no network: pick a profile with network, or pass --allow-domain HOST or --network host';
-  if (v.rule === 'commands.shell_syntax') {
-    return (
-      'join simple commands with | && || ; only (no $, backticks, globs, ( ), &, here-documents or cd: use git -C, ' +
-      'make -C), or run COMMAND ARGS after --'
-    );
-  }
-  if (v.rule === 'commands.default') return "add the command to the profile's commands.allow";
-  return `the profile's ${v.rule} refuses it; change the command or the profile`;
 }
 
 function badAnswer(answer: { invalid: string } | { failed: unknown }): string {
@@ -86,12 +74,12 @@ function badAnswer(answer: { invalid: string } | { failed: unknown }): string {
 /** Reasons spelled out on stderr after the first; the report lists them all. */
 const REASONS_SHOWN = 10;
 
-export function refusal(violations: Violation[]): SbxError {
+export function refusal(violations: Violation[], door: Door): SbxError {
   const [first, ...rest] = violations;
   const details = rest.slice(0, REASONS_SHOWN - 1).map((v) => `also: ${v.detail}`);
   const more = rest.length - (REASONS_SHOWN - 1);
-  if (more > 0) details.push(`and ${more} more reasons, listed in the report (--report-fd)`);
-  return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(first!), violations, details });
+  if (more > 0) details.push(`and ${more} more reasons, listed in ${spell(door, 'allReasons')}`);
+  return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(door, first!), violations, details });
 }
 
 /** The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is asked. */
@@ -104,15 +92,20 @@ export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted:
   // Only derivePolicy sets `shell`, and only from a shell string it turned into `command` itself.
   const command: CommandLine =
     policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };
+  // Outside the workspace, the sandbox's private /tmp and HOME and the profile's read-only binds may be named.
+  const guarded = { ...workspace, roots: rootsOf(policy.mounts) };
+  // What `$NAME` and `~` yield in the string: the command's environment, which the policy fixes.
+  const values = { vars: policy.env.vars, secrets: policy.env.secrets };
   return decideCommand({
     rules,
     command,
     mode: policy.mode,
     network: policy.network.kind,
     allowDenylisted,
-    workspace,
+    workspace: guarded,
     base,
-    paths: probePaths(pathsToCheck(command, rules, policy.mode, workspace, base)),
+    paths: probePaths(pathsToCheck(command, rules, policy.mode, guarded, base, values)),
+    values,
   });
 }
 
@@ -122,11 +115,19 @@ export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted:
  */
 export async function admitCommand(input: GateInput): Promise<void> {
   const { policy, host } = input;
-  const argv = policy.command;
   const decision = decideCommandOnHost(policy, host, input.allowDenylisted);
-  if (decision.verdict === 'allow') return;
-  if (decision.verdict === 'deny') throw refusal(decision.violations);
+  if (decision.verdict === 'deny') throw refusal(decision.violations, input.door);
+  await approve(input, decision);
+  // Named once the command may run, and before it starts: it would otherwise hang without a word.
+  for (const use of decision.needsNetwork ?? []) input.onNotice?.(networkNotice(input.door, use));
+}
 
+/** Returns when an approval was needed and given (or none was needed); throws the refusal otherwise. */
+async function approve(input: GateInput, decision: CommandDecision): Promise<void> {
+  if (decision.verdict !== 'ask') return;
+  const { policy, host } = input;
+  const argv = policy.command;
+  const { detail } = decision;
   const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import(
     './approvals.js'
   );
@@ -150,9 +151,9 @@ export async function admitCommand(input: GateInput): Promise<void> {
     });
   };
   const denied = (why: string, hint: string) =>
-    new SbxError('APPROVAL_DENIED', `${decision.detail}: ${why}`, {
+    new SbxError('APPROVAL_DENIED', `${detail}: ${why}`, {
       hint,
-      violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${decision.detail}; ${why}` }],
+      violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${detail}; ${why}` }],
     });
 
   const store = openApprovalStore({
@@ -173,7 +174,7 @@ export async function admitCommand(input: GateInput): Promise<void> {
     record('always', 'stored');
     return;
   }
-  const answer = input.approve ? await ask(input.approve, { argv, profile, reason: decision.detail }) : 'nobody';
+  const answer = input.approve ? await ask(input.approve, { argv, profile, reason: detail }) : 'nobody';
   if (typeof answer === 'object') {
     record('refused', 'user');
     const hint = "an approver approves with 'once' or 'always' (all else refuses)";
@@ -184,8 +185,8 @@ export async function admitCommand(input: GateInput): Promise<void> {
     throw denied(
       input.approve
         ? 'needs approval, and there is no terminal to ask on'
-        : 'needs approval, and approvals are off (--approval never)',
-      "add it to the profile's commands.allow, or run sbx on a terminal with --approval prompt",
+        : `needs approval, and ${spell(input.door, 'approvalsOff')}`,
+      `add it to the profile's commands.allow, or ${spell(input.door, 'askSomeone')}`,
     );
   }
   record(answer, 'user');

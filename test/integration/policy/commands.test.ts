@@ -109,10 +109,11 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     });
   });
 
-  it('without network, curl and URLs are refused up front (offline rule), even with --allow-denylisted-commands', async () => {
+  it('without network, curl is refused up front (offline rule), even with --allow-denylisted-commands', async () => {
     const r = await sbxReport(['--allow-denylisted-commands', '--', 'curl', 'https://example.com/?token=abc']);
     expect(r.code).toBe(126);
-    expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.offline', 'commands.offline']);
+    // The network client is refused; a URL in an argument is data (issue 24), so no second reason.
+    expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.offline']);
     expect(JSON.stringify(r.report.violations)).not.toContain('token');
   });
 
@@ -143,9 +144,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       'touch made-by-subst $(echo x)',
       'touch made-by-bg & true',
       '(touch made-by-subshell)',
-      'true; touch made-by-glob *',
+      // A glob or $VAR in an argument is fine; as the command word it is unknown until sh runs.
+      'true; $CMD made-by-var',
     ]) {
-      const r = await sbxReport(['-p', 'rules', '--shell', script]);
+      const r = await sbxReport(['-p', 'rules', '--env', 'CMD=touch', '--shell', script]);
       expect(r.code, script).toBe(126);
       expect(r.report.error?.code, script).toBe('SHELL_SYNTAX');
       expect(
@@ -153,7 +155,7 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
         script,
       ).toEqual(['commands.shell_syntax']);
     }
-    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-glob'])
+    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-var'])
       expect(existsSync(join(t.workspace, f)), f).toBe(false);
     // The commands of the string are judged like a command: rm is on the deny list, after a pipe too.
     expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(

@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { PathFact } from '../../../src/policy/host.js';
 import type { CommandRules, Mode } from '../../../src/policy/types.js';
-import { decideCommand, pathsToCheck, type CommandDecision } from '../../../src/preflight/command-rules.js';
+import {
+  decideCommand,
+  gitNeedsNetwork,
+  networkUseOf,
+  pathsToCheck,
+  type CommandDecision,
+} from '../../../src/preflight/command-rules.js';
 import { CommandsSchema } from '../../../src/profile/schema-command-rules.js';
 
 const WS = { host: '/home/alice/proj', sandbox: '/home/alice/proj' };
@@ -140,19 +146,73 @@ describe('offline (network none)', () => {
     expect(rulesOf(decide(['curl', 'x'], {}, { ...none, allowDenylisted: true }))).toEqual(['commands.offline']);
   });
 
-  it('refuses an argument with a URL to another host (the host only in the detail: a URL may carry a token); loopback is fine', () => {
-    const d = decide(['node', 'fetch.js', '--url=https://user:pw@api.example.com/v1?token=abc123'], {}, none);
-    expect(rulesOf(d)).toEqual(['commands.offline']);
-    expect(d.verdict === 'deny' && d.violations[0]!.detail).toBe(
-      'an argument names "api.example.com", and this profile has no network',
-    );
-    expect(JSON.stringify(d)).not.toContain('abc123');
-    expect(JSON.stringify(d)).not.toContain('pw@');
-    expect(rulesOf(decide(['git', 'remote', 'add', 'o', 'git@github.com:o/r.git'], {}, none))).toEqual([
-      'commands.offline',
+  it('an argument that only holds a URL uses no network: not refused (issue 24)', () => {
+    for (const argv of [
+      ['git', 'commit', '-m', 'see https://github.com/o/r/issues/1'],
+      ['grep', '-rn', 'https://github.com', 'src'],
+      ['echo', 'see', 'https://example.com/x?token=abc'],
+      ['node', 'fetch.js', '--url=https://api.example.com/v1'],
+      ['npm', 'test', '--', 'http://127.0.0.1:3000/x'],
+    ])
+      expect(decide(argv, {}, none), argv.join(' ')).toEqual({ verdict: 'allow' });
+  });
+});
+
+describe('offline: the table of known network clients (argv[0] and its subcommand)', () => {
+  const none = { network: 'none' as const };
+  it('package managers fetching from their registry are named (needsNetwork), not refused', () => {
+    const table: [string[], string | undefined][] = [
+      [['npm', 'install'], 'npm install'],
+      [['npm', 'i', 'left-pad'], 'npm i'],
+      [['npm', 'ci'], 'npm ci'],
+      [['npm', '--prefix', 'web', 'install'], 'npm install'],
+      [['npm', 'install', '--offline'], undefined],
+      [['npm', 'test'], undefined],
+      [['npm', 'run', 'build'], undefined],
+      [['pnpm', 'add', 'x'], 'pnpm add'],
+      [['yarn'], 'yarn'],
+      [['yarn', 'install'], 'yarn install'],
+      [['yarn', 'test'], undefined],
+      [['pip', 'install', '-r', 'requirements.txt'], 'pip install'],
+      [['pip', 'install', '--no-index', '-f', 'wheels', 'x'], undefined],
+      [['pip3', 'download', 'x'], 'pip3 download'],
+      [['cargo', 'fetch'], 'cargo fetch'],
+      [['cargo', 'build', '--offline'], undefined],
+      [['cargo', 'install', 'ripgrep'], 'cargo install'],
+      [['cargo', 'test'], undefined],
+      [['go', 'get', 'x'], 'go get'],
+      [['go', 'test', './...'], undefined],
+      [['env', 'CI=1', 'npm', 'ci'], 'npm ci'],
+    ];
+    for (const [argv, named] of table) {
+      const d = decide(argv, {}, none);
+      expect(d.verdict, argv.join(' ')).toBe('allow');
+      expect(
+        d.needsNetwork?.map((u) => u.command),
+        argv.join(' '),
+      ).toEqual(named ? [named] : undefined);
+    }
+    expect(decide(['npm', 'install'], {}, none).needsNetwork).toEqual([
+      { command: 'npm install', domains: ['registry.npmjs.org'] },
     ]);
-    for (const url of ['http://127.0.0.1:3000/x', 'http://localhost:8080', 'ws://[::1]:9229'])
-      expect(decide(['npm', 'test', '--', url], {}, none), url).toEqual({ verdict: 'allow' });
+    // With a network, nothing to say.
+    expect(decide(['npm', 'install'], {}).needsNetwork).toBeUndefined();
+  });
+
+  it('network tools and git remote subcommands are refused; git remotes are judged through one seam', () => {
+    for (const argv of [
+      ['curl', 'http://127.0.0.1:1/'],
+      ['wget', 'x'],
+      ['git', 'fetch'],
+      ['git', 'clone', 'https://github.com/o/r'],
+      ['git', 'ls-remote', 'origin'],
+      ['git', 'submodule', 'update'],
+    ])
+      expect(rulesOf(decide(argv, {}, none)), argv.join(' ')).toContain('commands.offline');
+    expect(gitNeedsNetwork(['git', 'push', 'origin'], false)).toBe(true);
+    expect(gitNeedsNetwork(['git', 'push', '../bare.git'], true)).toBe(false);
+    expect(gitNeedsNetwork(['git', 'log'], false)).toBe(false);
+    expect(networkUseOf(['npm', 'ci'])).toEqual({ command: 'npm ci', domains: ['registry.npmjs.org'] });
   });
 });
 
@@ -258,14 +318,12 @@ describe('shell strings', () => {
 
   it('restricted: subshells, substitutions, background jobs and here-documents are refused, naming the construct', () => {
     const cases: [string, string][] = [
-      ['echo $(id)', 'expansions and substitutions ($)'],
+      ['echo $(id)', 'command substitution $(...)'],
       ['echo `id`', 'command substitution (`...`)'],
-      ['echo $HOME', 'expansions and substitutions ($)'],
       ['sleep 1 & ls', 'background jobs (&)'],
       ['(ls)', 'subshells or grouping ( )'],
-      ['{ ls; }', 'grouping or brace expansion { }'],
-      ['cat <<EOF', 'here-documents (<<)'],
-      ['ls src/*.ts', 'unquoted globs (*); quote the word if it is literal'],
+      ['{ ls; }', 'the reserved word { (compound commands: if, for, while, case, !, { })'],
+      ['cat <<EOF', 'a here-document without its text'],
     ];
     for (const [script, construct] of cases) {
       const d = shell(script, AGENT);
@@ -319,10 +377,7 @@ describe('shell strings under the agent profile (restricted syntax, deny groups,
       ['wc -l < /etc/shadow', ['paths.absolute', '"/etc/shadow" is an absolute path outside the workspace']],
       [
         'cd / && cat etc/passwd',
-        [
-          'commands.shell_syntax',
-          'the shell string runs the builtin "cd", which changes the shell for the commands after it',
-        ],
+        ['paths.absolute', 'cd "/" leaves the workspace: the paths of later commands could not be judged'],
       ],
       [
         'export PATH=. ; ls',

@@ -7,6 +7,7 @@ import type { CommandRules, Mode } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import type { CommandGroupName } from '../profile/schema-command-rules.js';
 import { shellArgv } from '../policy/command-line.js';
+import { gitReachesOnlyLocal, type GitRemoteFacts } from './git-remotes.js';
 import { checkPathArgs, pathFactsNeeded, shown, type PathOperands, type Workspace } from './path-guards.js';
 import { parseShellScript, type Redirect } from './shell-words.js';
 
@@ -50,6 +51,8 @@ export interface PreflightInput {
   base: string;
   /** Facts for exactly the paths pathsToCheck returned. */
   paths: Record<string, PathFact>;
+  /** What the repository's config says about remotes (when gitRemotesNeeded): a local one is not the network. */
+  gitRemotes?: GitRemoteFacts;
 }
 
 export type Verdict =
@@ -294,13 +297,15 @@ function refuse(out: Verdicts, rule: string, detail: string): void {
 }
 
 /** Network tools, git's remote subcommands and URLs to other hosts, when the sandbox has no network. */
-function judgeOffline(layer: readonly string[], out: Verdicts): void {
+function judgeOffline(layer: readonly string[], gitRemotes: GitRemoteFacts | undefined, out: Verdicts): void {
   const name = basename(layer[0]!);
   if (COMMAND_GROUPS['@network'].includes(name))
     refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
   const git = name === 'git' ? subcommandOf(layer) : undefined;
+  const local = git && OFFLINE_GIT.has(git.sub) && gitRemotes && gitReachesOnlyLocal(layer, git.sub, gitRemotes);
   if (
     git &&
+    !local &&
     (OFFLINE_GIT.has(git.sub) || OFFLINE_GIT_PAIRS.has(`${git.sub} ${git.rest.find((a) => !a.startsWith('-')) ?? ''}`))
   ) {
     refuse(out, 'commands.offline', `git ${git.sub} needs the network, and this profile has none`);
@@ -321,7 +326,7 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
     const group = rules.deny.find((d) => d.startsWith('@') && groupMembers(d)?.includes(name));
     refuse(out, 'commands.deny', `${name} is on the profile's deny list${group ? ` (${group})` : ''}`);
   }
-  if (input.network === 'none') judgeOffline(layer, out);
+  if (input.network === 'none') judgeOffline(layer, input.gitRemotes, out);
   if (PURE_WRAPPERS.has(name) && layer.length > 1) return;
   const entry = Object.hasOwn(rules.allow, name) ? rules.allow[name]! : undefined;
   if (!entry) {
@@ -423,6 +428,21 @@ export function pathsToCheck(
   if (!guardsApply(rules, mode)) return [];
   const units = unitsOf(command, rules, { violations: [], asks: [] });
   return [...new Set(units.flatMap((unit) => pathFactsNeeded(operandsOf(unit), workspace, base)))];
+}
+
+/** Whether decideCommand would judge a git remote under network none: the runtime then reads the repository's remotes. */
+export function gitRemotesNeeded(
+  command: CommandLine,
+  rules: CommandRules,
+  network: PreflightInput['network'],
+): boolean {
+  if (network !== 'none') return false;
+  const units = unitsOf(command, rules, { violations: [], asks: [] });
+  return units.some((unit) =>
+    layersOf(unit.argv).some(
+      (layer) => basename(layer[0]!) === 'git' && OFFLINE_GIT.has(subcommandOf(layer)?.sub ?? ''),
+    ),
+  );
 }
 
 function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>): Verdicts {

@@ -5,9 +5,16 @@ import { SbxError, type ErrorCode } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
-import { decideCommand, pathsToCheck, type CommandDecision, type CommandLine } from '../preflight/command-rules.js';
+import {
+  decideCommand,
+  gitRemotesNeeded,
+  pathsToCheck,
+  type CommandDecision,
+  type CommandLine,
+} from '../preflight/command-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
+import { readGitRemoteFacts } from './git-remotes.js';
 import { probePaths } from './host-probe.js';
 
 export type ApprovalAnswer = 'once' | 'always' | 'deny';
@@ -104,15 +111,19 @@ export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted:
   // Only derivePolicy sets `shell`, and only from a shell string it turned into `command` itself.
   const command: CommandLine =
     policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };
+  const network = policy.network.kind;
   return decideCommand({
     rules,
     command,
     mode: policy.mode,
-    network: policy.network.kind,
+    network,
     allowDenylisted,
     workspace,
     base,
     paths: probePaths(pathsToCheck(command, rules, policy.mode, workspace, base)),
+    ...(gitRemotesNeeded(command, rules, network)
+      ? { gitRemotes: readGitRemoteFacts(base, workspace.host, host) }
+      : {}),
   });
 }
 

@@ -72,6 +72,8 @@ export const ErrorCatalogue = {
   LAUNCH_TOO_LARGE: ExitCode.SETUP,
   /** A writable bind (the workspace too) overlaps HOME, sbx's own state or a file the host runs later. */
   HOST_STATE_WRITABLE: ExitCode.SETUP,
+  /** A `.git` file claims a worktree whose shared git directory does not name it back (or is not a git directory). */
+  GIT_WORKTREE_INVALID: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

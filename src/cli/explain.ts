@@ -124,7 +124,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   );
   out.push(`mode      ${p.mode}`);
   out.push(
-    `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})`,
+    `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})${p.workspace.detected ? `: ${p.workspace.detected}` : ''}`,
   );
   out.push(`network   ${describeNetwork(p.network, described.networkNone)}`);
   out.push(

@@ -257,6 +257,9 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         : undefined;
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
+    // Said once, before anything runs: the command sees more than the directory it was started in.
+    if (policy.workspace.detected)
+      process.stderr.write(`sbx: workspace: ${policy.workspace.host} (${policy.workspace.detected})\n`);
     if (reportPath === undefined) {
       refuseWritableReportFd(policy, target);
       return;

@@ -16,18 +16,22 @@ import {
   writableBindPaths,
 } from '../policy/derive.js';
 import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
-import type { Host } from '../policy/host.js';
+import type { Host, PathFact } from '../policy/host.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Variables } from '../profile/variables.js';
+import { readGitGlobalConfigs } from '../runtime/git-global-config.js';
+import { findGitWorktree, protectCommonDir } from '../runtime/git-worktree.js';
 import { probePath, scanRootOnly } from '../runtime/host-probe.js';
+import { detectProjectRoot } from '../runtime/project-root.js';
 import { chainMemo, pathChain } from '../runtime/path-chain.js';
 import { passwdHome } from '../runtime/user-dirs.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
 import { fitMasks } from '../runtime/mask-fit.js';
 import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
+import type { SensitiveRules } from '../policy/sensitive-matcher.js';
 import { packageRoot } from '../package-root.js';
 import type { CompileOptions } from './options.js';
 import type { Prepared } from './prepare.js';
@@ -92,12 +96,11 @@ function pinnedIdentity(root: string, pins: Pins): string | undefined {
 async function scanSensitive(
   roots: string[],
   resolved: ResolvedProfile,
-  p: Prepared,
+  rules: SensitiveRules,
   pins: Pins,
   warm: boolean,
 ): Promise<Sensitive> {
   if (roots.length === 0) return { masks: [], protect: [], views: [] };
-  const rules = await loadSensitiveRules(resolved.profile.sensitive ?? {}, p.search.cacheDir);
   // The tree that will be mounted, not whatever the path holds by the time it is walked.
   const walkVia = (root: string) => {
     const fd = pins.fdOf(root);
@@ -136,14 +139,14 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
  * The user's host state (policy/host-state.ts) and the writable binds' chains, by identity. A bind's
  * chain must end at the very directory that was pinned: one swapped since is refused.
  */
-function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths']) {
+function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'], extra: readonly string[]) {
   const { resolved, options, prepared: p, pins } = input;
   const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
   const state = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid));
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
-  for (const path of writableBindPaths(resolved.profile, options, vars)) {
+  for (const path of [...writableBindPaths(resolved.profile, options, vars), ...extra]) {
     const f = paths[path];
     const fd = f?.exists ? pins.fdOf(f.real) : undefined;
     if (!f?.exists || fd === undefined || chains[f.real]) continue;
@@ -169,12 +172,47 @@ export interface PolicyInput {
   warm: boolean;
 }
 
+/**
+ * The workspace as requested; when neither --workspace nor workspace.path names one, the project's
+ * top level above the cwd (policy/project-root.ts), with the reason the CLI and explain show.
+ */
+function chooseWorkspace(input: PolicyInput, baseVars: Omit<Variables, 'workspace'>) {
+  const { options, resolved, prepared: p } = input;
+  const workspace = requestedWorkspace(resolved.profile, options, baseVars);
+  if (options.workspace !== undefined || resolved.profile.workspace?.path !== undefined) return { workspace };
+  const root = detectProjectRoot(workspace, p.home, p.uid);
+  return root ? { workspace: root.path, detected: root.reason } : { workspace };
+}
+
+/**
+ * A worktree's shared git directory (runtime/git-worktree.ts), pinned like every bind source, with
+ * what inside it is protected. Outside danger mode only (danger binds the host root anyway), and only
+ * when it lies outside the workspace (inside, the workspace's own scan covers it).
+ */
+function probeWorktree(
+  workspace: PathFact,
+  profile: ResolvedProfile['profile'],
+  pins: Pins,
+  paths: Host['paths'],
+): Host['gitWorktree'] {
+  if (!workspace.exists || workspace.type !== 'dir' || profile.mode === 'danger') return undefined;
+  const worktree = findGitWorktree(workspace.real);
+  if (!worktree || isWithin(worktree.commonDir, workspace.real)) return undefined;
+  const fact = pins.probe(worktree.commonDir);
+  if (!fact.exists || fact.real !== worktree.commonDir || fact.type !== 'dir')
+    throw new SbxError('BIND_SOURCE_CHANGED', `${worktree.commonDir} was replaced while sbx checked it`, {
+      hint: 'run again; if it repeats, something is rewriting that directory',
+    });
+  paths[worktree.commonDir] = fact;
+  return worktree;
+}
+
 /** The host as the core may know it: every path the profile touches, probed and pinned. */
 async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variables }> {
   const { options, resolved, prepared: p, pins, sessionId, warm } = input;
   const profile = resolved.profile;
   const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
-  const workspace = requestedWorkspace(profile, options, baseVars);
+  const { workspace, detected } = chooseWorkspace(input, baseVars);
   const wsFact = pins.probe(workspace);
   // Refused before anything walks it: the secret scan below would read /proc (and fail part-way) or
   // all of / before derivePolicy, which checks it again, could refuse it.
@@ -183,17 +221,24 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const paths: Host['paths'] = Object.fromEntries(
     pathsToProbe(profile, options, vars, p.env).map((path) => [path, pins.probe(path)]),
   );
+  const worktree = probeWorktree(wsFact, profile, pins, paths);
   const requestedRoots = sensitiveScanRoots(profile, options, vars);
   const scanRoots = requestedRoots.flatMap((path) => {
     const f = paths[path];
     return f?.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const { hostState, chains } = probeHostState(input, vars, paths);
+  const { hostState, chains } = probeHostState(input, vars, paths, worktree ? [worktree.commonDir] : []);
   const own = sbxOwnDirs(vars, p.env);
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const sensitive = await scanSensitive(scanRoots, resolved, p, pins, warm);
+  const needsRules = scanRoots.length > 0 || worktree !== undefined;
+  const rules = needsRules ? await loadSensitiveRules(profile.sensitive ?? {}, p.search.cacheDir) : undefined;
+  const scanned = rules
+    ? await scanSensitive(scanRoots, resolved, rules, pins, warm)
+    : { masks: [], protect: [], views: [] };
+  const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
+  const globalView = profile.git?.global_config ?? true;
   const host: Host = {
     uid: p.uid,
     gid: p.gid,
@@ -207,8 +252,22 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(rootOnlyScanRoots(profile, vars), warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(p, pins)] },
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
+    ...(globalView && profile.mode !== 'danger' ? { gitGlobal: readGitGlobalConfigs(p.home, p.env, p.uid) } : {}),
+    ...(worktree ? { gitWorktree: worktree } : {}),
+    ...(detected !== undefined ? { workspaceDetected: detected } : {}),
   };
   return { host, vars };
+}
+
+/** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */
+function withCommonDir(scanned: Sensitive, commonDir: string, rules: SensitiveRules, pins: Pins): Sensitive {
+  const fd = pins.fdOf(commonDir);
+  const common = protectCommonDir(commonDir, fd === undefined ? commonDir : `/proc/self/fd/${fd}`, rules);
+  return {
+    masks: [...scanned.masks, ...common.masks],
+    protect: [...scanned.protect, ...common.protect],
+    views: [...scanned.views, ...common.views],
+  };
 }
 
 export function policyHash(policy: Policy): string {

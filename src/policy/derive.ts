@@ -239,6 +239,9 @@ function writableBinds(input: DeriveInput, mode: Mode, workspace: Policy['worksp
   ];
   const binds: WritableBind[] =
     workspace.access === 'rw' ? [{ where: 'workspace', path: vars.workspace, real: workspace.host }] : [];
+  const common = host.gitWorktree?.commonDir;
+  if (common !== undefined && workspace.access === 'rw' && !isWithin(common, workspace.host))
+    binds.push({ where: "the git worktree's shared git directory", path: common, real: common });
   for (const spec of specs) {
     const f = fact(host, spec.path);
     if (f.exists) binds.push({ where: spec.where, path: spec.path, real: f.real });
@@ -298,8 +301,15 @@ export function derivePolicy(input: DeriveInput): Policy {
   const limits = parseLimits(profile.limits ?? {}, request.limits);
   const seccomp = seccompOf(profile);
   const checks: BindChecks = { host, keepOut };
+  const env = envOf(input, workspace.sandbox);
   const layers = [
-    ...(mode === 'danger' ? dangerLayers() : isolatedLayers(input, mode, workspace, tmpSize, checks)),
+    ...(mode === 'danger'
+      ? dangerLayers()
+      : [
+          ...isolatedLayers(input, mode, workspace, tmpSize, checks),
+          ...gitGlobalLayers(host, vars, env.vars),
+          ...worktreeLayers(host, workspace, checks),
+        ]),
     ...requestBindLayers(request, vars, checks),
   ];
   // Danger mode writes the whole host by design (docs/SECURITY.md says what that leaves open).
@@ -312,7 +322,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     mode,
     workspace,
     mounts: mountsOf(layers, input, mode, identity),
-    env: envOf(input, workspace.sandbox),
+    env,
     cwd: cwdOf(mode, host.cwd, workspace),
     hostname: profile.hostname ?? DEFAULT_HOSTNAME,
     identity,
@@ -395,7 +405,8 @@ function placeWorkspace(input: DeriveInput, mode: Mode, real: string, keepOut: r
     mode === 'danger' || !profile.workspace?.mountAt
       ? real
       : mountAtTarget(expandPath(profile.workspace.mountAt, vars, 'workspace.mountAt'), 'workspace.mountAt');
-  return { host: real, sandbox, access: mode === 'read-only' ? 'ro' : 'rw' };
+  const detected = input.host.workspaceDetected;
+  return { host: real, sandbox, access: mode === 'read-only' ? 'ro' : 'rw', ...(detected ? { detected } : {}) };
 }
 
 function tmpSizeOf(profile: Profile, request: RunRequest): number {
@@ -501,6 +512,46 @@ function isolatedLayers(
       checks,
     ),
   ];
+}
+
+/**
+ * The user's global git config files as generated read-only files where git inside looks for them:
+ * ~/.gitconfig, and $XDG_CONFIG_HOME/git/config (the sandbox's XDG_CONFIG_HOME, else ~/.config).
+ * Only inside the private HOME: a view elsewhere would need a mount point in some other tree.
+ */
+function gitGlobalLayers(host: Host, vars: Variables, env: Record<string, string>): Mount[] {
+  const home = normalizeTarget(vars.home, 'HOME');
+  return (host.gitGlobal ?? []).flatMap((view): Mount[] => {
+    const target =
+      view.which === 'home'
+        ? posix.join(home, '.gitconfig')
+        : posix.join(env.XDG_CONFIG_HOME ?? posix.join(home, '.config'), 'git', 'config');
+    if (!posix.isAbsolute(target) || target === home || !isWithin(target, home)) return [];
+    const reason = `git global config ${view.file}: identity, aliases, safe settings (no helpers or programs)`;
+    return [{ kind: 'file', target, content: view.content, mode: 0o444, reason }];
+  });
+}
+
+/**
+ * A worktree's shared git directory (runtime/git-worktree.ts checked its links), bound at its own
+ * path (the worktree's .git file names it there) with the workspace's access, through every check a
+ * bind gets: no credential store, no system directory, never around the workspace. The host-state
+ * check sees it among the writable binds (writableBinds); its hooks and config are protected like
+ * the workspace's own .git (host.sensitiveFiles).
+ */
+function worktreeLayers(host: Host, workspace: Policy['workspace'], checks: BindChecks): Mount[] {
+  const common = host.gitWorktree?.commonDir;
+  if (common === undefined || isWithin(common, workspace.host)) return [];
+  const where = "the git worktree's shared git directory";
+  if (checks.keepOut.some((root) => isWithin(common, root))) throw credentialStoreError(where, common);
+  if (FORBIDDEN_ROOTS.includes(common) || isWithin(workspace.host, common)) {
+    throw new SbxError('GIT_WORKTREE_INVALID', `${where} ${common} is a system directory or holds the workspace`, {
+      hint: 'repair the worktree with `git worktree repair`, or pass --workspace the main checkout',
+    });
+  }
+  const access = workspace.access;
+  const reason = `git worktree: the repository's shared git directory (${access})`;
+  return [{ kind: 'bind', source: common, target: normalizeTarget(common, where), access, optional: false, reason }];
 }
 
 /** --ro-bind and --bind, in every mode. */

@@ -130,7 +130,7 @@ function quoteSubsection(sub: string): string {
 }
 
 /** A subsection naming a URL that carries userinfo (`[url "https://TOKEN@host/"]`, `[http "…"]`). */
-const carriesUserinfo = (sub: string | undefined) =>
+export const carriesUserinfo = (sub: string | undefined) =>
   sub !== undefined && stripUrlUserinfo(sub) !== undefined && !/^(?:ssh|git\+ssh|ssh\+git):/i.test(sub);
 
 /** Past a line and the lines its trailing backslashes continue it onto. */
@@ -147,17 +147,17 @@ function skipLogicalLine(c: Cursor): void {
   }
 }
 
-/**
- * The config rewritten from what was parsed: one header per section, one `key = value` per line,
- * values quoted where needed, comments left out (they are for people, and may quote a token).
- */
-export function sanitizeGitConfig(input: string): SanitizedGitConfig {
+/** One step of a config file as git reads it: a section header, a key (value undefined: a bare boolean), or a line git would refuse. */
+export type GitConfigEvent =
+  | { kind: 'section'; name: string; sub: string | undefined }
+  | { kind: 'key'; key: string; value: string | undefined }
+  | { kind: 'unparsed' };
+
+/** The config's headers and keys in order; a line that does not parse (continuations included) is one `unparsed`. */
+export function parseGitConfig(input: string): GitConfigEvent[] {
   const c: Cursor = { text: input, at: 0 };
-  const out: string[] = [HEADER];
-  const removed: string[] = [];
-  let section: { name: string; sub: string | undefined; keep: boolean } | undefined;
-  const label = (key: string) =>
-    [section?.name ?? '?', ...(section?.sub !== undefined ? [section.sub] : []), key.toLowerCase()].join('.');
+  const out: GitConfigEvent[] = [];
+  let inSection = false;
   while (c.at < input.length) {
     const lineStart = c.at;
     skipSpaces(c);
@@ -169,10 +169,8 @@ export function sanitizeGitConfig(input: string): SanitizedGitConfig {
       }
       if (ch === '[') {
         const { name, sub } = parseHeader(c);
-        const keep = !CREDENTIAL_SECTIONS.has(name) && !carriesUserinfo(sub);
-        section = { name, sub, keep };
-        if (keep) out.push(`[${name}${sub !== undefined ? ` ${quoteSubsection(sub)}` : ''}]\n`);
-        else removed.push(`${name}${sub !== undefined ? `.${sub}` : ''}`);
+        out.push({ kind: 'section', name, sub });
+        inSection = true;
         skipSpaces(c);
         const after = input[c.at];
         if (after === undefined || after === '\n' || after === '#' || after === ';') {
@@ -195,23 +193,78 @@ export function sanitizeGitConfig(input: string): SanitizedGitConfig {
       } else {
         throw new ParseError('bad key');
       }
-      if (!section) throw new ParseError('key outside a section');
-      if (!section.keep) continue;
-      if (CREDENTIAL_KEY.test(key)) {
-        removed.push(label(key));
-        continue;
-      }
-      const stripped = value === undefined ? undefined : stripUrlUserinfo(value);
-      if (stripped !== undefined) removed.push(label(key));
-      const shown = stripped ?? value;
-      out.push(shown === undefined ? `\t${key}\n` : `\t${key} = ${quoteValue(shown)}\n`);
+      if (!inSection) throw new ParseError('key outside a section');
+      out.push({ kind: 'key', key, value });
     } catch (error) {
       if (!(error instanceof ParseError)) throw error;
       // What git would refuse to read is not passed on, continuation lines included.
       c.at = lineStart;
       skipLogicalLine(c);
-      removed.push('(unparsed line)');
+      out.push({ kind: 'unparsed' });
     }
   }
+  return out;
+}
+
+/** Which sections and keys a view keeps; values are stripped of URL userinfo in every view. */
+export interface ViewRules {
+  header: string;
+  keepSection(name: string, sub: string | undefined): boolean;
+  keepKey(name: string, sub: string | undefined, key: string, value: string | undefined): boolean;
+  /** A kept section's header is written even when none of its keys is (a repository's `[branch "x"]`). */
+  emptySections: boolean;
+}
+
+/**
+ * The config rewritten from what was parsed: one header per section, one `key = value` per line,
+ * values quoted where needed, comments left out (they are for people, and may quote a token).
+ */
+export function rewriteGitConfig(input: string, rules: ViewRules): SanitizedGitConfig {
+  const out: string[] = [rules.header];
+  const removed: string[] = [];
+  let section: { name: string; sub: string | undefined; keep: boolean; written: boolean } | undefined;
+  const header = (s: { name: string; sub: string | undefined }) =>
+    `[${s.name}${s.sub !== undefined ? ` ${quoteSubsection(s.sub)}` : ''}]\n`;
+  const label = (key: string) =>
+    [section?.name ?? '?', ...(section?.sub !== undefined ? [section.sub] : []), key.toLowerCase()].join('.');
+  for (const event of parseGitConfig(input)) {
+    if (event.kind === 'unparsed') {
+      removed.push('(unparsed line)');
+      continue;
+    }
+    if (event.kind === 'section') {
+      const keep = rules.keepSection(event.name, event.sub);
+      section = { ...event, keep, written: keep && rules.emptySections };
+      if (section.written) out.push(header(section));
+      // A subsection may be a URL with a token in it: named without its userinfo.
+      const sub = event.sub === undefined ? undefined : (stripUrlUserinfo(event.sub) ?? event.sub);
+      if (!keep) removed.push(`${event.name}${sub !== undefined ? `.${sub}` : ''}`);
+      continue;
+    }
+    if (!section?.keep) continue;
+    const { key, value } = event;
+    if (CREDENTIAL_KEY.test(key) || !rules.keepKey(section.name, section.sub, key.toLowerCase(), value)) {
+      removed.push(label(key));
+      continue;
+    }
+    const stripped = value === undefined ? undefined : stripUrlUserinfo(value);
+    if (stripped !== undefined) removed.push(label(key));
+    const shown = stripped ?? value;
+    if (!section.written) {
+      out.push(header(section));
+      section.written = true;
+    }
+    out.push(shown === undefined ? `\t${key}\n` : `\t${key} = ${quoteValue(shown)}\n`);
+  }
   return { text: out.join(''), removed };
+}
+
+/** A repository's .git/config: everything but credential sections, credential-named keys and URL userinfo. */
+export function sanitizeGitConfig(input: string): SanitizedGitConfig {
+  return rewriteGitConfig(input, {
+    header: HEADER,
+    keepSection: (name, sub) => !CREDENTIAL_SECTIONS.has(name) && !carriesUserinfo(sub),
+    keepKey: () => true,
+    emptySections: true,
+  });
 }

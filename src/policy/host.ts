@@ -41,6 +41,16 @@ export interface Host {
    * unreadable), `protect` (git hooks) bound read-only over themselves, `views` (git config without
    * credentials, exclude lists) shown with generated content. Host realpaths.
    */
+  /**
+   * The user's global git config files, each already sanitized by the runtime
+   * (policy/git-global-config.ts): `which` says whether git finds it as ~/.gitconfig or under
+   * $XDG_CONFIG_HOME. Absent when the profile turns the view off (git.global_config: false).
+   */
+  gitGlobal?: { file: string; which: 'home' | 'xdg'; content: string }[];
+  /** The workspace is a git worktree: its own and its shared git directory (runtime/git-worktree.ts), realpaths. */
+  gitWorktree?: { gitDir: string; commonDir: string };
+  /** Why the workspace is not the cwd, when sbx chose the project's top level (policy/project-root.ts). */
+  workspaceDetected?: string;
   sensitiveFiles: {
     masks: { path: string; dir: boolean; tracked?: true }[];
     protect: string[];

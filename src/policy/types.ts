@@ -78,7 +78,8 @@ export interface CommandRules {
 export interface Policy {
   profile: { name: string; hash: string };
   mode: Mode;
-  workspace: { host: string; sandbox: string; access: 'ro' | 'rw' };
+  /** `detected`: why the workspace is not the cwd (sbx chose the project's top level: policy/project-root.ts). */
+  workspace: { host: string; sandbox: string; access: 'ro' | 'rw'; detected?: string };
   mounts: Mount[];
   /**
    * vars: the command's environment. secrets: names of variables whose values only the runtime

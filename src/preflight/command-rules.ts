@@ -7,6 +7,7 @@ import type { CommandRules, Mode } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import type { CommandGroupName } from '../profile/schema-command-rules.js';
 import { shellArgv } from '../policy/command-line.js';
+import { gitReachesOnlyLocal, type GitRemoteFacts } from './git-remotes.js';
 import { checkPathArgs, pathFactsNeeded, shown, type PathOperands, type Workspace } from './path-guards.js';
 import { fieldsOf, parseShellScript, type Redirect, type ShellValues, type WordPart } from './shell-words.js';
 
@@ -52,6 +53,8 @@ export interface PreflightInput {
   paths: Record<string, PathFact>;
   /** The environment a shell string runs with: what its `$NAME` and `~` yield for the path guards. */
   values?: ShellValues;
+  /** What the repository's config says about remotes (when gitRemotesNeeded): a local one is not the network. */
+  gitRemotes?: GitRemoteFacts;
 }
 
 export type Verdict =
@@ -384,12 +387,15 @@ export function networkUseOf(layer: readonly string[]): NetworkUse | undefined {
  * a package manager's fetch is noted (out.network), not refused. An argument that merely holds a
  * URL (`git commit -m "see https://..."`, `grep -rn https:// src`) uses no network.
  */
-function judgeOffline(layer: readonly string[], out: Verdicts): void {
+function judgeOffline(layer: readonly string[], gitRemotes: GitRemoteFacts | undefined, out: Verdicts): void {
   const name = basename(layer[0]!);
   if (COMMAND_GROUPS['@network'].includes(name))
     refuse(out, 'commands.offline', `${name} needs the network, and this profile has none`);
-  // Every remote counts as a network one here; reading a remote's URL is the git rule's own business.
-  if (name === 'git' && gitNeedsNetwork(layer, false))
+  // A remote is local when the repository's config (or the command line) names a path or file:// URL
+  // for it (preflight/git-remotes.ts); without those facts every remote counts as a network one.
+  const git = name === 'git' ? subcommandOf(layer) : undefined;
+  const local = git !== undefined && gitRemotes !== undefined && gitReachesOnlyLocal(layer, git.sub, gitRemotes);
+  if (git && gitNeedsNetwork(layer, local))
     refuse(out, 'commands.offline', `git ${subcommandOf(layer)!.sub} needs the network, and this profile has none`);
   const use = networkUseOf(layer);
   if (use) out.network.push(use);
@@ -402,7 +408,7 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
     const group = rules.deny.find((d) => d.startsWith('@') && groupMembers(d)?.includes(name));
     refuse(out, 'commands.deny', `${name} is on the profile's deny list${group ? ` (${group})` : ''}`);
   }
-  if (input.network === 'none') judgeOffline(layer, out);
+  if (input.network === 'none') judgeOffline(layer, input.gitRemotes, out);
   if (PURE_WRAPPERS.has(name) && layer.length > 1) return;
   const entry = Object.hasOwn(rules.allow, name) ? rules.allow[name]! : undefined;
   if (!entry) {
@@ -655,6 +661,21 @@ export function pathsToCheck(
       units.flatMap((unit, n) => bases[n]!.flatMap((b) => pathFactsNeeded(operandsOf(unit, values), workspace, b))),
     ),
   ];
+}
+
+/** Whether decideCommand would judge a git remote under network none: the runtime then reads the repository's remotes. */
+export function gitRemotesNeeded(
+  command: CommandLine,
+  rules: CommandRules,
+  network: PreflightInput['network'],
+): boolean {
+  if (network !== 'none') return false;
+  const units = unitsOf(command, rules, { violations: [], asks: [], network: [] });
+  return units.some((unit) =>
+    layersOf(unit.argv).some(
+      (layer) => basename(layer[0]!) === 'git' && OFFLINE_GIT.has(subcommandOf(layer)?.sub ?? ''),
+    ),
+  );
 }
 
 function judgeUnit(unit: Unit, input: PreflightInput, deny: ReadonlySet<string>, bases: readonly string[]): Verdicts {

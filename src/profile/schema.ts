@@ -190,6 +190,17 @@ export const ProfileSchema = z.strictObject({
     })
     .optional()
     .describe('Credential stores and secret-looking files kept out of the sandbox.'),
+  git: z
+    .strictObject({
+      global_config: z
+        .boolean()
+        .optional()
+        .describe(
+          'Show your ~/.gitconfig and $XDG_CONFIG_HOME/git/config inside HOME as sanitized read-only views (identity, aliases, settings that run nothing; no credential helpers or programs). Default: true.',
+        ),
+    })
+    .optional()
+    .describe('How git inside the sandbox sees your git configuration.'),
   secrets: SecretsSchema.optional(),
   commands: CommandsSchema.optional(),
   backend: z

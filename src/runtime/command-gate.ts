@@ -6,10 +6,17 @@ import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import { type Door, networkNotice, refusalHint, spell } from '../preflight/advice.js';
-import { decideCommand, pathsToCheck, type CommandDecision, type CommandLine } from '../preflight/command-rules.js';
+import {
+  decideCommand,
+  gitRemotesNeeded,
+  pathsToCheck,
+  type CommandDecision,
+  type CommandLine,
+} from '../preflight/command-rules.js';
 import { rootsOf } from '../preflight/path-guards.js';
 import { isWithin } from '../policy/sensitive.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
+import { readGitRemoteFacts } from './git-remotes.js';
 import { probePaths } from './host-probe.js';
 
 export type ApprovalAnswer = 'once' | 'always' | 'deny';
@@ -96,16 +103,20 @@ export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted:
   const guarded = { ...workspace, roots: rootsOf(policy.mounts) };
   // What `$NAME` and `~` yield in the string: the command's environment, which the policy fixes.
   const values = { vars: policy.env.vars, secrets: policy.env.secrets };
+  const network = policy.network.kind;
   return decideCommand({
     rules,
     command,
     mode: policy.mode,
-    network: policy.network.kind,
+    network,
     allowDenylisted,
     workspace: guarded,
     base,
     paths: probePaths(pathsToCheck(command, rules, policy.mode, guarded, base, values)),
     values,
+    ...(gitRemotesNeeded(command, rules, network)
+      ? { gitRemotes: readGitRemoteFacts(base, workspace.host, host) }
+      : {}),
   });
 }
 

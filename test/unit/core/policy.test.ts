@@ -794,3 +794,85 @@ describe('isWithin', () => {
     expect(isWithin('/a', '/a/b')).toBe(false);
   });
 });
+
+describe('git: the global config views, a worktree, a detected workspace (issue 24)', () => {
+  const gitGlobal: Host['gitGlobal'] = [
+    { file: '/home/alice/.gitconfig', which: 'home', content: '[user]\n\tname = A\n' },
+    { file: '/home/alice/.config/git/config', which: 'xdg', content: '[alias]\n\tst = status\n' },
+  ];
+  const fileMounts = (policy: Policy) =>
+    policy.mounts.filter((m): m is Extract<Mount, { kind: 'file' }> => m.kind === 'file');
+
+  it('shows each global file as a read-only generated file in the private HOME, with its reason', () => {
+    const policy = derive({}, { host: (h) => (h.gitGlobal = gitGlobal) });
+    const files = fileMounts(policy).map((m) => [m.target, m.mode, m.content]);
+    expect(files).toEqual([
+      ['/home/alice/.gitconfig', 0o444, '[user]\n\tname = A\n'],
+      ['/home/alice/.config/git/config', 0o444, '[alias]\n\tst = status\n'],
+    ]);
+    for (const m of fileMounts(policy)) expect(m.reason).toMatch(/^git global config \/home\/alice\//);
+  });
+
+  it('puts the XDG view where the sandbox XDG_CONFIG_HOME says, only inside HOME', () => {
+    const inHome = derive(
+      { env: { set: { XDG_CONFIG_HOME: '/home/alice/cfg' } } },
+      { host: (h) => (h.gitGlobal = gitGlobal) },
+    );
+    expect(fileMounts(inHome).map((m) => m.target)).toContain('/home/alice/cfg/git/config');
+    const outside = derive(
+      { env: { set: { XDG_CONFIG_HOME: '/opt/cfg' } } },
+      { host: (h) => (h.gitGlobal = gitGlobal) },
+    );
+    expect(fileMounts(outside).map((m) => m.target)).toEqual(['/home/alice/.gitconfig']);
+  });
+
+  it('binds a worktree common dir with the workspace access, and checks it as a writable bind', () => {
+    const common = '/home/alice/main/.git';
+    const policy = derive(
+      {},
+      {
+        host: (h) => {
+          h.paths[common] = dir(common);
+          h.gitWorktree = { gitDir: `${common}/worktrees/proj`, commonDir: common };
+        },
+      },
+    );
+    expect(policy.mounts).toContainEqual(
+      expect.objectContaining({ kind: 'bind', source: common, target: common, access: 'rw' }),
+    );
+    const ro = derive(
+      { mode: 'read-only' },
+      {
+        host: (h) => {
+          h.paths[common] = dir(common);
+          h.gitWorktree = { gitDir: `${common}/worktrees/proj`, commonDir: common };
+        },
+      },
+    );
+    expect(ro.mounts).toContainEqual(expect.objectContaining({ kind: 'bind', source: common, access: 'ro' }));
+  });
+
+  it('refuses a common dir in a credential store, a system directory, or one holding HOME', () => {
+    const refused = (common: string) =>
+      sbxErrorOf(() =>
+        derive(
+          {},
+          {
+            host: (h) => {
+              h.paths[common] = dir(common);
+              h.gitWorktree = { gitDir: `${common}/worktrees/proj`, commonDir: common };
+            },
+          },
+        ),
+      ).code;
+    expect(refused('/home/alice/.ssh')).toBe('DANGER_NOT_ALLOWED');
+    expect(refused('/etc')).toBe('GIT_WORKTREE_INVALID');
+    expect(refused('/home')).toBe('GIT_WORKTREE_INVALID');
+  });
+
+  it('says why the workspace is not the cwd', () => {
+    const policy = derive({}, { host: (h) => (h.workspaceDetected = 'the git top level above the current directory') });
+    expect(policy.workspace.detected).toBe('the git top level above the current directory');
+    expect(derive({}).workspace.detected).toBeUndefined();
+  });
+});

@@ -103,7 +103,7 @@ describe('sanitizeGitConfig', () => {
       'credential.https://example.invalid',
       'http.extraheader',
       'http.https://example.invalid/.extraheader',
-      'url.https://ghp_INSTEAD@github.com/',
+      'url.https://github.com/',
       'github.oauth-token',
     ]);
   });

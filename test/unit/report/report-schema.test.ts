@@ -85,10 +85,10 @@ describe('the report schema', () => {
 
 describe('the stderr summary', () => {
   it('a refusal spells out every reason (no "and N more reasons"), up to 10', () => {
-    const error = refusal([1, 2, 3].map(violation));
+    const error = refusal([1, 2, 3].map(violation), 'cli');
     expect(error.message).toBe('reason 1');
     expect(error.details).toEqual(['also: reason 2', 'also: reason 3']);
-    const many = refusal(Array.from({ length: 14 }, (_, i) => violation(i + 1)));
+    const many = refusal(Array.from({ length: 14 }, (_, i) => violation(i + 1)), 'cli');
     expect(many.details).toHaveLength(10);
     expect(many.details[8]).toBe('also: reason 10');
     expect(many.details[9]).toBe('and 4 more reasons, listed in the report (--report-fd)');

@@ -16,6 +16,7 @@ Examples:
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
+  sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups
@@ -60,6 +61,7 @@ export async function buildProgram(): Promise<Command> {
   await addExplainCommand(program);
   addProfilesCommands(program);
   addTrustCommand(program);
+  addApprovalsCommands(program);
   addLogCommand(program);
   addHostCommands(program);
   return program;
@@ -124,6 +126,36 @@ function addTrustCommand(program: Command): void {
     .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
       const { trustCommand } = await import('./trust.js');
       await trustCommand(name, flags);
+    });
+}
+
+function addApprovalsCommands(program: Command): void {
+  const approvals = program
+    .command('approvals')
+    .description('the remembered approval answers ("always", and "deny" for 10 minutes): list, revoke, clear');
+  approvals
+    .command('list')
+    .description('each remembered answer: profile, fingerprint, the command, the answer, when it expires')
+    .option('--json', 'one JSON record per line')
+    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
+      const { listApprovals } = await import('./approvals.js');
+      listApprovals(flags);
+    });
+  approvals
+    .command('revoke')
+    .description('forget the answer whose fingerprint starts with PREFIX (the next run asks again)')
+    .argument('<prefix>', 'a fingerprint, or an unambiguous prefix of one (4+ hex digits)')
+    .action(async (prefix: string) => {
+      const { revokeApproval } = await import('./approvals.js');
+      await revokeApproval(prefix);
+    });
+  approvals
+    .command('clear')
+    .description('forget every remembered answer (asks on a terminal)')
+    .option('--yes', 'do not ask: needed without a terminal')
+    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
+      const { clearApprovals } = await import('./approvals.js');
+      await clearApprovals(flags);
     });
 }
 

@@ -35,11 +35,13 @@ sha256 of the file and of every file it extends (the chain hash). Any change ref
 
   sbx profiles show ci          review the merged profile, its files and its chain hash
   sbx trust --dry-run ci        each file of its chain: the content, or the diff since you trusted it
-  sbx trust ci                  the same, and pin it
+  sbx trust ci                  the same, with what it widens over its built-in, then asks and pins it
+  sbx trust --yes ci            pin without asking (scripts; without a terminal --yes is required)
   sbx trust --list              every pin; whether its file changed since
   sbx trust --revoke .sbx/profiles/ci.yaml
 
-CI (no pin store): name the chain hash for the run, never "trust everything":
+CI (no pin store): name the chain hash for the run, never "trust everything"; for sbx's own profile
+whatever the repository defines, use -p builtin:NAME (e.g. -p builtin:untrusted):
   sbx run --trust-profile <sha256> -p ci -- make test
   SBX_TRUST_PROFILE=<sha256>[,<sha256>...] sbx run -p ci -- make test
 
@@ -122,6 +124,7 @@ function addTrustCommand(program: Command): void {
     .option('--list', 'every trusted profile, its chain hash, and whether the file changed since')
     .option('--revoke <path>', 'forget the pin of this profile (name or path)')
     .option('--dry-run', 'show what would be trusted (the content, or the diff since it was trusted) and pin nothing')
+    .option('--yes', 'pin without asking for confirmation (needed without a terminal)')
     .addHelpText('after', TRUST_HELP)
     .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
       const { trustCommand } = await import('./trust.js');

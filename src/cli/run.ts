@@ -292,7 +292,7 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         `sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`,
       );
     }
-    if (flags.verbose && outcome.lifted.unmasked.length > 0) {
+    if (flags.verbose && outcome.lifted?.unmasked.length) {
       const by = { profile: 'sensitive.except', request: '--unmask', content: 'public content' } as const;
       const shown = outcome.lifted.unmasked
         .slice(0, 10)

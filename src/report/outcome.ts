@@ -63,7 +63,7 @@ export interface Outcome {
   /** Paths inside the sandbox hidden as sensitive files (.env, *.pem, .git/config, ...). */
   masked: string[];
   /** What this run let in that sbx keeps out by default, and who asked (empty lists: nothing). */
-  lifted: Lifted;
+  lifted?: Lifted;
   /** Capture mode: the raw streams (up to 64 MiB each). */
   stdout?: Buffer;
   stderr?: Buffer;

@@ -77,10 +77,10 @@ export function reportFromOutcome(outcome: Outcome): Report {
     droppedEnv: outcome.droppedEnv,
     ...(outcome.secrets.length > 0 ? { secrets: outcome.secrets } : {}),
     masked: { count: outcome.masked.length, paths: outcome.masked.slice(0, MASKED_SHOWN) },
-    ...(outcome.lifted.unmasked.length > 0
+    ...(outcome.lifted?.unmasked.length
       ? { unmasked: { count: outcome.lifted.unmasked.length, paths: outcome.lifted.unmasked.slice(0, MASKED_SHOWN) } }
       : {}),
-    ...(outcome.lifted.allowPrivate.length > 0 ? { allowPrivate: outcome.lifted.allowPrivate } : {}),
+    ...(outcome.lifted?.allowPrivate.length ? { allowPrivate: outcome.lifted.allowPrivate } : {}),
     ...(outcome.captured ? { captured: outcome.captured } : {}),
   };
 }

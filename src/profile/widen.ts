@@ -66,9 +66,13 @@ export function widenings(profile: Profile, builtin: Profile): string[] {
   if (except.length > 0) lines.push(`sensitive files shown (sensitive.except): ${except.join(' ')}`);
   if (profile.user === 'root' && builtin.user !== 'root') lines.push('user: root (uid 0 inside)');
   const lifted = Object.entries(builtin.limits ?? {}).filter(
-    ([k, v]) => k !== 'required' && v !== 'none' && [undefined, 'none'].includes(profile.limits?.[k as keyof typeof profile.limits] as string | undefined),
+    ([k, v]) =>
+      k !== 'required' &&
+      v !== 'none' &&
+      [undefined, 'none'].includes(profile.limits?.[k as keyof typeof profile.limits] as string | undefined),
   );
-  if (lifted.length > 0) lines.push(`limits lifted: ${lifted.map(([k, v]) => `${k} (built-in ${String(v)})`).join(' ')}`);
+  if (lifted.length > 0)
+    lines.push(`limits lifted: ${lifted.map(([k, v]) => `${k} (built-in ${String(v)})`).join(' ')}`);
   const keep = added(profile.env?.keep, builtin.env?.keep);
   if (keep.length > 0) lines.push(`host variables passed in: ${keep.join(' ')}`);
   return lines;

@@ -1,6 +1,6 @@
 // Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
 import { writeSync } from 'node:fs';
-import type { Outcome } from './outcome.js';
+import type { Lifted, Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
 import { refusalEnding } from './ending.js';
@@ -47,9 +47,9 @@ export interface Report {
   /** Sensitive files hidden in the sandbox: how many, and the first MASKED_SHOWN of their paths inside. */
   masked?: { count: number; paths: string[] };
   /** Files a sensitive-file rule matched that the sandbox saw anyway, and who let them in: how many, and the first MASKED_SHOWN. */
-  unmasked?: { count: number; paths: Outcome['lifted']['unmasked'] };
+  unmasked?: { count: number; paths: Lifted['unmasked'] };
   /** Private addresses the egress proxy could dial, and who allowed each. */
-  allowPrivate?: Outcome['lifted']['allowPrivate'];
+  allowPrivate?: Lifted['allowPrivate'];
   /** --capture: each stream bounded and scrubbed. */
   captured?: Outcome['captured'];
   error?: { code: string; message: string; hint?: string };

@@ -96,12 +96,15 @@ describe.skipIf(SKIP_INTEGRATION)('a hostile pull request shadowing -p untrusted
   const inPr = (args: string[], env: Record<string, string> = {}) =>
     runSbxRaw(args, { env: { ...host.env, ...env }, cwd: pr });
 
-  it.each([{ CI: 'true' }, { GITHUB_ACTIONS: 'true' }])('in CI (%o): refused, no hash or trust command, the hint says builtin:untrusted', async (ci) => {
-    const ran = await inPr(['run', '-p', 'untrusted', '--', 'true'], ci);
-    expect(ran.code).toBe(125);
-    expect(ran.err).toContain('hint: run sbx\'s own profile with -p builtin:untrusted');
-    expect(ran.err).not.toMatch(/[0-9a-f]{64}|--trust-profile|sbx trust/);
-  });
+  it.each([{ CI: 'true' }, { GITHUB_ACTIONS: 'true' }])(
+    'in CI (%o): refused, no hash or trust command, the hint says builtin:untrusted',
+    async (ci) => {
+      const ran = await inPr(['run', '-p', 'untrusted', '--', 'true'], ci);
+      expect(ran.code).toBe(125);
+      expect(ran.err).toContain("hint: run sbx's own profile with -p builtin:untrusted");
+      expect(ran.err).not.toMatch(/[0-9a-f]{64}|--trust-profile|sbx trust/);
+    },
+  );
 
   it('outside CI the trust hint is still offered (control), with builtin:untrusted beside it', async () => {
     const ran = await inPr(['run', '-p', 'untrusted', '--', 'true']);
@@ -109,7 +112,7 @@ describe.skipIf(SKIP_INTEGRATION)('a hostile pull request shadowing -p untrusted
     expect(ran.err).toMatch(/--trust-profile [0-9a-f]{64}.*-p builtin:untrusted/);
   });
 
-  it('-p builtin:untrusted runs sbx\'s own profile: no network, strict seccomp, whatever the PR holds', async () => {
+  it("-p builtin:untrusted runs sbx's own profile: no network, strict seccomp, whatever the PR holds", async () => {
     const ran = await runSbx(['-p', 'builtin:untrusted', '--report-fd', '3', '--', 'sh', '-c', 'cat /proc/net/dev'], {
       env: { ...host.env, CI: 'true' },
       cwd: pr,
@@ -119,7 +122,12 @@ describe.skipIf(SKIP_INTEGRATION)('a hostile pull request shadowing -p untrusted
     const report = JSON.parse(ran.extra[3]!.toString()) as { profile: { name: string; source: string } };
     expect(report.profile).toMatchObject({ name: 'untrusted', source: 'builtin' });
     // Only loopback in its own namespace (the PR's `network: host` would show the host's interfaces).
-    expect(ran.out.split('\n').filter((l) => l.includes(':')).map((l) => l.trim().split(':')[0])).toEqual(['lo']);
+    expect(
+      ran.out
+        .split('\n')
+        .filter((l) => l.includes(':'))
+        .map((l) => l.trim().split(':')[0]),
+    ).toEqual(['lo']);
   });
 
   it('sbx trust shows what it widens, and without a terminal refuses unless --yes', async () => {

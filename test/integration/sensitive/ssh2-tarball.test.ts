@@ -64,15 +64,18 @@ function fetchSsh2(root: string, env: Record<string, string>): string {
   return out;
 }
 
-beforeAll(() => {
-  if (SKIP_INTEGRATION) return;
-  requireIntegrationPrerequisites();
-  host = makeTestHost('ssh2');
-  chmodSync(host.root, 0o755);
-  pkg = fetchSsh2(host.root, host.env);
-  // eslint-disable-next-line no-console
-  if (skipReason) console.warn(`ssh2 tarball tests skipped: ${skipReason}`);
-}, 2 * NPM_MS + 10_000);
+beforeAll(
+  () => {
+    if (SKIP_INTEGRATION) return;
+    requireIntegrationPrerequisites();
+    host = makeTestHost('ssh2');
+    chmodSync(host.root, 0o755);
+    pkg = fetchSsh2(host.root, host.env);
+    // eslint-disable-next-line no-console
+    if (skipReason) console.warn(`ssh2 tarball tests skipped: ${skipReason}`);
+  },
+  2 * NPM_MS + 10_000,
+);
 
 afterAll(() => host?.cleanup());
 
@@ -93,7 +96,9 @@ describe.skipIf(SKIP_INTEGRATION)(`ssh2@${SSH2_VERSION} from its npm tarball`, (
       .map((m) => m.target.slice(fixtures.length + 1))
       .sort();
     expect(masked).toEqual(PRIVATE_FIXTURES);
-    expect(explained.lifted.unmasked).toEqual([{ path: join(fixtures, 'https_cert.pem'), by: 'content', what: 'certificate' }]);
+    expect(explained.lifted.unmasked).toEqual([
+      { path: join(fixtures, 'https_cert.pem'), by: 'content', what: 'certificate' },
+    ]);
   });
 
   it('with --unmask, the fixture-reading tests pass inside exactly as outside; the report says who unmasked what', async (ctx) => {

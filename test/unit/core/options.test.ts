@@ -150,7 +150,16 @@ describe('parseRunArgv', () => {
 
   it('stops at the first non-flag', () => {
     expect(parseRunArgv(['--verbose', 'make', '--jobs', '2'])).toEqual({
-      flags: { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [], allowPrivate: [], unmask: [], verbose: true },
+      flags: {
+        bind: [],
+        roBind: [],
+        env: [],
+        keepEnv: [],
+        allowDomain: [],
+        allowPrivate: [],
+        unmask: [],
+        verbose: true,
+      },
       command: ['make', '--jobs', '2'],
     });
   });

@@ -14,7 +14,12 @@ const SPKI = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
 const PKCS1_PUBLIC = rsa.publicKey.export({ type: 'pkcs1', format: 'pem' }) as string;
 const PKCS8 = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const PKCS1_PRIVATE = rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
-const ENCRYPTED = rsa.privateKey.export({ type: 'pkcs1', format: 'pem', cipher: 'aes-128-cbc', passphrase: 'x' }) as string;
+const ENCRYPTED = rsa.privateKey.export({
+  type: 'pkcs1',
+  format: 'pem',
+  cipher: 'aes-128-cbc',
+  passphrase: 'x',
+}) as string;
 
 /** `ssh-ed25519 BASE64 comment` from the raw public key (RFC 8709 wire format). */
 function opensshEd25519(comment = 'user@host'): string {
@@ -70,7 +75,9 @@ describe('publicKindOf', () => {
     expect(kind(opensshEd25519().replace('ssh-ed25519 ', 'ssh-rsa '))).toBeUndefined();
     expect(kind(`${opensshEd25519()}AWS_SECRET=abc\n`)).toBeUndefined();
     expect(kind('ssh-ed25519 AAAA\n')).toBeUndefined();
-    expect(kind('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n')).toBeUndefined();
+    expect(
+      kind('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n'),
+    ).toBeUndefined();
   });
 
   it('shows an RFC 4716 public key, with headers', () => {
@@ -80,7 +87,8 @@ describe('publicKindOf', () => {
   });
 
   it('is asked only of key and certificate names', () => {
-    for (const name of ['cert.pem', 'server.key', 'ca.crt', 'ca.CER', 'id_rsa.pub']) expect(PUBLIC_CANDIDATE_NAME.test(name)).toBe(true);
+    for (const name of ['cert.pem', 'server.key', 'ca.crt', 'ca.CER', 'id_rsa.pub'])
+      expect(PUBLIC_CANDIDATE_NAME.test(name)).toBe(true);
     for (const name of ['id_rsa', '.env', 'key.p12', 'pem.txt']) expect(PUBLIC_CANDIDATE_NAME.test(name)).toBe(false);
   });
 });

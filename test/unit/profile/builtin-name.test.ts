@@ -25,7 +25,11 @@ function hostilePr(ci: boolean): ProfileSearch {
 describe('builtin:NAME', () => {
   it('resolves to the built-in, never the project file of the same name', async () => {
     const resolved = await loadProfile('builtin:untrusted', hostilePr(true), 'test');
-    expect(resolved.location).toEqual({ name: 'untrusted', file: join(BUILTIN_PROFILES_DIR, 'untrusted.yaml'), source: 'builtin' });
+    expect(resolved.location).toEqual({
+      name: 'untrusted',
+      file: join(BUILTIN_PROFILES_DIR, 'untrusted.yaml'),
+      source: 'builtin',
+    });
     expect(resolved.trust).toEqual({ kind: 'builtin' });
     expect(resolved.profile.network).toBe('none');
   });
@@ -34,7 +38,9 @@ describe('builtin:NAME', () => {
     const error = await rejection(loadProfile('builtin:untrustd', hostilePr(false), 'test'));
     expect(error.code).toBe('PROFILE_NOT_FOUND');
     expect(error.message).toContain('did you mean "builtin:untrusted"');
-    expect((await rejection(loadProfile('builtin:../untrusted', hostilePr(false), 'test'))).code).toBe('PROFILE_NOT_FOUND');
+    expect((await rejection(loadProfile('builtin:../untrusted', hostilePr(false), 'test'))).code).toBe(
+      'PROFILE_NOT_FOUND',
+    );
   });
 });
 
@@ -68,12 +74,18 @@ describe('widenings', () => {
   it('names nothing for a profile that only narrows (control)', () => {
     const base = { network: { allow: ['a.test', 'b.test'] }, writable_roots: ['/w'] } as const;
     expect(widenings({ network: { allow: ['a.test'] }, seccomp: { preset: 'strict' } }, base)).toEqual([]);
-    expect(widenings({ network: { allow: ['a.test', 'c.test'], allow_private: ['10.0.0.5'] }, writable_roots: ['/w', '/x'] }, base)).toEqual([
-      'network allow list: c.test',
-      'private addresses the proxy may dial: 10.0.0.5',
-      'writable roots: /x',
-    ]);
-    expect(widenings({ mode: 'danger', secrets: [{ name: 'TOKEN' }] as never, network: { unix_sockets: ['/run/pg.sock'] } }, {})).toEqual([
+    expect(
+      widenings(
+        { network: { allow: ['a.test', 'c.test'], allow_private: ['10.0.0.5'] }, writable_roots: ['/w', '/x'] },
+        base,
+      ),
+    ).toEqual(['network allow list: c.test', 'private addresses the proxy may dial: 10.0.0.5', 'writable roots: /x']);
+    expect(
+      widenings(
+        { mode: 'danger', secrets: [{ name: 'TOKEN' }] as never, network: { unix_sockets: ['/run/pg.sock'] } },
+        {},
+      ),
+    ).toEqual([
       'mode: danger (the host filesystem, writable; needs --danger at run time)',
       'host unix sockets bound in: /run/pg.sock',
       'secrets injected: TOKEN',

@@ -8,7 +8,8 @@ import { makeTempDir } from '../../helpers/tmp.js';
 
 const UID = process.getuid!();
 const FACTS: HostNoticeFacts = { bootId: 'b1', uid: UID, cgroupLayout: 'cgroup /sys/fs/cgroup/memory' };
-const NOTICE = 'memory limit 2GiB and cpus limit 2 not enforced: cgroup v1 is not writable by uid 1001 (see sbx doctor)';
+const NOTICE =
+  'memory limit 2GiB and cpus limit 2 not enforced: cgroup v1 is not writable by uid 1001 (see sbx doctor)';
 
 describe('firstOnHost', () => {
   it('says a notice once, then not again on the same host; another notice is said', () => {

@@ -41,7 +41,9 @@ describe('scanSensitiveFiles: public keys and certificates, --unmask, sensitive.
       'fixtures/id_rsa',
       'fixtures/notes.key',
     ]);
-    expect(scan.unmasked).toEqual([{ path: join(root, 'fixtures/https_cert.pem'), by: 'content', what: 'certificate' }]);
+    expect(scan.unmasked).toEqual([
+      { path: join(root, 'fixtures/https_cert.pem'), by: 'content', what: 'certificate' },
+    ]);
   });
 
   it('a .crt is masked only when a rule names it; then a bundle over the read bound stays masked', () => {

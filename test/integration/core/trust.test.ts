@@ -93,7 +93,9 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
     expect(ran.r.code).toBe(0);
     expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
-    expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in; -p builtin:default names sbx's own)`);
+    expect(ran.r.err).toContain(
+      `sbx: profile "default" is the project's ${planted} (shadows the built-in; -p builtin:default names sbx's own)`,
+    );
     expect(ran.report.profile).toMatchObject({
       name: 'default',
       source: 'project',

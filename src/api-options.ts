@@ -24,6 +24,8 @@ const runRequest = {
   keepEnv: z.array(z.string()).optional(),
   network: z.enum(['none', 'host']).optional(),
   allowDomains: z.array(z.string()).optional(),
+  allowPrivate: z.array(z.string().min(1, 'must not be empty')).optional(),
+  unmask: z.array(z.string().min(1, 'must not be empty')).optional(),
   danger: z.boolean().optional(),
   allowSensitiveRoots: z.boolean().optional(),
   allowDenylistedCommands: z.boolean().optional(),

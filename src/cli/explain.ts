@@ -3,7 +3,14 @@ import { compile, type CommandDecision, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
 import { backendOf } from '../pipeline/backends.js';
 import type { Mount, Policy } from '../policy/types.js';
+import type { Lifted } from '../report/outcome.js';
 import { shellJoin } from './quote.js';
+
+/** Unmasked paths listed by `sbx explain`; --json has them all. */
+const UNMASKED_SHOWN = 20;
+
+/** A path from the workspace may hold control characters: quoted then, so it cannot repaint the terminal. */
+const quotePath = (p: string) => (/[\x00-\x1f\x7f-\x9f]/.test(p) ? JSON.stringify(p) : p);
 import { toRunOptions, type RunFlags } from './options.js';
 
 function describeMount(m: Mount): string {
@@ -55,6 +62,32 @@ function describeNetwork(n: Policy['network'], none: string): string {
   }
 }
 
+/** What the run lets in that sbx keeps out by default, one line each, with who asked (README "Sensitive files"). */
+export function describeLifted(lifted: Lifted): string[] {
+  const lines: string[] = [];
+  const shown = lifted.unmasked.slice(0, UNMASKED_SHOWN);
+  if (lifted.unmasked.length > 0)
+    lines.push(
+      `unmasked  ${lifted.unmasked.length} file${lifted.unmasked.length === 1 ? '' : 's'} a sensitive-file rule matched, shown as they are:`,
+    );
+  for (const u of shown) {
+    const by =
+      u.by === 'content'
+        ? `by its content (${u.what})`
+        : u.by === 'request'
+          ? 'by --unmask'
+          : "by the profile's sensitive.except";
+    lines.push(`  ${quotePath(u.path)}  ${by}`);
+  }
+  if (lifted.unmasked.length > shown.length)
+    lines.push(`  ... and ${lifted.unmasked.length - shown.length} more (--json lists them all)`);
+  for (const a of lifted.allowPrivate)
+    lines.push(
+      `private   ${a.address} may be dialled by the proxy (${a.by === 'request' ? '--allow-private' : "the profile's network.allow_private"})`,
+    );
+  return lines;
+}
+
 function describeRules(c: Policy['commands']): string {
   const allow = Object.keys(c.allow);
   return [
@@ -104,6 +137,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
+          lifted: compiled.lifted,
           gaps: await backend.gaps(compiled.policy),
         },
         null,
@@ -131,6 +165,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     `user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`,
   );
   out.push(`cwd       ${p.cwd}`);
+  out.push(...describeLifted(compiled.lifted));
   out.push('mounts (in order):');
   for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);

@@ -8,7 +8,8 @@ const HEADER = ['TIME', 'SESSION', 'PROFILE', 'BACKEND', 'EXIT', 'DURATION', 'VI
 const APPROVAL_WORDS: Record<Extract<AuditRecord, { type: 'approval' }>['decision'], string> = {
   once: 'approved once',
   always: 'approved always',
-  deny: 'denied',
+  deny: 'denied (10 minutes)',
+  'deny-once': 'denied once',
   refused: 'refused',
 };
 

@@ -14,6 +14,9 @@ export interface RunFlags {
   keepEnv: string[];
   network?: 'none' | 'host';
   allowDomain: string[];
+  /** Absent in flags built by hand (tests); the parsers always set them. */
+  allowPrivate?: string[];
+  unmask?: string[];
   danger?: boolean;
   allowSensitiveRoots?: boolean;
   allowDenylistedCommands?: boolean;
@@ -100,6 +103,20 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
     value: '<name[:port]>',
     multiple: true,
     description: 'also allow this destination through the egress proxy (repeatable; *.example.com globs)',
+  },
+  {
+    long: 'allow-private',
+    value: '<addr[:port]>',
+    multiple: true,
+    description:
+      'let the egress proxy dial this private or loopback address (repeatable; network.allow_private for this run)',
+  },
+  {
+    long: 'unmask',
+    value: '<glob>',
+    multiple: true,
+    description:
+      'show files matching this glob though a sensitive-file rule masks them (repeatable; sensitive.except for this run)',
   },
   {
     long: 'backend',
@@ -194,6 +211,8 @@ export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; com
     env: [],
     keepEnv: [],
     allowDomain: [],
+    allowPrivate: [],
+    unmask: [],
   };
   let i = 0;
   for (; i < args.length; i++) {
@@ -268,6 +287,8 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     keepEnv: flags.keepEnv,
     ...(flags.network ? { network: flags.network } : {}),
     ...(flags.allowDomain.length > 0 ? { allowDomains: flags.allowDomain } : {}),
+    ...(flags.allowPrivate?.length ? { allowPrivate: flags.allowPrivate } : {}),
+    ...(flags.unmask?.length ? { unmask: flags.unmask } : {}),
     danger: flags.danger ?? false,
     ...(flags.allowSensitiveRoots ? { allowSensitiveRoots: true } : {}),
     ...(flags.allowDenylistedCommands ? { allowDenylistedCommands: true } : {}),

@@ -16,6 +16,7 @@ Examples:
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
+  sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups
@@ -34,11 +35,13 @@ sha256 of the file and of every file it extends (the chain hash). Any change ref
 
   sbx profiles show ci          review the merged profile, its files and its chain hash
   sbx trust --dry-run ci        each file of its chain: the content, or the diff since you trusted it
-  sbx trust ci                  the same, and pin it
+  sbx trust ci                  the same, with what it widens over its built-in, then asks and pins it
+  sbx trust --yes ci            pin without asking (scripts; without a terminal --yes is required)
   sbx trust --list              every pin; whether its file changed since
   sbx trust --revoke .sbx/profiles/ci.yaml
 
-CI (no pin store): name the chain hash for the run, never "trust everything":
+CI (no pin store): name the chain hash for the run, never "trust everything"; for sbx's own profile
+whatever the repository defines, use -p builtin:NAME (e.g. -p builtin:untrusted):
   sbx run --trust-profile <sha256> -p ci -- make test
   SBX_TRUST_PROFILE=<sha256>[,<sha256>...] sbx run -p ci -- make test
 
@@ -60,6 +63,7 @@ export async function buildProgram(): Promise<Command> {
   await addExplainCommand(program);
   addProfilesCommands(program);
   addTrustCommand(program);
+  addApprovalsCommands(program);
   addLogCommand(program);
   addHostCommands(program);
   return program;
@@ -120,10 +124,41 @@ function addTrustCommand(program: Command): void {
     .option('--list', 'every trusted profile, its chain hash, and whether the file changed since')
     .option('--revoke <path>', 'forget the pin of this profile (name or path)')
     .option('--dry-run', 'show what would be trusted (the content, or the diff since it was trusted) and pin nothing')
+    .option('--yes', 'pin without asking for confirmation (needed without a terminal)')
     .addHelpText('after', TRUST_HELP)
     .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
       const { trustCommand } = await import('./trust.js');
       await trustCommand(name, flags);
+    });
+}
+
+function addApprovalsCommands(program: Command): void {
+  const approvals = program
+    .command('approvals')
+    .description('the remembered approval answers ("always", and "deny" for 10 minutes): list, revoke, clear');
+  approvals
+    .command('list')
+    .description('each remembered answer: profile, fingerprint, the command, the answer, when it expires')
+    .option('--json', 'one JSON record per line')
+    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
+      const { listApprovals } = await import('./approvals.js');
+      listApprovals(flags);
+    });
+  approvals
+    .command('revoke')
+    .description('forget the answer whose fingerprint starts with PREFIX (the next run asks again)')
+    .argument('<prefix>', 'a fingerprint, or an unambiguous prefix of one (4+ hex digits)')
+    .action(async (prefix: string) => {
+      const { revokeApproval } = await import('./approvals.js');
+      await revokeApproval(prefix);
+    });
+  approvals
+    .command('clear')
+    .description('forget every remembered answer (asks on a terminal)')
+    .option('--yes', 'do not ask: needed without a terminal')
+    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
+      const { clearApprovals } = await import('./approvals.js');
+      await clearApprovals(flags);
     });
 }
 

@@ -26,15 +26,20 @@ function printable(text: string): string {
   return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
 }
 
+/**
+ * Only an explicit word is remembered: `a` for good, `d` for 10 minutes. Enter, and anything not
+ * understood, denies this time only: a stray keystroke must neither approve nor lock a command out.
+ */
 function answerOf(line: string): ApprovalAnswer {
   const word = line.trim().toLowerCase();
   if (word === 'o' || word === 'once') return 'once';
   if (word === 'a' || word === 'always') return 'always';
-  return 'deny';
+  if (word === 'd' || word === 'deny') return 'deny';
+  return 'deny-once';
 }
 
 /** Read up to the first newline; EOF or an error first counts as no answer (deny). */
-function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
+export function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
   // An input that already ended (a second question after EOF) would never emit 'end' again.
   if ((input as { readableEnded?: boolean }).readableEnded) return Promise.resolve(undefined);
   return new Promise((resolve) => {
@@ -60,7 +65,7 @@ function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
   });
 }
 
-/** Ask whether to run `argv`. Anything but o/once/a/always, including EOF, is a denial. */
+/** Ask whether to run `argv`. Anything but o/once/a/always, including EOF, is a denial; only d/deny is remembered. */
 export async function askApproval(q: ApprovalRequest, io: PromptIo): Promise<ApprovalAnswer> {
   const profile = printable(q.profile);
   io.output.write(
@@ -68,13 +73,13 @@ export async function askApproval(q: ApprovalRequest, io: PromptIo): Promise<App
       `sbx: approval needed (profile ${profile})`,
       `  command: ${shellJoin(q.argv)}`,
       `  reason:  ${printable(q.reason)}`,
-      `[o]nce  [a]lways for profile ${profile}  [d]eny (default): `,
+      `[o]nce  [a]lways for profile ${profile}  [d]eny for 10 minutes  [Enter] deny this time: `,
     ].join('\n'),
   );
   const line = await readLine(io.input);
   // At EOF the user's terminal line still ends in the question.
   if (line === undefined) io.output.write('\n');
-  return line === undefined ? 'deny' : answerOf(line);
+  return line === undefined ? 'deny-once' : answerOf(line);
 }
 
 /** The controlling terminal for reading and writing, or undefined when there is none (cron, CI, setsid). */

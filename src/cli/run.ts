@@ -20,6 +20,7 @@ import { isSbxError, SbxError } from '../errors.js';
 import { writableRootHolding } from '../report/report-file.js';
 import { limitNotices } from '../report/limit-lines.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
+import { userDirs } from '../runtime/user-dirs.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
 interface ReportTarget {
@@ -210,11 +211,22 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
+/** The notices this host has not been told yet (loaded only when there is one). */
+async function onceOnHost(notices: string[]): Promise<string[]> {
+  if (notices.length === 0) return [];
+  const { firstOnHost, probeNoticeFacts } = await import('../runtime/notices.js');
+  const uid = process.getuid?.() ?? 0;
+  const stateDir = join(userDirs(process.env).stateHome, 'sbx');
+  return firstOnHost(notices, { stateDir, uid, facts: probeNoticeFacts(uid) });
+}
+
 /** A project or user profile never hides a built-in silently. */
 function noteShadowing(profile: ProfileInfo): void {
   if (!profile.shadows) return;
   const whose = profile.source === 'project' ? "the project's" : 'your';
-  process.stderr.write(`sbx: profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in)\n`);
+  process.stderr.write(
+    `sbx: profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in; -p builtin:${profile.name} names sbx's own)\n`,
+  );
 }
 
 export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
@@ -283,6 +295,15 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         `sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`,
       );
     }
+    if (flags.verbose && outcome.lifted?.unmasked.length) {
+      const by = { profile: 'sensitive.except', request: '--unmask', content: 'public content' } as const;
+      const shown = outcome.lifted.unmasked
+        .slice(0, 10)
+        .map((u) => `${JSON.stringify(u.path)} (${by[u.by]})`)
+        .join(' ');
+      const more = outcome.lifted.unmasked.length > 10 ? ' ...' : '';
+      process.stderr.write(`sbx: shown though a sensitive-file rule matched: ${shown}${more}\n`);
+    }
   } catch (error) {
     if (!isSbxError(error) || !error.run || error.code === 'REPORT_FILE') throw error;
     // Refused before the policy was derived: nothing ran, the file is opened now.
@@ -300,8 +321,9 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   }
   if (target) emitReport(target, report);
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
-  // Limits the profile asked for that this host cannot enforce: said on every run, not only failed ones.
-  for (const line of limitNotices(report)) process.stderr.write(`sbx: ${line}\n`);
+  // Limits the profile asked for that this host cannot enforce: said once per host (runtime/notices.ts),
+  // whether the run failed or not; the report and `sbx doctor` always say it.
+  for (const line of await onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report).join('\n') + '\n');
   }

@@ -7,7 +7,16 @@ import { resolve } from 'node:path';
 import { profileSearch } from '../api.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { readGuarded } from '../profile/guarded-read.js';
-import { isPathLike, loadProfile, locateProfile, PROFILE_MAX_BYTES, type ResolvedProfile } from '../profile/load.js';
+import {
+  BUILTIN_PREFIX,
+  isPathLike,
+  loadProfile,
+  locateProfile,
+  PROFILE_MAX_BYTES,
+  type ProfileSearch,
+  type ResolvedProfile,
+} from '../profile/load.js';
+import { widenings } from '../profile/widen.js';
 import { changedFiles, needsPin } from '../profile/trust.js';
 import { readTrustStore, writeTrustStore, type TrustPin, type TrustStore } from '../profile/trust-store.js';
 import { VERSION } from '../version.js';
@@ -19,6 +28,8 @@ export interface TrustFlags {
   revoke?: string;
   /** Show what would be trusted (content, or the diff against the pin) and pin nothing. */
   dryRun?: boolean;
+  /** Pin without asking (needed without a terminal). */
+  yes?: boolean;
 }
 
 /** Lines shown of a new file, or of a diff: enough to review a profile, bounded for a hostile one. */
@@ -79,7 +90,36 @@ function pinOf(resolved: ResolvedProfile): TrustPin {
   };
 }
 
-async function trustProfile(name: string, storeFile: string, dryRun: boolean): Promise<void> {
+/**
+ * The built-in a project profile is measured against: the one it shadows, else the nearest built-in
+ * it extends, else `default` (what a run without -p uses).
+ */
+function baseBuiltin(resolved: ResolvedProfile): string {
+  if (resolved.shadows) return resolved.name;
+  return resolved.chain.findLast((l) => l.source === 'builtin')?.name ?? 'default';
+}
+
+/** What the profile widens over its built-in, before the user is asked to pin it. */
+async function showWidenings(resolved: ResolvedProfile, search: ProfileSearch): Promise<void> {
+  const base = baseBuiltin(resolved);
+  const builtin = await loadProfile(`${BUILTIN_PREFIX}${base}`, search, VERSION, { review: true });
+  const lines = widenings(resolved.profile, builtin.profile);
+  const how = resolved.shadows
+    ? 'shadows'
+    : resolved.chain.some((l) => l.source === 'builtin')
+      ? 'extends'
+      : 'compared with';
+  if (lines.length === 0) {
+    out(
+      `sbx: compared with the built-in "${base}" it ${how === 'compared with' ? 'replaces as default' : how}, it widens nothing`,
+    );
+    return;
+  }
+  out(`sbx: WIDENS the built-in "${base}" (which it ${how === 'compared with' ? 'is compared with' : how}):`);
+  for (const line of lines) out(`  - ${line}`);
+}
+
+async function trustProfile(name: string, storeFile: string, dryRun: boolean, yes: boolean): Promise<void> {
   const search = profileSearch(process.cwd(), process.env);
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
@@ -102,9 +142,17 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean): P
   const again = previous ? ' again (it changed since you trusted it)' : '';
   out(`sbx: ${verb} profile "${resolved.name}"${again}: every file of its chain, ancestors first:`);
   showChain(resolved, previous);
+  await showWidenings(resolved, search);
   if (dryRun) {
     out(`sbx: nothing pinned (--dry-run); chain sha256 ${resolved.hash}`);
     return;
+  }
+  if (!yes) {
+    const { confirmOnTerminal } = await import('./approvals.js');
+    await confirmOnTerminal(
+      `sbx: trust profile "${printable(resolved.name)}" as shown?`,
+      `sbx trust ${printable(name)}`,
+    );
   }
   writeTrustStore(storeFile, uid(), { ...store, pins: { ...store.pins, [top.real]: pinOf(resolved) } });
   out(`sbx: trusted: chain sha256 ${resolved.hash}`);
@@ -162,5 +210,5 @@ export async function trustCommand(name: string | undefined, flags: TrustFlags):
   }
   if (flags.list) return list(storeFile);
   if (flags.revoke !== undefined) return revoke(flags.revoke, storeFile);
-  await trustProfile(name ?? 'default', storeFile, flags.dryRun ?? false);
+  await trustProfile(name ?? 'default', storeFile, flags.dryRun ?? false, flags.yes ?? false);
 }

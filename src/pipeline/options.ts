@@ -2,6 +2,7 @@
 // learns as it goes. Types only.
 import type { RunFacts } from '../errors.js';
 import type { RunRequest } from '../policy/derive.js';
+import type { Lifted } from '../report/outcome.js';
 import type { Policy } from '../policy/types.js';
 import type { ProfileSource } from '../profile/load.js';
 import type { Approver } from '../runtime/command-gate.js';
@@ -12,6 +13,11 @@ import type { BackendChoice, Launcher } from './backends.js';
 import type { Door } from '../preflight/advice.js';
 
 export interface CompileOptions extends RunRequest {
+  /**
+   * Globs (relative to each mounted tree, as in the profile's sensitive.except) of files shown though a
+   * sensitive-file rule would mask them, for this run only (`--unmask`). The report lists what they let in.
+   */
+  unmask?: string[];
   /** Profile name or path. Default: `default`. */
   profile?: string;
   /** The launcher; overrides the profile's `backend`. auto: bwrap when installed, else nsjail. Default: bwrap. */
@@ -104,4 +110,8 @@ export interface Compiled {
   launcher: Launcher;
   /** What the command rules say of this command (an `ask` is put to the user only by run()). */
   commandDecision: CommandDecision;
+  /** What this run lets in that sbx keeps out by default, and who asked for it. */
+  lifted: Lifted;
 }
+
+export type { Lifted };

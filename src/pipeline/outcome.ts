@@ -5,7 +5,7 @@ import type { PlannedLimit } from '../limits/plan.js';
 import { isCredentialName } from '../policy/env.js';
 import type { Violation } from '../policy/violation.js';
 import { redactArgv } from '../report/ledger.js';
-import type { CapturedText, Outcome } from '../report/outcome.js';
+import type { CapturedText, Lifted, Outcome } from '../report/outcome.js';
 import type { CollectedLimits } from '../runtime/cgroup/apply.js';
 import type { EgressStats } from '../runtime/network/index.js';
 import type { LaunchResult } from './backends.js';
@@ -20,6 +20,7 @@ export interface RunRecord {
   backend: Outcome['backend'];
   approximations: string[];
   warnings: string[];
+  lifted: Lifted;
   derived: Derived;
   secretEnv: Record<string, string>;
   limits: PlannedLimits | undefined;
@@ -90,6 +91,7 @@ export async function outcomeOf(r: RunRecord, options: RunOptions): Promise<Outc
     droppedEnv: policy.env.dropped.map((d) => d.name),
     secrets: policy.env.secrets,
     masked: maskedPaths(r),
+    lifted: r.lifted,
     ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
     ...(captured ? { captured } : {}),
   };

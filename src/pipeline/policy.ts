@@ -32,8 +32,10 @@ import { sessionBase } from '../runtime/session.js';
 import { fitMasks } from '../runtime/mask-fit.js';
 import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
+import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
 import { packageRoot } from '../package-root.js';
-import type { CompileOptions } from './options.js';
+import { compileEgressRules } from '../policy/egress.js';
+import type { CompileOptions, Lifted } from './options.js';
 import type { Prepared } from './prepare.js';
 import { WarmCache } from './warm.js';
 
@@ -95,12 +97,12 @@ function pinnedIdentity(root: string, pins: Pins): string | undefined {
  */
 async function scanSensitive(
   roots: string[],
-  resolved: ResolvedProfile,
+  ruleInput: SensitiveRuleInput,
   rules: SensitiveRules,
   pins: Pins,
   warm: boolean,
 ): Promise<Sensitive> {
-  if (roots.length === 0) return { masks: [], protect: [], views: [] };
+  if (roots.length === 0) return { masks: [], protect: [], views: [], unmasked: [] };
   // The tree that will be mounted, not whatever the path holds by the time it is walked.
   const walkVia = (root: string) => {
     const fd = pins.fdOf(root);
@@ -113,10 +115,7 @@ async function scanSensitive(
     return { ...found, masks: fitMasks(found.masks, roots, opts) };
   };
   if (!warm) return scan();
-  const key = JSON.stringify([
-    resolved.profile.sensitive ?? {},
-    roots.map((root) => [root, pinnedIdentity(root, pins)]),
-  ]);
+  const key = JSON.stringify([ruleInput, roots.map((root) => [root, pinnedIdentity(root, pins)])]);
   // Each directory is watched before the scan reads it or a file in it; a file whose link count the
   // scan read is watched itself (runtime/hard-links.ts).
   return sensitiveCache.get(key, (w) =>
@@ -232,10 +231,13 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const needsRules = scanRoots.length > 0 || worktree !== undefined;
-  const rules = needsRules ? await loadSensitiveRules(profile.sensitive ?? {}, p.search.cacheDir) : undefined;
+  // The run's --unmask globs are sensitive.except for this run only, kept apart so the report can say who let a file in.
+  const unmask = options.unmask ?? [];
+  const ruleInput = { ...(profile.sensitive ?? {}), ...(unmask.length > 0 ? { unmask } : {}) };
+  const rules = needsRules ? await loadSensitiveRules(ruleInput, p.search.cacheDir) : undefined;
   const scanned = rules
-    ? await scanSensitive(scanRoots, resolved, rules, pins, warm)
-    : { masks: [], protect: [], views: [] };
+    ? await scanSensitive(scanRoots, ruleInput, rules, pins, warm)
+    : { masks: [], protect: [], views: [], unmasked: [] };
   const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
@@ -267,6 +269,7 @@ function withCommonDir(scanned: Sensitive, commonDir: string, rules: SensitiveRu
     masks: [...scanned.masks, ...common.masks],
     protect: [...scanned.protect, ...common.protect],
     views: [...scanned.views, ...common.views],
+    ...(scanned.unmasked ? { unmasked: scanned.unmasked } : {}),
   };
 }
 
@@ -274,8 +277,47 @@ export function policyHash(policy: Policy): string {
   return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
 }
 
+/**
+ * --allow-private checked as a flag before anything is probed: its entries are compiled with the
+ * profile's allow_private (policy/egress.ts), whose error would name a profile key the user never wrote.
+ */
+function checkAllowPrivate(given: readonly string[]): void {
+  for (const entry of given) {
+    try {
+      compileEgressRules({ allow: [], deny: [], allowPrivate: [entry] });
+    } catch {
+      throw new SbxError('USAGE', `--allow-private ${entry}: not an IP address with optional port`, {
+        hint: 'write 10.0.0.5, 10.0.0.5:5432, fd00::5 or [fd00::5]:5432 (host names are not accepted here)',
+      });
+    }
+  }
+}
+
+/** An allow-list network is the only one whose proxy reads allow_private: elsewhere the flag would be silently dropped. */
+function refuseIdleAllowPrivate(policy: Policy, given: readonly string[]): void {
+  if (given.length === 0 || policy.network.kind === 'filtered') return;
+  const why = policy.network.kind === 'host' ? 'shares the host network' : 'has no network';
+  throw new SbxError('USAGE', `--allow-private ${given.join(' ')}: this run ${why}, so there is no proxy to allow it`, {
+    hint: 'name the destination too, e.g. --allow-domain 10.0.0.5:5432 --allow-private 10.0.0.5:5432',
+  });
+}
+
+/** What this run lets in that sbx keeps out by default (sbx explain and the report): files and private addresses, by whom. */
+export function liftedOf(derived: Derived, options: CompileOptions): Lifted {
+  const net = derived.policy.network;
+  const given = new Set(options.allowPrivate ?? []);
+  return {
+    unmasked: derived.host.sensitiveFiles.unmasked ?? [],
+    allowPrivate:
+      net.kind === 'filtered'
+        ? net.rules.allowPrivate.map((e) => ({ address: e.text, by: given.has(e.text) ? 'request' : 'profile' }))
+        : [],
+  };
+}
+
 export async function derive(input: PolicyInput): Promise<Derived> {
   const { options, resolved, pins } = input;
+  checkAllowPrivate(options.allowPrivate ?? []);
   const { host, vars } = await probeHost(input);
   const policy = derivePolicy({
     profileName: resolved.name,
@@ -285,6 +327,7 @@ export async function derive(input: PolicyInput): Promise<Derived> {
     host,
     vars,
   });
+  refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
   // now, and refused if they no longer resolve to themselves.
   for (const m of policy.mounts) {

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { ProfileSearch } from '../profile/load.js';
+import { isCi } from '../profile/trust.js';
 import { trustStoreFile } from '../profile/trust-store.js';
 import { userDirs } from '../runtime/user-dirs.js';
 import { packageRoot } from '../package-root.js';
@@ -51,7 +52,7 @@ export function profileSearch(
     configHome: dirs.configHome,
     builtinDir: join(packageRoot(), 'profiles'),
     ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(dirs.cacheHome, 'sbx') }),
-    trust: { storeFile: trustStoreFile(dirs.stateHome), hashes: trustedHashes(trustProfiles, env) },
+    trust: { storeFile: trustStoreFile(dirs.stateHome), hashes: trustedHashes(trustProfiles, env), ci: isCi(env) },
   };
 }
 

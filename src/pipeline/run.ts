@@ -22,7 +22,7 @@ import { compileRunLaunch } from './launch.js';
 import { enforcedLimits, planRunLimits } from './limits.js';
 import type { CompileOptions, Compiled, KnownFacts, RunHooks, RunOptions } from './options.js';
 import { outcomeOf } from './outcome.js';
-import { type Derived, derive } from './policy.js';
+import { type Derived, derive, liftedOf } from './policy.js';
 import { type Prepared, prepare } from './prepare.js';
 import { loadRunSecrets } from './secrets.js';
 import { openRunSession } from './session.js';
@@ -79,7 +79,8 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
     const { policy, host } = r.derived;
     const commandDecision = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
     const profile = describeProfile(r.profile);
-    return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision };
+    const lifted = liftedOf(r.derived, options);
+    return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
   } finally {
     await cleanup.unwind();
   }
@@ -136,7 +137,8 @@ async function runResolved(
   });
   const approximations = await r.backend.approximations(policy);
   const profile = describeProfile(r.profile);
-  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings };
+  const lifted = liftedOf(r.derived, options);
+  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings, lifted };
   return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
 }
 

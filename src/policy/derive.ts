@@ -33,6 +33,8 @@ export interface RunRequest {
   network?: 'none' | 'host';
   /** `--allow-domain`: added to the profile's allow list (and turns `none` into a filtered network). */
   allowDomains?: string[];
+  /** `--allow-private`: added to the profile's network.allow_private (an allow-list network only). */
+  allowPrivate?: string[];
   /** `--danger`: the only way to get mode: danger. */
   danger?: boolean;
   /** `--allow-sensitive-roots`: credential stores may be bound, and are not masked. */
@@ -832,7 +834,7 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
         : {};
   const allow = [...(spec.allow ?? []), ...domains];
   const deny = spec.deny ?? [];
-  const allowPrivate = spec.allow_private ?? [];
+  const allowPrivate = [...(spec.allow_private ?? []), ...(request.allowPrivate ?? [])];
   return {
     kind: 'filtered',
     // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the

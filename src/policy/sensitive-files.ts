@@ -34,8 +34,10 @@ import {
 export interface SensitiveRuleInput {
   /** Profile globs masked (as credential names are, whatever the file holds), added to the built-ins. */
   files?: readonly string[];
-  /** Profile globs never masked, added to the built-in exceptions. */
+  /** Profile globs never masked, added to the built-in exceptions (`sensitive.except`). */
   except?: readonly string[];
+  /** This run's globs never masked (`--unmask`, the library's `unmask`): sensitive.except for one run. */
+  unmask?: readonly string[];
   /** Profile directories (globs) the scan does not enter, added to DEFAULT_SKIP_DIRS. */
   skip?: readonly string[];
 }
@@ -146,7 +148,9 @@ export function compileSensitiveRuleData(input: SensitiveRuleInput = {}): Sensit
     hint: compileRuleSet(BUILTIN_HINT_GLOBS),
     gitConfig: compileRuleSet(BUILTIN_GIT_CONFIG_GLOBS),
     source: { source: `\\.(?:${SOURCE_EXTENSIONS.join('|')})$`, flags: 'i' },
-    except: compileRuleSet([...BUILTIN_EXCEPT_GLOBS, ...(input.except ?? [])]),
+    except: compileRuleSet(BUILTIN_EXCEPT_GLOBS),
+    exceptProfile: compileRuleSet(input.except ?? []),
+    unmask: compileRuleSet(input.unmask ?? []),
     protect: compileRuleSet(BUILTIN_PROTECT_GLOBS),
     skip: unionOf(skipPatterns.map((p) => normaliseGlob(p).glob).flatMap((g) => [g, `${g}/**`])),
     skipLiterals: literalFilter(skipPatterns),

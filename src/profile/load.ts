@@ -62,6 +62,8 @@ export interface LoadOptions {
 }
 
 const PROFILE_EXT = '.yaml';
+/** `-p builtin:NAME` names sbx's own profile whatever a project or the user defines (locateBuiltin). */
+export const BUILTIN_PREFIX = 'builtin:';
 const CACHE_FORMAT = 3;
 /** A profile is a short YAML file; this bounds what a hostile one (or /dev/zero) can make sbx read. */
 export const PROFILE_MAX_BYTES = 256 * 1024;
@@ -136,6 +138,7 @@ export function locateProfile(
   relativeTo?: string,
   skipFile?: string,
 ): ProfileLocation {
+  if (name.startsWith(BUILTIN_PREFIX)) return locateBuiltin(name.slice(BUILTIN_PREFIX.length), search);
   if (isPathLike(name)) {
     const file = isAbsolute(name) ? name : resolve(relativeTo ?? search.cwd, name);
     if (!existsSync(file)) {
@@ -169,6 +172,34 @@ export function locateProfile(
       hint: `known profiles: ${known.join(', ')}; or pass a file path`,
     },
   );
+}
+
+/**
+ * `builtin:NAME`: sbx's own profile, never a project's or the user's of the same name. CI names the
+ * built-in this way, so a pull request that adds `.sbx/profiles/untrusted.yaml` cannot shadow it
+ * (issue 24). The built-in's own `extends` resolve among the built-ins, as always.
+ */
+function locateBuiltin(name: string, search: ProfileSearch): ProfileLocation {
+  const file = join(search.builtinDir, name + PROFILE_EXT);
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) && existsSync(file)) return { name, file, source: 'builtin' };
+  const known = listBuiltins(search);
+  const suggestion = closest(name, known);
+  throw new SbxError(
+    'PROFILE_NOT_FOUND',
+    `no built-in profile "${name}"${suggestion ? ` (did you mean "${BUILTIN_PREFIX}${suggestion}"?)` : ''}`,
+    { hint: `built-in profiles: ${known.map((n) => BUILTIN_PREFIX + n).join(', ')}` },
+  );
+}
+
+function listBuiltins(search: ProfileSearch): string[] {
+  try {
+    return readdirSync(search.builtinDir)
+      .filter((e) => e.endsWith(PROFILE_EXT))
+      .map((e) => e.slice(0, -PROFILE_EXT.length))
+      .sort();
+  } catch {
+    return [];
+  }
 }
 
 /** Every profile visible from `cwd`, first hit per name (the one `--profile NAME` would use). */
@@ -390,8 +421,12 @@ export async function loadProfile(
   }));
   const hash = sha256(chain.map((l) => l.sha256).join('\0'));
   const trust = judgeTrust(chain, hash, search.trust, invokingUid());
-  if (trust.kind === 'untrusted' && !options.review) throw untrustedError(location.name, chain, hash, trust.pin);
   const shadows = shadowedBuiltin(location, search);
+  if (trust.kind === 'untrusted' && !options.review)
+    throw untrustedError(location.name, chain, hash, trust.pin, {
+      shadows: shadows !== undefined,
+      ci: search.trust?.ci ?? false,
+    });
   return {
     name: location.name,
     location,

@@ -12,6 +12,13 @@ export interface TrustContext {
   storeFile: string;
   /** Chain hashes trusted for this invocation only (CI): --trust-profile, SBX_TRUST_PROFILE. */
   hashes: readonly string[];
+  /** Running in CI (CI=true or GITHUB_ACTIONS=true): a refusal never offers to trust a file that shadows a built-in. */
+  ci?: boolean;
+}
+
+/** CI=true or GITHUB_ACTIONS=true, as GitHub Actions, GitLab CI, CircleCI and others set them. */
+export function isCi(env: Record<string, string | undefined>): boolean {
+  return env.CI === 'true' || env.GITHUB_ACTIONS === 'true';
 }
 
 export type TrustState =
@@ -72,10 +79,20 @@ export function untrustedError(
   chain: readonly ChainLink[],
   hash: string,
   pin: TrustPin | undefined,
+  context: { shadows: boolean; ci: boolean } = { shadows: false, ci: false },
 ): SbxError {
   const top = chain[chain.length - 1]!;
   const project = chain.filter(needsPin).map((l) => l.real);
   const what = `project profile "${name}" (${project.join(', ')})`;
+  // In CI the project is usually a pull request: a file named like a built-in there is the
+  // attacker's, and a hint naming its hash would invite trusting it. No hash, no trust command.
+  if (context.shadows && context.ci) {
+    return new SbxError(
+      'PROFILE_UNTRUSTED',
+      `${what} shadows the built-in "${name}" and is not trusted; in CI it is refused without an offer to trust it`,
+      { hint: `run sbx's own profile with -p builtin:${name}` },
+    );
+  }
   const message = pin
     ? `${what} changed since you trusted it: ${changedFiles(chain, pin)
         .map((c) => `${c.file} ${short(c.before)} → ${short(c.after)}`)
@@ -85,7 +102,8 @@ export function untrustedError(
   const review = pin
     ? `see the change with \`sbx trust --dry-run ${ref}\``
     : `review it with \`sbx profiles show ${ref}\``;
+  const builtin = context.shadows ? `; for sbx's own, -p builtin:${name}` : '';
   return new SbxError('PROFILE_UNTRUSTED', message, {
-    hint: `${review}, then \`sbx trust ${ref}\` (CI: --trust-profile ${hash} or SBX_TRUST_PROFILE)`,
+    hint: `${review}, then \`sbx trust ${ref}\` (CI: --trust-profile ${hash} or SBX_TRUST_PROFILE)${builtin}`,
   });
 }

@@ -52,7 +52,7 @@ export type AuditRecord =
   | (RecordBase & {
       type: 'approval';
       fingerprint: string;
-      decision: 'once' | 'always' | 'deny' | 'refused';
+      decision: 'once' | 'always' | 'deny' | 'deny-once' | 'refused';
       by: 'user' | 'stored' | 'no-tty' | 'policy';
     });
 

@@ -62,9 +62,23 @@ export interface Outcome {
   secrets: string[];
   /** Paths inside the sandbox hidden as sensitive files (.env, *.pem, .git/config, ...). */
   masked: string[];
+  /** What this run let in that sbx keeps out by default, and who asked (empty lists: nothing). */
+  lifted?: Lifted;
   /** Capture mode: the raw streams (up to 64 MiB each). */
   stdout?: Buffer;
   stderr?: Buffer;
   /** Capture mode: each stream bounded (captureLimitBytes) and scrubbed of secrets: what the JSON report carries. */
   captured?: { stdout: CapturedText; stderr: CapturedText };
+}
+
+/**
+ * What a run lets in that sbx keeps out by default, and who asked for it. `unmasked`: host paths a
+ * sensitive-file rule matched that the sandbox sees as they are, let in by the profile's
+ * sensitive.except, the run's `unmask` (request), or their content (a certificate or public key).
+ * `allowPrivate`: non-public addresses the egress proxy may dial, from network.allow_private or
+ * the run's `allowPrivate`.
+ */
+export interface Lifted {
+  unmasked: { path: string; by: 'profile' | 'request' | 'content'; what?: 'certificate' | 'public key' }[];
+  allowPrivate: { address: string; by: 'profile' | 'request' }[];
 }

@@ -96,6 +96,27 @@ export const reportSchema = z
     droppedEnv: z.array(z.string()).optional().describe('Names (never values) of variables kept out of the sandbox'),
     secrets: z.array(z.string()).optional().describe('Names of injected secrets (never values)'),
     masked: z.strictObject({ count: z.number().int().min(0), paths: z.array(z.string()) }).optional(),
+    unmasked: z
+      .strictObject({
+        count: z.number().int().min(0),
+        paths: z.array(
+          z.strictObject({
+            path: z.string(),
+            by: z.enum(['profile', 'request', 'content']),
+            what: z.enum(['certificate', 'public key']).optional(),
+          }),
+        ),
+      })
+      .optional()
+      .describe(
+        "files a sensitive-file rule matched that the sandbox saw: let in by the profile's sensitive.except, the run's --unmask (request), or their public content",
+      ),
+    allowPrivate: z
+      .array(z.strictObject({ address: z.string(), by: z.enum(['profile', 'request']) }))
+      .optional()
+      .describe(
+        'private addresses the egress proxy could dial: from network.allow_private (profile) or --allow-private (request)',
+      ),
     captured: z
       .strictObject({ stdout: capturedText, stderr: capturedText })
       .optional()

@@ -1,6 +1,6 @@
 // Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
 import { writeSync } from 'node:fs';
-import type { Outcome } from './outcome.js';
+import type { Lifted, Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation } from '../policy/violation.js';
 import { refusalEnding } from './ending.js';
@@ -46,6 +46,10 @@ export interface Report {
   secrets?: string[];
   /** Sensitive files hidden in the sandbox: how many, and the first MASKED_SHOWN of their paths inside. */
   masked?: { count: number; paths: string[] };
+  /** Files a sensitive-file rule matched that the sandbox saw anyway, and who let them in: how many, and the first MASKED_SHOWN. */
+  unmasked?: { count: number; paths: Lifted['unmasked'] };
+  /** Private addresses the egress proxy could dial, and who allowed each. */
+  allowPrivate?: Lifted['allowPrivate'];
   /** --capture: each stream bounded and scrubbed. */
   captured?: Outcome['captured'];
   error?: { code: string; message: string; hint?: string };
@@ -73,6 +77,10 @@ export function reportFromOutcome(outcome: Outcome): Report {
     droppedEnv: outcome.droppedEnv,
     ...(outcome.secrets.length > 0 ? { secrets: outcome.secrets } : {}),
     masked: { count: outcome.masked.length, paths: outcome.masked.slice(0, MASKED_SHOWN) },
+    ...(outcome.lifted?.unmasked.length
+      ? { unmasked: { count: outcome.lifted.unmasked.length, paths: outcome.lifted.unmasked.slice(0, MASKED_SHOWN) } }
+      : {}),
+    ...(outcome.lifted?.allowPrivate.length ? { allowPrivate: outcome.lifted.allowPrivate } : {}),
     ...(outcome.captured ? { captured: outcome.captured } : {}),
   };
 }
@@ -113,6 +121,20 @@ function formatDuration(ms: number | undefined): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/**
+ * Each distinct violation once, in order of first occurrence, with how often it happened: a client
+ * that retries a refused destination (curl, pip, npm) repeats the same refusal (issue 24: one
+ * refusal printed 10 times). The report keeps every occurrence.
+ */
+export function distinctViolations(violations: readonly Violation[]): { line: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const v of violations) {
+    const line = `${v.phase} ${v.kind} (${v.rule}): ${v.detail}`;
+    counts.set(line, (counts.get(line) ?? 0) + 1);
+  }
+  return [...counts].map(([line, count]) => ({ line, count }));
+}
+
 /** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
 export function summaryLines(report: Report): string[] {
   const exit = report.exitCode;
@@ -127,10 +149,11 @@ export function summaryLines(report: Report): string[] {
   const lines = [
     `sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`,
   ];
-  for (const v of report.violations.slice(0, VIOLATIONS_SHOWN)) {
-    lines.push(`sbx:   ${v.phase} ${v.kind} (${v.rule}): ${v.detail}`);
+  const distinct = distinctViolations(report.violations);
+  for (const { line, count } of distinct.slice(0, VIOLATIONS_SHOWN)) {
+    lines.push(`sbx:   ${line}${count > 1 ? ` (${count} times)` : ''}`);
   }
-  const more = report.violations.length - VIOLATIONS_SHOWN;
+  const more = distinct.length - VIOLATIONS_SHOWN;
   if (more > 0) {
     lines.push(`sbx:   and ${more} more violation${more === 1 ? '' : 's'}: the report lists them all (--report-fd)`);
   }
@@ -142,7 +165,8 @@ export function summaryLines(report: Report): string[] {
     const shown = masked.paths.slice(0, MASKED_IN_SUMMARY).map(quote);
     const more = masked.count > shown.length ? `, and ${masked.count - shown.length} more` : '';
     const files = masked.count === 1 ? '1 sensitive file was' : `${masked.count} sensitive files were`;
-    const where = 'if the command needed one, see `sensitive` in the profile, or --verbose';
+    const where =
+      'if the command needed one, let it in with --unmask GLOB (or sensitive.except in the profile); --verbose lists them';
     lines.push(`sbx: ${files} masked (${shown.join(', ')}${more}); ${where}`);
   }
   return lines;

@@ -1,6 +1,8 @@
 // Remembered approval answers (docs/DESIGN.md, "Approvals"): "always" allows a command for a
 // profile for good; "deny" refuses it again without asking for DENY_TTL_MS, so a command that keeps
-// retrying cannot wear the user down with prompts (no silent approval loops).
+// retrying cannot wear the user down with prompts (no silent approval loops). Only explicit answers
+// are remembered: Enter at the prompt is "deny once" and leaves nothing behind (issue 24). `sbx
+// approvals` lists, revokes and clears them.
 // One JSON file per user; several sbx processes may answer at once, so every write re-reads, merges
 // and replaces the file under a lock, and never drops another process's decision.
 import { createHash, randomBytes } from 'node:crypto';
@@ -32,6 +34,8 @@ export const STALE_LOCK_MS = 10_000;
 /** Give up on the lock after this long (a stale lock is broken well before). */
 const LOCK_WAIT_MS = STALE_LOCK_MS + 5_000;
 const FORMAT_VERSION = 1;
+/** The store holds a few hundred short entries; a larger file is not one sbx wrote (refused, fail closed). */
+const MAX_STORE_BYTES = 4 * 1024 * 1024;
 
 export type Decision = 'always' | 'deny';
 export type Verdict = 'allow' | 'deny';
@@ -42,19 +46,24 @@ export interface ApprovalStore {
   uid: number;
 }
 
-interface Entry {
+export interface Entry {
   profile: string;
   fingerprint: string;
   decision: Decision;
   atMs: number;
+  /** The command as answered, secrets redacted (absent in entries written before sbx recorded it). */
+  argv?: string[];
 }
 
 export interface ApprovalStoreContext {
   /** $XDG_STATE_HOME or ~/.local/state (see stateHomeOf). */
   stateHome: string;
   uid: number;
-  /** Host path of the workspace: the sandboxed command can write there, so the store must lie outside. */
-  workspace: string;
+  /**
+   * Host path of the workspace: the sandboxed command can write there, so the store must lie outside.
+   * Absent for `sbx approvals`, which runs no sandbox.
+   */
+  workspace?: string;
 }
 
 /** $XDG_STATE_HOME when valid, else ~/.local/state (policy/user-dirs.ts). */
@@ -98,7 +107,7 @@ export function openApprovalStore(ctx: ApprovalStoreContext): ApprovalStore {
   // here is who can write (the file itself is 0600).
   if ((st.mode & 0o022) !== 0)
     throw storeError(`approval store directory ${real} is writable by group or others`, `chmod 700 ${real}`);
-  if (isWithin(real, realOrSelf(ctx.workspace))) {
+  if (ctx.workspace !== undefined && isWithin(real, realOrSelf(ctx.workspace))) {
     throw storeError(
       `approval store ${real} lies inside the workspace, where the sandboxed command could approve itself`,
       'set XDG_STATE_HOME outside the workspace, or choose a narrower --workspace',
@@ -123,7 +132,8 @@ function isEntry(v: unknown): v is Entry {
     typeof e.profile === 'string' &&
     typeof e.fingerprint === 'string' &&
     (e.decision === 'always' || e.decision === 'deny') &&
-    Number.isFinite(e.atMs)
+    Number.isFinite(e.atMs) &&
+    (e.argv === undefined || (Array.isArray(e.argv) && e.argv.every((a) => typeof a === 'string')))
   );
 }
 
@@ -150,6 +160,11 @@ function readEntries(store: ApprovalStore): Entry[] {
         `remove it (rm ${store.path}); sbx will ask again`,
       );
     }
+    if (st.size > MAX_STORE_BYTES)
+      throw storeError(
+        `approval store ${store.path} is larger than ${MAX_STORE_BYTES} bytes`,
+        `remove it (rm ${store.path}); sbx will ask again`,
+      );
     text = readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
@@ -184,6 +199,36 @@ function isLive(e: Entry, nowMs: number): boolean {
   return e.decision === 'always' || nowMs - e.atMs < DENY_TTL_MS;
 }
 
+/** When a remembered answer stops applying: never for "always". */
+export function expiryOf(e: Entry): number | undefined {
+  return e.decision === 'always' ? undefined : e.atMs + DENY_TTL_MS;
+}
+
+/** Every answer that still applies, oldest first (`sbx approvals list`). */
+export function listDecisions(store: ApprovalStore, nowMs: number): Entry[] {
+  return readEntries(store)
+    .filter((e) => isLive(e, nowMs))
+    .sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * Forget the answers `keep` rejects, under the lock like every write; returns those forgotten.
+ * Expired denials are dropped on the way, as every write does.
+ */
+export async function forgetDecisions(
+  store: ApprovalStore,
+  forget: (e: Entry) => boolean,
+  nowMs: number,
+): Promise<Entry[]> {
+  let gone: Entry[] = [];
+  await rewriteStore(store, (entries) => {
+    const live = entries.filter((e) => isLive(e, nowMs));
+    gone = live.filter(forget);
+    return live.filter((e) => !forget(e));
+  });
+  return gone;
+}
+
 /** A remembered answer for this command under this profile, if one still applies. */
 export function lookupDecision(
   store: ApprovalStore,
@@ -203,17 +248,23 @@ export async function recordDecision(
   fingerprint: string,
   decision: Decision,
   nowMs: number,
+  argv?: readonly string[],
 ): Promise<void> {
+  await rewriteStore(store, (entries) => [
+    ...entries.filter((e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint)),
+    { profile, fingerprint, decision, atMs: nowMs, ...(argv ? { argv: [...argv] } : {}) },
+  ]);
+}
+
+/** Re-read the entries under the lock, apply `change`, and replace the file atomically. */
+async function rewriteStore(store: ApprovalStore, change: (entries: Entry[]) => Entry[]): Promise<void> {
   const lockPath = `${store.path}.lock`;
   for (let attempt = 0; ; attempt++) {
     const token = await acquireLock(lockPath, store.path);
     try {
-      const kept = readEntries(store).filter(
-        (e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint),
-      );
       const committed = replaceFile(
         store.path,
-        { version: FORMAT_VERSION, decisions: [...kept, { profile, fingerprint, decision, atMs: nowMs }] },
+        { version: FORMAT_VERSION, decisions: change(readEntries(store)) },
         () => holdsLock(lockPath, token),
       );
       if (committed) return;

@@ -19,7 +19,8 @@ import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report
 import { readGitRemoteFacts } from './git-remotes.js';
 import { probePaths } from './host-probe.js';
 
-export type ApprovalAnswer = 'once' | 'always' | 'deny';
+/** `deny` is remembered for 10 minutes; `deny-once` (Enter at the prompt) refuses this run only. */
+export type ApprovalAnswer = 'once' | 'always' | 'deny' | 'deny-once';
 
 export interface ApprovalRequest {
   argv: readonly string[];
@@ -45,7 +46,7 @@ async function ask(approve: Approver, request: ApprovalRequest): Promise<Answer>
   } catch (error) {
     return { failed: error };
   }
-  if (answer === 'once' || answer === 'always' || answer === 'deny') return answer;
+  if (answer === 'once' || answer === 'always' || answer === 'deny' || answer === 'deny-once') return answer;
   if (answer === undefined) return 'nobody';
   return { invalid: typeof answer === 'string' ? JSON.stringify(answer).slice(0, 40) : String(answer).slice(0, 40) };
 }
@@ -178,7 +179,7 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
     record('deny', 'stored');
     throw denied(
       'denied earlier for this profile (remembered for 10 minutes)',
-      'change the command, or wait for the denial to expire',
+      `change the command, wait for the denial to expire, or forget it: sbx approvals revoke ${fingerprint.slice(0, 12)}`,
     );
   }
   if (remembered === 'allow') {
@@ -201,10 +202,17 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
     );
   }
   record(answer, 'user');
-  if (answer === 'always' || answer === 'deny') await recordDecision(store, profile, fingerprint, answer, now);
+  // The command as the ledger has it (secrets redacted): what `sbx approvals list` shows.
+  if (answer === 'always' || answer === 'deny')
+    await recordDecision(store, profile, fingerprint, answer, now, redactArgv(argv, input.secrets));
   if (answer === 'deny')
     throw denied(
       'denied by the user',
-      "the denial is remembered for 10 minutes; to allow it for good, add it to the profile's commands.allow",
+      "the denial is remembered for 10 minutes (`sbx approvals revoke` forgets it); to allow it for good, add it to the profile's commands.allow",
+    );
+  if (answer === 'deny-once')
+    throw denied(
+      'denied by the user, this time only',
+      "nothing was remembered: the next run asks again; to allow it for good, add it to the profile's commands.allow",
     );
 }

@@ -35,7 +35,13 @@ import {
   DEFAULT_SKIP_DIRS,
   SOURCE_EXTENSIONS,
 } from '../policy/sensitive-globs.js';
-import { sensitiveRulesFrom, type SensitiveRuleData } from '../policy/sensitive-matcher.js';
+import { sensitiveRulesFrom, type SensitiveRuleData, type UnmaskedBy } from '../policy/sensitive-matcher.js';
+import {
+  PUBLIC_CANDIDATE_MAX_BYTES,
+  PUBLIC_CANDIDATE_NAME,
+  publicKindOf,
+  type PublicKind,
+} from '../policy/public-keys.js';
 import { BUILD, VERSION } from '../version.js';
 import { readGuarded } from '../profile/guarded-read.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
@@ -69,6 +75,16 @@ export interface SensitiveMask {
   tracked?: true;
 }
 
+/**
+ * A path a rule would have masked that the sandbox sees as it is, and who let it in: the profile's
+ * `sensitive.except`, the run's `unmask`, or its content (only a certificate or public key: `what`).
+ */
+export interface UnmaskedPath {
+  path: string;
+  by: UnmaskedBy | 'content';
+  what?: PublicKind;
+}
+
 /** A file shown with content sbx generated (never a secret): a git config view, an exclude list. */
 export interface SensitiveView {
   path: string;
@@ -83,6 +99,8 @@ export interface SensitiveScan {
   protect: string[];
   /** Files replaced by generated content. */
   views: SensitiveView[];
+  /** Shown although a rule matched them (the report says who let them in); sorted. */
+  unmasked: UnmaskedPath[];
   /**
    * Matching symlinks (never followed by the walk). A mount over a symlink lands on its target
    * inside the sandbox, and a dangling one would make bwrap fail: the caller resolves them.
@@ -210,12 +228,13 @@ export function scanSensitiveFiles(
   const configs = gitConfigViews(absOf, walk.gitConfigs, read);
   const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
   const views = [...git.views, ...configs.views].sort(byPath);
-  return { masks, protect: walk.protect.sort(), views, links: walk.links.sort(), scanned, truncated: false };
+  const unmasked = [...walk.unmasked, ...git.unmasked].sort(byPath);
+  return { masks, protect: walk.protect.sort(), views, unmasked, links: walk.links.sort(), scanned, truncated: false };
 }
 
 /** Past maxEntries: no lists at all, so nothing partial is ever used (fail closed). */
 function incomplete(scanned: number): SensitiveScan {
-  return { masks: [], protect: [], views: [], links: [], scanned, truncated: true };
+  return { masks: [], protect: [], views: [], unmasked: [], links: [], scanned, truncated: true };
 }
 
 /** The walk over the tree: what is left to list, and what it found by name. */
@@ -232,6 +251,8 @@ interface TreeWalk {
   /** Directories sbx cannot list: masked whole. */
   unreadable: SensitiveMask[];
   protect: string[];
+  /** Matched by a rule, let in by the profile's or the run's exceptions. */
+  unmasked: UnmaskedPath[];
   links: string[];
   /** Directories holding a `.git` (relative to the root). */
   workTrees: string[];
@@ -254,6 +275,7 @@ function walkTree(
     gitConfigs: [],
     unreadable: [],
     protect: [],
+    unmasked: [],
     links: [],
     workTrees: [],
     scanned: 0,
@@ -319,6 +341,9 @@ function visitEntry(walk: TreeWalk, rel: string, hinted: boolean, entry: Dirent)
     return;
   }
   if (verdict === 'protect') walk.protect.push(absOf(childRel));
+  // Shown as it is; a directory is still searched (the exception names it, not what lies below).
+  if (verdict === 'unmasked')
+    walk.unmasked.push({ path: absOf(childRel), by: rules.unmaskedBy(childRel, isDirectory) });
   if (isDirectory && !rules.canPrune(childRel)) walk.pending.push({ rel: childRel, hinted: inherits });
 }
 
@@ -345,6 +370,7 @@ function gitConfigViews(
 interface GitDecision {
   masks: SensitiveMask[];
   views: SensitiveView[];
+  unmasked: UnmaskedPath[];
   scanned: number;
   truncated: boolean;
 }
@@ -363,7 +389,7 @@ function decideByGit(
   budget: number,
   read: ScanReader,
 ): GitDecision {
-  const out: GitDecision = { masks: [], views: [], scanned: 0, truncated: false };
+  const out: GitDecision = { masks: [], views: [], unmasked: [], scanned: 0, truncated: false };
   if (candidates.length === 0) return out;
   const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel), read) }));
   if (!workTreeRels.includes('')) {
@@ -409,6 +435,9 @@ function decideByGit(
         }
       }
     }
+    const shown = showPublic(masked, read);
+    masked.splice(0, masked.length, ...shown.masks);
+    out.unmasked.push(...shown.unmasked);
     out.masks.push(...masked);
     const view =
       wt &&
@@ -420,6 +449,29 @@ function decideByGit(
         read,
       );
     if (view) out.views.push(view);
+  }
+  return out;
+}
+
+/**
+ * The masked files named like keys or certificates (*.pem, *.crt, *.key, *.pub) whose first
+ * PUBLIC_CANDIDATE_MAX_BYTES are the whole file and hold only public material (policy/public-keys.ts)
+ * are shown instead. One bounded read per such candidate, never for any other entry: the scan runs on
+ * every launch. A file that cannot be read, is larger, or does not parse stays masked.
+ */
+function showPublic(masked: SensitiveMask[], read: ScanReader): { masks: SensitiveMask[]; unmasked: UnmaskedPath[] } {
+  const out: { masks: SensitiveMask[]; unmasked: UnmaskedPath[] } = { masks: [], unmasked: [] };
+  for (const m of masked) {
+    const name = m.path.slice(m.path.lastIndexOf('/') + 1);
+    if (m.what !== 'file' || !PUBLIC_CANDIDATE_NAME.test(name)) {
+      out.masks.push(m);
+      continue;
+    }
+    read(m.path, 'file');
+    const bytes = readRegularFile(m.path, PUBLIC_CANDIDATE_MAX_BYTES);
+    const what = bytes && publicKindOf(bytes);
+    if (what) out.unmasked.push({ path: m.path, by: 'content', what });
+    else out.masks.push(m);
   }
   return out;
 }
@@ -511,6 +563,8 @@ export interface MountedTreesScan {
   masks: { path: string; dir: boolean; tracked?: true }[];
   protect: string[];
   views: SensitiveView[];
+  /** Matched by a rule, shown anyway: by the profile's or the run's exceptions, or public content. */
+  unmasked: UnmaskedPath[];
   scanned: number;
 }
 
@@ -529,6 +583,7 @@ function rebaseScan(scan: SensitiveScan, from: string, to: string): SensitiveSca
     masks: scan.masks.map((m) => ({ ...m, path: move(m.path) })),
     protect: scan.protect.map(move),
     views: scan.views.map((v) => ({ ...v, path: move(v.path) })),
+    unmasked: scan.unmasked.map((u) => ({ ...u, path: move(u.path) })),
     links: scan.links.map(move),
   };
 }
@@ -551,6 +606,7 @@ export function scanMountedTrees(
   const masks = new Map<string, { dir: boolean; tracked?: true }>();
   const protect = new Set<string>();
   const views: SensitiveView[] = [];
+  const unmasked: UnmaskedPath[] = [];
   let scanned = 0;
   // `link`: a symlink the walk did not follow (its target may lie anywhere); `dir`: a protected
   // directory the walk reached without following one.
@@ -585,6 +641,7 @@ export function scanMountedTrees(
       masks.set(m.path, { dir: m.what === 'dir', ...(m.tracked ? { tracked: m.tracked } : {}) });
     }
     views.push(...scan.views);
+    unmasked.push(...scan.unmasked);
     for (const link of scan.links) {
       const target = resolveInTrees(link, 'link');
       if (target) masks.set(target.real, { dir: target.dir });
@@ -603,6 +660,8 @@ export function scanMountedTrees(
     protect: [...protect],
     // A view whose file is also masked (a symlinked exclude) is not shown: its content was read.
     views: views.filter((v) => !masks.has(v.path)),
+    // A file shown by its content whose other name (a hard link) or a symlink got masked stays listed: it is shown.
+    unmasked: unmasked.filter((u) => !masks.has(u.path)),
     scanned,
   };
 }
@@ -631,6 +690,7 @@ export async function loadSensitiveRules(
         DEFAULT_SKIP_DIRS,
         input.files ?? [],
         input.except ?? [],
+        input.unmask ?? [],
         input.skip ?? [],
       ]),
     )

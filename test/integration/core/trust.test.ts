@@ -85,7 +85,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(existsSync(join(ws, 'ran-untrusted'))).toBe(false);
 
     // The user reviews and trusts it: the same command now runs, and says whose profile it is.
-    const trusted = await runSbxRaw(['trust', 'default'], opts);
+    const trusted = await runSbxRaw(['trust', '--yes', 'default'], opts);
     expect(trusted.code).toBe(0);
     expect(trusted.out).toContain(planted);
     expect(trusted.out).toContain('(project, new)');
@@ -93,7 +93,9 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
     expect(ran.r.code).toBe(0);
     expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
-    expect(ran.r.err).toContain(`sbx: profile "default" is the project's ${planted} (shadows the built-in)`);
+    expect(ran.r.err).toContain(
+      `sbx: profile "default" is the project's ${planted} (shadows the built-in; -p builtin:default names sbx's own)`,
+    );
     expect(ran.report.profile).toMatchObject({
       name: 'default',
       source: 'project',
@@ -123,7 +125,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
     expect(dry.out).toContain('nothing pinned (--dry-run)');
     expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
-    const again = await runSbxRaw(['trust', 'default'], opts);
+    const again = await runSbxRaw(['trust', '--yes', 'default'], opts);
     expect(again.out).toContain('(project, changed)');
     expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
 

@@ -22,7 +22,8 @@ import { findNsjail } from '../nsjail/harness.js';
 const MARKER = `SBX-PLANTED-${randomBytes(6).toString('hex')}`;
 const TOKEN = `ghp_${randomBytes(10).toString('hex')}`;
 const HEADER = `Bearer hdr-${randomBytes(8).toString('hex')}`;
-const WHERE = 'if the command needed one, see `sensitive` in the profile, or --verbose';
+const WHERE =
+  'if the command needed one, let it in with --unmask GLOB (or sensitive.except in the profile); --verbose lists them';
 const TRACKED = `export const secretsSchema = '${randomBytes(4).toString('hex')}';\n`;
 
 function git(cwd: string, ...args: string[]): string {

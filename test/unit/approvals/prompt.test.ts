@@ -38,7 +38,7 @@ describe('askApproval', () => {
       'sbx: approval needed (profile agent)',
       "  command: git push origin 'my branch'",
       '  reason:  git push is not on the allowlist',
-      '[o]nce  [a]lways for profile agent  [d]eny (default): ',
+      '[o]nce  [a]lways for profile agent  [d]eny for 10 minutes  [Enter] deny this time: ',
     ]);
   });
 
@@ -50,24 +50,26 @@ describe('askApproval', () => {
     ['ALWAYS\n', 'always'],
     ['d\n', 'deny'],
     ['deny\n', 'deny'],
-    ['\n', 'deny'],
-    ['y\n', 'deny'],
-    ['yes\n', 'deny'],
-    ['oa\n', 'deny'],
-    ['always please\n', 'deny'],
-  ])('%j → %s', async (typed, expected) => {
+    ['\n', 'deny-once'],
+    ['y\n', 'deny-once'],
+    ['yes\n', 'deny-once'],
+    ['oa\n', 'deny-once'],
+    ['always please\n', 'deny-once'],
+    ['D\n', 'deny'],
+    ['  \t\n', 'deny-once'],
+  ])('%j → %s (only d/deny is remembered; Enter and anything else deny once)', async (typed, expected) => {
     expect((await ask((i) => i.write(typed))).answer).toBe(expected);
   });
 
   it('EOF before a newline is a denial, even after a partial "a"', async () => {
-    expect((await ask((i) => i.end())).answer).toBe('deny');
+    expect((await ask((i) => i.end())).answer).toBe('deny-once');
     const partial = await ask((i) => i.end('a'));
-    expect(partial.answer).toBe('deny');
+    expect(partial.answer).toBe('deny-once');
     expect(partial.shown.endsWith(': \n')).toBe(true);
   });
 
   it('an input error is a denial', async () => {
-    expect((await ask((i) => i.destroy(new Error('EIO')))).answer).toBe('deny');
+    expect((await ask((i) => i.destroy(new Error('EIO')))).answer).toBe('deny-once');
   });
 
   it('reads one line across chunks and leaves the rest unread', async () => {
@@ -84,12 +86,12 @@ describe('askApproval', () => {
     const input = new PassThrough();
     const output = new PassThrough();
     input.end();
-    expect(await askApproval(QUESTION, { input, output })).toBe('deny');
-    expect(await askApproval(QUESTION, { input, output })).toBe('deny');
+    expect(await askApproval(QUESTION, { input, output })).toBe('deny-once');
+    expect(await askApproval(QUESTION, { input, output })).toBe('deny-once');
   });
 
   it('an endless line without a newline is denied once it is too long to be an answer', async () => {
-    expect((await ask((i) => i.write('a'.repeat(100)))).answer).toBe('deny');
+    expect((await ask((i) => i.write('a'.repeat(100)))).answer).toBe('deny-once');
   });
 
   it('control characters in the command, reason and profile are escaped, so they cannot repaint the question', async () => {

@@ -139,6 +139,8 @@ describe('parseRunArgv', () => {
         env: ['A=1'],
         keepEnv: ['LC_*'],
         allowDomain: [],
+        allowPrivate: [],
+        unmask: [],
         network: 'host',
         danger: true,
       },
@@ -148,7 +150,16 @@ describe('parseRunArgv', () => {
 
   it('stops at the first non-flag', () => {
     expect(parseRunArgv(['--verbose', 'make', '--jobs', '2'])).toEqual({
-      flags: { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [], verbose: true },
+      flags: {
+        bind: [],
+        roBind: [],
+        env: [],
+        keepEnv: [],
+        allowDomain: [],
+        allowPrivate: [],
+        unmask: [],
+        verbose: true,
+      },
       command: ['make', '--jobs', '2'],
     });
   });
@@ -196,5 +207,30 @@ describe('parseRunArgv', () => {
       address_space: '16GiB',
       nofile: '1024',
     });
+  });
+});
+
+describe('--unmask and --allow-private (issue 24)', () => {
+  it('are repeatable and become the library options unmask and allowPrivate', () => {
+    const parsed = parseRunArgv([
+      '--unmask',
+      'test/fixtures/**',
+      '--unmask=*.pem',
+      '--allow-private',
+      '127.0.0.1:5432',
+      '--',
+      'npm',
+      'test',
+    ])!;
+    expect(parsed.flags.unmask).toEqual(['test/fixtures/**', '*.pem']);
+    expect(parsed.flags.allowPrivate).toEqual(['127.0.0.1:5432']);
+    const options = toRunOptions(parsed.flags, parsed.command);
+    expect(options.unmask).toEqual(['test/fixtures/**', '*.pem']);
+    expect(options.allowPrivate).toEqual(['127.0.0.1:5432']);
+  });
+
+  it('absent, they set nothing (control)', () => {
+    const options = toRunOptions(parseRunArgv(['--', 'true'])!.flags, ['true']);
+    expect('unmask' in options || 'allowPrivate' in options).toBe(false);
   });
 });

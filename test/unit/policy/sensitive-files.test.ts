@@ -152,12 +152,13 @@ describe('profile additions', () => {
     expect(rules.classify('vault', false)).toBeUndefined();
   });
 
-  it('except unmasks, and beats a built-in', () => {
+  it('except unmasks (reported as unmasked by the profile), and beats a built-in', () => {
     const rules = compileSensitiveRules({
       except: ['test/fixtures/**', '**/node_modules/@aws-sdk/client-secrets-manager'],
     });
-    expect(rules.classify('test/fixtures/server.key', false)).toBeUndefined();
-    expect(rules.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBeUndefined();
+    expect(rules.classify('test/fixtures/server.key', false)).toBe('unmasked');
+    expect(rules.unmaskedBy('test/fixtures/server.key', false)).toBe('profile');
+    expect(rules.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBe('unmasked');
     expect(rules.classify('src/server.key', false)).toBe('mask');
     expect(builtins.classify('node_modules/@aws-sdk/client-secrets-manager', true)).toBe('hint');
   });

@@ -52,7 +52,7 @@ describe('loadProfile: project profiles need trust', () => {
       new RegExp(`^project profile "default" \\(${file}\\) is not trusted: .*\\(chain sha256 [0-9a-f]{64}\\)$`),
     );
     expect(error.hint).toMatch(
-      /^review it with `sbx profiles show default`, then `sbx trust default` \(CI: --trust-profile [0-9a-f]{64} or SBX_TRUST_PROFILE\)$/,
+      /^review it with `sbx profiles show default`, then `sbx trust default` \(CI: --trust-profile [0-9a-f]{64} or SBX_TRUST_PROFILE\); for sbx's own, -p builtin:default$/,
     );
   });
 

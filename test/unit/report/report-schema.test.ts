@@ -88,7 +88,10 @@ describe('the stderr summary', () => {
     const error = refusal([1, 2, 3].map(violation), 'cli');
     expect(error.message).toBe('reason 1');
     expect(error.details).toEqual(['also: reason 2', 'also: reason 3']);
-    const many = refusal(Array.from({ length: 14 }, (_, i) => violation(i + 1)), 'cli');
+    const many = refusal(
+      Array.from({ length: 14 }, (_, i) => violation(i + 1)),
+      'cli',
+    );
     expect(many.details).toHaveLength(10);
     expect(many.details[8]).toBe('also: reason 10');
     expect(many.details[9]).toBe('and 4 more reasons, listed in the report (--report-fd)');

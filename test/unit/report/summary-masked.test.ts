@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { summaryLines, type Report } from '../../../src/report/report.js';
 
-const WHERE = 'if the command needed one, see `sensitive` in the profile, or --verbose';
+const WHERE =
+  'if the command needed one, let it in with --unmask GLOB (or sensitive.except in the profile); --verbose lists them';
 const report = (exitCode: number, paths: string[], count = paths.length): Report => ({
   format: 1,
   sessionId: 's',

@@ -68,7 +68,7 @@ export const BRIDGE_DIR = '/run/sbx';
 /** The uid/gid a root-invoked sandbox runs as inside its namespace: "nobody" on every distribution. */
 const NOBODY = 65534;
 /** Directories that may never be a workspace or a writable bind: binding them rw would hand over the system. */
-const FORBIDDEN_ROOTS = [
+export const FORBIDDEN_ROOTS: readonly string[] = [
   '/',
   '/usr',
   '/etc',

@@ -10,6 +10,7 @@
 // directory, and stops at a filesystem boundary (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default).
 import { posix } from 'node:path';
 import { isWithin } from './sensitive.js';
+import { FORBIDDEN_ROOTS } from './derive.js';
 
 /** What the runtime found in one parent directory. */
 export interface ParentFact {
@@ -20,31 +21,13 @@ export interface ParentFact {
   git?: { uid: number; dirUid: number };
 }
 
-/** Directories that are never a project's top level, whatever they hold. */
+/**
+ * Directories that are never a project's top level, whatever they hold: those that may never be a
+ * workspace (policy/derive.ts), and the shared parents of many users' or projects' trees.
+ */
 const SYSTEM_DIRS = new Set([
-  '/',
-  '/usr',
-  '/etc',
-  '/bin',
-  '/sbin',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/libx32',
-  '/boot',
-  '/proc',
-  '/sys',
-  '/dev',
-  '/run',
-  '/var',
-  '/var/tmp',
-  '/tmp',
-  '/home',
-  '/root',
-  '/opt',
-  '/srv',
-  '/mnt',
-  '/media',
+  ...FORBIDDEN_ROOTS,
+  ...['/lib32', '/libx32', '/var/tmp', '/tmp', '/home', '/root', '/opt', '/srv', '/mnt', '/media'],
 ]);
 
 /** The directories to look in, nearest first: the cwd and its parents below HOME (or up to a system directory). */

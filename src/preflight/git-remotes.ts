@@ -59,39 +59,25 @@ function rewritten(url: string, push: boolean, facts: GitRemoteFacts): string {
   return rule ? rule.base + url.slice(rule.prefix.length) : url;
 }
 
+/** The fetching options `git fetch` and `git pull` share (pull passes them on to fetch). */
+const FETCH_WITH_VALUE = [
+  '--upload-pack',
+  '-j',
+  '--jobs',
+  '--depth',
+  '--deepen',
+  '--shallow-since',
+  '--shallow-exclude',
+  '-o',
+  '--server-option',
+  '--negotiation-tip',
+];
+
 /** Options (per subcommand) whose value is the next argument: never taken for the repository. */
 const WITH_VALUE: Record<string, readonly string[]> = {
   push: ['--repo', '-o', '--push-option', '--receive-pack', '--exec'],
-  fetch: [
-    '--upload-pack',
-    '-j',
-    '--jobs',
-    '--depth',
-    '--deepen',
-    '--shallow-since',
-    '--shallow-exclude',
-    '--refmap',
-    '-o',
-    '--server-option',
-    '--negotiation-tip',
-    '--recurse-submodules-default',
-  ],
-  pull: [
-    '--upload-pack',
-    '-j',
-    '--jobs',
-    '--depth',
-    '--deepen',
-    '--shallow-since',
-    '--shallow-exclude',
-    '-o',
-    '--server-option',
-    '--negotiation-tip',
-    '-s',
-    '--strategy',
-    '-X',
-    '--strategy-option',
-  ],
+  fetch: [...FETCH_WITH_VALUE, '--refmap', '--recurse-submodules-default'],
+  pull: [...FETCH_WITH_VALUE, '-s', '--strategy', '-X', '--strategy-option'],
   'ls-remote': ['--upload-pack', '--sort', '-o', '--server-option'],
   clone: [
     '-o',

@@ -74,6 +74,29 @@ export function withHostState(host: Host): Host {
   return host;
 }
 
+/**
+ * derivePolicy on the `alice` fixture (or `hostName`) with no scan results, as a policy test sets it
+ * up: `host` edits the fixture before the host-state facts are filled, `after` edits those facts.
+ */
+export function deriveOnFixture(
+  profile: Profile,
+  options: {
+    request?: Partial<RunRequest>;
+    host?: (host: Host) => void;
+    after?: (host: Host) => void;
+    hostName?: string;
+  } = {},
+): Policy {
+  const host = loadHost(options.hostName ?? 'alice');
+  host.sensitiveFiles = { masks: [], protect: [], views: [] };
+  options.host?.(host);
+  withHostState(host);
+  options.after?.(host);
+  const request: RunRequest = { command: ['true'], ...options.request };
+  const vars = fixtureVars(host, profile, request);
+  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
+}
+
 /** Variables as the runtime builds them (src/api.ts): workspace is the realpath of the requested one. */
 export function fixtureVars(
   host: Host,

@@ -52,31 +52,38 @@ describe.skipIf(SKIP_INTEGRATION)('thousands of masked files (real bwrap via bin
   });
   afterAll(() => t?.cleanup());
 
-  it(`${COUNT} .env files in one directory, the workspace's other files beside it: runs, none readable`, async () => {
-    const ws = workspace('one-dir', (ws, i) => {
-      mkdirSync(join(ws, 'fixtures'), { recursive: true });
-      writeFileSync(join(ws, 'fixtures', `.env.${i}`), secret(i));
-    });
-    const probe = readAll('"fixtures/.env." i');
-    expect((await runHost(probe, opts(ws))).out).toBe(`${all}readme\n`);
-    const inside = await runSbx(['--', ...probe], opts(ws));
-    expect(inside.err).toBe('');
-    expect(inside.out).toBe('readme\n');
-    expect(inside.code).toBe(0);
-  }, 120_000);
-
-  it(`${COUNT} .env files spread over directories: runs, none readable`, async () => {
-    const ws = workspace('spread', (ws, i) => {
-      mkdirSync(join(ws, 'envs', `d${i % 50}`, `e${i}`), { recursive: true });
-      writeFileSync(join(ws, 'envs', `d${i % 50}`, `e${i}`, '.env'), secret(i));
-    });
-    const probe = readAll('"envs/d" i % 50 "/e" i "/.env"');
-    expect((await runHost(probe, opts(ws))).out).toBe(`${all}readme\n`);
-    const inside = await runSbx(['--', ...probe], opts(ws));
-    expect(inside.err).toBe('');
-    expect(inside.out).toBe('readme\n');
-    expect(inside.code).toBe(0);
-  }, 120_000);
+  it.each([
+    {
+      layout: "in one directory, the workspace's other files beside it",
+      name: 'one-dir',
+      plant: (ws: string, i: number) => {
+        mkdirSync(join(ws, 'fixtures'), { recursive: true });
+        writeFileSync(join(ws, 'fixtures', `.env.${i}`), secret(i));
+      },
+      path: '"fixtures/.env." i',
+    },
+    {
+      layout: 'spread over directories',
+      name: 'spread',
+      plant: (ws: string, i: number) => {
+        mkdirSync(join(ws, 'envs', `d${i % 50}`, `e${i}`), { recursive: true });
+        writeFileSync(join(ws, 'envs', `d${i % 50}`, `e${i}`, '.env'), secret(i));
+      },
+      path: '"envs/d" i % 50 "/e" i "/.env"',
+    },
+  ])(
+    `${COUNT} .env files $layout: runs, none readable`,
+    async ({ name, plant, path }) => {
+      const ws = workspace(name, plant);
+      const probe = readAll(path);
+      expect((await runHost(probe, opts(ws))).out).toBe(`${all}readme\n`);
+      const inside = await runSbx(['--', ...probe], opts(ws));
+      expect(inside.err).toBe('');
+      expect(inside.out).toBe('readme\n');
+      expect(inside.code).toBe(0);
+    },
+    120_000,
+  );
 
   it(`${COUNT} .env files beside files the sandbox may read: refused before anything runs (125), naming the fix`, async () => {
     const ws = workspace('mixed', (ws, i) => {

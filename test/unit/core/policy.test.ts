@@ -2,13 +2,7 @@
 // mapping and the sandbox-path → host-path walk. All pure; the hosts are fixtures.
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
-import {
-  derivePolicy,
-  pathsToProbe,
-  requestedWorkspace,
-  type RunRequest,
-  workspaceRealPath,
-} from '../../../src/policy/derive.js';
+import { pathsToProbe, requestedWorkspace, type RunRequest, workspaceRealPath } from '../../../src/policy/derive.js';
 import { buildEnv, isCredentialName, type EnvInput } from '../../../src/policy/env.js';
 import type { Host } from '../../../src/policy/host.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
@@ -16,7 +10,7 @@ import { isWithin } from '../../../src/policy/sensitive.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { expandPath, expandVariables, type Variables } from '../../../src/profile/variables.js';
-import { fixtureVars, loadHost, withHostState } from '../../helpers/hosts.js';
+import { deriveOnFixture } from '../../helpers/hosts.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 
 const VARS: Variables = {
@@ -35,19 +29,7 @@ const dir = (real: string, extra: Partial<{ link: string; uid: number }> = {}) =
 });
 const file = (real: string) => ({ exists: true as const, real, type: 'file' as const, uid: 1000 });
 
-function derive(
-  profile: Profile,
-  options: { request?: Partial<RunRequest>; host?: (host: Host) => void; hostName?: string } = {},
-): Policy {
-  const host = loadHost(options.hostName ?? 'alice');
-  // The fixture's scan results are exercised by the golden tests and by the sensitive-file cases below.
-  host.sensitiveFiles = { masks: [], protect: [], views: [] };
-  options.host?.(host);
-  withHostState(host);
-  const request: RunRequest = { command: ['true'], ...options.request };
-  const vars = fixtureVars(host, profile, request);
-  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
-}
+const derive = deriveOnFixture;
 
 const targetsOf = (policy: Policy, kind: Mount['kind']) =>
   policy.mounts.filter((m) => m.kind === kind).map((m) => m.target);

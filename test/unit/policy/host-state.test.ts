@@ -5,36 +5,15 @@
 // chains by path (test/helpers/hosts.ts), plus identities that differ from the paths (a second mount,
 // a symlinked dotfile directory).
 import { describe, expect, it } from 'vitest';
-import { derivePolicy, type RunRequest } from '../../../src/policy/derive.js';
 import type { Host, PathFact } from '../../../src/policy/host.js';
 import { hostStatePaths, refuseWritableHostState } from '../../../src/policy/host-state.js';
-import type { Policy } from '../../../src/policy/types.js';
-import type { Profile } from '../../../src/profile/schema.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { fixtureVars, loadHost, withHostState } from '../../helpers/hosts.js';
+import { deriveOnFixture } from '../../helpers/hosts.js';
 
 const dir = (real: string): PathFact => ({ exists: true, real, type: 'dir', uid: 1000 });
 const file = (real: string): PathFact => ({ exists: true, real, type: 'file', uid: 1000 });
 
-function derive(
-  profile: Profile,
-  options: { request?: Partial<RunRequest>; host?: (host: Host) => void; after?: (host: Host) => void } = {},
-): Policy {
-  const host = loadHost('alice');
-  host.sensitiveFiles = { masks: [], protect: [], views: [] };
-  options.host?.(host);
-  withHostState(host);
-  options.after?.(host);
-  const request: RunRequest = { command: ['true'], ...options.request };
-  return derivePolicy({
-    profileName: 'test',
-    profileHash: 'h',
-    profile,
-    request,
-    host,
-    vars: fixtureVars(host, profile, request),
-  });
-}
+const derive = deriveOnFixture;
 
 /** Existing directories of the fixture host, by path. */
 const dirs =

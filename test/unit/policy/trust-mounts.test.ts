@@ -3,33 +3,16 @@
 // inside a writable host bind must land on an existing path (bwrap would create its mount point on
 // the host); sbx's config dir and the project's .sbx are bound read-only over themselves.
 import { describe, expect, it } from 'vitest';
-import { derivePolicy, pathsToProbe, type RunRequest } from '../../../src/policy/derive.js';
+import { pathsToProbe, type RunRequest } from '../../../src/policy/derive.js';
 import type { Host, PathFact } from '../../../src/policy/host.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { fixtureVars, loadHost, withHostState } from '../../helpers/hosts.js';
+import { fixtureVars, loadHost, deriveOnFixture } from '../../helpers/hosts.js';
 
 const fact = (real: string, type: 'dir' | 'file' | 'socket'): PathFact => ({ exists: true, real, type, uid: 1000 });
 
-function derive(
-  profile: Profile,
-  options: { request?: Partial<RunRequest>; host?: (host: Host) => void } = {},
-): Policy {
-  const host = loadHost('alice');
-  host.sensitiveFiles = { masks: [], protect: [], views: [] };
-  options.host?.(host);
-  withHostState(host);
-  const request: RunRequest = { command: ['true'], ...options.request };
-  return derivePolicy({
-    profileName: 'test',
-    profileHash: 'h',
-    profile,
-    request,
-    host,
-    vars: fixtureVars(host, profile, request),
-  });
-}
+const derive = deriveOnFixture;
 
 const readOnlyBinds = (policy: Policy) =>
   policy.mounts

@@ -141,7 +141,8 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
 function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'], extra: readonly string[]) {
   const { resolved, options, prepared: p, pins } = input;
   const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
-  const state = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid));
+  const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(process.execPath)) };
+  const state = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid), install);
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};

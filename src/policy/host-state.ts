@@ -51,6 +51,12 @@ const HOST_RUN_PATHS: readonly (readonly [string, string])[] = [
     (p) => [p, 'programs on your PATH'] as const,
   ),
   ['.local/lib', "Python's user site (a .pth file runs at every python start)"],
+  ...['.npm/_npx', '.cargo/registry', '.cargo/git', 'go/pkg/mod'].map(
+    (p) => [p, 'a package cache whose code the host runs without checking it again'] as const,
+  ),
+  ...['.gdbinit', '.ipython', '.jupyter', '.pythonrc', '.pythonrc.py', '.irbrc', '.psqlrc', '.sqliterc'].map(
+    (p) => [p, 'read by an interactive tool, which runs what it says'] as const,
+  ),
   ...['.gitconfig', '.config/git'].map((p) => [p, "git's configuration (hooks, aliases, helpers run code)"] as const),
   ...[
     '.npmrc',
@@ -104,10 +110,19 @@ function under(home: string, rel: string): string {
  * the passwd entry's, when they differ: a run with HOME pointed elsewhere must not reach the files
  * the next ordinary login runs) and for the XDG directories sbx itself uses.
  */
+/** Where the running sbx and the Node.js running it live: code and built-in policy the next launch runs. */
+export interface OwnInstall {
+  /** sbx's package root (dist/, bin/, profiles/, native/): a built-in profile is policy. */
+  packageRoot: string;
+  /** The directory of the Node.js binary that runs sbx. */
+  nodeDir: string;
+}
+
 export function hostStatePaths(
   homes: readonly string[],
   env: Record<string, string>,
   sessionBase?: string,
+  install?: OwnInstall,
 ): HostStatePath[] {
   const out = new Map<string, HostStatePath>();
   const add = (path: string, what: string, scope: HostStatePath['scope']) => {
@@ -121,6 +136,13 @@ export function hostStatePaths(
   for (const home of homes) add(home, 'your home directory', 'contents');
   // Every run's mask source and proxy sockets live there (runtime/session.ts).
   if (sessionBase !== undefined) add(sessionBase, "sbx's session directories", 'tree');
+  // A sandbox that rewrote sbx's dist/ or a built-in profile would run, or set the policy, on the
+  // host at the next launch: sbx installed inside the project it sandboxes (a checkout, or the
+  // project's own node_modules) cannot sandbox that project writable.
+  if (install) {
+    add(install.packageRoot, "sbx's own code and built-in profiles, which the next sbx launch runs", 'tree');
+    add(install.nodeDir, 'the Node.js that runs sbx', 'tree');
+  }
   // The environment's XDG dirs are the ones this run reads; the spec's defaults in every home are the
   // ones a later run with an ordinary environment reads.
   if (homes[0] !== undefined) ownDirs(xdgDirs(env, homes[0]));
@@ -182,9 +204,10 @@ function hostStateError(bind: WritableBind, p: HostStateFact, relation: 'is' | '
   const shown = bind.path === bind.real ? bind.path : `${bind.path} (${bind.real})`;
   const what = relation === 'is' ? `is ${p.what}` : `${relation} ${p.path} (${p.what})`;
   const message = `${bind.where}: ${shown} ${what}, which no sandbox may write: it decides what sbx or your shell runs later`;
-  const hint =
-    bind.where === 'workspace'
+  const hint = p.what.startsWith("sbx's own code")
+    ? 'run an sbx installed outside this project (npm install -g sbx-sandbox, or ./install.sh from a checkout elsewhere)'
+    : bind.where === 'workspace'
       ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
-      : `bind a narrower directory (e.g. a cache below ${relation === 'lies inside' ? p.path : bind.path}), or bind it read-only`;
+      : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
   return new SbxError('HOST_STATE_WRITABLE', message, { hint });
 }

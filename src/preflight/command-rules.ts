@@ -237,6 +237,34 @@ const PURE_WRAPPERS = new Set([
 
 const basename = (arg: string) => posix.basename(arg);
 
+/** env's options whose value is a command line of its own. */
+const SPLIT_STRING = new Set(['-S', '--split-string']);
+
+/**
+ * The option of `withValue` that `arg` gives, and its value when attached: `--opt=VALUE`, a long
+ * option abbreviated as getopt_long allows (`--split=…`), `-oVALUE`, or the last option of a
+ * short cluster (`-iS'cmd'`). Undefined when `arg` takes no value here.
+ */
+function optionTaken(arg: string, withValue: readonly string[]): { opt: string; attached?: string } | undefined {
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    const given = eq < 0 ? arg : arg.slice(0, eq);
+    const opt = withValue.find((o) => o === given) ?? withValue.find((o) => given.length > 2 && o.startsWith(given));
+    if (opt === undefined) return undefined;
+    return eq < 0 ? { opt } : { opt, attached: arg.slice(eq + 1) };
+  }
+  for (let j = 1; j < arg.length; j++) {
+    const opt = `-${arg[j]}`;
+    if (withValue.includes(opt)) return j + 1 < arg.length ? { opt, attached: arg.slice(j + 1) } : { opt };
+  }
+  return undefined;
+}
+
+/** Whether an env layer runs a command line given as one string (`-S`, in any of its spellings). */
+function splitsString(layer: readonly string[]): boolean {
+  return layer.slice(1).some((arg) => SPLIT_STRING.has(optionTaken(arg, WRAPPERS.env!.withValue)?.opt ?? ''));
+}
+
 /** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */
 function layersOf(argv: readonly string[]): string[][] {
   const layers: string[][] = [];
@@ -254,12 +282,12 @@ function layersOf(argv: readonly string[]): string[][] {
         i++;
         break;
       }
-      if (name === 'env' && (arg === '-S' || arg === '--split-string')) {
-        split = (rest[++i] ?? '').split(/\s+/).filter(Boolean);
-        continue;
-      }
       if (arg.startsWith('-') && arg.length > 1) {
-        if (wrapper.withValue.includes(arg)) i++;
+        const taken = optionTaken(arg, wrapper.withValue);
+        if (taken) {
+          const value = taken.attached ?? rest[++i] ?? '';
+          if (name === 'env' && SPLIT_STRING.has(taken.opt)) split = value.split(/\s+/).filter(Boolean);
+        }
         continue;
       }
       if (wrapper.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(arg)) continue;
@@ -528,7 +556,7 @@ function judgeExpansions(unit: Unit, rules: CommandRules, out: Verdicts): void {
     }
     const next = layers[n + 1];
     if (next) {
-      const split = layer.includes('-S') || layer.includes('--split-string');
+      const split = basename(name) === 'env' && splitsString(layer);
       const word = (split ? layer : layer.slice(0, layer.length - next.length)).find(isMarked);
       if (word) {
         refuse(out, 'commands.shell_syntax', `${written(word)} could change what ${basename(name)} runs, and ${why}`);

@@ -341,12 +341,22 @@ function readTilde(r: Reader): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether sh would glob the word: its unquoted characters in place, each quoted character or
+ * expansion a neutral one. A bracket expression is judged across the word's parts, since a quoted
+ * character inside one is still a member of it (`[a"b"]`, `.["."]` glob in dash and bash).
+ */
+function wordHasGlob(parts: readonly WordPart[]): boolean {
+  const shape = parts.map((p) => (p.kind === 'text' ? (p.quoted ? '_'.repeat(p.text.length) : p.text) : '_')).join('');
+  return hasGlob(shape);
+}
+
 /** The word's value when nothing in it expands at run time. */
 function literalOf(parts: readonly WordPart[]): string | undefined {
+  if (wordHasGlob(parts)) return undefined;
   let out = '';
   for (const part of parts) {
     if (part.kind !== 'text') return undefined;
-    if (!part.quoted && hasGlob(part.text)) return undefined;
     out += part.text;
   }
   return out;
@@ -401,7 +411,7 @@ function endTarget(r: Reader, parts: WordPart[], literal: string | undefined, wr
     r.command.redirects.push({ ...pending, target: literal });
   } else {
     // bash globs a redirection target outside POSIX mode; dash never does: refused either way.
-    if (parts.some((p) => p.kind === 'text' && !p.quoted && hasGlob(p.text))) return 'a glob in a redirection target';
+    if (wordHasGlob(parts)) return 'a glob in a redirection target';
     r.command.redirects.push({ ...pending, target: written, parts });
   }
   r.pending = undefined;
@@ -496,5 +506,7 @@ export function fieldsOf(parts: readonly WordPart[], values: ShellValues): Field
     }
   }
   if (current) fields.push(current);
+  // A bracket expression split over quoted and unquoted parts globs all the same (wordHasGlob).
+  if (wordHasGlob(parts)) for (const field of fields) field.glob = true;
   return fields;
 }

@@ -69,6 +69,16 @@ export const BYPASSES: readonly (readonly [string, Expected])[] = [
   ['ls; ~/bin/x', 'commands.shell_syntax'],
   ['env $X', 'commands.shell_syntax'],
   ['env A=1 $X', 'commands.shell_syntax'],
+  // env's command-line string in every spelling getopt accepts (a security review found the attached ones unjudged).
+  ["env -S'rm -f a'", 'commands.deny'],
+  ["env -iS'rm -f a'", 'commands.deny'],
+  ["env --split-string='rm -f a'", 'commands.deny'],
+  ["env --split='rm -f a'", 'commands.deny'],
+  ["env -S'curl http://x'", 'commands.deny'],
+  // A bracket expression split over quoted and unquoted parts still globs (security review).
+  ['git checkout -[f"f"] other', 'commands.shell_syntax'],
+  ['cat .["."]/.["."]/etc/hostname', 'paths.traversal'],
+  ['echo x > /tmp/[a"b"]', 'commands.shell_syntax'],
   ['timeout $T ls', 'commands.shell_syntax'],
   ['nice -n 5 $X', 'commands.shell_syntax'],
   ['ls | xargs $X', 'commands.shell_syntax'],

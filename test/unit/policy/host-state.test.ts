@@ -145,6 +145,16 @@ describe('writable binds and the host state', () => {
     expect(e.message).toContain('was not probed');
   });
 
+  it("protects sbx's own installation and the Node.js running it: code the next launch runs", () => {
+    const install = {
+      packageRoot: '/home/alice/proj/node_modules/sbx-sandbox',
+      nodeDir: '/home/alice/.local/node/bin',
+    };
+    const state = hostStatePaths(['/home/alice'], {}, undefined, install);
+    expect(state).toContainEqual(expect.objectContaining({ path: install.packageRoot, scope: 'tree' }));
+    expect(state).toContainEqual(expect.objectContaining({ path: install.nodeDir, scope: 'tree' }));
+  });
+
   it("protects sbx's session directories (every run's mask source and proxy sockets)", () => {
     const state = hostStatePaths(['/home/alice'], {}, '/tmp/sbx-1000');
     expect(state).toContainEqual({ path: '/tmp/sbx-1000', what: "sbx's session directories", scope: 'tree' });

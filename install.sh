@@ -108,5 +108,8 @@ sbx=$link
 if [ "$(command -v sbx || true)" = "$link" ]; then sbx=sbx
 elif command -v sbx >/dev/null; then say "note: \`sbx\` on your PATH is $(command -v sbx), not $link"; fi
 first='echo "hello from $(hostname) as uid $(id -u); entries in HOME: $(ls -A ~ | wc -l), in /tmp: $(ls -A /tmp | wc -l)"'
-say "first sandboxed command: $sbx run -- sh -c '$first'"
-"$sbx" run -- sh -c "$first"
+# In an empty directory of its own: sbx refuses to sandbox, writable, a project that holds its own code.
+demo=$(mktemp -d)
+say "first sandboxed command, in the empty directory $demo: $sbx run -- sh -c '$first'"
+(cd "$demo" && "$sbx" run -- sh -c "$first")
+rmdir "$demo"

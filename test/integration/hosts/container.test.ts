@@ -180,7 +180,9 @@ EOF
   });
 
   it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {
-    const nested = 'cd /sbx; node /sbx/bin/sbx.js run -- node /sbx/bin/sbx.js run -- true; echo "exit:$?"';
+    // sbx itself is bound read-only: a workspace holding sbx's own code is refused (policy/host-state.ts).
+    const nested =
+      'cd /ws; node /sbx/bin/sbx.js run --ro-bind /sbx -- node /sbx/bin/sbx.js run -- true; echo "exit:$?"';
     const r = inContainer(1000, nested, FIX);
     expect(r.lines.exit).toBe('125');
     const session = /sbx: hint: this is already inside an sbx sandbox \(session ([a-z0-9]+-[0-9a-f]+)\)/.exec(r.stderr);

@@ -17,6 +17,22 @@ export type ViolationKind =
   | 'signal'
   | 'network';
 
+/**
+ * Where the rule that produced a violation was written: a profile file's line, or the CLI flag or
+ * built-in default that stands in for one. `file` is absent when no profile line applies (a flag, a
+ * default); `origin` then says which.
+ */
+export interface ViolationSource {
+  /** The profile key path, e.g. `network.allow[2]`, `limits.memory`, `commands.deny[0]`. */
+  key: string;
+  /** The profile file that set it (the real path read), when a profile line applies. */
+  file?: string;
+  line?: number;
+  col?: number;
+  /** Who set the rule when no profile line did: a CLI flag (`--memory`) or sbx's built-in default. */
+  origin?: 'profile' | 'flag' | 'default';
+}
+
 export interface Violation {
   phase: ViolationPhase;
   kind: ViolationKind;
@@ -29,4 +45,6 @@ export interface Violation {
   /** Network violations: the destination refused. */
   host?: string;
   port?: number;
+  /** The profile line (or flag, or default) behind the rule. */
+  source?: ViolationSource;
 }

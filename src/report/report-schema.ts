@@ -16,6 +16,16 @@ const violation = z.strictObject({
   limit: z.string().optional().describe('The limit that fired, as configured (e.g. 512MiB)'),
   host: z.string().optional().describe('Network violations: the destination refused'),
   port: z.number().int().optional(),
+  source: z
+    .strictObject({
+      key: z.string().describe('The profile key path of the rule, e.g. network.allow[2], limits.memory'),
+      file: z.string().optional().describe('The profile file that set it, when a profile line applies'),
+      line: z.number().int().min(1).optional(),
+      col: z.number().int().min(1).optional(),
+      origin: z.enum(['profile', 'flag', 'default']).optional().describe('Who set the rule'),
+    })
+    .optional()
+    .describe('The profile line (or CLI flag, or built-in default) behind the rule'),
 });
 
 const capturedText = z.strictObject({

@@ -247,6 +247,27 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
 }
 
 export async function runCommand(given: string[], flags: RunCliFlags): Promise<void> {
+  // The runner's environment is read once, here (loaded only inside a GitHub Actions job).
+  if (process.env.GITHUB_ACTIONS !== 'true') {
+    await runAndReport(given, flags, undefined);
+    return;
+  }
+  const { githubAtDoor, inGithubActions, refuseWritableRunnerFiles } = await import('./github.js');
+  const github = githubAtDoor(process.env);
+  const shown = flags.shell !== undefined ? shellArgv(flags.shell) : given;
+  const refuse = (policy: Policy) => refuseWritableRunnerFiles(policy, github);
+  await inGithubActions(github, shown, () => runAndReport(given, flags, refuse));
+}
+
+/**
+ * The run, its report and the human summary. Returns the report (none for --dry-run); `checkHost`
+ * refuses a policy before anything runs (the runner's files in a GitHub Actions job).
+ */
+async function runAndReport(
+  given: string[],
+  flags: RunCliFlags,
+  checkHost: ((policy: Policy) => void) | undefined,
+): Promise<Report | undefined> {
   // Set by bin/sbx.js for this check only: not part of the environment the sandbox's rules filter.
   const checkedFds = process.env.SBX_CALLER_FDS;
   delete process.env.SBX_CALLER_FDS;
@@ -254,7 +275,7 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
   if (flags.dryRun) {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(given, flags);
-    return;
+    return undefined;
   }
   const options = runOptionsOf(given, flags);
   const reportFile = flags.reportFd === undefined && flags.reportFile !== undefined ? flags.reportFile : undefined;
@@ -269,6 +290,7 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
         : undefined;
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
+    checkHost?.(policy);
     // Said once, before anything runs: the command sees more than the directory it was started in.
     if (policy.workspace.detected)
       process.stderr.write(`sbx: workspace: ${policy.workspace.host} (${policy.workspace.detected})\n`);
@@ -328,4 +350,5 @@ export async function runCommand(given: string[], flags: RunCliFlags): Promise<v
     process.stderr.write(summaryLines(report).join('\n') + '\n');
   }
   process.exitCode = report.exitCode;
+  return report;
 }

@@ -128,7 +128,17 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
     const r = await runAction(t, 'spoof', { command: `${SPOOF}; exit 3` });
     expect(r.status).toBe(3);
     expect(r.log).toContain('::add-mask::SPOOF_MASK');
-    expect(workflowCommands(r.log)).toEqual([]);
+    // Nothing the command printed counts, and commands are on again once sbx is done (its unfinished
+    // last line did not swallow the resume line).
+    expect(workflowCommands(`${r.log}::notice::after\n`)).toEqual([{ name: 'notice', properties: {}, data: 'after' }]);
+    // The runner reads stdout on its own pipe: the command's unfinished last line there must not
+    // swallow the resume line either.
+    const split = await runAction(t, 'spoof-split', { command: SPOOF }, 'split');
+    expect(split.log).toMatch(/^::notice::unfinished line$/m);
+    expect(workflowCommands(`${split.log}::notice::after\n`)).toEqual([
+      { name: 'notice', properties: {}, data: 'after' },
+    ]);
+    expect(split.err).toMatch(/^::add-mask::SPOOF_MASK$/m);
     // sbx's own annotations after the command still count: a violation is annotated.
     const denied = await runAction(t, 'spoof-denied', { command: `${SPOOF}; telnet example.com`, profile: 'agent' });
     expect(workflowCommands(denied.log).map((c) => c.properties.title)).toEqual([

@@ -2,7 +2,8 @@
 // `bash --noprofile --norc -eo pipefail` (the runner's `shell: bash`), its `env:` expressions
 // evaluated (inputs, github.action_path), GITHUB_ACTIONS=true and the runner's file-command files
 // (GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STATE, GITHUB_STEP_SUMMARY) as temp files outside
-// the workspace. stdout and stderr share one O_APPEND file, so the log keeps the order of writes.
+// the workspace. stdout and stderr share one O_APPEND file, so the log keeps the order of writes;
+// or, as the runner reads them, each has a file of its own (`split`).
 // `workflowCommands` then reads that log as the runner's command parser does.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -67,20 +68,28 @@ export interface StepRun {
 
 export interface ActionRun {
   steps: StepRun[];
-  /** The job log: every step's stdout and stderr in the order they were written. */
+  /** The job log: every step's stdout and stderr in the order they were written (split: stdout only). */
   log: string;
+  /** split: stderr alone. */
+  err: string;
   /** The last step's exit status (the one the job sees when every step before it passed). */
   status: number | null;
   output: string;
   summary: string;
 }
 
-function runScript(script: string, env: Record<string, string>, cwd: string, logFd: number): Promise<number | null> {
+function runScript(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+  outFd: number,
+  errFd: number,
+): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
       env,
       cwd,
-      stdio: ['ignore', logFd, logFd],
+      stdio: ['ignore', outFd, errFd],
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -95,11 +104,18 @@ function runScript(script: string, env: Record<string, string>, cwd: string, log
 }
 
 /** Every step in order, as the runner would: the job stops at the first step that fails. */
-export async function runAction(t: TestHost, name: string, inputs: Record<string, string>): Promise<ActionRun> {
+export async function runAction(
+  t: TestHost,
+  name: string,
+  inputs: Record<string, string>,
+  streams: 'merged' | 'split' = 'merged',
+): Promise<ActionRun> {
   const action = loadAction();
   const files = runnerFiles(t, name);
   const logPath = join(files.dir, 'log');
+  const errPath = join(files.dir, streams === 'split' ? 'err' : 'log');
   const logFd = openSync(logPath, 'a');
+  const errFd = openSync(errPath, 'a');
   const steps: StepRun[] = [];
   try {
     for (const step of action.runs.steps) {
@@ -116,16 +132,18 @@ export async function runAction(t: TestHost, name: string, inputs: Record<string
         GITHUB_STEP_SUMMARY: files.GITHUB_STEP_SUMMARY,
       };
       for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(v, inputs, action);
-      const code = await runScript(step.run, env, t.workspace, logFd);
+      const code = await runScript(step.run, env, t.workspace, logFd, errFd);
       steps.push({ step: step.name, code });
       if (code !== 0) break;
     }
   } finally {
     closeSync(logFd);
+    closeSync(errFd);
   }
   return {
     steps,
     log: readFileSync(logPath, 'utf8'),
+    err: streams === 'split' ? readFileSync(errPath, 'utf8') : '',
     status: steps.at(-1)?.code ?? null,
     output: readFileSync(files.GITHUB_OUTPUT, 'utf8'),
     summary: readFileSync(files.GITHUB_STEP_SUMMARY, 'utf8'),

@@ -31,8 +31,13 @@ export interface GithubDoor {
   runnerFiles: { name: keyof typeof RUNNER_FILES; path: string }[];
   /** The step summary opened at the door (before anything runs), or why it could not be. */
   summary: { fd: number } | { reason: string } | undefined;
-  /** The stop-commands token: random per run, never in the sandbox's argv, environment or files. */
-  token: string;
+  /**
+   * The stop-commands tokens, one for stdout and one for stderr: random per run, never in the
+   * sandbox's argv, environment or files. Two, so a command that reads a stop line out of its
+   * inherited pipe before the runner does (open /proc/self/fd/1 for reading) learns only the token
+   * the runner did not see.
+   */
+  tokens: { stdout: string; stderr: string };
 }
 
 function realOrUndefined(path: string | undefined): string | undefined {
@@ -77,7 +82,7 @@ export function githubAtDoor(env: NodeJS.ProcessEnv): GithubDoor {
     context: workspace === undefined ? {} : { workspace },
     runnerFiles,
     summary: summaryPath ? openSummary(summaryPath) : undefined,
-    token: randomBytes(16).toString('hex'),
+    tokens: { stdout: randomBytes(16).toString('hex'), stderr: randomBytes(16).toString('hex') },
   };
 }
 
@@ -118,7 +123,7 @@ function appendSummary(door: GithubDoor, text: string): void {
  * command prints (`::add-mask::`, `::error::`, `::stop-commands::` of its own) is shown as text.
  *
  * The runner reads stdout and stderr on two pipes and, of what both hold at once, handles stderr
- * first: the stop line goes on both, so it comes before anything the command writes on either.
+ * first: a stop line goes on both, so one comes before anything the command writes on either.
  * Resuming goes on stdout, after the command's processes are gone and after a newline on each stream
  * (a last line the command left unfinished ends inside the fence, not glued to sbx's next line).
  */
@@ -127,9 +132,9 @@ export async function inGithubActions(
   command: string[],
   run: () => Promise<Report | undefined>,
 ): Promise<void> {
-  const stop = `::stop-commands::${door.token}\n`;
-  process.stdout.write(stop);
-  process.stderr.write(stop);
+  const { tokens } = door;
+  process.stdout.write(`::stop-commands::${tokens.stdout}\n`);
+  process.stderr.write(`::stop-commands::${tokens.stderr}\n`);
   let report: Report | undefined;
   let failure: unknown;
   try {
@@ -138,7 +143,8 @@ export async function inGithubActions(
     failure = error;
   } finally {
     process.stderr.write('\n');
-    process.stdout.write(`\n::${door.token}::\n`);
+    // Whichever stop the runner saw first is in force; the other resume line is then an unknown command.
+    process.stdout.write(`\n::${tokens.stderr}::\n::${tokens.stdout}::\n`);
   }
   if (isSbxError(failure)) {
     const violations = refusalEnding(failure).violations;

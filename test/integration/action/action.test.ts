@@ -55,7 +55,7 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
 
   it('a passing command: exit 0, exit-code output, a summary table, no annotation', async () => {
     const r = await runAction(t, 'pass', { command: 'echo built ok' });
-    expect(r.steps.map((s) => s.code)).toEqual([0, 0, 0, 0]);
+    expect(r.steps.map((s) => s.code)).toEqual([0, 0, 0, 0, 0]);
     expect(r.log).toContain('built ok\n');
     expect(r.output).toBe('exit-code=0\n');
     expect(workflowCommands(r.log)).toEqual([]);

@@ -145,7 +145,7 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
       'COMMAND_DENIED',
       'sbx: commands.offline',
     ]);
-  });
+  }, 90_000); // three runs of the whole action
 
   it('refuses a sandbox that could write the runner files later steps read (GITHUB_ENV in the workspace)', async () => {
     const envFile = join(t.workspace, 'github-env');

@@ -54,12 +54,15 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
   afterAll(() => t?.cleanup());
 
   it('a passing command: exit 0, exit-code output, a summary table, no annotation', async () => {
-    const r = await runAction(t, 'pass', { command: 'echo built ok' });
+    const r = await runAction(t, 'pass', { command: 'echo built ok; env' });
     expect(r.steps.map((s) => s.code)).toEqual([0, 0, 0, 0, 0]);
     expect(r.log).toContain('built ok\n');
+    // The runner's variables (and their file paths) stay out of the sandbox.
+    expect(r.log).toMatch(/^PATH=/m);
+    expect(r.log).not.toMatch(/^(GITHUB|RUNNER)_/m);
     expect(r.output).toBe('exit-code=0\n');
     expect(workflowCommands(r.log)).toEqual([]);
-    expect(r.summary).toMatch(/^### sbx run: \/bin\/sh -c -- echo built ok$/m);
+    expect(r.summary).toMatch(/^### sbx run: \/bin\/sh -c -- echo built ok; env$/m);
     expect(r.summary).toContain('| Result | exited 0, set by the command |');
     expect(r.summary).toContain('| Profile | untrusted (builtin) |');
     expect(r.summary).toContain('| Backend | bwrap |');

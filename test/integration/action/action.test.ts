@@ -78,6 +78,17 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
     expect(workflowCommands(r.log)).toEqual([]);
   });
 
+  it('allow-domains: each destination, a glob too, becomes an --allow-domain', async () => {
+    const r = await runAction(t, 'domains', {
+      command: 'true',
+      'allow-domains': 'registry.example.com\n  *.example.org',
+    });
+    expect(r.status).toBe(0);
+    // A malformed destination is refused by sbx's own parser: the input reaches it as one word each.
+    const bad = await runAction(t, 'domains-bad', { command: 'true', 'allow-domains': 'a.example.com http://x/y' });
+    expect(bad.status).toBe(125);
+  });
+
   it('a command rule refusal: 126 and ::error annotations titled with the code and the rule', async () => {
     const r = await runAction(t, 'denied', { command: 'telnet example.com 80', profile: 'agent' });
     expect(r.status).toBe(126);

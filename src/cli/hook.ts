@@ -37,8 +37,11 @@ async function readInput(): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The deny reason the agent shows the model: sbx's error as the CLI prints it, and the rule's source. */
-export function denyReason(error: unknown): string {
+/**
+ * The deny reason the agent shows the model: sbx's error as the CLI prints it, the rule and where it
+ * was written, and where the rules live (the hint may name `sbx run` flags no agent call can pass).
+ */
+export function denyReason(error: unknown, profile: string): string {
   if (!isSbxError(error)) {
     const why = error instanceof Error ? error.message : String(error);
     return `sbx: internal error in the hook (${why.slice(0, 200)}); the call is refused and nothing ran`;
@@ -55,6 +58,9 @@ export function denyReason(error: unknown): string {
     lines.push(`sbx: rule: ${rule.rule}${where}`);
   }
   lines.push(`sbx: refused by sbx (${error.code}): nothing ran`);
+  lines.push(
+    `sbx: every command of this agent runs under -p ${profile}; \`sbx profiles show ${profile}\` shows its rules`,
+  );
   return lines.join('\n');
 }
 
@@ -87,7 +93,7 @@ export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<v
   try {
     answer = await answerOf(agent, flags);
   } catch (error) {
-    answer = { kind: 'deny', reason: denyReason(error) };
+    answer = { kind: 'deny', reason: denyReason(error, flags.profile) };
   }
   const text = formatHookAnswer(agent, answer);
   // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0

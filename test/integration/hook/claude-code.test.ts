@@ -115,7 +115,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     expect(decision.updatedInput).toBeUndefined();
     expect(decision.permissionDecisionReason).toContain("curl is on the profile's deny list");
     expect(decision.permissionDecisionReason).toMatch(/^sbx: rule: commands\.deny/m);
-    expect(decision.permissionDecisionReason).toMatch(/\(COMMAND_DENIED\): nothing ran$/);
+    expect(decision.permissionDecisionReason).toMatch(
+      /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p agent;/,
+    );
   });
 
   it('a command no rule allows is denied: the wrapped run would have no terminal to ask on', async () => {
@@ -155,6 +157,16 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     const decision = decisionOf(await hook(inputFor('bash-pipes', t.home), t.home));
     expect(decision.permissionDecision).toBe('deny');
     expect(decision.permissionDecisionReason).toContain('HOST_STATE_WRITABLE');
+  });
+
+  it("a repository's own agent profile is not used: denied until trusted", async () => {
+    // The planted profile would allow anything; the hook resolves -p agent as sbx run does.
+    const repo = join(t.root, 'planted');
+    mkdirSync(join(repo, '.sbx', 'profiles'), { recursive: true });
+    writeFileSync(join(repo, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\ncommands:\n  default: allow\n');
+    const decision = decisionOf(await hook(inputFor('bash-quotes', repo, 'whoami'), repo));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.permissionDecisionReason).toContain('PROFILE_UNTRUSTED');
   });
 
   it('when the sandbox cannot be built at run time, the rewrite fails visibly, non-zero, and runs nothing', async () => {

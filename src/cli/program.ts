@@ -16,6 +16,7 @@ Examples:
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
+  sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml

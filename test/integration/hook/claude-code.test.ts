@@ -3,6 +3,8 @@
 // workspace, beside the original run unsandboxed in an identical copy: same stdout, same status. What
 // sbx refuses is denied with its reason and never runs; malformed input is denied; other tools get no
 // answer. Runs as whoever runs the suite (root, and an unprivileged user in CI).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import {
   requireIntegrationPrerequisites,
   runHost,
   runSbxRaw,
+  SBX_BIN,
   SKIP_INTEGRATION,
   type Ran,
   type TestHost,
@@ -146,6 +149,14 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     const decision = decisionOf(await hook(recorded(name), t.workspace));
     expect(decision.permissionDecision).toBe('deny');
     expect(decision.permissionDecisionReason).toMatch(reason);
+  });
+
+  it('an answer that cannot be written exits 2, which Claude Code treats as a block, never 0', async () => {
+    const child = spawn(process.execPath, [SBX_BIN, 'hook', 'claude-code'], { env: t.env, cwd: t.workspace });
+    child.stdout.destroy();
+    child.stdin.end(inputFor('bash-quotes', t.workspace));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(2);
   });
 
   it('empty input is denied', async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 import {
+  DIST_API,
   makeTestHost,
   requireIntegrationPrerequisites,
   runHost,
@@ -127,6 +128,25 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'whoami'), t.workspace));
     expect(decision.permissionDecision).toBe('deny');
     expect(decision.permissionDecisionReason).toContain('needs approval');
+  });
+
+  it('a command approved "always" before (the store sbx run keeps) is allowed, and the rewrite runs it', async () => {
+    // Answered once at the library door, as `sbx run -p agent --shell 'uname'` on a terminal would record it.
+    const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const approved = await run({
+      profile: 'agent',
+      shell: 'uname',
+      cwd: t.workspace,
+      hostEnv: t.env,
+      stdio: 'capture',
+      approve: async () => 'always',
+    });
+    expect(approved.exitCode).toBe(0);
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'uname'), t.workspace));
+    expect(decision.permissionDecision, decision.permissionDecisionReason).toBe('allow');
+    const sandboxed = await bash(decision.updatedInput!.command as string, t.workspace);
+    expect(sandboxed.code, sandboxed.err).toBe(0);
+    expect(sandboxed.out).toBe('Linux\n');
   });
 
   it('sbx run inside the command is wrapped like any other: denied by the agent rules, not trusted', async () => {

@@ -41,7 +41,7 @@ async function readInput(): Promise<string | undefined> {
  * The deny reason the agent shows the model: sbx's error as the CLI prints it, the rule and where it
  * was written, and where the rules live (the hint may name `sbx run` flags no agent call can pass).
  */
-export function denyReason(error: unknown, profile: string): string {
+function denyReason(error: unknown, profile: string): string {
   if (!isSbxError(error)) {
     const why = error instanceof Error ? error.message : String(error);
     return `sbx: internal error in the hook (${why.slice(0, 200)}); the call is refused and nothing ran`;

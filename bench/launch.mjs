@@ -7,7 +7,8 @@
 // figures and never fails on a time.
 //   npm run bench [-- --runs 40] [-- --peers]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { standaloneBwrap } from './standalone-bwrap.mjs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,40 +32,11 @@ function which(name) {
   }
 }
 
-// The exact launcher argv sbx would use, made standalone: its session dir (mask source) is created
-// here, and the status descriptor it reads is dropped (nothing listens on fd 3).
-const explained = JSON.parse(
-  execFileSync(process.execPath, [sbx, 'explain', '--json', '--', 'true'], { cwd: work, env, encoding: 'utf8' }),
-);
-const sessionDir = explained.launch.argv.find((a) => a.endsWith('/empty'))?.replace(/\/empty$/, '');
-const benchSession = join(work, 'session');
-execFileSync('mkdir', ['-p', benchSession]);
-writeFileSync(join(benchSession, 'empty'), '', { mode: 0o444 });
-const bwrapArgs = [];
-for (let i = 0; i < explained.launch.argv.length; i++) {
-  const a = explained.launch.argv[i];
-  if (a === '--json-status-fd') {
-    i++;
-    continue;
-  }
-  // sbx mounts the descriptors it opened and checked (--ro-bind-fd N); standalone, the paths they hold.
-  const pinned =
-    a === '--ro-bind-fd' || a === '--bind-fd'
-      ? explained.launch.fds[Number(explained.launch.argv[i + 1]) - 3]
-      : undefined;
-  if (pinned?.source) {
-    bwrapArgs.push(a === '--bind-fd' ? '--bind' : '--ro-bind', pinned.source);
-    i++;
-    continue;
-  }
-  bwrapArgs.push(sessionDir ? a.replace(sessionDir, benchSession) : a);
-}
-const bwrap = explained.launch.file;
-// The seccomp filter travels on fd 5, as sbx passes it: each direct launch opens the file afresh.
-const seccompFd = explained.launch.fds.find((f) => f.purpose === 'seccomp');
-const filterFile = join(work, 'seccomp.bpf');
-if (seccompFd) writeFileSync(filterFile, Buffer.from(seccompFd.base64, 'base64'));
-const withFilter = (stdio) => (seccompFd ? [...stdio, 'ignore', 'ignore', openSync(filterFile, 'r')] : stdio);
+const standalone = standaloneBwrap(sbx, work, env);
+const bwrap = standalone.file;
+const bwrapArgs = standalone.args;
+const { filterFile, withFilter } = standalone;
+const seccompFd = standalone.seccomp;
 
 writeFileSync(join(work, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [registry.npmjs.org]\n');
 // What seccomp and limits cost per run: the default profile without its filter, and with the

@@ -2,7 +2,7 @@
 // (api-options.ts), then the pipeline (pipeline/run.ts) that sbx's own CLI also uses.
 import type { Outcome } from './report/outcome.js';
 import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/options.js';
-import { compileRun, runPipeline } from './pipeline/run.js';
+import { admitRun, compileRun, runPipeline } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
 export type { Policy, Mount } from './policy/types.js';
@@ -39,6 +39,14 @@ export async function run(options: RunOptions): Promise<Outcome> {
  */
 export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
   return runPipeline(options, { door: 'cli', ...hooks });
+}
+
+/**
+ * Whether `sbx run` with these options would pass its gate (nothing asked, nothing recorded, nothing
+ * run): for sbx's own `sbx hook`, whose options come from its parser. Throws the refusal.
+ */
+export function admitUnchecked(options: CompileOptions): Promise<void> {
+  return admitRun(options, { door: 'cli' });
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */

@@ -16,6 +16,7 @@ Examples:
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
+  sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
@@ -65,6 +66,7 @@ export async function buildProgram(): Promise<Command> {
   addTrustCommand(program);
   addApprovalsCommands(program);
   addLogCommand(program);
+  addHookCommand(program);
   addHostCommands(program);
   return program;
 }
@@ -175,6 +177,43 @@ function addLogCommand(program: Command): void {
     .action(async (flags: import('./log.js').LogFlags) => {
       const { logCommand } = await import('./log.js');
       await logCommand(flags);
+    });
+}
+
+const HOOK_HELP = `
+Reads the agent's pre-tool hook input (JSON) on stdin and answers on stdout, exit status 0:
+  a shell command sbx would refuse      deny, with sbx's reason and the rule (the model sees it)
+  any other shell command               allow, with the command replaced by
+                                        '<node>' '<sbx>/bin/sbx.js' run -p PROFILE --approval never --shell '<command>'
+  any other tool                        no answer (claude-code) or {} (gemini-cli): the agent decides
+  malformed input, any failure          deny, with why
+The wrapped run judges the command again and builds the sandbox; it never asks on a terminal.
+
+Claude Code (~/.claude/settings.json):
+  {"hooks": {"PreToolUse": [{"matcher": "Bash|PowerShell",
+    "hooks": [{"type": "command", "command": "/usr/local/bin/sbx hook claude-code || exit 2"}]}]}}
+Gemini CLI (~/.gemini/settings.json):
+  {"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+    "hooks": [{"type": "command", "command": "/usr/local/bin/sbx hook gemini-cli || exit 2"}]}]}}
+\`|| exit 2\`: a hook that cannot start (sbx moved, node missing) then blocks the call instead of letting
+it run unsandboxed. See the README, "Coding agent hooks".`;
+
+function addHookCommand(program: Command): void {
+  program
+    .command('hook')
+    .description("answer a coding agent's pre-tool hook: run its shell commands in sbx, refuse what sbx refuses")
+    .argument('<agent>', 'the hook format: claude-code or gemini-cli')
+    .option('-p, --profile <name>', 'the profile the commands run under', 'agent')
+    .addHelpText('after', HOOK_HELP)
+    .action(async (agent: string, flags: import('./hook.js').HookFlags) => {
+      const { HOOK_AGENTS } = await import('./hook-protocol.js');
+      const known = HOOK_AGENTS.find((a) => a === agent);
+      if (!known) {
+        const { SbxError } = await import('../errors.js');
+        throw new SbxError('USAGE', `sbx hook ${agent}: unknown agent`, { hint: `one of: ${HOOK_AGENTS.join(', ')}` });
+      }
+      const { hookCommand } = await import('./hook.js');
+      await hookCommand(known, flags);
     });
 }
 

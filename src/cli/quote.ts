@@ -1,4 +1,5 @@
-// Shell quoting for display only (`sbx explain`): the argv itself always stays an array.
+// Shell quoting: for display (`sbx explain`), and for the one command sbx writes for a shell to run,
+// an agent hook's wrapped command (cli/hook-protocol.ts). sbx's own argv always stays an array.
 
 const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
@@ -15,6 +16,15 @@ export function shellQuote(arg: string): string {
       });
     return `$'${escaped}'`;
   }
+  return singleQuote(arg);
+}
+
+/**
+ * One POSIX shell word with exactly these bytes, whatever they are (newlines, quotes, unicode): inside
+ * single quotes nothing is special but `'`, which closes, is escaped and reopens. Valid in sh, bash and
+ * zsh alike, unlike $'...'. A NUL cannot be in a shell argument at all: callers refuse it first.
+ */
+export function singleQuote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

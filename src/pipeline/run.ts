@@ -86,6 +86,22 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
   }
 }
 
+/**
+ * Stages prepare, trust, policy and the gate, with no approver and no ledger: returns when run() with
+ * these options would pass its gate (a remembered approval included), throws the refusal otherwise.
+ * Nothing is created or run. `sbx hook` answers an agent with it; the wrapped `sbx run` judges again.
+ */
+export async function admitRun(options: CompileOptions, hooks: RunHooks): Promise<void> {
+  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
+  const cleanup = new CleanupStack();
+  try {
+    const r = await resolve(options, cleanup, known, false);
+    await gate(options, hooks, r.derived, known.sessionId, []);
+  } finally {
+    await cleanup.unwind();
+  }
+}
+
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
 async function runResolved(
   r: Resolved,

@@ -1,0 +1,214 @@
+// `sbx hook claude-code` end to end: recorded PreToolUse inputs (test/fixtures/hooks) go through the
+// real CLI; an allowed command's rewrite runs with `bash -c`, as Claude Code runs it, in a git-less temp
+// workspace, beside the original run unsandboxed in an identical copy: same stdout, same status. What
+// sbx refuses is denied with its reason and never runs; malformed input is denied; other tools get no
+// answer. Runs as whoever runs the suite (root, and an unprivileged user in CI).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES_DIR } from '../../helpers/paths.js';
+import {
+  DIST_API,
+  makeTestHost,
+  requireIntegrationPrerequisites,
+  runHost,
+  runSbxRaw,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  type Ran,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
+
+let t: TestHost;
+/** The unsandboxed control's workspace: a copy of t.workspace made before anything ran. */
+let plain: string;
+
+const recorded = (name: string) => readFileSync(join(FIXTURES_DIR, 'hooks', `claude-code.${name}.json`), 'utf8');
+
+/** A recorded input as Claude Code would send it from `cwd` (optionally with another command). */
+function inputFor(name: string, cwd: string, command?: string): string {
+  const input = JSON.parse(recorded(name));
+  input.cwd = cwd;
+  if (command !== undefined) input.tool_input.command = command;
+  return JSON.stringify(input);
+}
+
+function hook(input: string, cwd: string): Promise<Ran> {
+  return runSbxRaw(['hook', 'claude-code'], { env: t.env, cwd, input });
+}
+
+interface Decision {
+  hookEventName: string;
+  permissionDecision: 'allow' | 'deny';
+  permissionDecisionReason?: string;
+  updatedInput?: Record<string, unknown>;
+}
+
+/** Claude Code's reading: exit 0, stdout one JSON object with hookSpecificOutput. */
+function decisionOf(r: Ran): Decision {
+  expect(r.code, r.err).toBe(0);
+  const answer = JSON.parse(r.out) as { hookSpecificOutput: Decision };
+  expect(answer.hookSpecificOutput.hookEventName).toBe('PreToolUse');
+  return answer.hookSpecificOutput;
+}
+
+const bash = (script: string, cwd: string, env = t.env) => runHost(['bash', '-c', script], { env, cwd });
+
+describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
+  beforeAll(() => {
+    requireIntegrationPrerequisites();
+    t = makeTestHost('hook');
+    writeFileSync(join(t.workspace, 'README.md'), '# fixture\nline 2\n');
+    mkdirSync(join(t.workspace, 'src'));
+    writeFileSync(join(t.workspace, 'src', 'a.ts'), 'export const a = 1;\n');
+    plain = join(t.root, 'plain');
+    cpSync(t.workspace, plain, { recursive: true });
+    expect(existsSync(join(t.workspace, '.git'))).toBe(false);
+  });
+  afterAll(() => t?.cleanup());
+
+  const cases: [string, string | undefined][] = [
+    ['bash-quotes', undefined],
+    ['bash-heredoc', undefined],
+    ['bash-pipes', undefined],
+    ['bash-unicode', undefined],
+    ['bash-background-fields', undefined],
+    // 100 KB of output from one printf argument: the command is past most line and buffer limits.
+    [
+      'bash-quotes',
+      `printf '%s\\n' '${'0123456789abcdef'.repeat(6400)}' | wc -c && printf '%.40s\\n' '${'é'.repeat(50)}'`,
+    ],
+  ];
+  it.each(cases.map(([name, command]) => [command ? `${name} (100 KB)` : name, name, command]))(
+    '%s: the rewrite prints what the original prints, sandboxed',
+    async (_, name, command) => {
+      const original = (command as string | undefined) ?? JSON.parse(recorded(name!)).tool_input.command;
+      const decision = decisionOf(await hook(inputFor(name!, t.workspace, command as string | undefined), t.workspace));
+      expect(decision.permissionDecision, decision.permissionDecisionReason).toBe('allow');
+      const { command: rewritten, ...rest } = decision.updatedInput!;
+      const { command: _original, ...kept } = JSON.parse(recorded(name!)).tool_input;
+      expect(rest).toEqual(kept);
+      expect(rewritten).toMatch(/^'\/[^']+' '\/[^']+\/bin\/sbx\.js' run -p 'agent' --approval never --shell '/);
+
+      const sandboxed = await bash(rewritten as string, t.workspace);
+      const control = await bash(original, plain);
+      expect(control.code, control.err).toBe(0);
+      expect(sandboxed.code, sandboxed.err).toBe(0);
+      expect(sandboxed.out).toBe(control.out);
+    },
+    60_000,
+  );
+
+  it('the rewrite runs inside the sandbox: the control sees the host, the rewrite does not', async () => {
+    // HOME is private in every sandbox: the host's HOME listing differs from the sandbox's.
+    writeFileSync(join(t.home, 'host-only.txt'), 'x');
+    const probe = 'ls -a ~';
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, probe), t.workspace));
+    const sandboxed = await bash(decision.updatedInput!.command as string, t.workspace);
+    const control = await bash(probe, plain);
+    expect(control.out).toContain('host-only.txt');
+    expect(sandboxed.code, sandboxed.err).toBe(0);
+    expect(sandboxed.out).not.toContain('host-only.txt');
+  });
+
+  it('a command sbx refuses is denied with the reason and the rule, and nothing runs', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-refused', t.workspace), t.workspace));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.updatedInput).toBeUndefined();
+    expect(decision.permissionDecisionReason).toContain("curl is on the profile's deny list");
+    expect(decision.permissionDecisionReason).toMatch(/^sbx: rule: commands\.deny/m);
+    expect(decision.permissionDecisionReason).toMatch(
+      /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p agent;/,
+    );
+  });
+
+  it('a command no rule allows is denied: the wrapped run would have no terminal to ask on', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'whoami'), t.workspace));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.permissionDecisionReason).toContain('needs approval');
+  });
+
+  it('a command approved "always" before (the store sbx run keeps) is allowed, and the rewrite runs it', async () => {
+    // Answered once at the library door, as `sbx run -p agent --shell 'uname'` on a terminal would record it.
+    const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const approved = await run({
+      profile: 'agent',
+      shell: 'uname',
+      cwd: t.workspace,
+      hostEnv: t.env,
+      stdio: 'capture',
+      approve: async () => 'always',
+    });
+    expect(approved.exitCode).toBe(0);
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'uname'), t.workspace));
+    expect(decision.permissionDecision, decision.permissionDecisionReason).toBe('allow');
+    const sandboxed = await bash(decision.updatedInput!.command as string, t.workspace);
+    expect(sandboxed.code, sandboxed.err).toBe(0);
+    expect(sandboxed.out).toBe('Linux\n');
+  });
+
+  it('sbx run inside the command is wrapped like any other: denied by the agent rules, not trusted', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-double-wrap', t.workspace), t.workspace));
+    expect(decision.permissionDecision).toBe('deny');
+  });
+
+  it('another tool gets no answer (exit 0, nothing on stdout): Claude Code decides', async () => {
+    const r = await hook(inputFor('read', t.workspace), t.workspace);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe('');
+  });
+
+  it.each([
+    ['malformed', /^sbx: the hook input is not JSON/],
+    ['missing-tool-input', /^sbx: the hook input's tool_input is missing; the call is refused$/],
+    ['wrong-types', /^sbx: tool_input\.command is not a string; the call is refused$/],
+    ['powershell', /^sbx: sbx wraps Bash commands only: PowerShell would run unsandboxed/],
+  ])('%s input is denied with why', async (name, reason) => {
+    const decision = decisionOf(await hook(recorded(name), t.workspace));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.permissionDecisionReason).toMatch(reason);
+  });
+
+  it('an answer that cannot be written exits 2, which Claude Code treats as a block, never 0', async () => {
+    const child = spawn(process.execPath, [SBX_BIN, 'hook', 'claude-code'], { env: t.env, cwd: t.workspace });
+    child.stdout.destroy();
+    child.stdin.end(inputFor('bash-quotes', t.workspace));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(2);
+  });
+
+  it('empty input is denied', async () => {
+    const decision = decisionOf(await hook('', t.workspace));
+    expect(decision.permissionDecision).toBe('deny');
+  });
+
+  it('a cwd sbx cannot sandbox (HOME) is denied with the setup error, before anything runs', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-pipes', t.home), t.home));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.permissionDecisionReason).toContain('HOST_STATE_WRITABLE');
+  });
+
+  it("a repository's own agent profile is not used: denied until trusted", async () => {
+    // The planted profile would allow anything; the hook resolves -p agent as sbx run does.
+    const repo = join(t.root, 'planted');
+    mkdirSync(join(repo, '.sbx', 'profiles'), { recursive: true });
+    writeFileSync(join(repo, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\ncommands:\n  default: allow\n');
+    const decision = decisionOf(await hook(inputFor('bash-quotes', repo, 'whoami'), repo));
+    expect(decision.permissionDecision).toBe('deny');
+    expect(decision.permissionDecisionReason).toContain('PROFILE_UNTRUSTED');
+  });
+
+  it('when the sandbox cannot be built at run time, the rewrite fails visibly, non-zero, and runs nothing', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-heredoc', t.workspace), t.workspace));
+    expect(decision.permissionDecision).toBe('allow');
+    rmSync(join(t.workspace, 'notes.txt'), { force: true });
+    const broken = { ...t.env, SBX_BWRAP: join(t.root, 'no-such-bwrap') };
+    const r = await bash(decision.updatedInput!.command as string, t.workspace, broken);
+    expect(r.code).toBe(125);
+    expect(r.err).toContain('no-such-bwrap');
+    expect(r.out).toBe('');
+    expect(existsSync(join(t.workspace, 'notes.txt'))).toBe(false);
+  });
+});

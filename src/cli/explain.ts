@@ -29,7 +29,7 @@ function describeMount(m: Mount): string {
     case 'file':
       return `file  ${m.target} (${m.mode === 0 ? 'unreadable' : 'generated'})`;
     case 'session-dir':
-      return `ro    ${m.target} <- session dir`;
+      return `ro    ${m.target} <- session dir${m.subdir === undefined ? '' : `/${m.subdir}`}`;
     case 'remount-ro':
       return `ro    ${m.target} (remount)`;
   }

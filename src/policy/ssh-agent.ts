@@ -159,7 +159,8 @@ export function encodeIdentities(keys: readonly AgentKey[]): Uint8Array {
   const parts = keys.flatMap((k) => [lengthPrefixed(k.blob), lengthPrefixed(new TextEncoder().encode(k.comment))]);
   const count = new Uint8Array(4);
   new DataView(count.buffer).setUint32(0, keys.length);
-  return Buffer.concat([Uint8Array.of(AgentMessageType.IDENTITIES_ANSWER), count, ...parts]);
+  const out = Buffer.concat([Uint8Array.of(AgentMessageType.IDENTITIES_ANSWER), count, ...parts]);
+  return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
 
 /** The agent's answer to a key list, narrowed to the allowed keys; a failure when it is not a key list. */

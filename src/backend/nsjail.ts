@@ -207,6 +207,12 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   },
   { feature: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
+  {
+    feature: 'sshAgent',
+    effect: 'equivalent',
+    detail:
+      "enforced by sbx's agent filter outside the sandbox; its socket is a session-dir mount, SSH_AUTH_SOCK is in env.vars",
+  },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];
 

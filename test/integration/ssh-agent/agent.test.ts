@@ -74,7 +74,7 @@ describe.skipIf(SKIP_INTEGRATION)('ssh_agent: the sandbox sees only the named ke
   afterAll(() => {
     agent?.stop();
     t?.cleanup();
-  }, RUNS_MS);
+  });
 
   it(
     'lists the allowed key only, by comment or by fingerprint (control: the agent holds both)',

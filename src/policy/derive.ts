@@ -318,7 +318,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   // Danger mode writes the whole host by design (docs/SECURITY.md says what that leaves open).
   if (mode !== 'danger') refuseWritableHostState(writableBinds(input, mode, workspace), host.hostState, host.chains);
   const network = deriveNetwork(profile, request, host);
-  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network), ...sshAgentLayers(profile));
+  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network), ...sshAgentLayers(profile, mode));
   const identity = identityOf(profile, host);
   return {
     profile: { name: input.profileName, hash: input.profileHash },
@@ -623,8 +623,15 @@ function bridgeLayers(network: NetworkPolicy): Mount[] {
 }
 
 /** `ssh_agent`: the session's agent directory, holding the filter's socket and nothing else (runtime/ssh-agent/). */
-function sshAgentLayers(profile: Profile): Mount[] {
+function sshAgentLayers(profile: Profile, mode: Mode): Mount[] {
   if (!profile.ssh_agent) return [];
+  // Over the host's own root, writable, bwrap would create the socket's mount point in the host's /run.
+  if (mode === 'danger') {
+    const why = `its mount point ${SSH_AGENT_SANDBOX_DIR} would be created on the host`;
+    throw new SbxError('BIND_TARGET_INVALID', `ssh_agent: mode: danger shows the host's own root, and ${why}`, {
+      hint: 'remove ssh_agent from the profile, or use mode: workspace-write (with network: host to reach a server)',
+    });
+  }
   const reason = 'ssh_agent: the agent socket that offers only the listed keys';
   return [{ kind: 'session-dir', target: SSH_AGENT_SANDBOX_DIR, subdir: SSH_AGENT_SESSION_SUBDIR, reason }];
 }

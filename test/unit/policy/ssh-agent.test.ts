@@ -192,6 +192,12 @@ describe('ssh_agent in the Policy and the launch', () => {
     expect(nsjail[nsjail.indexOf(`${FIXTURE_SESSION.dir}/ssh-agent:/run/sbx/ssh-agent`) - 1]).toBe('--bindmount_ro');
   });
 
+  it('is refused in mode: danger, whose root is the host’s own (the mount point would land in its /run)', () => {
+    const error = sbxErrorOf(() => deriveOnFixture({ ...profile, mode: 'danger' }, { request: { danger: true } }));
+    expect(error.code).toBe('BIND_TARGET_INVALID');
+    expect(error.message).toContain('/run/sbx/ssh-agent would be created on the host');
+  });
+
   it('landlock refuses it by name', () => {
     const policy = deriveOnFixture(profile);
     const host = {

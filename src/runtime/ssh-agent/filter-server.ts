@@ -81,7 +81,12 @@ function serve(socket: Socket, upstream: string, allowed: ReadonlySet<string>): 
     if (reply === undefined) return void socket.destroy();
     if (socket.destroyed) return;
     // A sandbox that sends but never reads gets no further answers queued in sbx's memory.
-    if (!socket.write(reply)) await new Promise((resolve) => socket.once('drain', resolve));
+    if (!socket.write(reply))
+      await new Promise((resolve) => {
+        socket.once('drain', resolve);
+        socket.once('close', resolve);
+      });
+    if (socket.destroyed) return;
     busy = false;
     socket.resume();
     await pump();

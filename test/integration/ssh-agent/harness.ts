@@ -132,8 +132,8 @@ export async function startSshd(dir: string, authorizedKeys: string): Promise<Ss
 
 /** The user name sshd logs the test in as: the one running it. */
 /**
- * A shell line that makes `ssh-add -x`/`-X` read the lock password PASSWORD from an askpass program
- * at PATH (they read no stdin; the agent refuses an empty password).
+ * A shell line that writes, at `path`, an askpass program printing a fixed lock password: `ssh-add
+ * -x`/`-X` read none from stdin, and the agent refuses an empty one.
  */
 export function askpassScript(path: string): string {
   return `printf '#!/bin/sh\\necho sbx-test-lock\\n' > ${path} && chmod 700 ${path}`;

@@ -74,6 +74,10 @@ export const ErrorCatalogue = {
   HOST_STATE_WRITABLE: ExitCode.SETUP,
   /** A `.git` file claims a worktree whose shared git directory does not name it back (or is not a git directory). */
   GIT_WORKTREE_INVALID: ExitCode.SETUP,
+  /** `ssh_agent` with no agent to filter: no SSH_AUTH_SOCK, or the agent does not answer. */
+  SSH_AGENT_UNAVAILABLE: ExitCode.SETUP,
+  /** An `ssh_agent.keys` entry names no key of the agent, or (a comment) several. */
+  SSH_AGENT_KEY: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

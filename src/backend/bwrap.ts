@@ -10,6 +10,7 @@ import {
   EGRESS_HTTP_SOCKET,
   EGRESS_SOCKS_SOCKET,
   type ExtraFd,
+  sessionDirSource,
   type Launch,
   type Session,
 } from './launch.js';
@@ -79,7 +80,7 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
     case 'file':
       return ['--ro-bind', dataFilePath(session, ordinal), mount.target];
     case 'session-dir':
-      return ['--ro-bind', session.dir, mount.target];
+      return ['--ro-bind', sessionDirSource(session, mount), mount.target];
     case 'remount-ro':
       return ['--remount-ro', mount.target];
   }

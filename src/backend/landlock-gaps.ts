@@ -50,7 +50,9 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
   {
     feature: 'mounts.session-dir',
     effect: 'refused',
-    detail: 'the session directory mount of a filtered network (see network.kind)',
+    detail:
+      'the session directory mount of a filtered network (see network.kind) and of ssh_agent: without a ' +
+      'mount namespace the socket cannot appear inside, and unix sockets cannot be created (see landlock.unix-sockets)',
   },
   { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
   { feature: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },

@@ -39,6 +39,11 @@ export function dataFilePath(session: Session, ordinal: number): string {
   return `${session.dir}/file-${ordinal}`;
 }
 
+/** The host directory a `session-dir` mount shows: the session directory, or its `subdir`. */
+export function sessionDirSource(session: Session, mount: { subdir?: string }): string {
+  return mount.subdir === undefined ? session.dir : `${session.dir}/${mount.subdir}`;
+}
+
 /** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */
 export const EGRESS_HTTP_SOCKET = 'egress-http.sock';
 export const EGRESS_SOCKS_SOCKET = 'egress-socks.sock';

@@ -10,7 +10,7 @@ import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
 import { commandOf } from './bwrap.js';
-import { dataFilePath, type Launch, type Session } from './launch.js';
+import { dataFilePath, type Launch, type Session, sessionDirSource } from './launch.js';
 
 export interface NsjailHost {
   /** Absolute path of the nsjail binary. */
@@ -207,6 +207,12 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   },
   { feature: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
+  {
+    feature: 'sshAgent',
+    effect: 'equivalent',
+    detail:
+      "enforced by sbx's agent filter outside the sandbox; its socket is a session-dir mount, SSH_AUTH_SOCK is in env.vars",
+  },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];
 
@@ -439,7 +445,7 @@ function compileMount(m: Mount, readOnly: boolean, session: Session, ordinal: nu
     case 'file':
       return ['--bindmount_ro', `${dataFilePath(session, ordinal)}:${m.target}`];
     case 'session-dir':
-      return ['--bindmount_ro', `${session.dir}:${m.target}`];
+      return ['--bindmount_ro', `${sessionDirSource(session, m)}:${m.target}`];
     case 'remount-ro':
       return []; // folded into the mount it names (foldRemounts)
   }

@@ -29,7 +29,7 @@ function describeMount(m: Mount): string {
     case 'file':
       return `file  ${m.target} (${m.mode === 0 ? 'unreadable' : 'generated'})`;
     case 'session-dir':
-      return `ro    ${m.target} <- session dir`;
+      return `ro    ${m.target} <- session dir${m.subdir === undefined ? '' : `/${m.subdir}`}`;
     case 'remount-ro':
       return `ro    ${m.target} (remount)`;
   }
@@ -161,6 +161,10 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})${p.workspace.detected ? `: ${p.workspace.detected}` : ''}`,
   );
   out.push(`network   ${describeNetwork(p.network, described.networkNone)}`);
+  if (p.sshAgent)
+    out.push(
+      `ssh-agent ${p.sshAgent.keys.join(' ')}: listed and signed with through SSH_AUTH_SOCK; no other key, nothing added, removed or locked`,
+    );
   out.push(
     `user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`,
   );

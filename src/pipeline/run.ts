@@ -1,5 +1,5 @@
 // The run, stage by stage: prepare → trust → policy → secrets → gate → limits → session → egress →
-// launch → exec → ending → report. Each stage is a module of this directory with one job; this file
+// ssh-agent → launch → exec → ending → report. Each stage is a module of this directory with one job; this file
 // only sequences them, records what the run has learnt (every refusal carries it), and owns the one
 // cleanup stack that undoes whatever the stages created. docs/ARCHITECTURE.md draws the same line.
 import { nowMs } from '../runtime/clock.js';
@@ -15,6 +15,7 @@ import { newSessionId, plannedSession } from '../runtime/session.js';
 import { type Backend, chooseBackend, type Launcher } from './backends.js';
 import { CleanupStack } from './cleanup.js';
 import { startEgress } from './egress.js';
+import { startSshAgent } from './ssh-agent.js';
 import { endingOf } from '../report/ending.js';
 import { execute } from './exec.js';
 import { gate } from './gate.js';
@@ -126,6 +127,7 @@ async function runResolved(
   const limits = await planRunLimits(policy);
   const session = openRunSession(r.prepared, known.sessionId, policy, secretEnv, cleanup);
   const proxy = await startEgress(policy, session, options, cleanup);
+  await startSshAgent(policy, session, r.prepared, cleanup);
   const { launch, limits: applied } = await compileRunLaunch(
     r.backend,
     r.launcher,

@@ -13,6 +13,7 @@ import { compileEgressRules } from './egress.js';
 import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
 import { refuseWritableHostState, type WritableBind } from './host-state.js';
+import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SANDBOX_SOCKET, SSH_AGENT_SESSION_SUBDIR } from './ssh-agent.js';
 import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -317,7 +318,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   // Danger mode writes the whole host by design (docs/SECURITY.md says what that leaves open).
   if (mode !== 'danger') refuseWritableHostState(writableBinds(input, mode, workspace), host.hostState, host.chains);
   const network = deriveNetwork(profile, request, host);
-  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network));
+  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network), ...sshAgentLayers(profile, mode));
   const identity = identityOf(profile, host);
   return {
     profile: { name: input.profileName, hash: input.profileHash },
@@ -335,6 +336,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     command: requestedArgv(request),
     ...(request.shell !== undefined ? { shell: request.shell } : {}),
     commands: commandRulesOf(profile),
+    ...(profile.ssh_agent ? { sshAgent: { keys: [...new Set(profile.ssh_agent.keys)] } } : {}),
   };
 }
 
@@ -620,6 +622,20 @@ function bridgeLayers(network: NetworkPolicy): Mount[] {
   ];
 }
 
+/** `ssh_agent`: the session's agent directory, holding the filter's socket and nothing else (runtime/ssh-agent/). */
+function sshAgentLayers(profile: Profile, mode: Mode): Mount[] {
+  if (!profile.ssh_agent) return [];
+  // Over the host's own root, writable, bwrap would create the socket's mount point in the host's /run.
+  if (mode === 'danger') {
+    const why = `its mount point ${SSH_AGENT_SANDBOX_DIR} would be created on the host`;
+    throw new SbxError('BIND_TARGET_INVALID', `ssh_agent: mode: danger shows the host's own root, and ${why}`, {
+      hint: 'remove ssh_agent from the profile, or use mode: workspace-write (with network: host to reach a server)',
+    });
+  }
+  const reason = 'ssh_agent: the agent socket that offers only the listed keys';
+  return [{ kind: 'session-dir', target: SSH_AGENT_SANDBOX_DIR, subdir: SSH_AGENT_SESSION_SUBDIR, reason }];
+}
+
 /** Parents before children: a mount placed after a deeper one would hide it. Stable otherwise. */
 function parentsFirst(layers: readonly Mount[]): Mount[] {
   const depth = (m: Mount) => (m.target === '/' ? 0 : m.target.split('/').length);
@@ -773,6 +789,8 @@ function envOf(input: DeriveInput, workspaceSandbox: string): Policy['env'] {
       SBX_SESSION_ID: vars.session,
       SBX_PROFILE: input.profileName,
       SBX_WORKSPACE: workspaceSandbox,
+      // Injected, so the caller's own agent path never reaches the sandbox, whatever env.keep says.
+      ...(profile.ssh_agent ? { SSH_AUTH_SOCK: SSH_AGENT_SANDBOX_SOCKET } : {}),
     },
   });
   env.vars.PATH ??= DEFAULT_PATH;

@@ -21,8 +21,11 @@ export type Mount =
    * Policy; the runtime writes it to the session directory (backend/launch.ts dataFilePath).
    */
   | { kind: 'file'; target: string; content: string; mode: number; reason: string }
-  /** This run's session directory (the egress proxy's sockets), read-only: connecting needs no write to the mount. */
-  | { kind: 'session-dir'; target: string; reason: string }
+  /**
+   * This run's session directory (the egress proxy's sockets), or its `subdir` (the ssh-agent filter's
+   * socket alone), read-only: connecting needs no write to the mount.
+   */
+  | { kind: 'session-dir'; target: string; subdir?: string; reason: string }
   /** Make an earlier mount (or the sandbox root `/`) read-only once everything below it is in place. */
   | { kind: 'remount-ro'; target: string; reason: string };
 
@@ -100,4 +103,10 @@ export interface Policy {
   /** Set when sbx built `command` from a shell string (command-line.ts): the string, judged command by command. */
   shell?: string;
   commands: CommandRules;
+  /**
+   * The profile's `ssh_agent`: the caller's agent keys (fingerprints or comments, as written) the
+   * sandbox's agent socket offers. The runtime resolves them against the agent at start
+   * (runtime/ssh-agent/); absent, the sandbox gets no agent.
+   */
+  sshAgent?: { keys: string[] };
 }

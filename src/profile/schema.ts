@@ -29,6 +29,17 @@ export const BindEntrySchema = z.union([
   }),
 ]);
 
+/**
+ * An agent key by fingerprint (`SHA256:` and 43 base64 characters, as `ssh-add -l` prints it) or by
+ * comment. A `SHA256:` or `MD5:` selector of another shape is a typo, never a comment to look for.
+ */
+const sshKeySelector = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((s) => !/^(SHA256|MD5):/i.test(s) || /^SHA256:[A-Za-z0-9+/]{43}$/.test(s), {
+    message: 'a fingerprint must be SHA256: and 43 base64 characters, as `ssh-add -l` prints it (MD5 is not accepted)',
+  });
+
 export const NetworkSchema = z
   .union(
     [
@@ -202,6 +213,22 @@ export const ProfileSchema = z.strictObject({
     .optional()
     .describe('How git inside the sandbox sees your git configuration.'),
   secrets: SecretsSchema.optional(),
+  ssh_agent: z
+    .strictObject({
+      keys: z
+        .array(sshKeySelector)
+        .min(1, 'name at least one key (an ssh_agent with no keys offers nothing: remove the key instead)')
+        .describe(
+          'The keys of your ssh-agent ($SSH_AUTH_SOCK) the sandbox may use, each by fingerprint ' +
+            '(SHA256:..., as `ssh-add -l` prints it) or by comment (me@laptop). A key that is not in the agent refuses the run.',
+        ),
+    })
+    .optional()
+    .describe(
+      'An agent socket inside (SSH_AUTH_SOCK) that lists and signs with the named keys only and refuses ' +
+        'every other request (add, remove, lock, extensions). The key material never enters the sandbox. ' +
+        'Default: no agent.',
+    ),
   commands: CommandsSchema.optional(),
   backend: z
     .enum(['bwrap', 'nsjail', 'landlock', 'auto'])

@@ -73,6 +73,8 @@ export function widenings(profile: Profile, builtin: Profile): string[] {
   );
   if (lifted.length > 0)
     lines.push(`limits lifted: ${lifted.map(([k, v]) => `${k} (built-in ${String(v)})`).join(' ')}`);
+  const agentKeys = added(profile.ssh_agent?.keys, builtin.ssh_agent?.keys);
+  if (agentKeys.length > 0) lines.push(`ssh-agent keys the sandbox may sign with: ${agentKeys.join(' ')}`);
   const keep = added(profile.env?.keep, builtin.env?.keep);
   if (keep.length > 0) lines.push(`host variables passed in: ${keep.join(' ')}`);
   return lines;

@@ -62,6 +62,7 @@ async function samplePolicies(): Promise<Policy[]> {
       })
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
+    (await runPipeline('default', 'alice', { profile: { ssh_agent: { keys: ['me@laptop'] } } })).policy,
   );
   return out;
 }
@@ -147,10 +148,11 @@ function isMapped(path: string, samples: Policy[]): boolean {
       continue;
     }
     const changed = clone(sample) as unknown as Record<string, unknown>;
-    let holder: Record<string, unknown> = changed;
-    for (const seg of segs.slice(0, -1)) holder = holder[seg] as Record<string, unknown>;
+    let holder: Record<string, unknown> | undefined = changed;
+    // An optional object (sshAgent) is absent from most samples.
+    for (const seg of segs.slice(0, -1)) holder = holder?.[seg] as Record<string, unknown> | undefined;
     const last = segs.at(-1)!;
-    if (!(last in holder) || holder[last] === undefined) continue;
+    if (holder === undefined || !(last in holder) || holder[last] === undefined) continue;
     holder[last] = mutate(path, holder[last]);
     if (output(changed as unknown as Policy, uid) !== before) return true;
   }

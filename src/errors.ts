@@ -74,6 +74,8 @@ export const ErrorCatalogue = {
   HOST_STATE_WRITABLE: ExitCode.SETUP,
   /** A `.git` file claims a worktree whose shared git directory does not name it back (or is not a git directory). */
   GIT_WORKTREE_INVALID: ExitCode.SETUP,
+  /** A `network.publish` port is already bound on the host's 127.0.0.1 (or on all its addresses). */
+  PORT_IN_USE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -207,6 +207,16 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
   },
   { feature: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
+  {
+    feature: 'network.hostPorts',
+    effect: 'equivalent',
+    detail: "relayed by the bridge (commandOf) over the session-dir mount to sbx's port bridges outside",
+  },
+  {
+    feature: 'network.publish',
+    effect: 'equivalent',
+    detail: "relayed by sbx's host listeners over the session-dir mount to the bridge (commandOf)",
+  },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];
 

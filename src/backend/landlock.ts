@@ -197,7 +197,7 @@ function assess(policy: Policy, session: Session): Grants {
     deny(
       g,
       'network.kind',
-      `network: filtered${keys.length ? ` (${keys.join(', ')})` : ''} needs a private network namespace for its bridge`,
+      `network: filtered needs a private network namespace${keys.length ? ` for its bridge (${keys.join(', ')})` : ''}`,
       `use --network none or host, ${OTHER_BACKEND}`,
     );
   }

@@ -6,7 +6,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { type AddressInfo, connect, createServer, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -249,6 +249,30 @@ s.handle_request()
       const r = await sbx.done;
       expect(r.err).toContain('"GET /x HTTP/1.1" 200'); // the server's own log line
       expect(r.code).toBe(0);
+    });
+
+    it('serves many host clients at once, each its own connection inside', async () => {
+      const port = await freePort();
+      const p = profile('publish-many', `  publish: [${port}]\n`);
+      const script = `import http.server, sys, threading
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = self.path.encode()
+        self.send_response(200); self.send_header("content-length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", ${port}), H)
+threading.Thread(target=s.serve_forever, daemon=True).start()
+print("ready", flush=True)
+sys.stdin.read()`;
+      const sbx = startSbx(['-p', p, '--', 'python3', '-c', script], { env: t.env, cwd: t.workspace, stdin: 'pipe' });
+      await sbx.line(/^ready$/);
+      const paths = Array.from({ length: 20 }, (_, i) => `/${i}`);
+      const answers = await Promise.all(paths.map((path) => hostGet(port, path)));
+      sbx.stdin?.end();
+      expect(answers).toEqual(paths.map((body) => ({ status: 200, body })));
+      expect((await sbx.done).code).toBe(0);
     });
 
     it("listens on the host's 127.0.0.1 only, and the sandbox cannot write the session directory", async () => {

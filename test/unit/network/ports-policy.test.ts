@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compileLandlock } from '../../../src/backend/landlock.js';
 import { commandOf } from '../../../src/backend/bwrap.js';
 import { SbxError } from '../../../src/errors.js';
+import { mergeProfiles } from '../../../src/profile/merge.js';
 import type { Policy } from '../../../src/policy/types.js';
 import { FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
 import { rejection } from '../../helpers/errors.js';
@@ -131,5 +132,15 @@ describe('landlock', () => {
     expect(all).toContain(
       'network: filtered needs a private network namespace for its bridge (network.host_ports, network.publish)',
     );
+  });
+});
+
+describe('extends', () => {
+  it('concatenates each list, parents first, a port listed by both once', () => {
+    const merged = mergeProfiles([
+      { name: 'parent', profile: { network: { host_ports: [5432], publish: [3000] } } },
+      { name: 'child', profile: { network: { host_ports: [6379, 5432] } } },
+    ]);
+    expect(merged.profile.network).toEqual({ host_ports: [5432, 6379], publish: [3000] });
   });
 });

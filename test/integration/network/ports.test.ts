@@ -311,11 +311,18 @@ sys.stdin.read()`;
       expect(spawnSync('test', ['-e', join(t.workspace, 'ran')]).status).toBe(1);
     });
 
-    it('sbx explain shows the bridges', async () => {
+    it('sbx explain shows the bridges, and refuses --allow-private without an allow list', async () => {
       const p = profile('explain', `  host_ports: [5432]\n  publish: [3000]\n`);
       const r = await runSbxRaw(['explain', '-p', p, '--', 'true'], { env: t.env, cwd: t.workspace });
       expect(r.out).toContain("host port 5432: 127.0.0.1:5432 inside -> the host's 127.0.0.1:5432");
       expect(r.out).toContain("published 3000: the host's 127.0.0.1:3000 -> 127.0.0.1:3000 inside");
+      // Without an allow list no proxy runs, so --allow-private would be dropped: refused instead.
+      const idle = await runSbxRaw(['explain', '-p', p, '--allow-private', '10.0.0.5', '--', 'true'], {
+        env: t.env,
+        cwd: t.workspace,
+      });
+      expect(idle.code).toBe(2);
+      expect(idle.err).toContain('--allow-private 10.0.0.5: this run has no allow list');
     });
   });
 

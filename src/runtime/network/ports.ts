@@ -144,15 +144,13 @@ function publishServer(listener: Server, sockets: ReturnType<typeof socketSet>):
       const spare = spares.shift() as Socket;
       const client = waiting.shift() as Socket;
       spare.write(PUBLISH_GO);
+      // pipe() resumes the client, paused since accept so that its first bytes wait for the server.
       joinSockets(client, spare);
-      client.resume();
     }
   };
   listener.maxConnections = MAX_CONNECTIONS;
   listener.on('connection', (client: Socket) => {
     if (!sockets.add(client)) return;
-    if (waiting.length >= MAX_CONNECTIONS) return void client.destroy();
-    // Paused (pauseOnConnect) until paired: its first bytes must go to the server, not be lost.
     client.on('error', () => client.destroy());
     client.once('close', drop(waiting, client));
     waiting.push(client);

@@ -4,7 +4,7 @@
 // session directory) beside a control showing the same probe works unsandboxed. Runs as root and as
 // a normal user alike; postgres runs as 65534 when the suite runs as root (it refuses root).
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -197,9 +197,10 @@ print(len(got), got[:5].decode())
     });
 
     it('psql inside queries a postgres server on the host through its listed port', async (ctx) => {
-      if (!has('psql') || !has('initdb') || !has('postgres'))
+      const server = postgresBin();
+      if (!has('psql') || server === undefined)
         return ctx.skip('psql, initdb or postgres is not installed (apt-get install postgresql postgresql-client)');
-      const port = await startPostgres();
+      const port = await startPostgres(server);
       const p = profile('host-ports-pg', `  host_ports: [${port}]\n`);
       const query = [
         'psql',
@@ -326,15 +327,23 @@ sys.stdin.read()`;
     });
   });
 
-  /** initdb and postgres on a free loopback port, as this user (or 65534 under root); resolves with the port. */
-  async function startPostgres(): Promise<number> {
+  /** Where initdb and postgres are: on PATH, else Debian's versioned directory (not on PATH), newest first. */
+  function postgresBin(): string | undefined {
+    if (has('initdb') && has('postgres')) return '';
+    const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
+    const dirs = versions.sort((a, b) => Number(b) - Number(a)).map((v) => `/usr/lib/postgresql/${v}/bin/`);
+    return dirs.find((d) => existsSync(`${d}initdb`) && existsSync(`${d}postgres`));
+  }
+
+  /** initdb and postgres (from `bin`) on a free loopback port, as this user (or 65534 under root); resolves with the port. */
+  async function startPostgres(bin: string): Promise<number> {
     // Its own temp dir: the test host's root is private to this user, and postgres may run as another.
     const dir = mkdtempSync(join(tmpdir(), 'sbx-pg-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const as = IS_ROOT ? unprivilegedUser() : undefined;
     if (as) chownSync(dir, as.uid, as.gid);
     const data = join(dir, 'data');
-    const init = spawnSync('initdb', ['-D', data, '-U', 'sbx', '--auth=trust', '-N'], {
+    const init = spawnSync(`${bin}initdb`, ['-D', data, '-U', 'sbx', '--auth=trust', '-N'], {
       env: t.env,
       cwd: dir,
       encoding: 'utf8',
@@ -343,7 +352,7 @@ sys.stdin.read()`;
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
     const port = await freePort();
     const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
-    const pg = spawn('postgres', args, { env: t.env, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], ...as });
+    const pg = spawn(`${bin}postgres`, args, { env: t.env, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], ...as });
     cleanups.push(() => pg.kill());
     await new Promise<void>((resolve, reject) => {
       let err = '';

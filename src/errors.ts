@@ -78,6 +78,9 @@ export const ErrorCatalogue = {
   SSH_AGENT_UNAVAILABLE: ExitCode.SETUP,
   /** An `ssh_agent.keys` entry names no key of the agent, or (a comment) several. */
   SSH_AGENT_KEY: ExitCode.SETUP,
+
+  /** A `network.publish` port is already bound on the host's 127.0.0.1 (or on all its addresses). */
+  PORT_IN_USE: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

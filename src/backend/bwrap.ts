@@ -11,7 +11,10 @@ import {
   EGRESS_SOCKS_SOCKET,
   type ExtraFd,
   sessionDirSource,
+
+  hostPortSocket,
   type Launch,
+  publishSocket,
   type Session,
 } from './launch.js';
 
@@ -181,17 +184,22 @@ function checkArgCount(policy: Policy, host: BwrapHost, count: number): void {
 }
 
 /**
- * The command bwrap starts: the user's, or the egress bridge in front of it. The bridge listens on
- * 127.0.0.1 inside, forwards to the proxy's sockets, and starts the command once it listens.
+ * The command bwrap starts: the user's, or the bridge in front of it. The bridge listens on 127.0.0.1
+ * inside (the proxy's ports, each host port), forwards to sbx's sockets in the session directory, and
+ * starts the command once every listener is bound (runtime/network/bridge.cjs).
  */
 export function commandOf(policy: Policy): string[] {
-  if (policy.network.kind !== 'filtered' || !policy.network.bridge) return policy.command;
-  const dir = BRIDGE_DIR;
+  const net = policy.network;
+  if (net.kind !== 'filtered' || !net.bridge) return policy.command;
+  const session = `${BRIDGE_DIR}/session`;
   return [
-    `${dir}/node`,
-    `${dir}/bridge.cjs`,
-    `${dir}/session/${EGRESS_HTTP_SOCKET}`,
-    `${dir}/session/${EGRESS_SOCKS_SOCKET}`,
+    `${BRIDGE_DIR}/node`,
+    `${BRIDGE_DIR}/bridge.cjs`,
+    ...(net.rules.allow.length > 0
+      ? ['--proxy', `${session}/${EGRESS_HTTP_SOCKET}`, `${session}/${EGRESS_SOCKS_SOCKET}`]
+      : []),
+    ...net.hostPorts.flatMap((p) => ['--host-port', String(p), `${session}/${hostPortSocket(p)}`]),
+    ...net.publish.flatMap((p) => ['--publish', String(p), `${session}/${publishSocket(p)}`]),
     '--',
     ...policy.command,
   ];

@@ -187,10 +187,17 @@ function assess(policy: Policy, session: Session): Grants {
     deny(g, 'mode', 'mode: danger', 'use --backend bwrap for --danger runs');
   }
   if (policy.network.kind === 'filtered') {
+    const n = policy.network;
+    // Name the keys that asked for the bridge: the user wrote those, not "filtered".
+    const keys = [
+      n.rules.allow.length ? 'network.allow' : '',
+      n.hostPorts.length ? 'network.host_ports' : '',
+      n.publish.length ? 'network.publish' : '',
+    ].filter(Boolean);
     deny(
       g,
       'network.kind',
-      'network: filtered needs a private network namespace for its egress bridge',
+      `network: filtered needs a private network namespace${keys.length ? ` for its bridge (${keys.join(', ')})` : ''}`,
       `use --network none or host, ${OTHER_BACKEND}`,
     );
   }

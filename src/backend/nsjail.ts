@@ -213,6 +213,16 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
     detail:
       "enforced by sbx's agent filter outside the sandbox; its socket is a session-dir mount, SSH_AUTH_SOCK is in env.vars",
   },
+  {
+    feature: 'network.hostPorts',
+    effect: 'equivalent',
+    detail: "relayed by the bridge (commandOf) over the session-dir mount to sbx's port bridges outside",
+  },
+  {
+    feature: 'network.publish',
+    effect: 'equivalent',
+    detail: "relayed by sbx's host listeners over the session-dir mount to the bridge (commandOf)",
+  },
   { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
 ];
 

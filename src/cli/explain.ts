@@ -57,6 +57,8 @@ function describeNetwork(n: Policy['network'], none: string): string {
         deny ? `; denied: ${deny}` : '',
         allowPrivate ? `; private addresses allowed: ${allowPrivate}` : '',
         n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
+        ...n.hostPorts.map((p) => `; host port ${p}: 127.0.0.1:${p} inside -> the host's 127.0.0.1:${p}`),
+        ...n.publish.map((p) => `; published ${p}: the host's 127.0.0.1:${p} -> 127.0.0.1:${p} inside`),
       ].join('');
     }
   }

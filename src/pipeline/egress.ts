@@ -1,5 +1,7 @@
-// Stage 8, egress: under an allow-list network, the proxy the in-sandbox bridge dials, listening in the
-// session directory before the sandbox starts. Only allow-list runs load and pay for it.
+// Stage 8, egress: whatever the in-sandbox bridge dials, listening before the sandbox starts. Under an
+// allow-list network, the proxy; for network.host_ports and network.publish, the port bridges, with
+// the published ports bound on the host's 127.0.0.1 first (a taken one refuses the run here, before
+// anything runs). Only runs that need them load and pay for them.
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
 import type { EgressProxy } from '../runtime/network/index.js';
@@ -14,8 +16,15 @@ export async function startEgress(
 ): Promise<EgressProxy | undefined> {
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return undefined;
-  const { startEgressProxy } = await import('../runtime/network/index.js');
-  const proxy = await startEgressProxy({
+  const network = await import('../runtime/network/index.js');
+  if (net.hostPorts.length > 0 || net.publish.length > 0) {
+    const published = await network.bindPublishedPorts(net.publish);
+    cleanup.defer(() => published.close());
+    const bridges = await network.startPortBridges({ hostPorts: net.hostPorts, published, socketDir: session.dir });
+    cleanup.defer(() => bridges.close());
+  }
+  if (net.rules.allow.length === 0) return undefined;
+  const proxy = await network.startEgressProxy({
     // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
     rules: net.rules,
     socketDir: session.dir,

@@ -296,8 +296,11 @@ function checkAllowPrivate(given: readonly string[]): void {
 
 /** An allow-list network is the only one whose proxy reads allow_private: elsewhere the flag would be silently dropped. */
 function refuseIdleAllowPrivate(policy: Policy, given: readonly string[]): void {
-  if (given.length === 0 || policy.network.kind === 'filtered') return;
-  const why = policy.network.kind === 'host' ? 'shares the host network' : 'has no network';
+  const net = policy.network;
+  if (given.length === 0 || (net.kind === 'filtered' && net.rules.allow.length > 0)) return;
+  // A filtered network without an allow list (only unix_sockets, host_ports or publish) runs no proxy either.
+  const why =
+    net.kind === 'host' ? 'shares the host network' : net.kind === 'filtered' ? 'has no allow list' : 'has no network';
   throw new SbxError('USAGE', `--allow-private ${given.join(' ')}: this run ${why}, so there is no proxy to allow it`, {
     hint: 'name the destination too, e.g. --allow-domain 10.0.0.5:5432 --allow-private 10.0.0.5:5432',
   });

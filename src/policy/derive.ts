@@ -842,6 +842,7 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
   const fromProfile = profile.network ?? 'none';
   const base = request.network ?? fromProfile;
   const domains = request.allowDomains ?? [];
+  if (base === 'host' && typeof fromProfile === 'object') refusePortsOnHostNetwork(fromProfile);
   if (base === 'host') return { kind: 'host' };
   if (base === 'none' && domains.length === 0) return { kind: 'none' };
   const spec =
@@ -853,14 +854,43 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
   const allow = [...(spec.allow ?? []), ...domains];
   const deny = spec.deny ?? [];
   const allowPrivate = [...(spec.allow_private ?? []), ...(request.allowPrivate ?? [])];
+  const hostPorts = spec.host_ports ?? [];
+  const publish = spec.publish ?? [];
+  refuseSharedPort(hostPorts, publish);
   return {
     kind: 'filtered',
     // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the
     // proxy enforces is exactly what `sbx explain --json` shows and the report's policyHash covers.
     rules: compileEgressRules({ allow, deny, allowPrivate }),
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
-    bridge: allow.length > 0 ? host.bridge : null,
+    hostPorts,
+    publish,
+    bridge: allow.length + hostPorts.length + publish.length > 0 ? host.bridge : null,
   };
+}
+
+/**
+ * `--network host` over a profile with host_ports or publish: the host network reaches every host
+ * port, and a server inside would listen on the host's interfaces rather than its 127.0.0.1 only. Both
+ * would widen what the profile says without saying so, so the run is refused.
+ */
+function refusePortsOnHostNetwork(spec: { host_ports?: number[] | undefined; publish?: number[] | undefined }): void {
+  const keys = [spec.host_ports?.length ? 'network.host_ports' : '', spec.publish?.length ? 'network.publish' : '']
+    .filter(Boolean)
+    .join(' and ');
+  if (!keys) return;
+  throw new SbxError('PROFILE_INVALID', `--network host cannot be combined with the profile's ${keys}`, {
+    hint: `drop --network host (the profile already reaches the ports it lists), or use a profile without ${keys}`,
+  });
+}
+
+/** The schema refuses a port in both lists within one file; `extends` can still bring them together. */
+function refuseSharedPort(hostPorts: readonly number[], publish: readonly number[]): void {
+  const shared = publish.find((p) => hostPorts.includes(p));
+  if (shared === undefined) return;
+  throw new SbxError('PROFILE_INVALID', `network: port ${shared} is in both host_ports and publish (after extends)`, {
+    hint: `remove ${shared} from one of the two lists: inside the sandbox a port is either the host's or the sandbox's own`,
+  });
 }
 
 /**

@@ -52,12 +52,16 @@ export type NetworkPolicy =
    * Own network namespace; TCP only through sbx's proxy (outside the sandbox), which decides per
    * destination by `rules`: the profile's allow, deny and allow_private lists compiled once (plain
    * data, each entry keeping its text as written), handed to the proxy as they are. `bridge` holds
-   * the host files the in-sandbox bridge runs from.
+   * the host files the in-sandbox bridge runs from (null when nothing needs it: no allow list, no
+   * ports). `hostPorts`: the host's 127.0.0.1 ports the sandbox reaches at the same port inside;
+   * `publish`: ports inside the host reaches at its 127.0.0.1 (both relayed by the bridge and sbx).
    */
   | {
       kind: 'filtered';
       rules: EgressRules;
       unixSockets: string[];
+      hostPorts: number[];
+      publish: number[];
       bridge: { node: string; script: string } | null;
     };
 

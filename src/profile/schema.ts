@@ -40,25 +40,65 @@ const sshKeySelector = z
     message: 'a fingerprint must be SHA256: and 43 base64 characters, as `ssh-add -l` prints it (MD5 is not accepted)',
   });
 
+/** A TCP port; a list of them names each port once (a repeated one is a typo, not a wish). */
+const portList = z
+  .array(
+    z
+      .number()
+      .int('must be a whole number')
+      // Below 1024 a listener needs CAP_NET_BIND_SERVICE, which no sandbox holds (bwrap --cap-drop ALL).
+      .min(1024, 'must be a TCP port from 1024 to 65535 (the sandbox cannot listen below 1024)')
+      .max(65535, 'must be a TCP port from 1024 to 65535'),
+  )
+  .superRefine((ports, ctx) => {
+    ports.forEach((port, i) => {
+      if (ports.indexOf(port) !== i)
+        ctx.addIssue({ code: 'custom', path: [i], message: `port ${port} is listed twice` });
+    });
+  })
+  .optional();
+
+/**
+ * A port in both lists would be two things at once: inside, the bridge listens on a host port where the
+ * published server must listen; outside, sbx's published listener would be the host service it relays to.
+ */
+function refuseSharedPorts(
+  net: { host_ports?: number[] | undefined; publish?: number[] | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  (net.publish ?? []).forEach((port, i) => {
+    if (net.host_ports?.includes(port))
+      ctx.addIssue({ code: 'custom', path: ['publish', i], message: `port ${port} is also in network.host_ports` });
+  });
+}
+
 export const NetworkSchema = z
   .union(
     [
       z.enum(['none', 'host']),
-      z.strictObject({
-        allow: z
-          .array(z.string())
-          .optional()
-          .describe("Destinations reachable through sbx's proxy: example.com, *.example.com, host:port."),
-        deny: z.array(z.string()).optional().describe('Destinations refused even if allowed (deny wins).'),
-        allow_private: z
-          .array(z.string())
-          .optional()
-          .describe('Private or loopback addresses the proxy may dial, e.g. 127.0.0.1:5432 (refused by default).'),
-        unix_sockets: z
-          .array(z.string())
-          .optional()
-          .describe('Host unix sockets bound into the sandbox (e.g. a local database).'),
-      }),
+      z
+        .strictObject({
+          allow: z
+            .array(z.string())
+            .optional()
+            .describe("Destinations reachable through sbx's proxy: example.com, *.example.com, host:port."),
+          deny: z.array(z.string()).optional().describe('Destinations refused even if allowed (deny wins).'),
+          allow_private: z
+            .array(z.string())
+            .optional()
+            .describe('Private or loopback addresses the proxy may dial, e.g. 127.0.0.1:5432 (refused by default).'),
+          unix_sockets: z
+            .array(z.string())
+            .optional()
+            .describe('Host unix sockets bound into the sandbox (e.g. a local database).'),
+          host_ports: portList.describe(
+            "Host services the sandbox may reach: inside, 127.0.0.1:PORT leads to the host's 127.0.0.1:PORT and nowhere else. Default: [].",
+          ),
+          publish: portList.describe(
+            "Servers inside the sandbox the host may reach: the host's 127.0.0.1:PORT leads to 127.0.0.1:PORT inside (refused if the port is taken on the host). Default: [].",
+          ),
+        })
+        .superRefine(refuseSharedPorts),
     ],
     { error: 'must be "none", "host", or a map such as { allow: [registry.npmjs.org] }' },
   )

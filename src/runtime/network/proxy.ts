@@ -51,6 +51,14 @@ export interface EgressProxy {
 // sockaddr_un.sun_path is 108 bytes including the terminating NUL (unix(7)).
 const MAX_SOCKET_PATH = 107;
 
+/** A socket path the kernel would truncate is refused before anything listens. */
+export function checkSocketPath(path: string): void {
+  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH) return;
+  throw new SbxError('SANDBOX_SETUP', `a socket path of sbx is longer than ${MAX_SOCKET_PATH} bytes: ${path}`, {
+    hint: 'set XDG_RUNTIME_DIR to a shorter directory',
+  });
+}
+
 function listen(server: NetServer | Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -68,15 +76,7 @@ function closeServer(server: NetServer | Server): Promise<void> {
 export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
   const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
   const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
-  if (Buffer.byteLength(socksSocket) > MAX_SOCKET_PATH) {
-    throw new SbxError(
-      'SANDBOX_SETUP',
-      `egress proxy socket path is longer than ${MAX_SOCKET_PATH} bytes: ${socksSocket}`,
-      {
-        hint: 'set XDG_RUNTIME_DIR to a shorter directory',
-      },
-    );
-  }
+  checkSocketPath(socksSocket);
   const state = createProxyState({
     rules: opts.rules,
     resolve: opts.resolve ?? resolveSystem,

@@ -28,7 +28,16 @@ interface Run {
 
 /** Run `launcher… node bridge.cjs <sockets> -- cmd…` to completion (no shell). */
 async function run(cmd: string[], launcher: string[] = []): Promise<Run> {
-  const argv = [...launcher, process.execPath, BRIDGE, t.proxy.httpSocket, t.proxy.socksSocket, '--', ...cmd];
+  const argv = [
+    ...launcher,
+    process.execPath,
+    BRIDGE,
+    '--proxy',
+    t.proxy.httpSocket,
+    t.proxy.socksSocket,
+    '--',
+    ...cmd,
+  ];
   const child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -166,6 +175,7 @@ describe('bridge as a process', () => {
   it('forwards SIGTERM to the child', async () => {
     const argv = [
       BRIDGE,
+      '--proxy',
       t.proxy.httpSocket,
       t.proxy.socksSocket,
       '--',

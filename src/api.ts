@@ -2,7 +2,7 @@
 // (api-options.ts), then the pipeline (pipeline/run.ts) that sbx's own CLI also uses.
 import type { Outcome } from './report/outcome.js';
 import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/options.js';
-import { compileRun, runPipeline } from './pipeline/run.js';
+import { compileRun, resolvePolicy, runPipeline } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
 export type { Policy, Mount } from './policy/types.js';
@@ -44,4 +44,9 @@ export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
   return compileRun((await import('./api-options.js')).checkCompileOptions(options));
+}
+
+/** Resolve the profile and derive its Policy without probing a launcher: what `sbx export` compiles for other engines. */
+export async function derive(options: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
+  return resolvePolicy((await import('./api-options.js')).checkCompileOptions(options));
 }

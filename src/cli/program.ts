@@ -15,6 +15,7 @@ Examples:
   sbx run -p agent --shell 'ls src'        a shell string, judged by the profile's command rules
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
+  sbx export docker -p agent -- npm test   the same sandbox as a docker run argv (oci, k8s too)
   sbx log -n 5                             the last runs from the audit ledger
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
   sbx profiles list                        which profiles exist, where they come from, trusted or not
@@ -61,6 +62,7 @@ export async function buildProgram(): Promise<Command> {
   // In the order `sbx --help` lists them.
   await addRunCommand(program);
   await addExplainCommand(program);
+  await addExportCommands(program);
   addProfilesCommands(program);
   addTrustCommand(program);
   addApprovalsCommands(program);
@@ -92,6 +94,39 @@ async function addExplainCommand(program: Command): Promise<void> {
   explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(flags.shell !== undefined || command.length > 0 ? command : ['sh'], flags);
+  });
+}
+
+const EXPORT_HELP = `
+The profile's policy, compiled for an engine that runs elsewhere; runs nothing. Files the engine reads
+(the seccomp profile, generated files, a bundle) go to --out, by default sbx's own state directory
+($XDG_STATE_HOME/sbx/export/PROFILE), and never inside the workspace or a writable bind: a sandboxed
+command could rewrite its next sandbox. Gaps (what the engine enforces differently) go to stderr, or
+into --json; a policy the engine cannot honour is refused, naming the key (exit 125).
+docs/EXPORT.md maps every key.`;
+
+async function addExportCommands(program: Command): Promise<void> {
+  const exp = program
+    .command('export')
+    .description('compile the profile for Docker/Podman, an OCI runtime (runc, crun, runsc) or Kubernetes')
+    .addHelpText('after', EXPORT_HELP);
+  const docker = exp
+    .command('docker')
+    .description('print the `docker run` argv (the same under podman run): read-only root, no capabilities, seccomp')
+    .argument('[command...]', 'the command and its arguments (put them after --)')
+    .passThroughOptions()
+    .option('--image <image>', 'the image that supplies the system directories (default: debian:stable-slim)')
+    .option('--out <dir>', 'where the seccomp profile and generated files are written')
+    .option('--env-file <file>', "your file of NAME=value lines for the profile's secrets (sbx never writes values)")
+    .option('--json', 'print {argv, files, gaps} as JSON')
+    .addHelpText(
+      'after',
+      '\nExample:\n  sbx export docker -p default --image sbx-host -- make test\n  $(sbx export docker ...) runs it; check the gaps on stderr first.',
+    );
+  await addFlags(docker, POLICY_FLAGS);
+  docker.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportDockerCommand } = await import('./export.js');
+    await exportDockerCommand(command, flags);
   });
 }
 

@@ -104,3 +104,23 @@ export async function exportDockerCommand(command: string[], flags: ExportFlags)
   printGaps(result.gaps);
   process.stdout.write(`${shellJoin(result.argv)}\n`);
 }
+
+export async function exportOciCommand(dir: string, command: string[], flags: ExportFlags): Promise<void> {
+  const { policy } = await policyOf(command, flags);
+  const bundle = resolve(dir);
+  refuseWritableByPolicy(policy, bundle, 'the bundle directory');
+  const { exportOci } = await import('../export/oci.js');
+  const result = exportOci(policy, {
+    dir: bundle,
+    hostUid: process.getuid?.() ?? 0,
+    hostGid: process.getgid?.() ?? 0,
+    arch: hostSeccompArch(process.arch),
+  });
+  writeFiles(result.files);
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ bundle, config: result.config, gaps: result.gaps }, null, 2)}\n`);
+    return;
+  }
+  printGaps(result.gaps);
+  process.stdout.write(`${shellJoin(['runc', 'run', '--bundle', bundle, 'sbx'])}\n`);
+}

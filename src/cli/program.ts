@@ -128,6 +128,23 @@ async function addExportCommands(program: Command): Promise<void> {
     const { exportDockerCommand } = await import('./export.js');
     await exportDockerCommand(command, flags);
   });
+  const oci = exp
+    .command('oci')
+    .description(
+      'write an OCI runtime bundle (config.json, rootfs/) to DIR for runc, crun or runsc: no image, the host system read-only',
+    )
+    .argument('<dir>', 'the bundle directory (created; outside the workspace)')
+    .argument('[command...]', 'the command and its arguments, after -- (options may come before or after DIR)')
+    .option('--json', 'print {bundle, config, gaps} as JSON')
+    .addHelpText(
+      'after',
+      '\nExample (as root):\n  sbx export oci /var/lib/sbx/b1 -p default -- make test && runc run --bundle /var/lib/sbx/b1 b1',
+    );
+  await addFlags(oci, POLICY_FLAGS);
+  oci.action(async (dir: string, command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportOciCommand } = await import('./export.js');
+    await exportOciCommand(dir, command, flags);
+  });
 }
 
 function addProfilesCommands(program: Command): void {

@@ -60,7 +60,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
   switch (m.kind) {
     case 'bind':
       if (m.target === '/') {
-        gaps.add('mode', 'refused', 'mode: danger binds the host root writable: a container of it is no sandbox');
+        gaps.add('mode', 'refused', 'danger binds the host root writable: a container of it is no sandbox');
         return [];
       }
       if (m.reason === SYSTEM_BIND_REASON) {

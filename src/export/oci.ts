@@ -122,7 +122,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): OciMount[] {
   switch (m.kind) {
     case 'bind':
       if (m.target === '/') {
-        gaps.add('mode', 'refused', 'mode: danger binds the host root writable: there is no sandbox to export');
+        gaps.add('mode', 'refused', 'danger binds the host root writable: there is no sandbox to export');
         return [];
       }
       return [bind(m.source, m.target, m.access === 'ro')];

@@ -30,6 +30,8 @@ function sbxVerdict(rules: readonly SeccompRule[], syscall: string, args: bigint
         return values.includes(low);
       case 'ne-list':
         return !values.includes(low);
+      default:
+        throw new Error(`unknown op ${r.when.op}`);
     }
   });
   return hit === undefined ? undefined : ERRNO_VALUES[hit.errno];

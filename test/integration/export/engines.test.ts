@@ -81,25 +81,31 @@ describe('control: the same probe unsandboxed', () => {
 });
 
 describe.each(OCI_RUNTIMES)('OCI bundle under %s', (runtime) => {
-  it.skipIf(!IS_ROOT)('blocks the red-team cases (as root: the bundle maps its uid onto root, as bwrap does)', async () => {
-    const bundle = join(host.root, `bundle-${runtime}`);
-    const outside = join(host.root, `outside-${runtime}`);
-    const exported = await runSbxRaw(['export', 'oci', bundle, '-p', 'default', '--', 'bash', '-c', probe(cred(), outside, true)], {
-      env: host.env,
-      cwd: host.workspace,
-    });
-    expect(exported.code, exported.err).toBe(0);
-    const ran = await runHost([runtime, 'run', '--bundle', bundle, `sbx-export-test-${process.pid}`], {
-      env: host.env,
-      cwd: host.root,
-      timeoutMs: 60_000,
-    });
-    expect(ran.code, ran.err).toBe(0);
-    expect(verdicts(ran.out)).toEqual(BLOCKED);
-    expect(existsSync(outside), 'nothing written outside the workspace on the host').toBe(false);
-    expect(existsSync('/etc/sbx-export-pwned')).toBe(false);
-    expect(existsSync(join(host.workspace, 'ws-marker'))).toBe(true);
-  });
+  it.skipIf(!IS_ROOT)(
+    'blocks the red-team cases (as root: the bundle maps its uid onto root, as bwrap does)',
+    async () => {
+      const bundle = join(host.root, `bundle-${runtime}`);
+      const outside = join(host.root, `outside-${runtime}`);
+      const exported = await runSbxRaw(
+        ['export', 'oci', bundle, '-p', 'default', '--', 'bash', '-c', probe(cred(), outside, true)],
+        {
+          env: host.env,
+          cwd: host.workspace,
+        },
+      );
+      expect(exported.code, exported.err).toBe(0);
+      const ran = await runHost([runtime, 'run', '--bundle', bundle, `sbx-export-test-${process.pid}`], {
+        env: host.env,
+        cwd: host.root,
+        timeoutMs: 60_000,
+      });
+      expect(ran.code, ran.err).toBe(0);
+      expect(verdicts(ran.out)).toEqual(BLOCKED);
+      expect(existsSync(outside), 'nothing written outside the workspace on the host').toBe(false);
+      expect(existsSync('/etc/sbx-export-pwned')).toBe(false);
+      expect(existsSync(join(host.workspace, 'ws-marker'))).toBe(true);
+    },
+  );
 });
 
 it.skipIf(IS_ROOT)('OCI: skipped as non-root (runc run needs root for this bundle)', () => {});
@@ -115,7 +121,19 @@ describe('docker argv', () => {
       chownSync(ws, NOBODY, NOBODY);
       const outside = join(host.root, 'outside-docker');
       const exported = await runSbxRaw(
-        ['export', 'docker', '-p', 'default', '--image', IMAGE, '--json', '--', 'bash', '-c', probe(cred(), outside, true)],
+        [
+          'export',
+          'docker',
+          '-p',
+          'default',
+          '--image',
+          IMAGE,
+          '--json',
+          '--',
+          'bash',
+          '-c',
+          probe(cred(), outside, true),
+        ],
         { env: host.env, cwd: ws },
       );
       expect(exported.code, exported.err).toBe(0);

@@ -3,6 +3,8 @@
 import { chmodSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+// Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports (as in profiles.ts).
+import { stringify } from 'yaml';
 import { derive, SbxError } from '../api.js';
 import type { ExportFile, ExportGap } from '../export/gaps.js';
 import { isWithin } from '../policy/sensitive.js';
@@ -17,6 +19,11 @@ export interface ExportFlags extends RunFlags {
   image?: string;
   out?: string;
   envFile?: string;
+  job?: boolean;
+  seccomp?: 'localhost' | 'runtime-default';
+  name?: string;
+  workspaceClaim?: string;
+  secretName?: string;
 }
 
 /** Where the export's files go unless --out names a place: sbx's own state, which every sandbox is kept out of. */
@@ -123,4 +130,45 @@ export async function exportOciCommand(dir: string, command: string[], flags: Ex
   }
   printGaps(result.gaps);
   process.stdout.write(`${shellJoin(['runc', 'run', '--bundle', bundle, 'sbx'])}\n`);
+}
+
+export async function exportK8sCommand(command: string[], flags: ExportFlags): Promise<void> {
+  const { profile, policy } = await policyOf(command, flags);
+  const name =
+    flags.name ??
+    `sbx-${profile}`
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .slice(0, 63)
+      .replace(/-+$/, '');
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) || name.length > 52)
+    throw new SbxError('USAGE', `--name ${JSON.stringify(name)} is not a DNS label of at most 52 characters`, {
+      hint: 'e.g. --name build-42 (lower case letters, digits and -)',
+    });
+  const dir = resolve(flags.out ?? defaultOutDir(profile));
+  refuseWritableByPolicy(policy, dir, '--out');
+  const { exportK8s } = await import('../export/k8s.js');
+  const result = exportK8s(policy, {
+    name,
+    image: flags.image ?? 'debian:stable-slim',
+    workspaceClaim: flags.workspaceClaim ?? `${name}-workspace`,
+    secretName: flags.secretName ?? `${name}-secrets`,
+    seccomp: flags.seccomp ?? 'localhost',
+    localhostProfile: `sbx/${name}.json`,
+    job: flags.job ?? false,
+    dir,
+    arch: hostSeccompArch(process.arch),
+  });
+  writeFiles(result.files);
+  if (flags.json) {
+    const out = { manifests: result.manifests, files: result.files.map((f) => f.path), gaps: result.gaps };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
+  printGaps(result.gaps);
+  for (const f of result.files)
+    process.stderr.write(
+      `sbx export: copy ${f.path} to /var/lib/kubelet/seccomp/sbx/ on every node that may run the pod\n`,
+    );
+  process.stdout.write(result.manifests.map((m) => stringify(m, { aliasDuplicateObjects: false })).join('---\n'));
 }

@@ -1,6 +1,6 @@
 // commander wiring for every command: help, suggestions, errors. Loaded only when `sbx run`'s fast
 // parser declines (help, other commands, a malformed flag).
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './options.js';
 import { runCommand } from './run.js';
@@ -144,6 +144,36 @@ async function addExportCommands(program: Command): Promise<void> {
   oci.action(async (dir: string, command: string[], flags: import('./export.js').ExportFlags) => {
     const { exportOciCommand } = await import('./export.js');
     await exportOciCommand(dir, command, flags);
+  });
+  const k8s = exp
+    .command('k8s')
+    .description(
+      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities',
+    )
+    .argument('[command...]', 'the command and its arguments (put them after --)')
+    .passThroughOptions()
+    .option('--image <image>', 'the image that supplies the system directories (default: debian:stable-slim)')
+    .option('--job', 'a batch/v1 Job (backoffLimit 0) instead of a Pod')
+    .option('--name <name>', 'object names and the label the NetworkPolicy selects (default: sbx-PROFILE)')
+    .option('--workspace-claim <pvc>', 'the PersistentVolumeClaim holding the workspace (default: NAME-workspace)')
+    .option(
+      '--secret-name <secret>',
+      "the Secret holding the profile's secrets, one key per variable (default: NAME-secrets)",
+    )
+    .addOption(
+      new Option(
+        '--seccomp <kind>',
+        "localhost: sbx's profile, copied to each node's kubelet seccomp dir; runtime-default: the runtime's",
+      )
+        .choices(['localhost', 'runtime-default'])
+        .default('localhost'),
+    )
+    .option('--out <dir>', 'where the seccomp profile is written (for copying to the nodes)')
+    .option('--json', 'print {manifests, files, gaps} as JSON');
+  await addFlags(k8s, POLICY_FLAGS);
+  k8s.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportK8sCommand } = await import('./export.js');
+    await exportK8sCommand(command, flags);
   });
 }
 

@@ -147,3 +147,32 @@ describe('docker argv', () => {
     },
   );
 });
+
+describe('files the engine reads later', () => {
+  it('are refused inside the workspace, which the sandbox can write (a command would rewrite its next sandbox)', async () => {
+    const out = join(host.workspace, 'export');
+    const ran = await runSbxRaw(['export', 'docker', '-p', 'default', '--out', out, '--', 'true'], {
+      env: host.env,
+      cwd: host.workspace,
+    });
+    expect(ran.code).toBe(2);
+    expect(ran.err).toMatch(/--out .* lies in .*, which the sandbox can write/);
+    expect(existsSync(out)).toBe(false);
+    const bundle = await runSbxRaw(['export', 'oci', join(host.workspace, 'b'), '-p', 'default', '--', 'true'], {
+      env: host.env,
+      cwd: host.workspace,
+    });
+    expect(bundle.code).toBe(2);
+    expect(existsSync(join(host.workspace, 'b'))).toBe(false);
+  });
+
+  it('go to sbx state directory by default, which no sandbox sees', async () => {
+    const ran = await runSbxRaw(['export', 'docker', '-p', 'default', '--json', '--', 'true'], {
+      env: host.env,
+      cwd: host.workspace,
+    });
+    expect(ran.code, ran.err).toBe(0);
+    const { files } = JSON.parse(ran.out) as { files: string[] };
+    expect(files).toContain(join(host.home, '.local/state/sbx/export/default/seccomp.json'));
+  });
+});

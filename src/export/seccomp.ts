@@ -36,7 +36,8 @@ export interface SeccompProfile {
 
 /**
  * The native architecture only. libseccomp answers a syscall made under any other ABI (i386's int
- * 0x80, x32) with the filter's bad-arch action, a kill, as sbx's own filter does (src/seccomp/filter.ts).
+ * 0x80, x32) with the filter's bad-arch action, a kill, as sbx's own filter does (src/seccomp/filter.ts);
+ * test/integration/export/engines.test.ts sees an x32 call under runc end in SIGSYS.
  */
 const SCMP_ARCH: Readonly<Record<SeccompArch, string>> = {
   x86_64: 'SCMP_ARCH_X86_64',

@@ -108,6 +108,28 @@ describe.each(OCI_RUNTIMES)('OCI bundle under %s', (runtime) => {
   );
 });
 
+describe.each(OCI_RUNTIMES)('OCI seccomp under %s', (runtime) => {
+  it.skipIf(!IS_ROOT || !has('python3'))("kills an x32 syscall (a foreign ABI), as sbx's own filter does", async () => {
+    const bundle = join(host.root, `bundle-x32-${runtime}`);
+    const x32 = 'import ctypes; ctypes.CDLL(None).syscall(0x40000000 | 39); print("x32 call returned")';
+    const exported = await runSbxRaw(['export', 'oci', bundle, '-p', 'default', '--', 'python3', '-c', x32], {
+      env: host.env,
+      cwd: host.workspace,
+    });
+    expect(exported.code, exported.err).toBe(0);
+    const ran = await runHost([runtime, 'run', '--bundle', bundle, `sbx-export-x32-${process.pid}`], {
+      env: host.env,
+      cwd: host.root,
+      timeoutMs: 60_000,
+    });
+    // The control: unsandboxed, the same call returns (ENOSYS where the kernel has no x32).
+    const control = await runHost(['python3', '-c', x32], { env: host.env, cwd: host.root });
+    expect(control.out).toContain('x32 call returned');
+    expect(ran.code).toBe(128 + 31);
+    expect(ran.out).not.toContain('x32 call returned');
+  });
+});
+
 it.skipIf(IS_ROOT)('OCI: skipped as non-root (runc run needs root for this bundle)', () => {});
 it.skipIf(OCI_RUNTIMES.length > 0)('OCI: skipped, neither runc nor crun is installed (apt-get install runc)', () => {});
 

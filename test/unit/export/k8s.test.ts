@@ -3,6 +3,7 @@
 // files, and checked for what a reviewer looks for: non-root, read-only root, no capabilities, no
 // privilege escalation, the seccomp profile, secrets by reference, a deny-all NetworkPolicy.
 // biome-ignore-all lint/suspicious/noExplicitAny: manifests are plain JSON read back by path; the schema check types them.
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Pod } from 'kubernetes-models/v1/Pod';
@@ -133,4 +134,13 @@ it('the schema check bites: a container without an image is refused', () => {
       spec: { containers: [{ name: 'a', securityContext: { runAsNonRoot: 'yes' } }] },
     }),
   ).toThrow();
+});
+
+it('golden manifests exist only for current profile × host pairs (no orphans to review)', () => {
+  const expected = CASES.map(({ profile, host }) => `${profile}.${host}.k8s.yaml`).sort();
+  expect(
+    readdirSync(GOLDEN_DIR)
+      .filter((f) => f.endsWith('.k8s.yaml'))
+      .sort(),
+  ).toEqual(expected);
 });

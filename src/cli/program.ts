@@ -121,7 +121,7 @@ async function addExportCommands(program: Command): Promise<void> {
     .option('--json', 'print {argv, files, gaps} as JSON')
     .addHelpText(
       'after',
-      '\nExample:\n  sbx export docker -p default --image sbx-host -- make test\n  $(sbx export docker ...) runs it; check the gaps on stderr first.',
+      '\nExample:\n  sbx export docker -p default --image sbx-host -- make test\n  eval "$(sbx export docker -p default -- make test)"   runs it (read the gaps on stderr first)',
     );
   await addFlags(docker, POLICY_FLAGS);
   docker.action(async (command: string[], flags: import('./export.js').ExportFlags) => {

@@ -71,6 +71,12 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
         );
         return [];
       }
+      if (m.access === 'ro')
+        gaps.add(
+          'mounts.bind',
+          'weaker',
+          'readonly binds are read-only with every mount below them from Docker 25 on kernels with mount_setattr (5.12+); older engines leave submounts writable (bwrap makes them read-only)',
+        );
       return bindMount(m.source, m.target, m.access === 'ro' || walk.readOnlyTargets.has(m.target));
     case 'tmpfs': {
       const access = walk.readOnlyTargets.has(m.target) ? 'ro' : 'rw';

@@ -2,7 +2,7 @@
 // (api-options.ts), then the pipeline (pipeline/run.ts) that sbx's own CLI also uses.
 import type { Outcome } from './report/outcome.js';
 import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/options.js';
-import { admitRun, compileRun, runPipeline } from './pipeline/run.js';
+import { admitRun, compileRun, resolvePolicy, runPipeline } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
 export type { Policy, Mount } from './policy/types.js';
@@ -52,4 +52,9 @@ export function admitUnchecked(options: CompileOptions): Promise<void> {
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
   return compileRun((await import('./api-options.js')).checkCompileOptions(options));
+}
+
+/** Resolve the profile and derive its Policy without probing a launcher: what `sbx export` compiles for other engines. */
+export async function derive(options: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
+  return resolvePolicy((await import('./api-options.js')).checkCompileOptions(options));
 }

@@ -11,7 +11,6 @@ import {
   EGRESS_SOCKS_SOCKET,
   type ExtraFd,
   sessionDirSource,
-
   hostPortSocket,
   type Launch,
   publishSocket,

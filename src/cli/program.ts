@@ -1,6 +1,6 @@
 // commander wiring for every command: help, suggestions, errors. Loaded only when `sbx run`'s fast
 // parser declines (help, other commands, a malformed flag).
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './options.js';
 import { runCommand } from './run.js';
@@ -15,6 +15,7 @@ Examples:
   sbx run -p agent --shell 'ls src'        a shell string, judged by the profile's command rules
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
+  sbx export docker -p agent -- npm test   the same sandbox as a docker run argv (oci, k8s too)
   sbx log -n 5                             the last runs from the audit ledger
   sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
@@ -62,6 +63,7 @@ export async function buildProgram(): Promise<Command> {
   // In the order `sbx --help` lists them.
   await addRunCommand(program);
   await addExplainCommand(program);
+  await addExportCommands(program);
   addProfilesCommands(program);
   addTrustCommand(program);
   addApprovalsCommands(program);
@@ -94,6 +96,86 @@ async function addExplainCommand(program: Command): Promise<void> {
   explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(flags.shell !== undefined || command.length > 0 ? command : ['sh'], flags);
+  });
+}
+
+const EXPORT_HELP = `
+The profile's policy, compiled for an engine that runs elsewhere; runs nothing. Files the engine reads
+(the seccomp profile, generated files, a bundle) go to --out, by default sbx's own state directory
+($XDG_STATE_HOME/sbx/export/PROFILE), and never inside the workspace or a writable bind: a sandboxed
+command could rewrite its next sandbox. Gaps (what the engine enforces differently) go to stderr, or
+into --json; a policy the engine cannot honour is refused, naming the key (exit 125).
+docs/EXPORT.md maps every key.`;
+
+async function addExportCommands(program: Command): Promise<void> {
+  const exp = program
+    .command('export')
+    .description('compile the profile for Docker/Podman, an OCI runtime (runc, crun, runsc) or Kubernetes')
+    .addHelpText('after', EXPORT_HELP);
+  const docker = exp
+    .command('docker')
+    .description('print the `docker run` argv (the same under podman run): read-only root, no capabilities, seccomp')
+    .argument('[command...]', 'the command and its arguments (put them after --)')
+    .passThroughOptions()
+    .option('--image <image>', 'the image that supplies the system directories (default: debian:stable-slim)')
+    .option('--out <dir>', 'where the seccomp profile and generated files are written')
+    .option('--env-file <file>', "your file of NAME=value lines for the profile's secrets (sbx never writes values)")
+    .option('--json', 'print {argv, files, gaps} as JSON')
+    .addHelpText(
+      'after',
+      '\nExample:\n  sbx export docker -p default --image sbx-host -- make test\n  eval "$(sbx export docker -p default -- make test)"   runs it (read the gaps on stderr first)',
+    );
+  await addFlags(docker, POLICY_FLAGS);
+  docker.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportDockerCommand } = await import('./export.js');
+    await exportDockerCommand(command, flags);
+  });
+  const oci = exp
+    .command('oci')
+    .description(
+      'write an OCI runtime bundle (config.json, rootfs/) to DIR for runc, crun or runsc: no image, the host system read-only',
+    )
+    .argument('<dir>', 'the bundle directory (created; outside the workspace)')
+    .argument('[command...]', 'the command and its arguments, after -- (options may come before or after DIR)')
+    .option('--json', 'print {bundle, config, gaps} as JSON')
+    .addHelpText(
+      'after',
+      '\nExample (as root):\n  sbx export oci /var/lib/sbx/b1 -p default -- make test && runc run --bundle /var/lib/sbx/b1 b1',
+    );
+  await addFlags(oci, POLICY_FLAGS);
+  oci.action(async (dir: string, command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportOciCommand } = await import('./export.js');
+    await exportOciCommand(dir, command, flags);
+  });
+  const k8s = exp
+    .command('k8s')
+    .description(
+      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities',
+    )
+    .argument('[command...]', 'the command and its arguments (put them after --)')
+    .passThroughOptions()
+    .option('--image <image>', 'the image that supplies the system directories (default: debian:stable-slim)')
+    .option('--job', 'a batch/v1 Job (backoffLimit 0) instead of a Pod')
+    .option('--name <name>', 'object names and the label the NetworkPolicy selects (default: sbx-PROFILE)')
+    .option('--workspace-claim <pvc>', 'the PersistentVolumeClaim holding the workspace (default: NAME-workspace)')
+    .option(
+      '--secret-name <secret>',
+      "the Secret holding the profile's secrets, one key per variable (default: NAME-secrets)",
+    )
+    .addOption(
+      new Option(
+        '--seccomp <kind>',
+        "localhost: sbx's profile, copied to each node's kubelet seccomp dir; runtime-default: the runtime's",
+      )
+        .choices(['localhost', 'runtime-default'])
+        .default('localhost'),
+    )
+    .option('--out <dir>', 'where the seccomp profile is written (for copying to the nodes)')
+    .option('--json', 'print {manifests, files, gaps} as JSON');
+  await addFlags(k8s, POLICY_FLAGS);
+  k8s.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
+    const { exportK8sCommand } = await import('./export.js');
+    await exportK8sCommand(command, flags);
   });
 }
 

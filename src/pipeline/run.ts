@@ -103,6 +103,25 @@ export async function admitRun(options: CompileOptions, hooks: RunHooks): Promis
   }
 }
 
+/**
+ * Stages prepare, trust and policy only, with no launcher probed: the Policy an exporter compiles for
+ * another engine (`sbx export`).
+ */
+export async function resolvePolicy(options: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
+  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
+  const cleanup = new CleanupStack();
+  try {
+    const pins = openPins();
+    cleanup.defer(() => pins.close());
+    const prepared = prepare(options);
+    const resolved = await trustProfile(options, prepared, known);
+    const derived = await derive({ options, resolved, prepared, pins, sessionId: known.sessionId, warm: false });
+    return { profile: describeProfile(resolved), policy: derived.policy };
+  } finally {
+    await cleanup.unwind();
+  }
+}
+
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
 async function runResolved(
   r: Resolved,

@@ -478,6 +478,12 @@ function dangerLayers(): Mount[] {
   ];
 }
 
+/**
+ * The reason of the system binds (and their merged-/usr links): what an exporter to a container image
+ * takes from the image instead of the host (src/export/).
+ */
+export const SYSTEM_BIND_REASON = 'system, read-only';
+
 /** Every other mode: the system read-only, private /tmp and HOME, the workspace and the profile's binds. */
 function isolatedLayers(
   input: DeriveInput,
@@ -489,7 +495,7 @@ function isolatedLayers(
   const { profile, vars } = input;
   const readOnlyMode = mode === 'read-only';
   return [
-    ...bindLayers(systemSpecs(profile, vars), 'ro', 'system, read-only', checks),
+    ...bindLayers(systemSpecs(profile, vars), 'ro', SYSTEM_BIND_REASON, checks),
     { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
     { kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' },
     { kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' },

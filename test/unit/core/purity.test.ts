@@ -35,6 +35,7 @@ const PURE_FILES = [
   ...ts('policy'),
   ...ts('preflight'),
   ...ts('backend'),
+  ...ts('export'),
   'errors.ts',
 ].sort();
 

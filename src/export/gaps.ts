@@ -1,0 +1,48 @@
+// What an export target cannot say the way bwrap does: the shape every exporter reports it in, and
+// the refusal when a policy needs what the target cannot honour. Pure.
+import { SbxError } from '../errors.js';
+
+export type ExportTarget = 'docker' | 'oci' | 'k8s';
+
+export interface ExportGap {
+  /** The Policy field (`limits.timeoutMs`, `mounts.symlink`) or target behaviour (`docker.*`). */
+  key: string;
+  /** refused: the export fails. weaker: the target enforces less. equivalent: differently, nothing lost. */
+  effect: 'refused' | 'weaker' | 'equivalent';
+  detail: string;
+}
+
+/** A file the export needs beside its output (the seccomp profile, generated files, the bundle's root). */
+export type ExportFile =
+  | { kind: 'file'; path: string; content: string; mode: number }
+  | { kind: 'dir'; path: string; mode: number }
+  | { kind: 'symlink'; path: string; linkTo: string };
+
+/** Collects gaps as a compiler walks the policy; each key is reported once. */
+export class GapList {
+  readonly items: ExportGap[] = [];
+
+  add(key: string, effect: ExportGap['effect'], detail: string): void {
+    if (!this.items.some((g) => g.key === key && g.detail === detail)) this.items.push({ key, effect, detail });
+  }
+
+  /** Throws the first refusal (all of them in `details`), if any. */
+  refuseIfAny(target: ExportTarget, hint: string): void {
+    const refused = this.items.filter((g) => g.effect === 'refused');
+    const [first, ...rest] = refused;
+    if (!first) return;
+    throw new SbxError('BACKEND_UNSUPPORTED', `${target} export: ${first.key}: ${first.detail}`, {
+      hint,
+      details: rest.map((g) => `${g.key}: ${g.detail}`),
+    });
+  }
+}
+
+/** Whether a limit the target cannot enforce may be left out: only when the profile does not require it. */
+export function unenforcedLimit(gaps: GapList, key: string, required: boolean, why: string): void {
+  gaps.add(
+    key,
+    required ? 'refused' : 'weaker',
+    required ? `required by the profile, and ${why}` : `not enforced: ${why}`,
+  );
+}

@@ -65,6 +65,7 @@ export async function buildProgram(): Promise<Command> {
   addTrustCommand(program);
   addApprovalsCommands(program);
   addLogCommand(program);
+  await addMcpCommand(program);
   addHostCommands(program);
   return program;
 }
@@ -176,6 +177,34 @@ function addLogCommand(program: Command): void {
       const { logCommand } = await import('./log.js');
       await logCommand(flags);
     });
+}
+
+const MCP_HELP = `
+Tools: run {command: [argv...] | shell: "string", cwd?, timeout?} and explain {command | shell, cwd?}.
+Every call runs under the profile and workspace fixed here; no tool argument widens them (cwd must
+resolve inside the workspace, timeout only shortens the profile's). A refusal, a non-zero exit or a
+violation is a result with isError, never a dropped connection. Nothing asks for approval: a command
+the rules would ask about is refused. Stdout carries the protocol; sbx writes only to stderr.
+
+  claude mcp add sbx -- sbx mcp -p agent --workspace .
+  {"mcpServers": {"sbx": {"command": "sbx", "args": ["mcp", "-p", "agent", "--workspace", "."]}}}`;
+
+/** Flags of `sbx mcp`: the ones of `sbx run` that fix what every call runs under. */
+const MCP_FLAGS = ['profile', 'workspace', 'backend', 'trust-profile', 'audit-file', 'no-audit'];
+
+async function addMcpCommand(program: Command): Promise<void> {
+  const mcp = program
+    .command('mcp')
+    .description('serve MCP on stdio: tools that run commands in the sandbox, under one profile and workspace')
+    .addHelpText('after', MCP_HELP);
+  await addFlags(
+    mcp,
+    [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
+  );
+  mcp.action(async (flags: import('./mcp.js').McpFlags) => {
+    const { mcpCommand } = await import('./mcp.js');
+    await mcpCommand(flags);
+  });
 }
 
 /** doctor and setup: what this host offers, and the changes that need root. */

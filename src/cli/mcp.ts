@@ -285,9 +285,12 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
     transport.onclose = done;
   });
   // The SDK's transport does not watch for the end of its input: without this a client that exits
-  // leaves the server waiting.
-  process.stdin.once('end', () => void server.close());
+  // leaves the server waiting. Runs in flight are ended first (no one is left to read their results);
+  // their cleanup keeps the process alive until each sandbox is gone.
+  process.stdin.once('end', () => {
+    closing.abort();
+    void server.close();
+  });
   await server.connect(transport);
   await closed;
-  closing.abort();
 }

@@ -126,7 +126,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
 
   it('a timeout kills the command: exit 124, isError, the text says so', async () => {
     const r = await callRun(sbx, {
-      command: ['node', '-e', 'process.stdout.write("started\\n"); setInterval(() => {}, 1000)'],
+      command: ['node', '-e', 'setInterval(() => {}, 1000)'],
       timeout: 1,
     });
     expect(r.isError).toBe(true);
@@ -134,7 +134,6 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(r.report.setBy).toBe('sbx');
     expect(r.report.violations.map((v) => v.kind)).toContain('timeout');
     expect(r.text).toMatch(/timed out/);
-    expect(r.report.captured?.stdout.text).toBe('started\n');
     await expectServing();
   });
 

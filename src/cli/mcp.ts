@@ -270,12 +270,12 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
   const fixed = await fixSession(flags);
   announce(fixed);
   const server = new McpServer({ name: 'sbx', version: VERSION });
-  // Ended when the client goes away: runs still in flight get SIGTERM (as a Ctrl-C would) and clean up.
-  const closing = new AbortController();
   server.registerTool(
     'run',
     { description: RUN_DESCRIPTION, inputSchema: runInput, outputSchema: reportSchema },
-    async (args, extra) => runTool(fixed, args, AbortSignal.any([extra.signal, closing.signal])),
+    // The call's signal fires on the client's cancellation and when the transport closes: the run's
+    // command gets SIGTERM (as on Ctrl-C) and its sandbox is cleaned up.
+    async (args, extra) => runTool(fixed, args, extra.signal),
   );
   server.registerTool('explain', { description: EXPLAIN_DESCRIPTION, inputSchema: explainInput }, async (args) =>
     explainTool(fixed, args),
@@ -285,12 +285,9 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
     transport.onclose = done;
   });
   // The SDK's transport does not watch for the end of its input: without this a client that exits
-  // leaves the server waiting. Runs in flight are ended first (no one is left to read their results);
-  // their cleanup keeps the process alive until each sandbox is gone.
-  process.stdin.once('end', () => {
-    closing.abort();
-    void server.close();
-  });
+  // leaves the server waiting. Closing ends the runs in flight; their cleanup keeps the process alive
+  // until each sandbox is gone.
+  process.stdin.once('end', () => void server.close());
   await server.connect(transport);
   await closed;
 }

@@ -3,14 +3,17 @@
 // forbidden read, a timeout, a bad cwd, a flood of output) is a result with isError, and the same
 // server answers the next call. Runs as root and as an unprivileged user (see the README's Tests).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  killAll,
   makeTestHost,
+  pidsWithArgv,
   requireIntegrationPrerequisites,
   SKIP_INTEGRATION,
   type TestHost,
+  uniqueSleepArg,
 } from '../../helpers/sbx-cli.js';
 import { callRun, type Connected, connectSbx } from './client.js';
 
@@ -25,6 +28,22 @@ async function expectServing(): Promise<void> {
   const r = await callRun(sbx, { command: ['echo', 'still serving'] });
   expect(r.isError, r.text).toBe(false);
   expect(r.report.captured?.stdout.text).toBe('still serving\n');
+}
+
+/** Resolves once `name` exists in `dir` (watched, no polling). */
+function fileAppears(dir: string, name: string): Promise<void> {
+  return new Promise((done) => {
+    const watcher = watch(dir, () => {
+      if (existsSync(join(dir, name))) {
+        watcher.close();
+        done();
+      }
+    });
+    if (existsSync(join(dir, name))) {
+      watcher.close();
+      done();
+    }
+  });
 }
 
 describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent profile', () => {
@@ -182,6 +201,26 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(g.isError, g.text).toBe(false);
     expect(w.isError, w.text).toBe(false);
     expect(w.report.captured?.stdout.text).toBe('saw go\n');
+  });
+
+  it("a client's cancellation ends the call's sandbox; the server keeps serving", async () => {
+    const marker = uniqueSleepArg();
+    const argv = ['node', '-e', 'require("fs").writeFileSync("started", ""); setInterval(() => {}, 1000)', marker];
+    const abort = new AbortController();
+    try {
+      const call = sbx.client.callTool({ name: 'run', arguments: { command: argv } }, undefined, {
+        signal: abort.signal,
+      });
+      call.catch(() => {});
+      await fileAppears(t.workspace, 'started');
+      expect(pidsWithArgv(argv)).toHaveLength(1);
+      abort.abort();
+      await expect(call).rejects.toThrow(/abort/i);
+      await expectServing();
+      expect(pidsWithArgv(argv)).toEqual([]);
+    } finally {
+      killAll(argv);
+    }
   });
 
   it('explain shows the sandbox and the verdict on a command, running nothing', async () => {

@@ -2,16 +2,19 @@
 // project profile nobody trusted refuse the start; a host without a sandbox starts a server that
 // refuses every call and runs nothing), a profile changed under a running server, a timeout that can
 // only narrow the profile's, and stdout carrying nothing but the protocol.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  killAll,
   makeTestHost,
+  pidsWithArgv,
   requireIntegrationPrerequisites,
   SBX_BIN,
   SKIP_INTEGRATION,
   start,
   type TestHost,
+  uniqueSleepArg,
 } from '../../helpers/sbx-cli.js';
 import { callRun, connectSbx } from './client.js';
 
@@ -122,5 +125,35 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     expect(messages.map((m) => m.id)).toEqual([1, 2]);
     expect(JSON.stringify(messages[1]!.result?.structuredContent)).toContain('to-stdout');
     expect(r.err).not.toContain('to-stdout');
+  });
+
+  it('the end of its input ends the server and every sandbox still running', async () => {
+    const marker = uniqueSleepArg();
+    const argv = ['node', '-e', 'require("fs").writeFileSync("running", ""); setInterval(() => {}, 1000)', marker];
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: argv } } };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
+      env: t.env,
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
+    try {
+      const running = new Promise<void>((done) => {
+        const watcher = watch(t.workspace, () => {
+          if (!existsSync(join(t.workspace, 'running'))) return;
+          watcher.close();
+          done();
+        });
+      });
+      server.stdin!.write([INIT, initialized, call].map((m) => `${JSON.stringify(m)}\n`).join(''));
+      await running;
+      expect(pidsWithArgv(argv)).toHaveLength(1);
+      server.stdin!.end();
+      const r = await server.done;
+      expect(r.code, r.err).toBe(0);
+      expect(pidsWithArgv(argv)).toEqual([]);
+    } finally {
+      killAll(argv);
+    }
   });
 });

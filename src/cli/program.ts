@@ -17,6 +17,7 @@ Examples:
   sbx explain -- make                      show the policy and the exact bwrap command
   sbx log -n 5                             the last runs from the audit ledger
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
+  sbx mcp -p agent --workspace .           an MCP server on stdio: an agent's tool calls run in the sandbox
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups

@@ -14,6 +14,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { z } from 'zod';
 import { compile, runUnchecked, SbxError, type ProfileInfo, type RunOptions } from '../api.js';
 import { isSbxError } from '../errors.js';
+import { shellArgv } from '../policy/command-line.js';
 import { isWithin } from '../policy/sensitive.js';
 import { ledgerPath } from '../report/ledger.js';
 import { reportFromError, reportFromOutcome } from '../report/report.js';
@@ -111,14 +112,10 @@ function callCwd(workspace: string, given: string | undefined): string {
     throw new SbxError('USAGE', `cwd ${JSON.stringify(given)}: no such directory in the workspace`, { hint });
   }
   // The real path, so neither `..` nor a symlink the sandbox planted leads out.
-  if (!isWithin(real, workspace))
-    throw new SbxError(
-      'USAGE',
-      `cwd ${JSON.stringify(given)} resolves to ${real}, outside the workspace ${workspace}`,
-      {
-        hint,
-      },
-    );
+  if (!isWithin(real, workspace)) {
+    const message = `cwd ${JSON.stringify(given)} resolves to ${real}, outside the workspace ${workspace}`;
+    throw new SbxError('USAGE', message, { hint });
+  }
   if (!statSync(real).isDirectory())
     throw new SbxError('USAGE', `cwd ${JSON.stringify(given)}: not a directory`, { hint });
   return real;
@@ -171,8 +168,9 @@ function refusalResult(error: SbxError, command: string[], profile: ProfileInfo 
   return toolResult(reportFromError(error, facts.command ?? command, facts), notices, error);
 }
 
+/** The argv a refused call would have run, for its report. */
 function commandOf(args: { command?: string[] | undefined; shell?: string | undefined }): string[] {
-  return args.command ?? (args.shell !== undefined ? ['/bin/sh', '-c', '--', args.shell] : []);
+  return args.shell !== undefined ? shellArgv(args.shell) : (args.command ?? []);
 }
 
 async function runTool(
@@ -189,14 +187,9 @@ async function runTool(
       // The library's warm cache: a server runs many commands over the same trees (pipeline/warm.ts).
       warm: !process.env.SBX_NO_CACHE,
       checkPolicy: (policy) => {
-        if (policy.workspace.host !== fixed.workspace)
-          throw new SbxError(
-            'WORKSPACE_INVALID',
-            `the workspace resolved to ${policy.workspace.host}, not ${fixed.workspace}`,
-            {
-              hint: 'restart sbx mcp',
-            },
-          );
+        if (policy.workspace.host === fixed.workspace) return;
+        const message = `the workspace resolved to ${policy.workspace.host}, not ${fixed.workspace} as at start`;
+        throw new SbxError('WORKSPACE_INVALID', message, { hint: 'restart sbx mcp' });
       },
     });
     return toolResult(reportFromOutcome(outcome), notices);

@@ -1,5 +1,5 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
-import { compile, type CommandDecision, type Launch } from '../api.js';
+import { compile, type CommandDecision, type Compiled, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
 import { backendOf } from '../pipeline/backends.js';
 import type { Mount, Policy } from '../policy/types.js';
@@ -148,6 +148,11 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
     );
     return;
   }
+  process.stdout.write((await explainLines(compiled)).join('\n') + '\n');
+}
+
+/** `sbx explain`'s text: also what the `explain` tool of `sbx mcp` answers (cli/mcp.ts). */
+export async function explainLines(compiled: Compiled): Promise<string[]> {
   const p = compiled.policy;
   const backend = backendOf(compiled.launcher);
   const described = await backend.describe(p, compiled.launch, compiled.launcher, shellJoin);
@@ -197,5 +202,5 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   const gaps = await backend.gaps(p);
   if (gaps.length > 0) out.push(`${backend.name} differs from bwrap here:`, ...gaps.map((g) => `  ${g}`), '');
   out.push(...described.lines);
-  process.stdout.write(out.join('\n') + '\n');
+  return out;
 }

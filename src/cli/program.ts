@@ -19,6 +19,7 @@ Examples:
   sbx log -n 5                             the last runs from the audit ledger
   sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
+  sbx mcp -p agent --workspace .           an MCP server on stdio: an agent's tool calls run in the sandbox
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups
@@ -69,6 +70,7 @@ export async function buildProgram(): Promise<Command> {
   addApprovalsCommands(program);
   addLogCommand(program);
   addHookCommand(program);
+  await addMcpCommand(program);
   addHostCommands(program);
   return program;
 }
@@ -297,6 +299,34 @@ function addHookCommand(program: Command): void {
       const { hookCommand } = await import('./hook.js');
       await hookCommand(known, flags);
     });
+}
+
+const MCP_HELP = `
+Tools: run {command: [argv...] | shell: "string", cwd?, timeout?} and explain {command | shell, cwd?}.
+Every call runs under the profile and workspace fixed here; no tool argument widens them (cwd must
+resolve inside the workspace, timeout only shortens the profile's). A refusal, a non-zero exit or a
+violation is a result with isError, never a dropped connection. Nothing asks for approval: a command
+the rules would ask about is refused. Stdout carries the protocol; sbx writes only to stderr.
+
+  claude mcp add sbx -- sbx mcp -p agent --workspace .
+  {"mcpServers": {"sbx": {"command": "sbx", "args": ["mcp", "-p", "agent", "--workspace", "."]}}}`;
+
+/** Flags of `sbx mcp`: the ones of `sbx run` that fix what every call runs under. */
+const MCP_FLAGS = ['profile', 'workspace', 'backend', 'trust-profile', 'audit-file', 'no-audit'];
+
+async function addMcpCommand(program: Command): Promise<void> {
+  const mcp = program
+    .command('mcp')
+    .description('serve MCP on stdio: tools that run commands in the sandbox, under one profile and workspace')
+    .addHelpText('after', MCP_HELP);
+  await addFlags(
+    mcp,
+    [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
+  );
+  mcp.action(async (flags: import('./mcp.js').McpFlags) => {
+    const { mcpCommand } = await import('./mcp.js');
+    await mcpCommand(flags);
+  });
 }
 
 /** doctor and setup: what this host offers, and the changes that need root. */

@@ -1,0 +1,159 @@
+// `sbx mcp` at start and over its life: what is fixed when it starts (a workspace that is HOME and a
+// project profile nobody trusted refuse the start; a host without a sandbox starts a server that
+// refuses every call and runs nothing), a profile changed under a running server, a timeout that can
+// only narrow the profile's, and stdout carrying nothing but the protocol.
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  killAll,
+  makeTestHost,
+  pidsWithArgv,
+  requireIntegrationPrerequisites,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  start,
+  type TestHost,
+  uniqueSleepArg,
+} from '../../helpers/sbx-cli.js';
+import { callRun, connectSbx } from './client.js';
+
+let t: TestHost;
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** `node bin/sbx.js mcp ARGS` with stdin closed after `input`: its exit, stdout and stderr. */
+function startRaw(args: string[], input: string) {
+  return start(process.execPath, [SBX_BIN, 'mcp', ...args], { env: t.env, cwd: t.workspace, input }).done;
+}
+
+describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no sandbox', () => {
+  beforeAll(() => {
+    requireIntegrationPrerequisites();
+    t = makeTestHost('mcp-start');
+  });
+  afterAll(() => t?.cleanup());
+
+  it('--workspace HOME is refused at start: exit 125, HOST_STATE_WRITABLE on stderr, nothing on stdout', async () => {
+    const r = await startRaw(['-p', 'agent', '--workspace', t.home], `${JSON.stringify(INIT)}\n`);
+    expect(r.code, r.err).toBe(125);
+    expect(r.err).toMatch(/which no sandbox may write/);
+    expect(r.out).toBe('');
+  });
+
+  it('a project profile nobody trusted is refused at start: exit 125, PROFILE_UNTRUSTED, with how to trust it', async () => {
+    const project = join(t.root, 'project');
+    mkdirSync(join(project, '.sbx', 'profiles'), { recursive: true });
+    writeFileSync(join(project, '.sbx', 'profiles', 'wide.yaml'), 'extends: agent\nnetwork: host\n');
+    const r = await start(process.execPath, [SBX_BIN, 'mcp', '-p', 'wide', '--workspace', project], {
+      env: t.env,
+      cwd: project,
+      input: '',
+    }).done;
+    expect(r.code, r.err).toBe(125);
+    expect(r.err).toMatch(/sbx trust/);
+    expect(r.out).toBe('');
+  });
+
+  it('no sandbox on this host (bwrap missing): the server starts, every call is isError, nothing runs', async () => {
+    const env = { ...t.env, SBX_BWRAP: join(t.root, 'no-such-bwrap') };
+    const sbx = await connectSbx(['-p', 'agent', '--workspace', t.workspace], env, t.workspace);
+    try {
+      expect(sbx.stderr()).toMatch(/no sandbox on this host \(BWRAP_MISSING/);
+      for (const args of [{ command: ['touch', 'ran'] }, { shell: 'touch ran' }]) {
+        const r = await callRun(sbx, args);
+        expect(r.isError).toBe(true);
+        expect(r.report.error?.code).toBe('BWRAP_MISSING');
+        expect(r.report.exitCode).toBe(125);
+        expect(r.text).toMatch(/refused, nothing ran: BWRAP_MISSING/);
+      }
+      const explained = await sbx.client.callTool({ name: 'explain', arguments: {} });
+      expect(explained.isError).toBe(true);
+    } finally {
+      await sbx.close();
+    }
+    expect(() => readFileSync(join(t.workspace, 'ran'))).toThrow(/ENOENT/);
+  });
+
+  it("a user profile changed after the start is refused (restart to use it); a call's timeout only narrows the profile's", async () => {
+    const dir = join(t.configHome, 'sbx', 'profiles');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'short.yaml');
+    writeFileSync(file, 'extends: agent\nlimits:\n  timeout: 1s\n');
+    const sbx = await connectSbx(['-p', 'short', '--workspace', t.workspace], t.env, t.workspace);
+    try {
+      // Asking for an hour leaves the profile's second in force.
+      const r = await callRun(sbx, { command: ['node', '-e', 'setInterval(() => {}, 1000)'], timeout: 3600 });
+      expect(r.report.exitCode, r.text).toBe(124);
+      expect(r.text).toMatch(/the 1s timeout/);
+      writeFileSync(file, 'extends: agent\nnetwork: host\n');
+      const changed = await callRun(sbx, { command: ['true'] });
+      expect(changed.isError).toBe(true);
+      expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
+      expect(changed.text).toMatch(/restart sbx mcp/);
+    } finally {
+      await sbx.close();
+    }
+  });
+
+  it('stdout carries only JSON-RPC, even when the command writes to its own stdout and stderr', async () => {
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'run', arguments: { shell: 'echo to-stdout; echo to-stderr >&2' } },
+    };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
+      env: t.env,
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
+    server.stdin!.write([INIT, initialized, call].map((m) => `${JSON.stringify(m)}\n`).join(''));
+    await server.line(/"id":2/);
+    // The end of its input ends the server.
+    server.stdin!.end();
+    const r = await server.done;
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split('\n').filter((l) => l !== '');
+    const messages = lines.map((l) => JSON.parse(l) as { id?: number; result?: { structuredContent?: unknown } });
+    expect(messages.map((m) => m.id)).toEqual([1, 2]);
+    expect(JSON.stringify(messages[1]!.result?.structuredContent)).toContain('to-stdout');
+    expect(r.err).not.toContain('to-stdout');
+  });
+
+  it('the end of its input ends the server and every sandbox still running', async () => {
+    const marker = uniqueSleepArg();
+    const argv = ['node', '-e', 'require("fs").writeFileSync("running", ""); setInterval(() => {}, 1000)', marker];
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: argv } } };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
+      env: t.env,
+      cwd: t.workspace,
+      stdin: 'pipe',
+    });
+    try {
+      const running = new Promise<void>((done) => {
+        const watcher = watch(t.workspace, () => {
+          if (!existsSync(join(t.workspace, 'running'))) return;
+          watcher.close();
+          done();
+        });
+      });
+      server.stdin!.write([INIT, initialized, call].map((m) => `${JSON.stringify(m)}\n`).join(''));
+      await running;
+      expect(pidsWithArgv(argv)).toHaveLength(1);
+      server.stdin!.end();
+      const r = await server.done;
+      expect(r.code, r.err).toBe(0);
+      expect(pidsWithArgv(argv)).toEqual([]);
+    } finally {
+      killAll(argv);
+    }
+  });
+});

@@ -1,0 +1,76 @@
+// A tool call's result (src/cli/mcp-results.ts): the JSON report as structuredContent, and the text an
+// agent reads first, with each violation's profile line and isError for every kind of failure.
+import { describe, expect, it } from 'vitest';
+import { describeSource, toolResult } from '../../../src/cli/mcp-results.js';
+import { SbxError } from '../../../src/errors.js';
+import type { Report } from '../../../src/report/report.js';
+
+const base: Report = {
+  format: 1,
+  sessionId: 's1',
+  profile: { name: 'agent', file: '/p/agent.yaml', hash: 'h', source: 'builtin' },
+  command: ['ls'],
+  exitCode: 0,
+  setBy: 'child',
+  durationMs: 12,
+  violations: [],
+};
+const captured = (stdout: string, droppedBytes = 0) => ({
+  stdout: { text: stdout, droppedBytes, redactions: [] },
+  stderr: { text: '', droppedBytes: 0, redactions: [] },
+});
+
+describe('describeSource', () => {
+  it('names the profile line, or the flag or default that stands in for one', () => {
+    expect(describeSource({ key: 'commands.deny[0]', file: '/p/agent.yaml', line: 61, col: 5 })).toBe(
+      'profile /p/agent.yaml:61 (commands.deny[0])',
+    );
+    expect(describeSource({ key: 'limits.timeout', origin: 'flag' })).toBe('flag (limits.timeout)');
+    expect(describeSource({ key: 'network' })).toBe('default (network)');
+  });
+});
+
+describe('toolResult', () => {
+  it('a clean run: not an error, the report as structuredContent, the output under a heading', () => {
+    const r = toolResult({ ...base, captured: captured('hello\n') }, []);
+    expect(r.isError).toBe(false);
+    expect(r.structuredContent).toEqual({ ...base, captured: captured('hello\n') });
+    expect(r.content[0]!.text).toBe('ls exited 0 [profile agent, session s1, 12 ms]\n--- stdout ---\nhello');
+  });
+
+  it('a non-zero exit, a violation with its profile line, a cut stream', () => {
+    const violation = {
+      phase: 'runtime' as const,
+      kind: 'timeout' as const,
+      rule: 'limits.timeout',
+      detail: 'ran past 1s',
+      limit: '1s',
+      source: { key: 'limits.timeout', file: '/p/short.yaml', line: 3 },
+    };
+    const cut = 'x[sbx: 10 bytes dropped]\n';
+    const r = toolResult(
+      { ...base, exitCode: 124, setBy: 'sbx', violations: [violation], captured: captured(cut, 10) },
+      ['sbx: npm install needs the network'],
+    );
+    expect(r.isError).toBe(true);
+    const lines = r.content[0]!.text.split('\n');
+    expect(lines[0]).toMatch(/^ls timed out/);
+    expect(lines).toContain(
+      'violation: timeout (limits.timeout): ran past 1s; profile /p/short.yaml:3 (limits.timeout)',
+    );
+    expect(lines).toContain('notice: npm install needs the network');
+    expect(lines.at(-1)).toBe('x[sbx: 10 bytes dropped]');
+  });
+
+  it('a refusal says nothing ran, with the code, the message and the hint', () => {
+    const error = new SbxError('COMMAND_DENIED', 'rm is on the deny list', { hint: 'use another command' });
+    const report = { ...base, exitCode: 126, setBy: 'sbx' as const, error: { code: 'COMMAND_DENIED', message: 'x' } };
+    const r = toolResult(report, [], error);
+    expect(r.isError).toBe(true);
+    expect(r.content[0]!.text.split('\n')).toEqual([
+      'refused, nothing ran: COMMAND_DENIED (exit 126) [profile agent, session s1]',
+      'error: rm is on the deny list',
+      'hint: use another command',
+    ]);
+  });
+});

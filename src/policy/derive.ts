@@ -13,6 +13,7 @@ import { compileEgressRules } from './egress.js';
 import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
 import { refuseWritableHostState, type WritableBind } from './host-state.js';
+import { applyToolchainEnv, toolchainMounts } from './toolchains.js';
 import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -304,11 +305,14 @@ export function derivePolicy(input: DeriveInput): Policy {
   const seccomp = seccompOf(profile);
   const checks: BindChecks = { host, keepOut };
   const env = envOf(input, workspace.sandbox);
+  // Danger mode shows the host's HOME already; elsewhere the PATH's toolchains, read-only.
+  const toolchains = toolchainMounts(mode === 'danger' ? undefined : host.toolchains, keepOut, workspace.host);
   const layers = [
     ...(mode === 'danger'
       ? dangerLayers()
       : [
           ...isolatedLayers(input, mode, workspace, tmpSize, checks),
+          ...toolchains.mounts,
           ...gitGlobalLayers(host, vars, env.vars),
           ...worktreeLayers(host, workspace, checks),
         ]),
@@ -335,6 +339,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     command: requestedArgv(request),
     ...(request.shell !== undefined ? { shell: request.shell } : {}),
     commands: commandRulesOf(profile),
+    ...(toolchains.skipped.length > 0 ? { toolchainsSkipped: toolchains.skipped } : {}),
   };
 }
 
@@ -776,6 +781,7 @@ function envOf(input: DeriveInput, workspaceSandbox: string): Policy['env'] {
     },
   });
   env.vars.PATH ??= DEFAULT_PATH;
+  if (profile.mode !== 'danger') applyToolchainEnv(env.vars, host.toolchains);
   // Secrets are set by the runtime (their values never enter the Policy): a kept or set variable of
   // the same name gives way.
   const secrets = [...new Set((profile.secrets ?? []).map((s) => s.as ?? s.name))];

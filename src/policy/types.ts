@@ -100,4 +100,6 @@ export interface Policy {
   /** Set when sbx built `command` from a shell string (command-line.ts): the string, judged command by command. */
   shell?: string;
   commands: CommandRules;
+  /** PATH entries inside HOME that are not shown, and why (policy/toolchains.ts); absent when none. */
+  toolchainsSkipped?: { entry: string; why: string }[];
 }

@@ -250,7 +250,8 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
         p.search.cacheDir,
       )
     : undefined;
-  const tools = toolchains && toolRules ? scanToolchains(toolchains, toolRules, pins) : undefined;
+  const tools =
+    toolchains && (toolRules ? scanToolchains(toolchains, toolRules, pins) : { facts: toolchains, masks: [] });
   const sensitive = tools ? { ...withWorktree, masks: [...withWorktree.masks, ...tools.masks] } : withWorktree;
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;

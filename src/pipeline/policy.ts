@@ -243,16 +243,14 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const scanned = rules
     ? await scanSensitive(scanRoots, ruleInput, rules, pins, warm)
     : { masks: [], protect: [], views: [], unmasked: [] };
-  const withWorktree = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
+  const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
   const toolRules = toolchains?.roots.length
     ? await loadSensitiveRules(
         { ...ruleInput, files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES] },
         p.search.cacheDir,
       )
     : undefined;
-  const tools =
-    toolchains && (toolRules ? scanToolchains(toolchains, toolRules, pins) : { facts: toolchains, masks: [] });
-  const sensitive = tools ? { ...withWorktree, masks: [...withWorktree.masks, ...tools.masks] } : withWorktree;
+  const tools = toolchains && toolRules ? scanToolchains(toolchains, toolRules, pins) : toolchains;
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
   const host: Host = {
@@ -270,7 +268,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
     ...(globalView && profile.mode !== 'danger' ? { gitGlobal: readGitGlobalConfigs(p.home, p.env, p.uid) } : {}),
     ...(worktree ? { gitWorktree: worktree } : {}),
-    ...(tools ? { toolchains: tools.facts } : {}),
+    ...(tools ? { toolchains: tools } : {}),
     ...(detected !== undefined ? { workspaceDetected: detected } : {}),
   };
   return { host, vars };
@@ -294,12 +292,12 @@ function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFact
  * (and explain says so) rather than refusing the run. A git config there is masked, not shown as a
  * view: the tool needs none, and a masked file is what the landlock backend can express.
  */
-function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins) {
+function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins): ToolchainFacts {
   const walkVia = (root: string) => {
     const fd = pins.fdOf(root);
     return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
   };
-  const masks: Sensitive['masks'] = [];
+  const masks: ToolchainFacts['masks'] = [];
   const roots: ToolchainFacts['roots'] = [];
   const skipped = [...facts.skipped];
   for (const root of facts.roots) {
@@ -309,7 +307,8 @@ function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins
     }
     try {
       const found = scanMountedTrees([root.path], rules, { walkVia });
-      masks.push(...found.masks, ...found.views.map((v) => ({ path: v.path, dir: false })));
+      masks.push(...found.masks.map((m) => ({ path: m.path, dir: m.dir })));
+      masks.push(...found.views.map((v) => ({ path: v.path, dir: false })));
       roots.push(root);
     } catch (error) {
       if (!(error instanceof SbxError) || error.code !== 'SENSITIVE_SCAN_LIMIT') throw error;
@@ -318,7 +317,7 @@ function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins
   }
   const bound = new Set(roots.map((r) => r.path));
   const env = Object.fromEntries(Object.entries(facts.env).filter(([, root]) => bound.has(root)));
-  return { facts: { ...facts, roots, skipped, env }, masks };
+  return { ...facts, roots, skipped, env, masks };
 }
 
 /** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */

@@ -159,6 +159,8 @@ export interface ToolchainFacts {
   resolved: Record<string, string>;
   /** Variables naming the bound roots (PYENV_ROOT, RUSTUP_HOME, ...). */
   env: Record<string, string>;
+  /** Secret-looking files the scan of the roots found (masked: a git config too, never shown as a view). */
+  masks: { path: string; dir: boolean }[];
 }
 
 export interface ToolchainSkip {

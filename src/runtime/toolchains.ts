@@ -68,7 +68,7 @@ function linkTargets(fdPath: string, home: string): string[] {
  */
 export function probeToolchains(input: ToolchainProbeInput, pins: Pins): ToolchainFacts {
   const { env, home, uid, gid, forbidden } = input;
-  const facts: ToolchainFacts = { roots: [], skipped: [], resolved: {}, env: {} };
+  const facts: ToolchainFacts = { roots: [], skipped: [], resolved: {}, env: {}, masks: [] };
   const skip = (entry: string, why: string) => facts.skipped.push({ entry, why });
   const seen = new Set<string>();
   const refusal = (path: string): string | undefined => {

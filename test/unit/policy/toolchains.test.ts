@@ -105,6 +105,7 @@ const FACTS: ToolchainFacts = {
   skipped: [{ entry: HOME, why: 'HOME itself holds your dotfiles: never bound' }],
   resolved: { '/run/user/1000/fnm_multishells/1_2/bin': `${HOME}/.local/share/fnm/node-versions/v22/installation/bin` },
   env: { PYENV_ROOT: `${HOME}/.pyenv` },
+  masks: [],
 };
 
 describe('toolchainMounts', () => {

@@ -36,7 +36,7 @@ import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
 import { packageRoot } from '../package-root.js';
 import { compileEgressRules } from '../policy/egress.js';
 import { sensitivePaths } from '../policy/sensitive.js';
-import { TOOLCHAIN_SECRET_FILES, type ToolchainFacts } from '../policy/toolchains.js';
+import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
 import { probeToolchains } from '../runtime/toolchains.js';
 import type { CompileOptions, Lifted } from './options.js';
 import type { Prepared } from './prepare.js';
@@ -246,7 +246,11 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
   const toolRules = toolchains?.roots.length
     ? await loadSensitiveRules(
-        { ...ruleInput, files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES] },
+        {
+          ...ruleInput,
+          files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
+          skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
+        },
         p.search.cacheDir,
       )
     : undefined;

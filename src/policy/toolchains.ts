@@ -98,6 +98,21 @@ export const TOOLCHAIN_SECRET_FILES: readonly string[] = [
   '.gem/credentials',
 ];
 
+/**
+ * Directories of a toolchain root its secret scan does not enter, like the workspace's node_modules
+ * (DEFAULT_SKIP_DIRS in sensitive-globs.ts): installed packages and the toolchain's own documentation
+ * and test suites, by far most of its files (rustup's docs alone are 50,000), none of them the user's
+ * configuration. Shown unscanned.
+ */
+export const TOOLCHAIN_SKIP_DIRS: readonly string[] = [
+  '**/share/doc',
+  '**/share/man',
+  '**/site-packages',
+  '**/lib/python*/test',
+  '**/lib/rustlib/src',
+  '**/lib/ruby/gems',
+];
+
 /** Whether a layout's entries are directories of links whose targets the runtime follows. */
 export function followsLinks(layout: string): boolean {
   return layout === 'local bin';

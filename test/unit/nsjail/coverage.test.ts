@@ -62,6 +62,8 @@ async function samplePolicies(): Promise<Policy[]> {
       })
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
+    // Toolchains in HOME, one of them left out (toolchainsSkipped).
+    (await runPipeline('default', 'carol')).policy,
   );
   return out;
 }

@@ -13,6 +13,7 @@ import {
   requireIntegrationPrerequisites,
   runHost,
   runSbx,
+  runSbxRaw,
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
@@ -213,6 +214,32 @@ describe.skipIf(SKIP_INTEGRATION).each(['bwrap', 'landlock'])('toolchains on PAT
       expect(inside.out).not.toContain(MARKER);
       expect(inside.out).toMatch(/write:[1-9]/);
       expect(existsSync(join(t.home, '.rustup', 'planted'))).toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe.skipIf(SKIP_INTEGRATION)('toolchains in explain', () => {
+  it(
+    'lists each toolchain bind with its PATH entry, and refuses a directory every user may write',
+    async () => {
+      // Another local user could swap or plant a program in a world-writable directory on the PATH.
+      const shared = join(t.home, 'shared', 'bin');
+      mkdirSync(shared, { recursive: true });
+      chmodSync(shared, 0o777);
+      writeFileSync(join(shared, 'shared-tool'), '#!/bin/sh\necho shared-ran\n', { mode: 0o755 });
+      const env = { ...t.env, PATH: `${shared}:${t.env.PATH}` };
+      const control = await runHost(['shared-tool'], { ...opts(), env });
+      expect(control.out).toContain('shared-ran');
+      const ran = await runSbx(['--', 'shared-tool'], { ...opts(), env });
+      expect(ran.code).toBe(127);
+      expect(ran.err).toContain('`sbx explain` says why 1 PATH entry in HOME is not shown');
+      const explain = await runSbxRaw(['explain', '--', 'npm', 'test'], { ...opts(), env });
+      expect(explain.code, explain.err).toBe(0);
+      const lines = explain.out.split('\n');
+      expect(lines).toContain(`toolchain not shown: ${shared}: ${shared} is writable by every user`);
+      expect(lines.find((l) => l.includes(`toolchain (nvm): PATH entry ${nodeRoot}/bin`))).toMatch(/^\s+ro\s/);
+      expect(lines.find((l) => l.includes('toolchain (pyenv): PATH entry'))).toContain(`${t.home}/.pyenv `);
     },
     TIMEOUT_MS,
   );

@@ -189,6 +189,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
     detail: 'judged by preflight before any launcher starts, the same for every backend',
   },
   {
+    feature: 'toolchainsSkipped',
+    effect: 'equivalent',
+    detail: 'explain only: the PATH entries in HOME left out, and why; the toolchains shown are binds in mounts',
+  },
+  {
     feature: 'shell',
     effect: 'equivalent',
     detail: 'judged by preflight like commands; the launcher runs `command`, which derivePolicy built from it',

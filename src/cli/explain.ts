@@ -179,6 +179,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
   out.push(...describeLifted(compiled.lifted));
   out.push('mounts (in order):');
   for (const m of p.mounts) out.push(`  ${describeMount(m).padEnd(48)} ${m.reason}`);
+  for (const s of p.toolchainsSkipped ?? []) out.push(`toolchain not shown: ${s.entry}: ${s.why}`);
   out.push(`env       ${Object.keys(p.env.vars).sort().join(' ')}`);
   if (p.env.secrets.length > 0)
     out.push(`secrets   ${p.env.secrets.join(' ')} (values read from the secret store at run time; not shown below)`);

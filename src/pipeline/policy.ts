@@ -35,6 +35,9 @@ import type { SensitiveRules } from '../policy/sensitive-matcher.js';
 import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
 import { packageRoot } from '../package-root.js';
 import { compileEgressRules } from '../policy/egress.js';
+import { sensitivePaths } from '../policy/sensitive.js';
+import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
+import { probeToolchains } from '../runtime/toolchains.js';
 import type { CompileOptions, Lifted } from './options.js';
 import type { Prepared } from './prepare.js';
 import { WarmCache } from './warm.js';
@@ -231,6 +234,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const own = sbxOwnDirs(vars, p.env);
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
+  const toolchains = probeHostToolchains(input, vars);
   const needsRules = scanRoots.length > 0 || worktree !== undefined;
   // The run's --unmask globs are sensitive.except for this run only, kept apart so the report can say who let a file in.
   const unmask = options.unmask ?? [];
@@ -240,6 +244,17 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     ? await scanSensitive(scanRoots, ruleInput, rules, pins, warm)
     : { masks: [], protect: [], views: [], unmasked: [] };
   const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
+  const toolRules = toolchains?.roots.length
+    ? await loadSensitiveRules(
+        {
+          ...ruleInput,
+          files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
+          skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
+        },
+        p.search.cacheDir,
+      )
+    : undefined;
+  const tools = toolchains && toolRules ? scanToolchains(toolchains, toolRules, pins) : toolchains;
   const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
   const host: Host = {
@@ -257,9 +272,56 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
     ...(globalView && profile.mode !== 'danger' ? { gitGlobal: readGitGlobalConfigs(p.home, p.env, p.uid) } : {}),
     ...(worktree ? { gitWorktree: worktree } : {}),
+    ...(tools ? { toolchains: tools } : {}),
     ...(detected !== undefined ? { workspaceDetected: detected } : {}),
   };
   return { host, vars };
+}
+
+/**
+ * The toolchains on the PATH inside HOME (runtime/toolchains.ts), when the profile shows them. No root
+ * may overlap a credential store, sbx's own state or the session directories.
+ */
+function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFacts | undefined {
+  const { resolved, prepared: p, pins } = input;
+  if (resolved.profile.toolchains !== true || resolved.profile.mode === 'danger') return undefined;
+  const own = sbxOwnDirs(vars, p.env);
+  const forbidden = [...sensitivePaths(p.home, p.env), own.config, own.state, own.cache, sessionBase(p.env, p.uid)];
+  return probeToolchains({ env: p.env, home: p.home, uid: p.uid, gid: p.gid, forbidden }, pins);
+}
+
+/**
+ * Each toolchain root walked for secrets (a registry token in a node prefix's etc/npmrc, a key),
+ * through its pinned descriptor, with a budget of its own: a root too large to scan is not bound
+ * (and explain says so) rather than refusing the run. A git config there is masked, not shown as a
+ * view: the tool needs none, and a masked file is what the landlock backend can express.
+ */
+function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins): ToolchainFacts {
+  const walkVia = (root: string) => {
+    const fd = pins.fdOf(root);
+    return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
+  };
+  const masks: ToolchainFacts['masks'] = [];
+  const roots: ToolchainFacts['roots'] = [];
+  const skipped = [...facts.skipped];
+  for (const root of facts.roots) {
+    if (!root.dir) {
+      roots.push(root);
+      continue;
+    }
+    try {
+      const found = scanMountedTrees([root.path], rules, { walkVia });
+      masks.push(...found.masks.map((m) => ({ path: m.path, dir: m.dir })));
+      masks.push(...found.views.map((v) => ({ path: v.path, dir: false })));
+      roots.push(root);
+    } catch (error) {
+      if (!(error instanceof SbxError) || error.code !== 'SENSITIVE_SCAN_LIMIT') throw error;
+      skipped.push({ entry: root.entry, why: `${root.path} is too large to scan for secrets` });
+    }
+  }
+  const bound = new Set(roots.map((r) => r.path));
+  const env = Object.fromEntries(Object.entries(facts.env).filter(([, root]) => bound.has(root)));
+  return { ...facts, roots, skipped, env, masks };
 }
 
 /** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */

@@ -14,6 +14,8 @@ import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
 import { refuseWritableHostState, type WritableBind } from './host-state.js';
 import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SANDBOX_SOCKET, SSH_AGENT_SESSION_SUBDIR } from './ssh-agent.js';
+
+import { applyToolchainEnv, type ToolchainFacts, toolchainMounts } from './toolchains.js';
 import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -304,12 +306,15 @@ export function derivePolicy(input: DeriveInput): Policy {
   const limits = parseLimits(profile.limits ?? {}, request.limits);
   const seccomp = seccompOf(profile);
   const checks: BindChecks = { host, keepOut };
-  const env = envOf(input, workspace.sandbox);
+  const tools = toolchainFactsOf(input, mode);
+  const env = envOf(input, workspace.sandbox, tools);
+  const toolchains = toolchainMounts(tools, keepOut, workspace.host);
   const layers = [
     ...(mode === 'danger'
       ? dangerLayers()
       : [
           ...isolatedLayers(input, mode, workspace, tmpSize, checks),
+          ...toolchains.mounts,
           ...gitGlobalLayers(host, vars, env.vars),
           ...worktreeLayers(host, workspace, checks),
         ]),
@@ -337,6 +342,8 @@ export function derivePolicy(input: DeriveInput): Policy {
     ...(request.shell !== undefined ? { shell: request.shell } : {}),
     commands: commandRulesOf(profile),
     ...(profile.ssh_agent ? { sshAgent: { keys: [...new Set(profile.ssh_agent.keys)] } } : {}),
+
+    ...(toolchains.skipped.length > 0 ? { toolchainsSkipped: toolchains.skipped } : {}),
   };
 }
 
@@ -746,6 +753,9 @@ function maskSensitive(overlay: Overlay, input: DeriveInput): void {
       cover(overlay, path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
     else mask(overlay, path, dir, 'sensitive file');
   }
+  // What the toolchain roots' scan found (runtime/toolchains.ts), wherever a toolchain bind shows it.
+  for (const { path, dir } of toolchainFactsOf(input, input.profile.mode ?? 'workspace-write')?.masks ?? [])
+    mask(overlay, path, dir, 'sensitive file in a toolchain');
   // .git/config without credentials, exclude lists naming the masked files: generated content.
   for (const view of host.sensitiveFiles.views) {
     cover(overlay, view.path, (target) => ({
@@ -781,7 +791,15 @@ function cwdOf(mode: Mode, cwd: string, workspace: Policy['workspace']): string 
   return posix.join(workspace.sandbox, posix.relative(workspace.host, cwd));
 }
 
-function envOf(input: DeriveInput, workspaceSandbox: string): Policy['env'] {
+/**
+ * The PATH's toolchains in HOME when the profile asks for them (toolchains: true); never in danger
+ * mode, which shows the host's HOME already.
+ */
+function toolchainFactsOf(input: DeriveInput, mode: Mode): ToolchainFacts | undefined {
+  return mode !== 'danger' && input.profile.toolchains === true ? input.host.toolchains : undefined;
+}
+
+function envOf(input: DeriveInput, workspaceSandbox: string, tools: ToolchainFacts | undefined): Policy['env'] {
   const { profile, request, vars, host } = input;
   const profileSet = Object.entries(profile.env?.set ?? {}).map(
     ([k, v]) => [k, expandVariables(v, vars, `env.set.${k}`)] as [string, string],
@@ -800,6 +818,7 @@ function envOf(input: DeriveInput, workspaceSandbox: string): Policy['env'] {
     },
   });
   env.vars.PATH ??= DEFAULT_PATH;
+  applyToolchainEnv(env.vars, tools);
   // Secrets are set by the runtime (their values never enter the Policy): a kept or set variable of
   // the same name gives way.
   const secrets = [...new Set((profile.secrets ?? []).map((s) => s.as ?? s.name))];

@@ -1,6 +1,7 @@
 // What the pure core may know about the host, gathered once by runtime/host-probe.ts. Plain data, so a
 // fixture Host makes every compiler test deterministic.
 import type { HostStateFact, PathChain } from './host-state.js';
+import type { ToolchainFacts } from './toolchains.js';
 
 export type PathFact =
   | { exists: false }
@@ -49,6 +50,11 @@ export interface Host {
   gitGlobal?: { file: string; which: 'home' | 'xdg'; content: string }[];
   /** The workspace is a git worktree: its own and its shared git directory (runtime/git-worktree.ts), realpaths. */
   gitWorktree?: { gitDir: string; commonDir: string };
+  /**
+   * The user's toolchains: PATH entries inside HOME and their roots, pinned and owner-checked by
+   * runtime/toolchains.ts. Absent when the profile turns them off (toolchains: false) or in danger mode.
+   */
+  toolchains?: ToolchainFacts;
   /** Why the workspace is not the cwd, when sbx chose the project's top level (policy/project-root.ts). */
   workspaceDetected?: string;
   sensitiveFiles: {

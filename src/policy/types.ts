@@ -113,4 +113,7 @@ export interface Policy {
    * (runtime/ssh-agent/); absent, the sandbox gets no agent.
    */
   sshAgent?: { keys: string[] };
+
+  /** PATH entries inside HOME that are not shown, and why (policy/toolchains.ts); absent when none. */
+  toolchainsSkipped?: { entry: string; why: string }[];
 }

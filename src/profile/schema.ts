@@ -252,6 +252,14 @@ export const ProfileSchema = z.strictObject({
     })
     .optional()
     .describe('How git inside the sandbox sees your git configuration.'),
+  toolchains: z
+    .boolean()
+    .optional()
+    .describe(
+      'Show the toolchains on your PATH that live in HOME (nvm, pyenv, rustup, ~/.local/bin, ...) read-only, ' +
+        'each with its root, credentials inside masked. Default: false (the built-in default profile, ' +
+        'and those extending it, set true).',
+    ),
   secrets: SecretsSchema.optional(),
   ssh_agent: z
     .strictObject({

@@ -45,9 +45,15 @@ export function locateCommand(policy: Policy): string {
       hint: `chmod +x it, or run it through its interpreter (e.g. sh ${name})`,
     });
   }
+  // A toolchain in HOME left out (another user could write it, too large to scan): say where to read why.
+  const skipped = policy.toolchainsSkipped?.length ?? 0;
+  const why =
+    skipped > 0
+      ? `; \`sbx explain\` says why ${skipped === 1 ? '1 PATH entry in HOME is' : `${skipped} PATH entries in HOME are`} not shown`
+      : '';
   throw new SbxError('COMMAND_NOT_FOUND', `command not found in the sandbox: ${name}`, {
     hint: name.includes('/')
       ? "check the path; only the workspace and the profile's binds are visible inside"
-      : `searched PATH=${policy.env.vars.PATH ?? ''}; if it is installed elsewhere, add its directory to the profile's read_only list`,
+      : `searched PATH=${policy.env.vars.PATH ?? ''}; if it is installed elsewhere, add its directory to the profile's read_only list${why}`,
   });
 }

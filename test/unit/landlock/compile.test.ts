@@ -55,6 +55,41 @@ function refusalOf(policy: Policy, host: Host): SbxError {
   throw new Error('compiled; expected a refusal');
 }
 
+describe('default × carol (toolchains in HOME)', () => {
+  /** The workspace plain, the toolchain scan's finding kept: a token in the nvm prefix's global npmrc. */
+  const toolchainMasksOnly = (host: Host) => {
+    host.sensitiveFiles = {
+      masks: host.sensitiveFiles.masks.filter((m) => m.path.includes('/.nvm/')),
+      protect: [],
+      views: [],
+    };
+  };
+
+  it('matches its golden configuration', async () => {
+    const { landlock } = await compiled('default', 'carol', { mutateHost: toolchainMasksOnly });
+    const text = landlockGoldenText(expandLandlockLaunch(landlock));
+    expect(text).not.toMatch(/# NO REASON$/m);
+    expectGoldenText(join(GOLDEN_DIR, 'default.carol.landlock.argv'), text);
+  });
+
+  it('grants each toolchain root read-only (never HOME), the npmrc inside excepted, and points PYENV_ROOT at it', async () => {
+    const { landlock } = await compiled('default', 'carol', { mutateHost: toolchainMasksOnly });
+    const roots = [
+      '/home/carol/.nvm/versions/node/v20.11.1',
+      '/home/carol/.pyenv',
+      '/home/carol/.cargo/bin',
+      '/home/carol/.rustup',
+    ];
+    expect(valuesOf(landlock, 'ro')).toEqual(expect.arrayContaining(roots));
+    expect(valuesOf(landlock, 'ro')).not.toContain('/home/carol');
+    expect(valuesOf(landlock, 'rw').some((p) => p.startsWith('/home/carol/.'))).toBe(false);
+    expect(valuesOf(landlock, 'except')).toContain('/home/carol/.nvm/versions/node/v20.11.1/etc/npmrc');
+    expect(valuesOf(landlock, 'env')).toEqual(
+      expect.arrayContaining(['PYENV_ROOT=/home/carol/.pyenv', 'RUSTUP_HOME=/home/carol/.rustup']),
+    );
+  });
+});
+
 describe.each(['alice', 'root'])('default × %s', (hostName) => {
   it('matches its golden configuration', async () => {
     const { landlock } = await compiled('default', hostName);

@@ -63,6 +63,9 @@ async function samplePolicies(): Promise<Policy[]> {
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
     (await runPipeline('default', 'alice', { profile: { ssh_agent: { keys: ['me@laptop'] } } })).policy,
+
+    // Toolchains in HOME, one of them left out (toolchainsSkipped).
+    (await runPipeline('default', 'carol')).policy,
   );
   return out;
 }

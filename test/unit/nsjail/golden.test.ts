@@ -150,7 +150,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     );
     if (h.uid === 0) for (const { path } of h.rootOnly) expect([...masked], `${path} masked`).toContain(path);
     // The fixture's sensitive files (.env, certs/) sit in the workspace: masked wherever it is bound.
-    const sensitive = h.sensitiveFiles.masks.filter((m) => !m.tracked).map((m) => m.path);
+    // So are the secret-looking files the toolchain scan found, when the profile binds the toolchains.
+    const tools = policy.mounts.some((m) => m.reason.startsWith('toolchain (')) ? (h.toolchains?.masks ?? []) : [];
+    const sensitive = [...h.sensitiveFiles.masks.filter((m) => !m.tracked), ...tools].map((m) => m.path);
     for (const path of sensitive) expect([...masked], `${path} masked`).toContain(path);
     // Unreadable stand-ins and git config views: generated files bound from the session directory.
     const generated = mounts

@@ -1,9 +1,18 @@
 // Prints sbx's own failures: `file:line:col: message`, then `hint: ...`. Stack only with SBX_DEBUG=1.
+// A refusal that stems from a rule ends with the rule's profile line (report/source-line.ts).
 import type { SbxError } from '../errors.js';
+import { invokingView, showSource, type SourceView } from '../report/source-line.js';
 
-export function formatError(error: SbxError, color: (s: string) => string = (s) => s): string[] {
+export function formatError(
+  error: SbxError,
+  color: (s: string) => string = (s) => s,
+  view: SourceView = invokingView(),
+): string[] {
   const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
-  const lines = [`sbx: ${color('error')}: ${where}${error.message}`];
+  // A command refusal's rule is its first violation's (runtime/command-gate.ts names the error after it).
+  const source = error.source ?? error.violations[0]?.source;
+  const rule = source ? ` ${showSource(source, view)}` : '';
+  const lines = [`sbx: ${color('error')}: ${where}${error.message}${rule}`];
   for (const detail of error.details) lines.push(`sbx: ${detail}`);
   if (error.hint) lines.push(`sbx: hint: ${error.hint}`);
   return lines;

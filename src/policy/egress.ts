@@ -43,7 +43,8 @@ export interface EgressRules {
   allowPrivate: PrivateAddress[];
 }
 
-export type EgressDecision = { allowed: true } | { allowed: false; rule: string; detail: string };
+/** `key`: the profile key path of the entry that refused (`network.deny[1]`), when the rule id does not say it. */
+export type EgressDecision = { allowed: true } | { allowed: false; rule: string; detail: string; key?: string };
 
 export type AddressClass =
   | 'public'
@@ -351,15 +352,20 @@ function validPort(port: number): boolean {
   return Number.isInteger(port) && port >= 1 && port <= 65535;
 }
 
+/** Refused by the deny entry at `index`: the Policy's deny list is the profile's network.deny, in order (derive.ts). */
+function deniedBy(rules: EgressRules, index: number, destination: string): EgressDecision {
+  const detail = `${destination} matches network.deny "${rules.deny[index]!.text}"`;
+  return { allowed: false, rule: 'network.deny', detail, key: `network.deny[${index}]` };
+}
+
 /** May the client ask for `host:port` by name? Deny patterns win over allow patterns. */
 export function decideHost(rules: EgressRules, host: string, port: number): EgressDecision {
   const name = normaliseHost(host);
   if (!name || !validPort(port)) {
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination host or port' };
   }
-  const denied = rules.deny.find((p) => matches(p, name, port));
-  if (denied)
-    return { allowed: false, rule: 'network.deny', detail: `${name}:${port} matches network.deny "${denied.text}"` };
+  const denied = rules.deny.findIndex((p) => matches(p, name, port));
+  if (denied >= 0) return deniedBy(rules, denied, `${name}:${port}`);
   if (rules.allow.some((p) => matches(p, name, port))) return { allowed: true };
   return { allowed: false, rule: 'network.allow', detail: `${name}:${port} is not in network.allow` };
 }
@@ -373,11 +379,10 @@ export function decideAddress(rules: EgressRules, ip: string, port: number): Egr
   const addr = unmap(ip);
   if (!addr || !validPort(port))
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination address or port' };
-  const denied = rules.deny.find(
+  const denied = rules.deny.findIndex(
     (p) => p.kind === 'exact' && unmap(p.host) === addr && (p.port === undefined || p.port === port),
   );
-  if (denied)
-    return { allowed: false, rule: 'network.deny', detail: `${addr}:${port} matches network.deny "${denied.text}"` };
+  if (denied >= 0) return deniedBy(rules, denied, `${addr}:${port}`);
   const cls = classifyAddress(addr);
   if (cls === 'public') return { allowed: true };
   if (rules.allowPrivate.some((e) => e.ip === addr && (e.port === undefined || e.port === port)))

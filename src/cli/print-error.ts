@@ -10,8 +10,9 @@ export function formatError(
 ): string[] {
   const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
   // A command refusal's rule is its first violation's (runtime/command-gate.ts names the error after it).
+  // Only a profile line is news here: a message about a flag or a default starts with its name already.
   const source = error.source ?? error.violations[0]?.source;
-  const rule = source ? ` ${showSource(source, view)}` : '';
+  const rule = source?.file !== undefined ? ` ${showSource(source, view)}` : '';
   const lines = [`sbx: ${color('error')}: ${where}${error.message}${rule}`];
   for (const detail of error.details) lines.push(`sbx: ${detail}`);
   if (error.hint) lines.push(`sbx: hint: ${error.hint}`);

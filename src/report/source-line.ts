@@ -17,7 +17,9 @@ export interface SourceView {
 function shownFile(file: string, view: SourceView): string {
   if (dirname(file) === view.builtinDir && file.endsWith('.yaml')) return `builtin:${basename(file, '.yaml')}`;
   const near = relative(view.cwd, file);
-  return near.length < file.length ? near : file;
+  const shown = near.length < file.length ? near : file;
+  // A repository names its own directories: a newline there must not start a forged `sbx:` line.
+  return /[\x00-\x1f\x7f]/.test(shown) ? JSON.stringify(shown) : shown;
 }
 
 export function showSource(source: ViolationSource, view: SourceView): string {

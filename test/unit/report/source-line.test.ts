@@ -22,6 +22,11 @@ describe('showSource', () => {
     );
   });
 
+  it('a path with control characters is quoted: a directory name cannot start a line of its own', () => {
+    const file = '/home/alice/proj/x\nsbx: all clear/p.yaml';
+    expect(showSource({ key: 'mode', file, ...line }, view)).toBe('("x\\nsbx: all clear/p.yaml":14:5 mode)');
+  });
+
   it('a flag, a default, and a key not located (compile before the profile resolved)', () => {
     expect(showSource({ key: '--memory', origin: 'flag' }, view)).toBe('(flag --memory)');
     expect(showSource({ key: 'seccomp', origin: 'default' }, view)).toBe('(default seccomp)');
@@ -46,7 +51,7 @@ describe('the summary and the error line name the rule', () => {
     expect(distinctViolations([timeout])[0]!.line).toBe('runtime timeout (limits.timeout): ran past 1s');
   });
 
-  it("an error's own source, else its first violation's", () => {
+  it("an error's own profile line, else its first violation's; a flag's or a default's message names it already", () => {
     const own = new SbxError('HOST_STATE_WRITABLE', 'writable_roots[0]: /home/alice is HOME', {
       source: { key: 'writable_roots[0]', file: '/home/alice/proj/p.yaml', line: 3, col: 5, origin: 'profile' },
     });
@@ -59,6 +64,8 @@ describe('the summary and the error line name the rule', () => {
     expect(formatError(denied, undefined, view)[0]).toBe(
       'sbx: error: curl is on the deny list (p.yaml:14:5 limits.timeout)',
     );
+    const flag = new SbxError('ENV_RESERVED', 'SBX_X: reserved', { source: { key: '--env', origin: 'flag' } });
+    expect(formatError(flag, undefined, view)[0]).toBe('sbx: error: SBX_X: reserved');
     expect(formatError(new SbxError('USAGE', 'no command given'), undefined, view)[0]).toBe(
       'sbx: error: no command given',
     );

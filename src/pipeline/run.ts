@@ -89,7 +89,10 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
     const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
     const { policy, host } = r.derived;
-    const commandDecision = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    // `sbx explain --json` names each refusing rule's line, as a run's report would.
+    const commandDecision =
+      decided.verdict === 'deny' ? { ...decided, violations: locateViolations(decided.violations, r.sources) } : decided;
     const profile = describeProfile(r.profile);
     const lifted = liftedOf(r.derived, options);
     return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };

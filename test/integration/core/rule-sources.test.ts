@@ -13,6 +13,7 @@ import {
   requireIntegrationPrerequisites,
   runHost,
   runSbx,
+  runSbxRaw,
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
@@ -133,6 +134,9 @@ describe.skipIf(SKIP_INTEGRATION)('each refusal names its profile line (real bwr
     expect(r.err).toMatch(
       /^sbx: error: ls is on the profile's deny list \(\.\.\/cmd\.yaml:5:7 commands\.deny\[1\]\)$/m,
     );
+    // explain --json names the same line, without running anything.
+    const explained = await runSbxRaw(['explain', '--json', '-p', p.file, '--', 'ls', 'notes.txt'], opts());
+    expect(JSON.parse(explained.out).commandDecision.violations[0].source).toEqual(r.report.violations[0]!.source);
 
     // The built-in agent profile denies @network: the built-in file, shown as builtin:agent.
     const agent = await run(['-p', 'builtin:agent', '--', 'curl', 'http://x.test/']);

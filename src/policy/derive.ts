@@ -855,7 +855,7 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
     kind: 'filtered',
     // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the
     // proxy enforces is exactly what `sbx explain --json` shows and the report's policyHash covers.
-    rules: compileEgressRules({ allow, deny, allowPrivate }),
+    rules: compileEgressRules({ allow, deny, allowPrivate, flagsFrom: allow.length - domains.length }),
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
     bridge: allow.length > 0 ? host.bridge : null,
   };

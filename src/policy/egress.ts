@@ -15,6 +15,7 @@
 // classic SSRF filter bypass.
 import { domainToASCII } from 'node:url';
 import { SbxError } from '../errors.js';
+import type { ViolationSource } from './violation.js';
 
 /** A compiled allow or deny entry. Plain JSON data: it travels in the Policy (types.ts NetworkPolicy). */
 export interface HostPattern {
@@ -281,10 +282,11 @@ function withPort(host: string, port: string | undefined): { host: string; port:
   return n >= 1 && n <= 65535 ? { host, port: n } : undefined;
 }
 
-function compileHostPattern(text: string, key: string): HostPattern {
+function compileHostPattern(text: string, key: string, source: ViolationSource): HostPattern {
   const bad = (why: string): SbxError =>
     new SbxError('PROFILE_INVALID', `network.${key}: "${text}" is not a host pattern: ${why}`, {
       hint: 'write a host name (registry.npmjs.org), *.domain (strict subdomains), or an IP, each with optional :port',
+      source,
     });
   const hp = splitHostPort(text);
   if (!hp) throw bad('the port must be 1-65535');
@@ -300,13 +302,14 @@ function compileHostPattern(text: string, key: string): HostPattern {
   return { text, kind: wildcard ? 'suffix' : 'exact', host, ...portOf(hp) };
 }
 
-function compilePrivateAddress(text: string): PrivateAddress {
+function compilePrivateAddress(text: string, index: number): PrivateAddress {
   const hp = splitHostPort(text);
   const host = hp && (hp.host.startsWith('[') ? hp.host.slice(1, -1) : hp.host);
   const ip = host !== undefined ? unmap(host) : undefined;
   if (!hp || !ip) {
     throw new SbxError('PROFILE_INVALID', `network.allow_private: "${text}" is not an IP address with optional port`, {
       hint: 'write 10.0.0.5, 10.0.0.5:5432, fd00::5 or [fd00::5]:5432 (host names are not accepted here)',
+      source: { key: `network.allow_private[${index}]` },
     });
   }
   return { text, ip, ...portOf(hp) };
@@ -325,11 +328,23 @@ function unmap(text: string): string | undefined {
   return ip.family === 4 ? ip.bytes.join('.') : formatIPv6(ip.bytes);
 }
 
-/** Validate and normalise the profile's `network` lists. Throws PROFILE_INVALID naming the entry. */
-export function compileEgressRules(input: { allow: string[]; deny: string[]; allowPrivate: string[] }): EgressRules {
+/**
+ * Validate and normalise the profile's `network` lists. Throws PROFILE_INVALID naming the entry.
+ * `flagsFrom`: the index in `allow` where entries from --allow-domain begin (derive.ts appends them).
+ */
+export function compileEgressRules(input: {
+  allow: string[];
+  deny: string[];
+  allowPrivate: string[];
+  flagsFrom?: number;
+}): EgressRules {
+  const allowSource = (i: number): ViolationSource =>
+    i >= (input.flagsFrom ?? input.allow.length)
+      ? { key: '--allow-domain', origin: 'flag' }
+      : { key: `network.allow[${i}]` };
   return {
-    allow: input.allow.map((t) => compileHostPattern(t, 'allow')),
-    deny: input.deny.map((t) => compileHostPattern(t, 'deny')),
+    allow: input.allow.map((t, i) => compileHostPattern(t, 'allow', allowSource(i))),
+    deny: input.deny.map((t, i) => compileHostPattern(t, 'deny', { key: `network.deny[${i}]` })),
     allowPrivate: input.allowPrivate.map(compilePrivateAddress),
   };
 }

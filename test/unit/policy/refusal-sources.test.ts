@@ -45,6 +45,21 @@ describe('refusals from a profile key carry it', () => {
     expect(e).toMatchObject({ code: 'BIND_SOURCE_MISSING', source: { key: 'read_only[0]' } });
   });
 
+  it('PROFILE_INVALID in the allow-list: the network.allow or network.deny entry, or --allow-domain', () => {
+    const network = { allow: ['registry.npmjs.org', 'a.*.example'], deny: ['ok.example', 'bad:0'] };
+    expect(sbxErrorOf(() => deriveOnFixture({ network }))).toMatchObject({
+      code: 'PROFILE_INVALID',
+      source: { key: 'network.allow[1]' },
+    });
+    expect(sbxErrorOf(() => deriveOnFixture({ network: { ...network, allow: [] } }))).toMatchObject({
+      source: { key: 'network.deny[1]' },
+    });
+    const flag = { allowDomains: ['a.*.example'] };
+    expect(sbxErrorOf(() => deriveOnFixture({ network: { allow: ['x.example'] } }, { request: flag }))).toMatchObject({
+      source: { key: '--allow-domain', origin: 'flag' },
+    });
+  });
+
   it('LIMIT_INVALID: limits.memory from the profile, --memory from the flag', () => {
     expect(sbxErrorOf(() => parseLimits({ memory: 'lots' }))).toMatchObject({ source: { key: 'limits.memory' } });
     expect(sbxErrorOf(() => parseLimits({}, { memory: 'lots' }))).toMatchObject({

@@ -92,7 +92,9 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
     const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
     // `sbx explain --json` names each refusing rule's line, as a run's report would.
     const commandDecision =
-      decided.verdict === 'deny' ? { ...decided, violations: locateViolations(decided.violations, r.sources) } : decided;
+      decided.verdict === 'deny'
+        ? { ...decided, violations: locateViolations(decided.violations, r.sources) }
+        : decided;
     const profile = describeProfile(r.profile);
     const lifted = liftedOf(r.derived, options);
     return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };

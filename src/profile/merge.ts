@@ -89,7 +89,7 @@ function mergeValue(base: Json | undefined, over: Json, path: string, t: Trackin
     return out;
   }
   t.origins[path] = [t.from];
-  dropBelow(t, path);
+  if (base !== null && typeof base === 'object') dropBelow(t, path);
   place(t, path, path);
   return over;
 }

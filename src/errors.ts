@@ -1,5 +1,5 @@
 // The error catalogue and exit codes. Imports nothing but a type: every layer may throw these.
-import type { Violation } from './policy/violation.js';
+import type { Violation, ViolationSource } from './policy/violation.js';
 
 /** sbx's own exit codes. The child's code passes through untouched; these never mean "the child said so". */
 export const ExitCode = {
@@ -117,6 +117,8 @@ export interface SbxErrorInit {
   details?: string[];
   /** The rules that refused the run (command, path, approval refusals): for the report and the ledger. */
   violations?: Violation[];
+  /** The profile key (or flag) whose rule refused the run: `writable_roots[2]`, `mode`, `--bind`. */
+  source?: ViolationSource;
   cause?: unknown;
 }
 
@@ -128,6 +130,8 @@ export class SbxError extends Error {
   readonly location: SourceLocation | undefined;
   readonly details: string[];
   readonly violations: Violation[];
+  /** The rule behind a refusal; run() fills in its profile file and line once it knows them (profile/positions.ts). */
+  source: ViolationSource | undefined;
   /** Set by run() (src/api.ts) on every SbxError it rejects with: the session, profile and policy known so far. */
   run: RunFacts | undefined;
 
@@ -140,6 +144,7 @@ export class SbxError extends Error {
     this.location = init.location;
     this.details = init.details ?? [];
     this.violations = init.violations ?? [];
+    this.source = init.source;
     this.run = undefined;
   }
 }

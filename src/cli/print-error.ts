@@ -1,6 +1,8 @@
 // Prints sbx's own failures: `file:line:col: message`, then `hint: ...`. Stack only with SBX_DEBUG=1.
+// A refusal that stems from a rule ends with the rule's profile line (report/source-line.ts).
 import type { SbxError } from '../errors.js';
 import { printable } from './printable.js';
+import { invokingView, showSource, type SourceView } from '../report/source-line.js';
 
 /**
  * Each part one line, control characters visible: a message may quote a path or a value from the
@@ -11,9 +13,17 @@ function oneLine(text: string): string {
   return printable(text).replace(/\n/g, '\\n');
 }
 
-export function formatError(error: SbxError, color: (s: string) => string = (s) => s): string[] {
+export function formatError(
+  error: SbxError,
+  color: (s: string) => string = (s) => s,
+  view: SourceView = invokingView(),
+): string[] {
   const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
-  const lines = [`sbx: ${color('error')}: ${oneLine(where + error.message)}`];
+  // A command refusal's rule is its first violation's (runtime/command-gate.ts names the error after it).
+  // Only a profile line is news here: a message about a flag or a default starts with its name already.
+  const source = error.source ?? error.violations[0]?.source;
+  const rule = source?.file !== undefined ? ` ${showSource(source, view)}` : '';
+  const lines = [`sbx: ${color('error')}: ${oneLine(where + error.message)}${rule}`];
   for (const detail of error.details) lines.push(`sbx: ${oneLine(detail)}`);
   if (error.hint) lines.push(`sbx: hint: ${oneLine(error.hint)}`);
   return lines;

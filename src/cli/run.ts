@@ -20,6 +20,7 @@ import { isSbxError, SbxError } from '../errors.js';
 import { writableRootHolding } from '../report/report-file.js';
 import { limitNotices } from '../report/limit-lines.js';
 import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
+import { invokingView } from '../report/source-line.js';
 import { userDirs } from '../runtime/user-dirs.js';
 import { toRunOptions, type RunCliFlags } from './options.js';
 
@@ -347,7 +348,7 @@ async function runAndReport(
   // whether the run failed or not; the report and `sbx doctor` always say it.
   for (const line of await onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
-    process.stderr.write(summaryLines(report).join('\n') + '\n');
+    process.stderr.write(summaryLines(report, invokingView()).join('\n') + '\n');
   }
   process.exitCode = report.exitCode;
   return report;

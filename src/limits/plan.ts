@@ -294,6 +294,7 @@ function refuseUnenforceable(planned: readonly PlannedLimit[], host: HostLimitFa
   });
   throw new SbxError('LIMIT_UNENFORCEABLE', lines[0]!.text, {
     hint: `${lines[0]!.fix}; or drop it from limits.required`,
+    source: { key: 'limits.required' },
     details: lines.slice(1).map((l) => l.text),
   });
 }

@@ -13,6 +13,7 @@
 //   plain number is seconds.
 // Counts: a whole number. CPUs: a positive decimal (0.5 = half of one CPU's time).
 import { SbxError } from '../errors.js';
+import { keySource } from '../profile/positions.js';
 
 const KIB = 1024;
 export const MIB = KIB ** 2;
@@ -75,7 +76,11 @@ export function showValue(value: unknown): string {
 }
 
 function invalid(key: string, value: unknown, what: string, example: string, hint: string): SbxError {
-  return new SbxError('LIMIT_INVALID', `${key}: ${showValue(value)} ${what}; use e.g. ${example}`, { hint });
+  const source = keySource(key);
+  return new SbxError('LIMIT_INVALID', `${key}: ${showValue(value)} ${what}; use e.g. ${example}`, {
+    hint,
+    ...(source ? { source } : {}),
+  });
 }
 
 function checkBounds(

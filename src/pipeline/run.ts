@@ -28,7 +28,9 @@ import { type Prepared, prepare } from './prepare.js';
 import { loadRunSecrets } from './secrets.js';
 import { openRunSession } from './session.js';
 import { terminalWarnings } from './terminal.js';
+import { locateError, locateViolations, ruleSourcesOf } from './sources.js';
 import { describeProfile, trustProfile } from './trust.js';
+import type { RuleSources } from '../profile/positions.js';
 
 /** Everything up to the policy: what both run() and compile() do. */
 interface Resolved {
@@ -38,6 +40,12 @@ interface Resolved {
   launcher: Launcher;
   derived: Derived;
   pins: Pins;
+  sources: RuleSources;
+}
+
+/** What a refusal is located with, once the profile is known (run.ts's catch reads it). */
+interface Located {
+  sources?: RuleSources;
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
@@ -54,34 +62,46 @@ async function resolve(
   cleanup: CleanupStack,
   known: KnownFacts,
   warm: boolean,
+  located: Located = {},
 ): Promise<Resolved> {
   // The pinned mount sources live as long as the run, whatever ends it.
   const pins = openPins();
   cleanup.defer(() => pins.close());
   const prepared = prepare(options);
   const profile = await trustProfile(options, prepared, known);
+  const sources = ruleSourcesOf(options, profile.positions);
+  located.sources = sources;
   const choice = options.backend ?? profile.profile.backend ?? 'bwrap';
   const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
   const { backend, launcher } = await chooseBackend(ctx);
   known.backend = launcher.backend;
   const derived = await derive({ options, resolved: profile, prepared, pins, sessionId: known.sessionId, warm });
   known.policyHash = derived.hash;
-  return { prepared, profile, backend, launcher, derived, pins };
+  return { prepared, profile, backend, launcher, derived, pins, sources };
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compileRun(options: CompileOptions): Promise<Compiled> {
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
+  const located: Located = {};
   try {
-    const r = await resolve(options, cleanup, known, false);
+    const r = await resolve(options, cleanup, known, false, located);
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
     const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
     const { policy, host } = r.derived;
-    const commandDecision = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    // `sbx explain --json` names each refusing rule's line, as a run's report would.
+    const commandDecision =
+      decided.verdict === 'deny'
+        ? { ...decided, violations: locateViolations(decided.violations, r.sources) }
+        : decided;
     const profile = describeProfile(r.profile);
     const lifted = liftedOf(r.derived, options);
     return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
+  } catch (error) {
+    if (isSbxError(error) && located.sources) locateError(error, located.sources);
+    throw error;
   } finally {
     await cleanup.unwind();
   }
@@ -164,7 +184,7 @@ async function runResolved(
   const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
-  const ending = endingOf({
+  const ended = endingOf({
     status: result.status,
     timedOut: result.timedOut,
     interrupts: result.interrupts,
@@ -172,6 +192,7 @@ async function runResolved(
     limits: enforcedLimits(limits),
     seccomp: policy.seccomp.rules.length > 0,
   });
+  const ending = { ...ended, violations: locateViolations(ended.violations, r.sources) };
   const approximations = await r.backend.approximations(policy);
   const profile = describeProfile(r.profile);
   const lifted = liftedOf(r.derived, options);
@@ -189,10 +210,11 @@ export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Pr
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
   const cleanup = new CleanupStack();
+  const located: Located = {};
   try {
     throwIfAborted(options.signal);
     const capture = options.stdio === 'capture' ? { tty: false } : {};
-    const r = await resolve({ ...options, ...capture }, cleanup, known, warm);
+    const r = await resolve({ ...options, ...capture }, cleanup, known, warm, located);
     const outcome = await runResolved(r, options, hooks, known, trail, cleanup);
     await cleanup.unwind();
     trail?.ran(outcome);
@@ -201,6 +223,7 @@ export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Pr
     await cleanup.unwind().catch(() => {});
     if (isSbxError(error)) {
       error.run ??= { ...known, durationMs: nowMs() - started };
+      if (located.sources) locateError(error, located.sources);
       // Refusals are the records an auditor looks for first.
       trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
     }

@@ -1,10 +1,11 @@
 // Profile + request + Host → Policy. Pure: everything it knows about the disk is in `host.paths`.
 import { posix } from 'node:path';
-import { SbxError } from '../errors.js';
+import { SbxError, type SbxErrorInit } from '../errors.js';
 import { parseLimits, type LimitOverrides } from '../limits/parse.js';
 import { parseSize } from '../limits/units.js';
 import { resolveSeccompRules } from '../seccomp/index.js';
 import type { BindEntry, Profile } from '../profile/schema.js';
+import { keySource } from '../profile/positions.js';
 import { expandPath, expandVariables, type Variables } from '../profile/variables.js';
 import { buildEnv } from './env.js';
 import type { Host, PathFact } from './host.js';
@@ -87,10 +88,17 @@ export const FORBIDDEN_ROOTS: readonly string[] = [
   '/var',
 ];
 
+/** A refusal's `source` from the `where` its message starts with, when that is a profile key or a flag. */
+function sourceOf(where: string): Pick<SbxErrorInit, 'source'> {
+  const source = keySource(where);
+  return source ? { source } : {};
+}
+
 function normalizeTarget(path: string, where: string): string {
   if (!posix.isAbsolute(path) || path.split('/').includes('..')) {
     throw new SbxError('BIND_TARGET_INVALID', `${where}: "${path}" must be an absolute path without ".."`, {
       hint: 'write the path inside the sandbox in full, e.g. /opt/tools',
+      ...sourceOf(where),
     });
   }
   return posix.normalize(path).replace(/(.)\/$/, '$1');
@@ -110,6 +118,7 @@ function mountAtTarget(path: string, where: string): string {
   if (coversSystem || KERNEL_TARGETS.some((kernel) => isWithin(target, kernel))) {
     throw new SbxError('BIND_TARGET_INVALID', `${where}: ${target} would cover a system directory of the sandbox`, {
       hint: 'mount it at a path of its own, e.g. /work or /opt/NAME',
+      ...sourceOf(where),
     });
   }
   return target;
@@ -356,6 +365,7 @@ function modeOf(input: DeriveInput): Mode {
       `profile "${input.profileName}" asks for mode: danger (the host filesystem, writable)`,
       {
         hint: 'add --danger to allow it for this run, or pick a safer profile (default, read-only)',
+        source: { key: 'mode' },
       },
     );
   }
@@ -402,6 +412,7 @@ function keptOutRealPaths(input: DeriveInput): string[] {
 
 function credentialStoreError(where: string, path: string): SbxError {
   return new SbxError('DANGER_NOT_ALLOWED', `${where}: ${path} is (or is inside) a credential store`, {
+    ...sourceOf(where),
     hint: "sensitive roots such as ~/.ssh and ~/.aws never enter the sandbox; bind a copy of what you need, or pass --allow-sensitive-roots (credential stores only: sbx's own state never enters)",
   });
 }
@@ -449,6 +460,7 @@ function bindLayer(spec: BindSpec, access: 'ro' | 'rw', reason: string, checks: 
   if (!f.exists) {
     if (spec.optional) return [];
     throw new SbxError('BIND_SOURCE_MISSING', `${spec.where}: ${spec.path} does not exist`, {
+      ...sourceOf(spec.where),
       hint: 'create it, fix the path, or mark the entry `optional: true`',
     });
   }
@@ -808,6 +820,10 @@ function envOf(input: DeriveInput, workspaceSandbox: string, tools: ToolchainFac
     host: host.env,
     keep: [...(profile.env?.keep ?? []), ...(request.keepEnv ?? [])],
     set: [...profileSet, ...Object.entries(request.env ?? {})],
+    setBy: {
+      ...Object.fromEntries(profileSet.map(([k]) => [k, `env.set.${k}`])),
+      ...Object.fromEntries(Object.keys(request.env ?? {}).map((k) => [k, '--env'])),
+    },
     injected: {
       HOME: vars.home,
       SBX_SESSION_ID: vars.session,
@@ -886,7 +902,7 @@ function deriveNetwork(profile: Profile, request: RunRequest, host: Host): Netwo
     kind: 'filtered',
     // Compiled now, so a typo is a profile error rather than a refusal at run time, and what the
     // proxy enforces is exactly what `sbx explain --json` shows and the report's policyHash covers.
-    rules: compileEgressRules({ allow, deny, allowPrivate }),
+    rules: compileEgressRules({ allow, deny, allowPrivate, flagsFrom: allow.length - domains.length }),
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
     hostPorts,
     publish,

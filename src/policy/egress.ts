@@ -15,6 +15,7 @@
 // classic SSRF filter bypass.
 import { domainToASCII } from 'node:url';
 import { SbxError } from '../errors.js';
+import type { ViolationSource } from './violation.js';
 
 /** A compiled allow or deny entry. Plain JSON data: it travels in the Policy (types.ts NetworkPolicy). */
 export interface HostPattern {
@@ -43,7 +44,8 @@ export interface EgressRules {
   allowPrivate: PrivateAddress[];
 }
 
-export type EgressDecision = { allowed: true } | { allowed: false; rule: string; detail: string };
+/** `key`: the profile key path of the entry that refused (`network.deny[1]`), when the rule id does not say it. */
+export type EgressDecision = { allowed: true } | { allowed: false; rule: string; detail: string; key?: string };
 
 export type AddressClass =
   | 'public'
@@ -280,10 +282,11 @@ function withPort(host: string, port: string | undefined): { host: string; port:
   return n >= 1 && n <= 65535 ? { host, port: n } : undefined;
 }
 
-function compileHostPattern(text: string, key: string): HostPattern {
+function compileHostPattern(text: string, key: string, source: ViolationSource): HostPattern {
   const bad = (why: string): SbxError =>
     new SbxError('PROFILE_INVALID', `network.${key}: "${text}" is not a host pattern: ${why}`, {
       hint: 'write a host name (registry.npmjs.org), *.domain (strict subdomains), or an IP, each with optional :port',
+      source,
     });
   const hp = splitHostPort(text);
   if (!hp) throw bad('the port must be 1-65535');
@@ -299,13 +302,14 @@ function compileHostPattern(text: string, key: string): HostPattern {
   return { text, kind: wildcard ? 'suffix' : 'exact', host, ...portOf(hp) };
 }
 
-function compilePrivateAddress(text: string): PrivateAddress {
+function compilePrivateAddress(text: string, index: number): PrivateAddress {
   const hp = splitHostPort(text);
   const host = hp && (hp.host.startsWith('[') ? hp.host.slice(1, -1) : hp.host);
   const ip = host !== undefined ? unmap(host) : undefined;
   if (!hp || !ip) {
     throw new SbxError('PROFILE_INVALID', `network.allow_private: "${text}" is not an IP address with optional port`, {
       hint: 'write 10.0.0.5, 10.0.0.5:5432, fd00::5 or [fd00::5]:5432 (host names are not accepted here)',
+      source: { key: `network.allow_private[${index}]` },
     });
   }
   return { text, ip, ...portOf(hp) };
@@ -324,11 +328,23 @@ function unmap(text: string): string | undefined {
   return ip.family === 4 ? ip.bytes.join('.') : formatIPv6(ip.bytes);
 }
 
-/** Validate and normalise the profile's `network` lists. Throws PROFILE_INVALID naming the entry. */
-export function compileEgressRules(input: { allow: string[]; deny: string[]; allowPrivate: string[] }): EgressRules {
+/**
+ * Validate and normalise the profile's `network` lists. Throws PROFILE_INVALID naming the entry.
+ * `flagsFrom`: the index in `allow` where entries from --allow-domain begin (derive.ts appends them).
+ */
+export function compileEgressRules(input: {
+  allow: string[];
+  deny: string[];
+  allowPrivate: string[];
+  flagsFrom?: number;
+}): EgressRules {
+  const allowSource = (i: number): ViolationSource =>
+    i >= (input.flagsFrom ?? input.allow.length)
+      ? { key: '--allow-domain', origin: 'flag' }
+      : { key: `network.allow[${i}]` };
   return {
-    allow: input.allow.map((t) => compileHostPattern(t, 'allow')),
-    deny: input.deny.map((t) => compileHostPattern(t, 'deny')),
+    allow: input.allow.map((t, i) => compileHostPattern(t, 'allow', allowSource(i))),
+    deny: input.deny.map((t, i) => compileHostPattern(t, 'deny', { key: `network.deny[${i}]` })),
     allowPrivate: input.allowPrivate.map(compilePrivateAddress),
   };
 }
@@ -351,15 +367,20 @@ function validPort(port: number): boolean {
   return Number.isInteger(port) && port >= 1 && port <= 65535;
 }
 
+/** Refused by the deny entry at `index`: the Policy's deny list is the profile's network.deny, in order (derive.ts). */
+function deniedBy(rules: EgressRules, index: number, destination: string): EgressDecision {
+  const detail = `${destination} matches network.deny "${rules.deny[index]!.text}"`;
+  return { allowed: false, rule: 'network.deny', detail, key: `network.deny[${index}]` };
+}
+
 /** May the client ask for `host:port` by name? Deny patterns win over allow patterns. */
 export function decideHost(rules: EgressRules, host: string, port: number): EgressDecision {
   const name = normaliseHost(host);
   if (!name || !validPort(port)) {
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination host or port' };
   }
-  const denied = rules.deny.find((p) => matches(p, name, port));
-  if (denied)
-    return { allowed: false, rule: 'network.deny', detail: `${name}:${port} matches network.deny "${denied.text}"` };
+  const denied = rules.deny.findIndex((p) => matches(p, name, port));
+  if (denied >= 0) return deniedBy(rules, denied, `${name}:${port}`);
   if (rules.allow.some((p) => matches(p, name, port))) return { allowed: true };
   return { allowed: false, rule: 'network.allow', detail: `${name}:${port} is not in network.allow` };
 }
@@ -373,11 +394,10 @@ export function decideAddress(rules: EgressRules, ip: string, port: number): Egr
   const addr = unmap(ip);
   if (!addr || !validPort(port))
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination address or port' };
-  const denied = rules.deny.find(
+  const denied = rules.deny.findIndex(
     (p) => p.kind === 'exact' && unmap(p.host) === addr && (p.port === undefined || p.port === port),
   );
-  if (denied)
-    return { allowed: false, rule: 'network.deny', detail: `${addr}:${port} matches network.deny "${denied.text}"` };
+  if (denied >= 0) return deniedBy(rules, denied, `${addr}:${port}`);
   const cls = classifyAddress(addr);
   if (cls === 'public') return { allowed: true };
   if (rules.allowPrivate.some((e) => e.ip === addr && (e.port === undefined || e.port === port)))

@@ -1,5 +1,6 @@
 // The sandbox environment: built from nothing, never copied (README "Keys", env). Pure.
 import { SbxError } from '../errors.js';
+import { keySource } from '../profile/positions.js';
 import type { DroppedEnv } from './types.js';
 
 /**
@@ -62,6 +63,8 @@ export interface EnvInput {
   keep: readonly string[];
   /** Explicit values: profile env.set (expanded) then --env, later wins. */
   set: readonly [string, string][];
+  /** Who set each name of `set` (`env.set.NAME`, `--env`), for the refusal of a reserved one. */
+  setBy?: Readonly<Record<string, string>>;
   /** Variables sbx itself injects (SBX_*, HOME, ...): always last. */
   injected: Record<string, string>;
 }
@@ -74,8 +77,10 @@ export interface EnvResult {
 export function buildEnv(input: EnvInput): EnvResult {
   for (const [name] of input.set) {
     if (name.startsWith(RESERVED_PREFIX)) {
+      const source = keySource(input.setBy?.[name] ?? '');
       throw new SbxError('ENV_RESERVED', `${name}: the ${RESERVED_PREFIX}* namespace is reserved for sbx`, {
         hint: 'choose another name; sbx sets SBX_SESSION_ID, SBX_PROFILE and SBX_WORKSPACE itself',
+        ...(source ? { source } : {}),
       });
     }
   }

@@ -11,6 +11,7 @@
 // under ~ is the common case), but no writable bind may contain HOME.
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
+import { keySource } from '../profile/positions.js';
 import { xdgDirs } from './user-dirs.js';
 
 /** Relative to a home directory: what the host runs or reads as configuration later, and why. */
@@ -209,5 +210,6 @@ function hostStateError(bind: WritableBind, p: HostStateFact, relation: 'is' | '
     : bind.where === 'workspace'
       ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
       : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
-  return new SbxError('HOST_STATE_WRITABLE', message, { hint });
+  const source = keySource(bind.where);
+  return new SbxError('HOST_STATE_WRITABLE', message, { hint, ...(source ? { source } : {}) });
 }

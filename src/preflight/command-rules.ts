@@ -384,8 +384,9 @@ interface Unit {
   depth: number;
 }
 
-function refuse(out: Verdicts, rule: string, detail: string): void {
-  out.violations.push({ phase: 'preflight', kind: 'command', rule, detail });
+/** `key`: the profile key path of the very entry that refused (`commands.deny[2]`), when the rule id does not say it. */
+function refuse(out: Verdicts, rule: string, detail: string, key?: string): void {
+  out.violations.push({ phase: 'preflight', kind: 'command', rule, detail, ...(key ? { source: { key } } : {}) });
 }
 
 /**
@@ -434,7 +435,10 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
   const name = basename(layer[0]!);
   if (!input.allowDenylisted && deny.has(name)) {
     const group = rules.deny.find((d) => d.startsWith('@') && groupMembers(d)?.includes(name));
-    refuse(out, 'commands.deny', `${name} is on the profile's deny list${group ? ` (${group})` : ''}`);
+    // The entry that names it: the command itself, else its group (rules.deny is the profile's list, in order).
+    const at = rules.deny.indexOf(rules.deny.includes(name) ? name : group!);
+    const detail = `${name} is on the profile's deny list${group ? ` (${group})` : ''}`;
+    refuse(out, 'commands.deny', detail, `commands.deny[${at}]`);
   }
   if (input.network === 'none') judgeOffline(layer, input.gitRemotes, out);
   if (PURE_WRAPPERS.has(name) && layer.length > 1) return;
@@ -446,19 +450,20 @@ function judgeLayer(layer: readonly string[], input: PreflightInput, deny: Reado
     return;
   }
   const found = subcommandOf(layer);
-  for (const pattern of entry.block ?? []) {
+  for (const [i, pattern] of (entry.block ?? []).entries()) {
     if (found && matchesBlock(pattern, name, found.sub, found.rest))
       refuse(
         out,
         `commands.allow.${name}.block`,
         `${name} ${pattern} is blocked by the profile (commands.allow.${name}.block)`,
+        `commands.allow.${name}.block[${i}]`,
       );
   }
   if (entry.allow && !(found && entry.allow.some((a) => matchesAllowed(a, found.sub, found.rest)))) {
     const what = found ? `${name} ${shown(found.sub)}` : `${name} without a subcommand`;
     const detail = `${what} is not among the allowed subcommands (commands.allow.${name}.allow: ${entry.allow.join(', ')})`;
     if (rules.default === 'ask') out.asks.push(detail);
-    else refuse(out, `commands.allow.${name}`, detail);
+    else refuse(out, `commands.allow.${name}`, detail, `commands.allow.${name}.allow`);
   }
 }
 

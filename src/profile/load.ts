@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, writeFile
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isSbxError, SbxError } from '../errors.js';
 import { readGuarded, type GuardedText } from './guarded-read.js';
-import { mergeProfiles, type Origins } from './merge.js';
+import { mergeProfiles, type Origins, type ProfileLayer } from './merge.js';
+import type { KeyPositions } from './positions.js';
 import type { Profile } from './schema.js';
 import { closest } from './suggest.js';
 import { judgeTrust, needsPin, untrustedError, type TrustContext, type TrustState } from './trust.js';
@@ -38,6 +39,8 @@ export interface ResolvedProfile {
   texts: Record<string, string>;
   profile: Profile;
   origins: Origins;
+  /** Where each key path and list item of `profile` was written: file (real path), line, col. */
+  positions: KeyPositions;
   /** sha256 over the chain's file contents: identifies this exact resolved profile (what trust pins). */
   hash: string;
   trust: TrustState;
@@ -64,7 +67,8 @@ export interface LoadOptions {
 const PROFILE_EXT = '.yaml';
 /** `-p builtin:NAME` names sbx's own profile whatever a project or the user defines (locateBuiltin). */
 export const BUILTIN_PREFIX = 'builtin:';
-const CACHE_FORMAT = 3;
+/** 4: entries carry `positions` (an older entry would resolve a profile whose refusals name no line). */
+const CACHE_FORMAT = 4;
 /** A profile is a short YAML file; this bounds what a hostile one (or /dev/zero) can make sbx read. */
 export const PROFILE_MAX_BYTES = 256 * 1024;
 /** One cached resolved profile: the merged result of at most a few such files. */
@@ -241,6 +245,7 @@ interface CacheEntry {
   }[];
   profile: Profile;
   origins: Origins;
+  positions: KeyPositions;
 }
 
 /** The profile's file as found and read now: what the cache key and an entry's last layer must match. */
@@ -260,6 +265,7 @@ function cacheFile(search: ProfileSearch, key: CacheKey): string | undefined {
 /** Written by this build for this very file: anything else (an older format, a copy of another profile's entry) is ignored. */
 function isEntryFor(entry: CacheEntry, key: CacheKey): boolean {
   if (entry?.format !== CACHE_FORMAT || entry.build !== key.build || !Array.isArray(entry.layers)) return false;
+  if (typeof entry.positions !== 'object' || entry.positions === null) return false;
   if (!entry.layers.every((l) => typeof l?.name === 'string')) return false;
   const last = entry.layers.at(-1);
   return (
@@ -343,7 +349,7 @@ function shadowedBuiltin(location: ProfileLocation, search: ProfileSearch): stri
 async function resolveLayers(location: ProfileLocation, top: GuardedText, search: ProfileSearch) {
   const { parseProfile } = await import('./parse.js');
   const layers: CacheEntry['layers'] = [];
-  const raw: { name: string; profile: Profile }[] = [];
+  const raw: ProfileLayer[] = [];
   const texts: Record<string, string> = {};
   const done = new Set<string>();
 
@@ -360,7 +366,7 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
       });
     }
     if (done.has(read.real)) return;
-    const profile = parseProfile(read.text, loc.file);
+    const { profile, positions } = parseProfile(read.text, loc.file);
     const parents =
       profile.extends === undefined ? [] : Array.isArray(profile.extends) ? profile.extends : [profile.extends];
     for (const parentName of parents) {
@@ -381,7 +387,7 @@ async function resolveLayers(location: ProfileLocation, top: GuardedText, search
       sha: sha256(read.text),
       ...lookup,
     });
-    raw.push({ name: loc.name, profile });
+    raw.push({ name: loc.name, profile, positions });
   };
   visit(location, top, [], {});
   return { layers, texts, ...mergeProfiles(raw) };
@@ -410,6 +416,7 @@ export async function loadProfile(
       layers: resolved.layers,
       profile: resolved.profile,
       origins: resolved.origins,
+      positions: resolved.positions,
     });
 
   const chain = resolved.layers.map(({ name: n, file, real, source, sha }) => ({
@@ -434,6 +441,7 @@ export async function loadProfile(
     texts: resolved.texts,
     profile: resolved.profile,
     origins: resolved.origins,
+    positions: resolved.positions,
     hash,
     trust,
     ...(shadows ? { shadows } : {}),

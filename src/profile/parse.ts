@@ -1,8 +1,9 @@
 // Profile text → Profile, or every YAML and schema issue at once, each at file:line:col. Pure: the
 // caller reads the file.
-import { LineCounter, parseDocument, isMap, isPair, isScalar, type Document, type Node } from 'yaml';
+import { LineCounter, parseDocument, isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
 import { z } from 'zod';
 import { SbxError } from '../errors.js';
+import type { KeyPositions } from './positions.js';
 import { ProfileSchema, type Profile } from './schema.js';
 import { closest } from './suggest.js';
 
@@ -106,8 +107,36 @@ function zodIssues(doc: Document, lineCounter: LineCounter, issues: z.core.$ZodI
   return out;
 }
 
-/** Parse and validate one profile file's text. Throws PROFILE_PARSE / PROFILE_INVALID listing every issue. */
-export function parseProfile(text: string, file: string): Profile {
+/** Where each key (at the key) and each list item (at the item) was written: what a refusal names. */
+function keyPositions(doc: Document, lineCounter: LineCounter, file: string): KeyPositions {
+  const out: KeyPositions = {};
+  const record = (path: PropertyKey[], offset: number | undefined) => {
+    if (offset !== undefined) out[formatKeyPath(path)] = { file, ...position(lineCounter, offset) };
+  };
+  const walk = (node: unknown, path: PropertyKey[]): void => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (!isScalar(pair.key)) continue;
+        const at = [...path, String(pair.key.value)];
+        record(at, pair.key.range?.[0]);
+        walk(pair.value, at);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, i) => {
+        record([...path, i], (item as Node | null)?.range?.[0]);
+        walk(item, [...path, i]);
+      });
+    }
+  };
+  walk(doc.contents, []);
+  return out;
+}
+
+/**
+ * Parse and validate one profile file's text, and say where each key was written (in `file`, as
+ * load.ts found it). Throws PROFILE_PARSE / PROFILE_INVALID listing every issue.
+ */
+export function parseProfile(text: string, file: string): { profile: Profile; positions: KeyPositions } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -131,7 +160,7 @@ export function parseProfile(text: string, file: string): Profile {
   }
   const result = ProfileSchema.safeParse(value);
   if (!result.success) throw issuesError('PROFILE_INVALID', file, zodIssues(doc, lineCounter, result.error.issues));
-  return result.data;
+  return { profile: result.data, positions: keyPositions(doc, lineCounter, file) };
 }
 
 function issuesError(code: 'PROFILE_PARSE' | 'PROFILE_INVALID', file: string, issues: PositionedIssue[]): SbxError {

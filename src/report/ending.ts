@@ -4,7 +4,7 @@
 // this module, and test/unit/report/ending.test.ts holds one case per row of it.
 import type { Interrupt } from '../backend/launch.js';
 import { ErrorCatalogue, type ErrorCode, ExitCode } from '../errors.js';
-import type { Violation } from '../policy/violation.js';
+import type { Violation, ViolationSource } from '../policy/violation.js';
 import { signalName } from '../backend/signals.js';
 
 /** What became of a command that ran, as the backend read it from its launcher. */
@@ -99,6 +99,8 @@ export interface Refusal {
   code: ErrorCode;
   message: string;
   violations: readonly Violation[];
+  /** The rule behind it, when one profile key (or flag) is (SbxError.source). */
+  source?: ViolationSource | undefined;
 }
 
 /**
@@ -113,7 +115,15 @@ export function refusalEnding(refusal: Refusal): Ending {
     refusal.violations.length > 0
       ? [...refusal.violations]
       : unnamed
-        ? [{ phase: 'preflight', kind: 'policy', rule: refusal.code.toLowerCase(), detail: refusal.message }]
+        ? [
+            {
+              phase: 'preflight',
+              kind: 'policy',
+              rule: refusal.code.toLowerCase(),
+              detail: refusal.message,
+              ...(refusal.source ? { source: refusal.source } : {}),
+            },
+          ]
         : [];
   return { exitCode, setBy: 'sbx', violations };
 }

@@ -23,7 +23,7 @@ import {
 import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from './lock-file.js';
-import type { Violation } from '../policy/violation.js';
+import type { Violation, ViolationSource } from '../policy/violation.js';
 import { userDirs } from '../runtime/user-dirs.js';
 
 interface RecordBase {
@@ -47,7 +47,7 @@ export type AuditRecord =
       setBy?: 'child' | 'sbx';
       durationMs?: number;
       violations: Violation[];
-      error?: { code: string; message: string };
+      error?: { code: string; message: string; source?: ViolationSource };
     })
   | (RecordBase & {
       type: 'approval';

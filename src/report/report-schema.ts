@@ -27,6 +27,7 @@ const violation = z.strictObject({
     .optional()
     .describe('The profile line (or CLI flag, or built-in default) behind the rule'),
 });
+const source = violation.shape.source;
 
 const capturedText = z.strictObject({
   text: z.string(),
@@ -132,7 +133,7 @@ export const reportSchema = z
       .optional()
       .describe('--capture: each stream bounded and scrubbed'),
     error: z
-      .strictObject({ code: z.string(), message: z.string(), hint: z.string().optional() })
+      .strictObject({ code: z.string(), message: z.string(), hint: z.string().optional(), source })
       .optional()
       .describe("sbx's own failure or refusal (setBy: sbx)"),
   })

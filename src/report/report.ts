@@ -2,9 +2,10 @@
 import { writeSync } from 'node:fs';
 import type { Lifted, Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
-import type { Violation } from '../policy/violation.js';
+import type { Violation, ViolationSource } from '../policy/violation.js';
 import { refusalEnding } from './ending.js';
 import { limitHints, limitVerdict } from './limit-lines.js';
+import { showSource, type SourceView } from './source-line.js';
 
 export const REPORT_FORMAT = 1 as const;
 /** A workspace full of fixtures may mask thousands of files: the report names the first ones. */
@@ -52,7 +53,7 @@ export interface Report {
   allowPrivate?: Lifted['allowPrivate'];
   /** --capture: each stream bounded and scrubbed. */
   captured?: Outcome['captured'];
-  error?: { code: string; message: string; hint?: string };
+  error?: { code: string; message: string; hint?: string; source?: ViolationSource };
 }
 
 export function reportFromOutcome(outcome: Outcome): Report {
@@ -103,7 +104,12 @@ export function reportFromError(error: SbxError, command: string[], run: RunFact
     setBy: ending.setBy,
     durationMs: roundMs(run.durationMs),
     violations: ending.violations,
-    error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) },
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.hint ? { hint: error.hint } : {}),
+      ...(error.source ? { source: error.source } : {}),
+    },
   };
 }
 
@@ -126,17 +132,24 @@ function formatDuration(ms: number | undefined): string {
  * that retries a refused destination (curl, pip, npm) repeats the same refusal (issue 24: one
  * refusal printed 10 times). The report keeps every occurrence.
  */
-export function distinctViolations(violations: readonly Violation[]): { line: string; count: number }[] {
+export function distinctViolations(
+  violations: readonly Violation[],
+  view?: SourceView,
+): { line: string; count: number }[] {
   const counts = new Map<string, number>();
   for (const v of violations) {
-    const line = `${v.phase} ${v.kind} (${v.rule}): ${v.detail}`;
+    const source = v.source && view ? ` ${showSource(v.source, view)}` : '';
+    const line = `${v.phase} ${v.kind} (${v.rule}): ${v.detail}${source}`;
     counts.set(line, (counts.get(line) ?? 0) + 1);
   }
   return [...counts].map(([line, count]) => ({ line, count }));
 }
 
-/** The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused. */
-export function summaryLines(report: Report): string[] {
+/**
+ * The one-line summary (plus a line per violation) printed on stderr when a run failed or was refused;
+ * with a `view`, each violation names the profile line (or flag, or default) behind it.
+ */
+export function summaryLines(report: Report, view?: SourceView): string[] {
   const exit = report.exitCode;
   const plain = report.interruptedBy
     ? `was interrupted by ${report.signal} from the ${report.interruptedBy} (exit ${exit})`
@@ -149,7 +162,7 @@ export function summaryLines(report: Report): string[] {
   const lines = [
     `sbx: ${report.command[0] ?? 'command'} ${what} [profile ${report.profile?.name ?? '?'}${backend}, session ${report.sessionId ?? '?'}, ${formatDuration(report.durationMs)}]`,
   ];
-  const distinct = distinctViolations(report.violations);
+  const distinct = distinctViolations(report.violations, view);
   for (const { line, count } of distinct.slice(0, VIOLATIONS_SHOWN)) {
     lines.push(`sbx:   ${line}${count > 1 ? ` (${count} times)` : ''}`);
   }

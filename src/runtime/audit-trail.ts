@@ -96,7 +96,7 @@ export function openAuditTrail(file: string, requestedProfile: string): AuditTra
         exitCode: error.exitCode,
         setBy: 'sbx',
         violations: error.violations,
-        error: { code: error.code, message: error.message },
+        error: { code: error.code, message: error.message, ...(error.source ? { source: error.source } : {}) },
       });
     },
   };

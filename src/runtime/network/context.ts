@@ -63,7 +63,8 @@ export interface ProxyContext {
   timeouts: EgressTimeouts;
   readonly closed: boolean;
   /** Record a refusal; returns the violation for the reply text. */
-  refuse(via: Via, host: string, port: number, rule: string, detail: string): Violation;
+  /** `key`: the profile entry that refused, when the rule id does not name it (EgressDecision). */
+  refuse(via: Via, host: string, port: number, rule: string, detail: string, key?: string): Violation;
   failed(via: Via, host: string, port: number, reason: string): void;
   /** Count an upstream connection's bytes when it closes. discard(): it was refused after all. */
   opened(via: Via, host: string, port: number, address: string, upstream: Socket): { discard(): void };
@@ -122,8 +123,9 @@ function violationLog(emit: (event: EgressEvent) => void) {
   const violations: Violation[] = [];
   let violationsDropped = 0;
   return {
-    refuse(via: Via, host: string, port: number, rule: string, detail: string): Violation {
-      const violation: Violation = { phase: 'runtime', kind: 'network', rule, detail, host, port };
+    refuse(via: Via, host: string, port: number, rule: string, detail: string, key?: string): Violation {
+      const source = key ? { source: { key } } : {};
+      const violation: Violation = { phase: 'runtime', kind: 'network', rule, detail, host, port, ...source };
       if (violations.length < MAX_VIOLATIONS) violations.push(violation);
       else violationsDropped++;
       emit({ kind: 'refused', via, violation });

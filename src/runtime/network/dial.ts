@@ -63,7 +63,10 @@ function waitConnected(socket: Socket, ms: number): Promise<'connected' | 'timeo
 export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, port: number): Promise<DialResult> {
   const byName = decideHost(ctx.rules, rawHost, port);
   if (!byName.allowed)
-    return { kind: 'refused', violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, byName.detail) };
+    return {
+      kind: 'refused',
+      violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, byName.detail, byName.key),
+    };
   const host = normaliseHost(rawHost) as string; // decideHost refused every host without a normal form
   const literal = canonicalIp(host);
   let addresses: string[];
@@ -91,7 +94,7 @@ export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, 
       : { allowed: false as const, rule: 'network.invalid', detail: 'the resolver returned a non-address' };
     if (!byAddress.allowed) {
       const detail = literal ? byAddress.detail : `${host}: ${byAddress.detail}`;
-      return { kind: 'refused', violation: ctx.refuse(via, host, port, byAddress.rule, detail) };
+      return { kind: 'refused', violation: ctx.refuse(via, host, port, byAddress.rule, detail, byAddress.key) };
     }
     checked.push(address as string);
   }

@@ -204,6 +204,8 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       kind: 'command',
       rule: 'commands.deny',
       detail: "curl is on the profile's deny list (@network)",
+      // The agent profile's deny entry naming @network (test/integration/core/rule-sources.test.ts: lines).
+      source: expect.objectContaining({ key: 'commands.deny[0]', origin: 'profile' }),
     });
     expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.deny', 'commands.offline', 'commands.deny']);
     expect(r.err).toContain("curl is on the profile's deny list (@network)");

@@ -117,7 +117,7 @@ describe('parseProfile', () => {
 
   it('returns the profile as written (no defaults filled in)', () => {
     const text = readFileSync(join(PROFILES_DIR, 'good-full.yaml'), 'utf8');
-    expect(parseProfile(text, 'good-full.yaml')).toEqual({
+    expect(parseProfile(text, 'good-full.yaml').profile).toEqual({
       description: 'a profile that uses every key',
       extends: ['default', './good-minimal.yaml'],
       mode: 'workspace-write',
@@ -134,8 +134,8 @@ describe('parseProfile', () => {
   });
 
   it('an empty or comment-only document is the empty profile', () => {
-    expect(parseProfile('', 'x.yaml')).toEqual({});
-    expect(parseProfile('# nothing\n', 'x.yaml')).toEqual({});
+    expect(parseProfile('', 'x.yaml').profile).toEqual({});
+    expect(parseProfile('# nothing\n', 'x.yaml').profile).toEqual({});
   });
 
   it('reports every issue at once, sorted by position, the first in the message', () => {
@@ -173,14 +173,14 @@ describe('parseProfile', () => {
     for (const pattern of ['LC_$', '-*', 'A.B']) {
       expect(() => parseProfile(`env:\n  keep: ["${pattern}"]\n`, 'p.yaml'), pattern).toThrow(SbxError);
     }
-    expect(parseProfile('env:\n  set:\n    _A1: v\n  keep: ["LC_*", "*"]\n', 'p.yaml')).toEqual({
+    expect(parseProfile('env:\n  set:\n    _A1: v\n  keep: ["LC_*", "*"]\n', 'p.yaml').profile).toEqual({
       env: { set: { _A1: 'v' }, keep: ['LC_*', '*'] },
     });
   });
 
   it('accepts valid hostnames and refuses invalid ones', () => {
     for (const ok of ['a', 'sbx', 'build-01', 'A1'])
-      expect(parseProfile(`hostname: ${ok}\n`, 'p.yaml').hostname).toBe(ok);
+      expect(parseProfile(`hostname: ${ok}\n`, 'p.yaml').profile.hostname).toBe(ok);
     for (const bad of ['-a', 'a-', 'a.b', 'a_b', 'x'.repeat(64), '""'])
       expect(() => parseProfile(`hostname: ${bad}\n`, 'p.yaml'), bad).toThrow(SbxError);
   });

@@ -126,10 +126,10 @@ describe('pure core', () => {
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'profile/load.ts'), 'utf8'))).toContain('node:fs');
   });
 
-  it('errors.ts imports nothing but the Violation type (itself import-free)', () => {
+  it('errors.ts imports nothing but the Violation types (themselves import-free)', () => {
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8'))).toEqual(['./policy/violation.js']);
     expect(readFileSync(join(SRC_DIR, 'errors.ts'), 'utf8')).toMatch(
-      /^import type \{ Violation \} from '\.\/policy\/violation\.js';$/m,
+      /^import type \{ Violation, ViolationSource \} from '\.\/policy\/violation\.js';$/m,
     );
     expect(importSpecifiers(readFileSync(join(SRC_DIR, 'policy/violation.ts'), 'utf8'))).toEqual([]);
   });

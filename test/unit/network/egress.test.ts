@@ -243,6 +243,7 @@ describe('decideHost', () => {
       allowed: false,
       rule: 'network.deny',
       detail: 'evil.github.com:443 matches network.deny "evil.github.com"',
+      key: 'network.deny[0]',
     });
     expect(decideHost(rules, 'github.com', 443)).toMatchObject({ allowed: false, rule: 'network.allow' });
     expect(decideHost(rules, 'a b', 443)).toMatchObject({ allowed: false, rule: 'network.invalid' });

@@ -189,6 +189,6 @@ describe('parseProfile: alias expansion cap', () => {
   });
 
   it('control: a few aliases are fine', () => {
-    expect(parseProfile('env:\n  keep: &k [PATH]\nread_only: []\n', 'ok.yaml').env?.keep).toEqual(['PATH']);
+    expect(parseProfile('env:\n  keep: &k [PATH]\nread_only: []\n', 'ok.yaml').profile.env?.keep).toEqual(['PATH']);
   });
 });

@@ -7,8 +7,12 @@ export type ExportTarget = 'docker' | 'oci' | 'k8s';
 export interface ExportGap {
   /** The Policy field (`limits.timeoutMs`, `mounts.symlink`) or target behaviour (`docker.*`). */
   key: string;
-  /** refused: the export fails. weaker: the target enforces less. equivalent: differently, nothing lost. */
-  effect: 'refused' | 'weaker' | 'equivalent';
+  /**
+   * refused: the export fails. weaker: the target enforces less. equivalent: differently, nothing lost.
+   * omitted: a convenience of this host's that the target cannot carry (the exporting user's
+   * toolchains in HOME): the target gets less access, never less isolation.
+   */
+  effect: 'refused' | 'weaker' | 'equivalent' | 'omitted';
   detail: string;
 }
 

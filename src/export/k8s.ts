@@ -7,6 +7,7 @@
 // directory), or the runtime's default on request.
 import { posix } from 'node:path';
 import { SYSTEM_BIND_REASON } from '../policy/derive.js';
+import { isToolchainMount } from '../policy/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
@@ -81,6 +82,14 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
         );
         return;
       }
+      if (isToolchainMount(m)) {
+        gaps.add(
+          'mounts.toolchain',
+          'omitted',
+          `${m.source}: a toolchain in the exporting user's HOME is not carried into the pod; the image provides its own`,
+        );
+        return;
+      }
       const ws = policy.workspace;
       if (m.source !== ws.host && !posix.normalize(m.source).startsWith(`${ws.host}/`)) {
         gaps.add(
@@ -117,6 +126,8 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
       if (m.reason !== SYSTEM_BIND_REASON) gaps.add('mounts.symlink', 'refused', `a link at ${m.target}`);
       return;
     case 'mask':
+      // A toolchain root is not in the pod (above), nor is the credential masked inside it.
+      if (isToolchainMount(m)) return;
       if (m.what === 'dir') {
         walk.volumes.push({ name: volumeName(ordinal), emptyDir: { medium: 'Memory', sizeLimit: '4096' } });
         walk.mounts.push({ name: volumeName(ordinal), mountPath: m.target, readOnly: true });

@@ -16,7 +16,7 @@ import { xdgDirs } from './user-dirs.js';
 import { refuseWritableHostState, type WritableBind } from './host-state.js';
 import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SANDBOX_SOCKET, SSH_AGENT_SESSION_SUBDIR } from './ssh-agent.js';
 
-import { applyToolchainEnv, type ToolchainFacts, toolchainMounts } from './toolchains.js';
+import { applyToolchainEnv, TOOLCHAIN_MASK_REASON, type ToolchainFacts, toolchainMounts } from './toolchains.js';
 import type { CommandRules, Identity, Mode, Mount, NetworkPolicy, Policy } from './types.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
@@ -767,7 +767,7 @@ function maskSensitive(overlay: Overlay, input: DeriveInput): void {
   }
   // What the toolchain roots' scan found (runtime/toolchains.ts), wherever a toolchain bind shows it.
   for (const { path, dir } of toolchainFactsOf(input, input.profile.mode ?? 'workspace-write')?.masks ?? [])
-    mask(overlay, path, dir, 'sensitive file in a toolchain');
+    mask(overlay, path, dir, TOOLCHAIN_MASK_REASON);
   // .git/config without credentials, exclude lists naming the masked files: generated content.
   for (const view of host.sensitiveFiles.views) {
     cover(overlay, view.path, (target) => ({

@@ -101,7 +101,8 @@ describe.skipIf(SKIP_INTEGRATION)('action.yml steps run as a runner would (real 
       {
         name: 'error',
         properties: { title: 'sbx: commands.offline' },
-        data: 'preflight command: telnet needs the network, and this profile has none',
+        // The rule is in a built-in profile, outside the checkout: no file=, the key named instead.
+        data: 'preflight command: telnet needs the network, and this profile has none (profile key network)',
       },
     ]);
     expect(r.summary).toContain('| preflight | command | commands.deny | telnet is on the profile');

@@ -127,6 +127,7 @@ describe('plain HTTP (absolute URI)', () => {
         detail: `denied.test:${up.httpPort} matches network.deny "denied.test"`,
         host: 'denied.test',
         port: up.httpPort,
+        source: { key: 'network.deny[0]' },
       },
     ]);
     expect(newDials()).toEqual([]);

@@ -278,16 +278,27 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   return { host, vars };
 }
 
+function realOrEmpty(path: string): string[] {
+  try {
+    return [realpathSync(path)];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The toolchains on the PATH inside HOME (runtime/toolchains.ts), when the profile shows them. No root
  * may overlap a credential store, sbx's own state or the session directories.
  */
 function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFacts | undefined {
-  const { resolved, prepared: p, pins } = input;
+  const { resolved, prepared: p, pins, options } = input;
   if (resolved.profile.toolchains !== true || resolved.profile.mode === 'danger') return undefined;
   const own = sbxOwnDirs(vars, p.env);
   const forbidden = [...sensitivePaths(p.home, p.env), own.config, own.state, own.cache, sessionBase(p.env, p.uid)];
-  return probeToolchains({ env: p.env, home: p.home, uid: p.uid, gid: p.gid, forbidden }, pins);
+  // The workspace counts in every mode: the repository is the adversary even when nothing is writable.
+  const requested = writableBindPaths(resolved.profile, options, vars);
+  const adversarial = [...requested, ...requested.flatMap((path) => realOrEmpty(path))];
+  return probeToolchains({ env: p.env, home: p.home, uid: p.uid, gid: p.gid, forbidden, adversarial }, pins);
 }
 
 /**

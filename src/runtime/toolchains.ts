@@ -1,7 +1,7 @@
 // The user's toolchains on the host: each PATH entry inside HOME resolved and pinned once, matched
 // to its layout (policy/toolchains.ts), its roots pinned and checked. What was checked is what gets
 // bound: the roots are pinned here (runtime/pins.ts) and mounted through those descriptors.
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../policy/sensitive.js';
 import { candidateEntries, followsLinks, matchLayout, type ToolchainFacts } from '../policy/toolchains.js';
@@ -17,6 +17,45 @@ export interface ToolchainProbeInput {
   gid: number;
   /** Paths no toolchain root may lie in or contain: credential stores, sbx's own state. */
   forbidden: readonly string[];
+  /**
+   * The workspace and every writable bind, as requested and as real paths: the repository and the
+   * sandbox write there, so no PATH entry may lie there or be resolved through a link placed there.
+   */
+  adversarial: readonly string[];
+}
+
+/** Symlinks followed this many times at most while tracing a path, as the kernel's own limit. */
+const MAX_HOPS = 40;
+
+/**
+ * Every symbolic link the kernel would follow to resolve `path`, by where each link lies. Undefined
+ * when the path cannot be traced (a loop, a dangling link, a component missing).
+ */
+export function linksOnTheWay(path: string): string[] | undefined {
+  const links: string[] = [];
+  let rest = path.split('/').filter(Boolean);
+  let at = '/';
+  while (rest.length > 0) {
+    const [name, ...tail] = rest;
+    const next = posix.join(at, name!);
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(next);
+    } catch {
+      return undefined;
+    }
+    if (st.isSymbolicLink()) {
+      if (links.push(next) > MAX_HOPS) return undefined;
+      const target = readlinkSync(next);
+      const resolved = posix.resolve(at, target);
+      rest = [...resolved.split('/').filter(Boolean), ...tail];
+      at = '/';
+      continue;
+    }
+    at = next;
+    rest = tail;
+  }
+  return links;
 }
 
 /**
@@ -41,7 +80,7 @@ export function unsafeOwner(real: string, uid: number, gid: number): string | un
 }
 
 /** The files a directory of links points to inside HOME, read through its pinned descriptor. */
-function linkTargets(fdPath: string, home: string): string[] {
+function linkTargets(fdPath: string, dir: string, home: string): { real: string; direct: boolean }[] {
   let names: string[];
   try {
     names = readdirSync(fdPath).slice(0, MAX_LINKS);
@@ -55,7 +94,10 @@ function linkTargets(fdPath: string, home: string): string[] {
       const real = realpathSync(path);
       // Programs only: a link to a key or a token file is not a tool.
       const st = statSync(real);
-      return isWithin(real, home) && st.isFile() && (st.mode & 0o111) !== 0 ? [real] : [];
+      if (!isWithin(real, home) || !st.isFile() || (st.mode & 0o111) === 0) return [];
+      // Direct: the link names its target, and no other link on the way could have redirected it.
+      const named = posix.resolve(dir, readlinkSync(path));
+      return [{ real, direct: named === real && linksOnTheWay(named)?.length === 0 }];
     } catch {
       return [];
     }
@@ -67,7 +109,7 @@ function linkTargets(fdPath: string, home: string): string[] {
  * or the reason it is not bound. Each path is pinned by `pins`: the descriptor checked is mounted.
  */
 export function probeToolchains(input: ToolchainProbeInput, pins: Pins): ToolchainFacts {
-  const { env, home, uid, gid, forbidden } = input;
+  const { env, home, uid, gid, forbidden, adversarial } = input;
   const facts: ToolchainFacts = { roots: [], skipped: [], resolved: {}, env: {}, masks: [] };
   const skip = (entry: string, why: string) => facts.skipped.push({ entry, why });
   const seen = new Set<string>();
@@ -89,15 +131,42 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
     seen.add(f.real);
     return undefined;
   };
+  const inAdversarial = (path: string) => adversarial.some((a) => isWithin(path, a));
   for (const entry of candidateEntries(env.PATH, home, env)) {
+    // The workspace is shown anyway; a PATH entry there (an activated .venv/bin) is the repository's
+    // to turn into a link to any directory in HOME, so it is never a toolchain.
+    if (inAdversarial(entry)) {
+      skip(entry, 'lies in the workspace or a writable bind (shown there, never bound as a toolchain)');
+      continue;
+    }
+    const links = linksOnTheWay(entry);
+    if (links === undefined) {
+      skip(entry, 'cannot be resolved (a missing component, a dangling link or a loop)');
+      continue;
+    }
+    const planted = links.find(inAdversarial);
+    if (planted !== undefined) {
+      skip(entry, `is reached through ${planted}, a link in the workspace or a writable bind`);
+      continue;
+    }
     const f = pins.probe(entry);
     if (!f.exists || f.type !== 'dir') {
       skip(entry, 'not a directory');
       continue;
     }
+    if (inAdversarial(f.real)) {
+      skip(entry, `resolves to ${f.real}, in the workspace or a writable bind`);
+      continue;
+    }
     const match = matchLayout(f.real, home);
     if (match.kind === 'skip') {
       skip(entry, match.why);
+      continue;
+    }
+    // A directory of no known layout is bound only where it is written: through a link, any
+    // directory in HOME could be made to look like one.
+    if (match.layout === 'PATH entry' && links.length > 0) {
+      skip(entry, `is reached through the link ${links[0]}: an unknown directory is shown only at its own path`);
       continue;
     }
     const errors = match.roots.flatMap((r) => addRoot(r.path, match.layout, entry, r.optional) ?? []);
@@ -126,10 +195,15 @@ function followLinks(
 ): void {
   const fd = pins.fdOf(real);
   if (fd === undefined) return;
-  for (const target of linkTargets(`/proc/self/fd/${fd}`, home)) {
+  for (const { real: target, direct } of linkTargets(`/proc/self/fd/${fd}`, real, home)) {
     if (isWithin(target, real)) continue;
     const match = matchLayout(posix.dirname(target), home);
     const known = match.kind === 'layout' && match.layout !== 'PATH entry';
+    // A file of no known layout is shown only when the link names it outright (no link on the way).
+    if (!known && !direct) {
+      skip(`${entry} → ${target}`, 'reached through more than one link: shown only when the link names it outright');
+      continue;
+    }
     const roots = known ? match.roots : [{ path: target, optional: false }];
     const layout = known ? match.layout : 'link target';
     const errors = roots.flatMap((r) => addRoot(r.path, layout, `${entry} → ${target}`, r.optional) ?? []);

@@ -219,6 +219,36 @@ describe.skipIf(SKIP_INTEGRATION).each(['bwrap', 'landlock'])('toolchains on PAT
   );
 });
 
+describe.skipIf(SKIP_INTEGRATION)('a PATH entry the repository can redirect', () => {
+  it(
+    'is never bound: a link planted in the workspace, or any link to a directory of no known layout',
+    async () => {
+      const secret = join(t.home, 'diary');
+      mkdirSync(secret, { recursive: true, mode: 0o700 });
+      writeFileSync(join(secret, 'notes.txt'), MARKER);
+      // The sandbox (or the cloned repository) turned the workspace's .venv/bin into a link to HOME's
+      // diary; HOME's own link to that venv is what the PATH names.
+      mkdirSync(join(t.workspace, '.venv'), { recursive: true });
+      symlinkSync(secret, join(t.workspace, '.venv', 'bin'));
+      symlinkSync(join(t.workspace, '.venv'), join(t.home, 'venv-link'));
+      // A link in HOME to a directory that no toolchain layout knows.
+      symlinkSync(secret, join(t.home, 'alias-bin'));
+      const entries = [join(t.home, 'venv-link', 'bin'), join(t.home, 'alias-bin')];
+      for (const entry of entries) {
+        const env = { ...t.env, PATH: `${entry}:${t.env.PATH}` };
+        const control = await runHost(['cat', join(entry, 'notes.txt')], { ...opts(), env });
+        expect(control.out).toContain(MARKER);
+        const inside = await runSbx(['--', 'cat', join(secret, 'notes.txt')], { ...opts(), env });
+        expect(inside.out).not.toContain(MARKER);
+        expect(inside.code).not.toBe(0);
+        const explain = await runSbxRaw(['explain', '--', 'true'], { ...opts(), env });
+        expect(explain.out).toContain(`toolchain not shown: ${entry}: is reached through`);
+      }
+    },
+    TIMEOUT_MS,
+  );
+});
+
 describe.skipIf(SKIP_INTEGRATION)('toolchains in explain', () => {
   it(
     'lists each toolchain bind with its PATH entry, and refuses a directory every user may write',

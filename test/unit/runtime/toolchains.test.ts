@@ -14,7 +14,7 @@ afterEach(() => pins?.close());
 
 function probe(home: string, path: string[], forbidden: string[] = []) {
   pins = openPins();
-  return probeToolchains({ env: { PATH: path.join(':') }, home, uid, gid, forbidden }, pins);
+  return probeToolchains({ env: { PATH: path.join(':') }, home, uid, gid, forbidden, adversarial: [] }, pins);
 }
 
 function homeWith(...dirs: string[]): string {
@@ -91,7 +91,7 @@ describe('probeToolchains', () => {
     symlinkSync(join(home, '.local/share/fnm/node-versions/v22.0.0/installation'), join(shells, '1_2'));
     pins = openPins();
     const env = { PATH: `${shells}/1_2/bin`, XDG_RUNTIME_DIR: join(home, '..', 'run') };
-    const facts = probeToolchains({ env, home, uid, gid, forbidden: [] }, pins);
+    const facts = probeToolchains({ env, home, uid, gid, forbidden: [], adversarial: [] }, pins);
     const version = `${home}/.local/share/fnm/node-versions/v22.0.0/installation`;
     expect(facts.roots.map((r) => r.path)).toEqual([version]);
     expect(facts.resolved).toEqual({ [`${shells}/1_2/bin`]: `${version}/bin` });

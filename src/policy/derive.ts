@@ -738,10 +738,37 @@ function bindOverItself(overlay: Overlay, reals: Iterable<string>, reason: strin
   }
 }
 
+/**
+ * A mount point cannot be renamed or removed (EBUSY), but the directory that holds one can: `mv .git
+ * .gitold` in a writable workspace would carry the read-only hooks and the config view away and leave
+ * room for a new `.git/hooks` that the host's next git command runs. Every directory between a
+ * writable bind and such a path is bound over itself, writable as before, so none of them can move.
+ */
+function pinParents(overlay: Overlay, reals: readonly string[]): void {
+  const placed = new Set(overlay.mounts.map((m) => m.target));
+  for (const real of reals) {
+    for (const bind of overlay.binds) {
+      if (bind.access !== 'rw' || real === bind.source || !isWithin(real, bind.source)) continue;
+      const parents: string[] = [];
+      for (let dir = posix.dirname(real); dir !== bind.source; dir = posix.dirname(dir)) parents.unshift(dir);
+      for (const dir of parents) {
+        const target = posix.join(bind.target, posix.relative(bind.source, dir));
+        if (placed.has(target)) continue;
+        placed.add(target);
+        const reason = 'pinned: holds protected git state, so it cannot be renamed';
+        overlay.mounts.push({ kind: 'bind', source: dir, target, access: 'rw', optional: false, reason });
+      }
+    }
+  }
+}
+
 /** Bound before the masks, which must come last (a bind placed after a mask would uncover it). */
 function bindReadOnly(overlay: Overlay, input: DeriveInput): void {
   const { profile, request, vars, host } = input;
   // Git hooks run on the host at the next commit: a sandboxed build must not be able to plant one.
+  const gitState = [...host.sensitiveFiles.protect, ...host.sensitiveFiles.views.map((v) => v.path)];
+  // In danger mode the host root is writable: there is nothing left to pin.
+  if (profile.mode !== 'danger') pinParents(overlay, gitState);
   bindOverItself(overlay, host.sensitiveFiles.protect, 'sensitive: git hooks stay read-only');
   // Nothing a sandbox writes may become a later run's policy: the user's sbx config and the
   // project's .sbx are read-only wherever a bind shows them.

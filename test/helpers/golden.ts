@@ -214,3 +214,22 @@ export function landlockGoldenText(expanded: readonly string[]): string {
   });
   return lines.join('\n') + '\n';
 }
+
+/**
+ * The writable host binds of a launch, as [source, target] pairs, are the workspace and nothing but
+ * directories inside it bound over themselves (the parents of protected git state, pinned so they
+ * cannot be renamed: policy/derive.ts pinParents); none in read-only mode.
+ */
+export function expectOnlyWorkspaceWritable(
+  pairs: readonly (readonly (string | undefined)[])[],
+  workspace: { host: string; sandbox: string },
+  readOnly: boolean,
+): void {
+  const [first, ...inside] = pairs;
+  if (readOnly) expect(pairs).toEqual([]);
+  else expect(first).toEqual([workspace.host, workspace.sandbox]);
+  for (const [source, target] of inside) {
+    expect(source?.startsWith(`${workspace.host}/`), source).toBe(true);
+    expect(target).toBe(`${workspace.sandbox}${source!.slice(workspace.host.length)}`);
+  }
+}

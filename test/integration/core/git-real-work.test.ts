@@ -62,6 +62,24 @@ describe.skipIf(SKIP_INTEGRATION)('real git work inside the sandbox', () => {
   });
   afterAll(() => t?.cleanup());
 
+  it('the .git directory cannot be moved aside to plant a new hooks directory (control: it can outside)', async () => {
+    // The read-only .git/hooks is a mount point; without .git itself pinned, `mv .git .gitold` would
+    // carry it away and leave room for a .git/hooks that the host's next git command runs.
+    const plant = 'mv .git .gitold; mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/post-checkout';
+    const control = join(t.root, 'control-repo');
+    mkdirSync(control);
+    git(control, 'init', '-q');
+    const outside = await runHost(['sh', '-c', plant], { env: t.env, cwd: control });
+    expect(outside.code, outside.err).toBe(0);
+    expect(existsSync(join(control, '.git', 'hooks', 'post-checkout'))).toBe(true);
+    const r = await runSbx(['--', 'sh', '-c', plant], { env: t.env, cwd: repo });
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(/busy/i);
+    expect(existsSync(join(repo, '.git', 'hooks', 'post-checkout'))).toBe(false);
+    expect(existsSync(join(repo, '.gitold'))).toBe(false);
+    expect(git(repo, 'log', '-1', '--format=%s')).toBeTruthy();
+  });
+
   describe("the user's global git config", () => {
     it('control: outside, the global config has the credential helper and sshCommand', async () => {
       const r = await runHost(['git', 'config', '--global', '--list'], { env: t.env, cwd: repo });

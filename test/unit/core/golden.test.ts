@@ -22,6 +22,7 @@ import {
   bwrapGoldenText,
   expectGolden,
   expectGoldenText,
+  expectOnlyWorkspaceWritable,
   fromGoldenText,
   toGoldenText,
   UPDATE_GOLDEN,
@@ -130,9 +131,9 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     if (profile !== 'danger') {
       const last = mounts.at(-1)!;
       expect([last.flag, ...last.operands]).toEqual(['--remount-ro', '/']);
-      // Nothing writable is bound from the host except the workspace.
-      const rwBinds = operandsOf(parsed, '--bind');
-      expect(rwBinds).toEqual(profile === 'read-only' ? [] : [[policy.workspace.host, policy.workspace.sandbox]]);
+      // Nothing writable is bound from the host except the workspace, and directories inside it bound
+      // over themselves (the parents of protected git state: pinned so they cannot be renamed).
+      expectOnlyWorkspaceWritable(operandsOf(parsed, '--bind'), policy.workspace, profile === 'read-only');
       // Private /tmp and HOME.
       expect(mounts.filter((m) => m.flag === '--tmpfs').map(mountTarget)).toEqual(
         expect.arrayContaining(['/tmp', h.home]),

@@ -188,10 +188,13 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     expect(values('--security-opt')).toEqual(['no-new-privileges', `seccomp=${DIR}/seccomp.json`]);
     expect(values('--user')).toEqual([`${policy.identity.uid}:${policy.identity.gid}`]);
     expect(values('--network')).toEqual([profile === 'network' ? 'host' : 'none']);
-    // Nothing writable from the host but the workspace; no --privileged, --cap-add, --device, -v.
+    // Nothing writable from the host but the workspace (and directories inside it bound over themselves:
+    // the pinned parents of protected git state); no --privileged, --cap-add, --device, -v.
+    const ws = policy.workspace;
     const rwBinds = values('--mount').filter((m) => m.startsWith('type=bind') && !m.endsWith(',readonly'));
-    expect(rwBinds).toEqual(
-      profile === 'read-only' ? [] : [`type=bind,source=${policy.workspace.host},target=${policy.workspace.sandbox}`],
+    const insideWs = (m: string) => m.startsWith(`type=bind,source=${ws.host}/`);
+    expect(rwBinds.filter((m) => !insideWs(m))).toEqual(
+      profile === 'read-only' ? [] : [`type=bind,source=${ws.host},target=${ws.sandbox}`],
     );
     for (const flag of ['--privileged', '--cap-add', '--device', '-v', '--volume', '--security-opt=seccomp=unconfined'])
       expect(argv).not.toContain(flag);
@@ -238,7 +241,10 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     expect(config.linux.uidMappings.every((m) => m.size === 1)).toBe(true);
     expect(config.linux.maskedPaths).toEqual(policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : [])));
     const rw = config.mounts.filter((m) => m.type === 'bind' && m.options.includes('rw'));
-    expect(rw.map((m) => m.source)).toEqual(profile === 'read-only' ? [] : [policy.workspace.host]);
+    const wsHost = policy.workspace.host;
+    expect(rw.map((m) => m.source).filter((source) => !source.startsWith(`${wsHost}/`))).toEqual(
+      profile === 'read-only' ? [] : [wsHost],
+    );
     for (const m of config.mounts) expect(m.options, m.destination).toEqual(expect.arrayContaining(['nosuid']));
     expect(config.linux.seccomp?.syscalls.length).toBeGreaterThan(0);
   });

@@ -88,7 +88,12 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       // Only the workspace (and nothing but it) from outside the pod; no hostPath anywhere.
       expect(JSON.stringify(result!.manifests)).not.toContain('hostPath');
       // Writable: the workspace (not in read-only mode), /tmp, and HOME (not in read-only mode).
-      const writable = container.volumeMounts.filter((v: any) => !v.readOnly).map((v: any) => v.mountPath);
+      // (Directories inside the workspace mounted again by subPath, the pinned parents of protected git
+      // state, are the workspace itself.)
+      const ws = policy.workspace.sandbox;
+      const writable = container.volumeMounts
+        .filter((v: any) => !v.readOnly && !v.mountPath.startsWith(`${ws}/`))
+        .map((v: any) => v.mountPath);
       const readOnly = profile === 'read-only';
       expect(writable.sort()).toEqual(
         ['/tmp', ...(readOnly ? [] : [policy.env.vars.HOME, policy.workspace.sandbox])].sort(),

@@ -11,7 +11,7 @@ import { compileNsjail, expandNsjailLaunch } from '../../../src/backend/nsjail.j
 import { SbxError } from '../../../src/errors.js';
 import { isCredentialName } from '../../../src/policy/env.js';
 import type { Launch } from '../../../src/backend/launch.js';
-import { expectGolden, expectGoldenText, nsjailGoldenText } from '../../helpers/golden.js';
+import { expectGolden, expectGoldenText, expectOnlyWorkspaceWritable, nsjailGoldenText } from '../../helpers/golden.js';
 import { builtinProfileNames, FIXTURE_SESSION, hostFixtureNames, runPipeline } from '../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../helpers/paths.js';
 import { FIXTURE_EXEC, fixtureNsjailHost, nsjailPipeline } from './nsjail-fixtures.js';
@@ -127,7 +127,7 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       .filter((m) => m.flag === '--bindmount' && !m.source!.startsWith('/dev/'))
       .map((m) => [m.source, m.target]);
     expect(hasFlag(parsed, '--rw')).toBe(false);
-    expect(rwBinds).toEqual(profile === 'read-only' ? [] : [[policy.workspace.host, policy.workspace.sandbox]]);
+    expectOnlyWorkspaceWritable(rwBinds, policy.workspace, profile === 'read-only');
     const tmpfs = mounts.filter((m) => m.fstype === 'tmpfs').map((m) => m.target);
     expect(tmpfs).toEqual(expect.arrayContaining(['/tmp', h.home]));
     expect(

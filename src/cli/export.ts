@@ -1,16 +1,17 @@
 // `sbx export docker|oci|k8s`: the profile's Policy compiled for another engine (src/export/, pure),
 // then the files it names written and the result printed. Runs nothing.
-import { chmodSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 // Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports (as in profiles.ts).
 import { stringify } from 'yaml';
 import { derive, SbxError } from '../api.js';
-import type { ExportFile, ExportGap } from '../export/gaps.js';
+import type { ExportGap } from '../export/gaps.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import { xdgDirs } from '../policy/user-dirs.js';
 import { hostSeccompArch } from '../seccomp/index.js';
+import { refuseForeignDir, writeExportFiles } from './export-write.js';
 import { toRunOptions, type RunFlags } from './options.js';
 import { shellJoin } from './quote.js';
 
@@ -58,26 +59,6 @@ function refuseWritableByPolicy(policy: Policy, path: string, flag: string): voi
   });
 }
 
-function writeFiles(files: readonly ExportFile[]): void {
-  for (const f of files) {
-    mkdirSync(dirname(f.path), { recursive: true, mode: 0o700 });
-    switch (f.kind) {
-      case 'dir':
-        mkdirSync(f.path, { recursive: true, mode: f.mode });
-        chmodSync(f.path, f.mode);
-        break;
-      case 'symlink':
-        if (!existsSync(f.path)) symlinkSync(f.linkTo, f.path);
-        break;
-      case 'file':
-        writeFileSync(f.path, f.content, { mode: f.mode });
-        // An existing file keeps its old mode through writeFileSync.
-        chmodSync(f.path, f.mode);
-        break;
-    }
-  }
-}
-
 function printGaps(gaps: readonly ExportGap[]): void {
   for (const g of gaps) process.stderr.write(`sbx export: ${g.effect} ${g.key}: ${g.detail}\n`);
 }
@@ -93,6 +74,7 @@ export async function exportDockerCommand(command: string[], flags: ExportFlags)
   const { profile, policy } = await policyOf(command, flags);
   const dir = resolve(flags.out ?? defaultOutDir(profile));
   refuseWritableByPolicy(policy, dir, '--out');
+  refuseForeignDir(dir, '--out');
   if (flags.envFile !== undefined) refuseWritableByPolicy(policy, flags.envFile, '--env-file');
   const { exportDocker } = await import('../export/docker.js');
   const result = exportDocker(policy, {
@@ -101,7 +83,7 @@ export async function exportDockerCommand(command: string[], flags: ExportFlags)
     ...(flags.envFile === undefined ? {} : { envFile: resolve(flags.envFile) }),
     arch: hostSeccompArch(process.arch),
   });
-  writeFiles(result.files);
+  writeExportFiles(result.files);
   if (flags.json) {
     process.stdout.write(
       `${JSON.stringify({ argv: result.argv, files: result.files.map((f) => f.path), gaps: result.gaps }, null, 2)}\n`,
@@ -116,6 +98,7 @@ export async function exportOciCommand(dir: string, command: string[], flags: Ex
   const { policy } = await policyOf(command, flags);
   const bundle = resolve(dir);
   refuseWritableByPolicy(policy, bundle, 'the bundle directory');
+  refuseForeignDir(bundle, 'the bundle directory');
   const { exportOci } = await import('../export/oci.js');
   const result = exportOci(policy, {
     dir: bundle,
@@ -123,7 +106,7 @@ export async function exportOciCommand(dir: string, command: string[], flags: Ex
     hostGid: process.getgid?.() ?? 0,
     arch: hostSeccompArch(process.arch),
   });
-  writeFiles(result.files);
+  writeExportFiles(result.files);
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ bundle, config: result.config, gaps: result.gaps }, null, 2)}\n`);
     return;
@@ -147,6 +130,7 @@ export async function exportK8sCommand(command: string[], flags: ExportFlags): P
     });
   const dir = resolve(flags.out ?? defaultOutDir(profile));
   refuseWritableByPolicy(policy, dir, '--out');
+  refuseForeignDir(dir, '--out');
   const { exportK8s } = await import('../export/k8s.js');
   const result = exportK8s(policy, {
     name,
@@ -159,7 +143,7 @@ export async function exportK8sCommand(command: string[], flags: ExportFlags): P
     dir,
     arch: hostSeccompArch(process.arch),
   });
-  writeFiles(result.files);
+  writeExportFiles(result.files);
   if (flags.json) {
     const out = { manifests: result.manifests, files: result.files.map((f) => f.path), gaps: result.gaps };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -147,7 +147,7 @@ function compileNetwork(policy: Policy, gaps: GapList): string[] {
       gaps.add(
         'network.kind',
         'refused',
-        "an allow-list: it is enforced by sbx's egress proxy, which a docker run cannot start (use network: none, or the k8s export's proxy sidecar)",
+        "an allow-list: it is enforced by sbx's egress proxy, which a docker run cannot start (no export carries it yet: use network: none or host, or sbx run)",
       );
       return [];
   }
@@ -205,16 +205,29 @@ function compileLimits(policy: Policy, gaps: GapList): string[] {
   return out;
 }
 
-function compileEnv(policy: Policy, options: DockerOptions, gaps: GapList): string[] {
+/** docker's --env-file reader splits lines and drops a trailing carriage return: a value holding either cannot be said. */
+const UNSAFE_ENV_VALUE = /[\r\n]/;
+
+/**
+ * The policy's variables go into a file in the export directory (0600, read by the client), never on
+ * the argv: a docker argv is readable by every local user in /proc/PID/cmdline while it runs, and a
+ * kept variable may hold a credential (as bwrap's backend keeps values off its argv).
+ */
+function compileEnv(policy: Policy, options: DockerOptions, walk: { gaps: GapList; files: ExportFile[] }): string[] {
+  const { gaps, files } = walk;
   const vars = policy.env.vars;
-  const out = Object.keys(vars)
-    .sort()
-    .flatMap((name) => ['--env', `${name}=${vars[name]!}`]);
+  const names = Object.keys(vars).sort();
+  for (const name of names)
+    if (UNSAFE_ENV_VALUE.test(vars[name]!))
+      gaps.add('env.vars', 'refused', `${name}: a line break in its value, which docker's --env-file cannot hold`);
   gaps.add(
     'env.vars',
     'weaker',
     'variables the image sets (its ENV) and the policy does not name are not cleared: docker has no --clearenv',
   );
+  const path = `${options.dir}/env`;
+  files.push({ kind: 'file', path, content: names.map((n) => `${n}=${vars[n]!}\n`).join(''), mode: 0o600 });
+  const out = ['--env-file', path];
   if (policy.env.secrets.length === 0) return out;
   if (options.envFile === undefined) {
     gaps.add(
@@ -280,7 +293,10 @@ export function exportDocker(policy: Policy, options: DockerOptions): DockerExpo
     ...compileNetwork(policy, gaps),
     ...compileLimits(policy, gaps),
     ...mounts,
-    ...compileEnv(policy, options, gaps),
+    // sbx mounts no /sys; Docker mounts the host's sysfs read-only unless a mount of the user's replaces it.
+    '--tmpfs',
+    `/sys:ro,noexec,nosuid,nodev,size=${MASK_DIR_BYTES},mode=0555`,
+    ...compileEnv(policy, options, walk),
     '--workdir',
     policy.cwd,
     // The command is the whole argv: no ENTRYPOINT of the image runs in front of it.

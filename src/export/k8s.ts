@@ -10,6 +10,7 @@ import { SYSTEM_BIND_REASON } from '../policy/derive.js';
 import { isToolchainMount } from '../policy/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
+import { isCredentialName } from '../policy/env.js';
 import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
@@ -182,10 +183,22 @@ function compileResources(policy: Policy, gaps: GapList): Json {
 
 function compileEnv(policy: Policy, options: K8sOptions, gaps: GapList): Json[] {
   const vars = policy.env.vars;
-  const env: Json[] = Object.keys(vars)
-    .sort()
-    .map((name) => ({ name, value: vars[name]! }));
+  // A credential-shaped name (the rule sbx run drops them by) is kept only by name: its value would sit
+  // in the manifest, readable by whoever reads pods; the pod takes it from the Secret instead.
+  const names = Object.keys(vars).sort();
+  const fromSecret = names.filter(isCredentialName);
+  const env: Json[] = names.map((name) =>
+    fromSecret.includes(name)
+      ? { name, valueFrom: { secretKeyRef: { name: options.secretName, key: name } } }
+      : { name, value: vars[name]! },
+  );
   gaps.add('env.vars', 'weaker', 'variables the image sets (its ENV) and the policy does not name are not cleared');
+  if (fromSecret.length > 0)
+    gaps.add(
+      'env.vars',
+      'equivalent',
+      `credential-shaped kept variables from Secret ${options.secretName}, one key per variable (create it; sbx writes no value): ${fromSecret.join(', ')}`,
+    );
   for (const name of policy.env.secrets)
     env.push({ name, valueFrom: { secretKeyRef: { name: options.secretName, key: name } } });
   if (policy.env.secrets.length > 0)
@@ -256,6 +269,11 @@ export function exportK8s(policy: Policy, options: K8sOptions): K8sExport {
   if (!remounts.rootReadOnly) gaps.add('mounts.remount-ro', 'refused', 'a writable root filesystem');
   const { uid, gid } = policy.identity;
   if (uid === 0) gaps.add('identity', 'refused', 'uid 0 inside: runAsNonRoot refuses it');
+  gaps.add(
+    'mounts.sys',
+    'weaker',
+    "the runtime mounts the node's sysfs read-only at /sys (sbx mounts none): a pod spec cannot remove it, and a volume over it is not portable across container runtimes",
+  );
   let seccompProfile: Json = { type: 'RuntimeDefault' };
   if (policy.seccomp.rules.length > 0 && options.seccomp === 'localhost') {
     files.push({

@@ -293,7 +293,8 @@ export function exportOci(policy: Policy, options: OciOptions): OciExport {
     kind: 'file',
     path: `${options.dir}/config.json`,
     content: `${JSON.stringify(config, null, 2)}\n`,
-    mode: 0o644,
+    // Its process.env holds the kept variables' values: the owner's alone.
+    mode: 0o600,
   });
   gaps.refuseIfAny('oci', 'see `sbx export oci DIR --json` for every gap, or export a profile without the key named');
   return { config, files, gaps: gaps.items };

@@ -151,19 +151,23 @@ describe('docker argv', () => {
           '--image',
           IMAGE,
           '--json',
+          '--keep-env',
+          'EXPORT_KEPT_TOKEN',
           '--',
           'bash',
           '-c',
-          probe(cred(), outside, true),
+          // Beyond the red-team's cases: sbx mounts no /sys, and a kept variable arrives through the env file.
+          `${probe(cred(), outside, true)}\n[ -z "$(ls -A /sys)" ] && echo SYS:empty || echo SYS:host\necho "KEPT:$EXPORT_KEPT_TOKEN"`,
         ],
-        { env: host.env, cwd: ws },
+        { env: { ...host.env, EXPORT_KEPT_TOKEN: 'kept-42' }, cwd: ws },
       );
       expect(exported.code, exported.err).toBe(0);
       const { argv } = JSON.parse(exported.out) as { argv: string[] };
       expect(argv.slice(argv.indexOf('--network'), argv.indexOf('--network') + 2)).toEqual(['--network', 'none']);
       const ran = await runHost(argv, { env: host.env, cwd: ws, timeoutMs: 60_000 });
       expect(ran.code, ran.err).toBe(0);
-      expect(verdicts(ran.out)).toEqual(BLOCKED);
+      expect(verdicts(ran.out)).toEqual([...BLOCKED, 'SYS:empty', 'KEPT:kept-42']);
+      expect(argv.filter((a) => a.includes('kept-42'))).toEqual([]);
       expect(existsSync(outside)).toBe(false);
       expect(existsSync(join(ws, 'ws-marker'))).toBe(true);
     },

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type DockerExport, exportDocker } from '../../../src/export/docker.js';
-import { exportOci, type OciConfig } from '../../../src/export/oci.js';
+import { exportOci, type OciConfig, type OciExport } from '../../../src/export/oci.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Policy } from '../../../src/policy/types.js';
 import { expectGoldenText } from '../../helpers/golden.js';
@@ -41,10 +41,14 @@ const DOCKER_REASONS: Record<string, string> = {
   '--pids-limit': 'process limit (cgroup)',
   '--cpus': 'CPU quota (cgroup)',
   '--ulimit': 'resource limit (soft = hard); core=0: no core files in the workspace',
-  '--env': 'policy env (the cleared allow-list)',
-  '--env-file': "the profile's secrets, from the user's file",
+  '--env-file':
+    "policy env (the cleared allow-list) from the export's 0600 file, off the argv; secrets from the user's file",
   '--workdir': 'working directory',
   '--entrypoint': 'no ENTRYPOINT of the image runs in front of the command',
+};
+/** Mounts the export adds that are no policy mount: what the engine would mount and sbx does not. */
+const ENGINE_MASKS: Record<string, string> = {
+  '/sys': "sbx mounts no /sys: an empty read-only tmpfs over the host's sysfs the engine mounts",
 };
 const BOOLEAN_FLAGS = new Set(['--rm', '--init', '--read-only']);
 const MOUNT_FLAGS = new Set(['--mount', '--tmpfs']);
@@ -70,7 +74,7 @@ function dockerGoldenText(argv: readonly string[], mounts: Policy['mounts']): st
     if (MOUNT_FLAGS.has(flag)) {
       const target = dockerTarget(flag, value!);
       const found = mounts.findIndex((m, k) => k >= cursor && m.target === target);
-      reason = found < 0 ? 'NO POLICY MOUNT' : mounts[found]!.reason;
+      reason = found < 0 ? (ENGINE_MASKS[target] ?? 'NO POLICY MOUNT') : mounts[found]!.reason;
       if (found >= 0) cursor = found;
     }
     lines.push(`${[flag, ...(value === undefined ? [] : [value])].map(token).join(' ').padEnd(60)} # ${reason}`);
@@ -207,12 +211,23 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
             : values('--tmpfs').some((t) => t.startsWith(`${m.target}:ro,`)),
           `mask ${m.target}`,
         ).toBe(true);
-    // Environment: exactly the policy's; no credential value anywhere on the argv.
-    expect(values('--env')).toEqual(
-      Object.keys(policy.env.vars)
+    // Environment: exactly the policy's, from a 0600 file of the export's, never on the argv (where any
+    // local user reads it in /proc/PID/cmdline); no credential value anywhere.
+    expect(values('--env')).toEqual([]);
+    expect(values('--env-file')[0]).toBe(`${DIR}/env`);
+    const envFile = d.files.find((f) => f.path === `${DIR}/env`);
+    expect(envFile).toEqual({
+      kind: 'file',
+      path: `${DIR}/env`,
+      mode: 0o600,
+      content: Object.keys(policy.env.vars)
         .sort()
-        .map((k) => `${k}=${policy.env.vars[k]}`),
-    );
+        .map((k) => `${k}=${policy.env.vars[k]}\n`)
+        .join(''),
+    });
+    // sbx mounts no /sys: the engine's read-only sysfs is covered.
+    expect(values('--tmpfs')).toContainEqual(expect.stringMatching(/^\/sys:ro,/));
+    expect((oci as OciExport).files.find((f) => f.path === `${DIR}/config.json`)).toMatchObject({ mode: 0o600 });
     for (const name of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'SSH_AUTH_SOCK']) {
       const value = h.env[name]!;
       expect(

@@ -1,0 +1,43 @@
+// What the engines add that sbx's policy does not have, and what no export carries: /sys (Docker and
+// Kubernetes mount the host's sysfs read-only by default; sbx mounts none) and a filtered network.
+import { describe, expect, it } from 'vitest';
+import { exportDocker } from '../../../src/export/docker.js';
+import { exportK8s } from '../../../src/export/k8s.js';
+import type { Policy } from '../../../src/policy/types.js';
+import { runPipeline } from '../../helpers/hosts.js';
+
+const DIR = '/var/lib/sbx-export/s';
+const DOCKER = { image: 'debian:stable-slim', dir: DIR, arch: 'x86_64' } as const;
+
+describe('engine defaults in exports', () => {
+  it('docker covers /sys with an empty read-only tmpfs', async () => {
+    const { policy } = await runPipeline('default', 'alice');
+    expect(policy.mounts.some((m) => m.target === '/sys')).toBe(false);
+    const { argv } = exportDocker(policy, DOCKER);
+    const tmpfs = argv.flatMap((a, i) => (a === '--tmpfs' ? [argv[i + 1]!] : []));
+    expect(tmpfs).toContainEqual(expect.stringMatching(/^\/sys:ro,noexec,nosuid,nodev,/));
+  });
+
+  it("k8s reports the node's /sys as a weaker gap", async () => {
+    const { policy } = await runPipeline('default', 'alice');
+    const { gaps } = exportK8s(policy, {
+      name: 'sbx-test',
+      image: 'debian:stable-slim',
+      workspaceClaim: 'w',
+      secretName: 's',
+      seccomp: 'localhost',
+      localhostProfile: 'sbx/sbx-test.json',
+      job: false,
+      dir: DIR,
+      arch: 'x86_64',
+    });
+    expect(gaps).toContainEqual(expect.objectContaining({ key: 'mounts.sys', effect: 'weaker' }));
+  });
+
+  it('docker refuses a filtered network without pointing at an export that refuses it too', async () => {
+    const { policy } = await runPipeline('default', 'alice');
+    const filtered = { ...policy, network: { ...policy.network, kind: 'filtered' } } as Policy;
+    expect(() => exportDocker(filtered, DOCKER)).toThrow(/network\.kind: an allow-list/);
+    expect(() => exportDocker(filtered, DOCKER)).not.toThrow(/k8s/);
+  });
+});

@@ -16,4 +16,14 @@ describe('formatError', () => {
       'sbx: hint: h\\x0d\\x1b[2J',
     ]);
   });
+
+  it("defuses the runner's legacy ##[command] form anywhere in a line", () => {
+    const error = new SbxError('GIT_WORKTREE_INVALID', 'its common directory ##[add-mask]hunter2 does not exist', {
+      details: ['x ##[error]y'],
+    });
+    const lines = formatError(error);
+    expect(lines.join('\n')).not.toContain('##[');
+    expect(lines[0]).toBe('sbx: error: its common directory #\\x23[add-mask]hunter2 does not exist');
+    expect(lines[1]).toBe('sbx: x #\\x23[error]y');
+  });
 });

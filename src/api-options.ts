@@ -19,6 +19,7 @@ const runRequest = {
   command: z.array(arg).min(1, 'must name a command: a non-empty array of strings, e.g. ["ls", "-l"]').optional(),
   shell: arg.min(1, 'must not be empty').optional(),
   workspace: path.optional(),
+  chdir: path.optional(),
   binds: z.array(z.strictObject({ source: path, target: path.optional(), access: z.enum(['ro', 'rw']) })).optional(),
   env: z.record(z.string(), arg).optional(),
   keepEnv: z.array(z.string()).optional(),

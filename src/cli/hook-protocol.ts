@@ -12,6 +12,7 @@
 // Every answer but "not a shell tool" is `deny` or `allow` with the command wrapped: nothing here can
 // produce an allow that runs the agent's own command unwrapped.
 import { isAbsolute, resolve } from 'node:path';
+import { isWithin } from '../policy/sensitive.js';
 import { singleQuote } from './quote.js';
 
 export const HOOK_AGENTS = ['claude-code', 'gemini-cli'] as const;
@@ -97,7 +98,12 @@ export function readHookInput(agent: HookAgent, text: string): HookRequest {
   const dir = format.dirField === undefined ? undefined : args[format.dirField];
   if (dir !== undefined && typeof dir !== 'string')
     return { kind: 'refuse', reason: `tool_input.${format.dirField} is not a string` };
-  return { kind: 'shell', command, cwd: dir ? resolve(cwd, dir) : cwd, toolInput: args };
+  const where = dir ? resolve(cwd, dir) : cwd;
+  // The wrapped run takes its workspace from where it runs: a dir_path out of cwd would point the
+  // sandbox at another tree (another repository, HOME) than the one the agent was started in.
+  if (!isWithin(where, resolve(cwd)))
+    return { kind: 'refuse', reason: `tool_input.${format.dirField} ${JSON.stringify(dir)} is outside the cwd ${cwd}` };
+  return { kind: 'shell', command, cwd: where, toolInput: args };
 }
 
 export interface Wrapper {

@@ -5,7 +5,8 @@
 //
 // Inputs and owners (docs/SECURITY.md "sbx mcp"): the agent owns the tool arguments, and the commands it
 // runs own the workspace. Nothing either writes widens the sandbox: no argument names a profile, a
-// bind, a network or a flag; `cwd` must resolve inside the workspace; `timeout` only narrows; the
+// bind, a network or a flag; `cwd` (relative, no `..`, resolving inside the workspace) moves only where the
+// command starts, never what the profile resolves; `timeout` only narrows; the
 // profile must hash as it did at start. Stdout is the transport: sbx's notices go into the results.
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -39,6 +40,8 @@ interface Fixed {
   profile: ProfileInfo;
   /** The workspace's real path: every call's --workspace. */
   workspace: string;
+  /** The directory the server started in: every call's cwd, which the profile's relative paths and `${cwd}` resolve against. */
+  start: string;
   /** The profile's own timeout: a call's `timeout` may only go below it. */
   timeoutMs: number | undefined;
   /** What both tools pass on from the command line. */
@@ -79,7 +82,9 @@ const commandInput = {
     ),
   cwd: arg
     .optional()
-    .describe('Working directory, relative to the workspace (default: the workspace). Must resolve inside it.'),
+    .describe(
+      'Directory the command starts in, relative to the workspace and without ".." (default: the workspace). It changes nothing else of the sandbox.',
+    ),
 };
 const runInput = z.strictObject({
   ...commandInput,
@@ -101,24 +106,35 @@ const EXPLAIN_DESCRIPTION =
   'Show the sandbox a run gets (profile, workspace, mounts, network, environment, limits, command rules) ' +
   'and what the command rules say of a command, without running anything.';
 
-/** A call's working directory: its real path, inside the workspace, or a refusal naming why not. */
-function callCwd(workspace: string, given: string | undefined): string {
+/**
+ * A call's start directory: its real path, inside the workspace, or a refusal. Only a relative path
+ * without `..` is looked at, and every refusal reads the same, so the agent learns nothing of what
+ * exists outside the workspace (an absolute path or `..` is refused before the disk is touched).
+ */
+function callChdir(workspace: string, given: string | undefined): string {
   if (given === undefined) return workspace;
-  const hint = 'name a directory inside the workspace, relative to it (e.g. "src"); omit cwd for the workspace itself';
+  const refuse = () =>
+    new SbxError('USAGE', `cwd ${JSON.stringify(given)}: not a directory inside the workspace`, {
+      hint: 'name a directory inside the workspace, relative to it and without ".." (e.g. "src"); omit cwd for the workspace itself',
+    });
+  if (given === '' || isAbsolute(given) || given.split('/').includes('..')) throw refuse();
   let real: string;
   try {
-    real = realpathSync(isAbsolute(given) ? given : resolve(workspace, given));
+    real = realpathSync(resolve(workspace, given));
   } catch {
-    throw new SbxError('USAGE', `cwd ${JSON.stringify(given)}: no such directory in the workspace`, { hint });
+    throw refuse();
   }
-  // The real path, so neither `..` nor a symlink the sandbox planted leads out.
-  if (!isWithin(real, workspace)) {
-    const message = `cwd ${JSON.stringify(given)} resolves to ${real}, outside the workspace ${workspace}`;
-    throw new SbxError('USAGE', message, { hint });
-  }
-  if (!statSync(real).isDirectory())
-    throw new SbxError('USAGE', `cwd ${JSON.stringify(given)}: not a directory`, { hint });
+  // The real path, so no symlink the sandbox planted leads out.
+  if (!isWithin(real, workspace) || !statSync(real).isDirectory()) throw refuse();
   return real;
+}
+
+/**
+ * Where a call runs: the profile resolves from the directory and workspace the server started with,
+ * as at start, and the call's `cwd` only moves where the command starts (docs/SECURITY.md "sbx mcp").
+ */
+function placeOf(fixed: Fixed, given: string | undefined): Pick<RunOptions, 'workspace' | 'cwd' | 'chdir'> {
+  return { workspace: fixed.workspace, cwd: fixed.start, chdir: callChdir(fixed.workspace, given) };
 }
 
 /** The call's `command` or `shell`: exactly one. */
@@ -151,8 +167,7 @@ function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortS
     ...fixed.base,
     ...(fixed.audit ? { audit: fixed.audit } : {}),
     profile: fixed.profile.name,
-    workspace: fixed.workspace,
-    cwd: callCwd(fixed.workspace, args.cwd),
+    ...placeOf(fixed, args.cwd),
     ...(timeoutMs !== undefined ? { limits: { timeout: `${timeoutMs}ms` } } : {}),
     // Captured, never inherited: this process's stdout is the MCP transport.
     stdio: 'capture',
@@ -207,8 +222,7 @@ async function explainTool(fixed: Fixed | Unavailable, args: z.infer<typeof expl
       ...request,
       ...fixed.base,
       profile: fixed.profile.name,
-      workspace: fixed.workspace,
-      cwd: callCwd(fixed.workspace, args.cwd),
+      ...placeOf(fixed, args.cwd),
       onProfile: (profile) => checkSameProfile(fixed.profile, profile),
     });
     const text = (await explainLines(compiled)).join('\n');
@@ -231,9 +245,11 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
   };
   const audit = flags.audit === false ? undefined : { file: flags.auditFile ?? ledgerPath(process.env) };
   let profile: ProfileInfo | null = null;
+  const start = process.cwd();
   try {
     const compiled = await compile({
       command: ['true'],
+      cwd: start,
       ...(flags.profile ? { profile: flags.profile } : {}),
       ...(flags.workspace ? { workspace: flags.workspace } : {}),
       ...base,
@@ -243,7 +259,7 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
     });
     const { policy } = compiled;
     const { host: workspace } = policy.workspace;
-    return { profile: compiled.profile, workspace, timeoutMs: policy.limits.timeoutMs, base, audit };
+    return { profile: compiled.profile, workspace, start, timeoutMs: policy.limits.timeoutMs, base, audit };
   } catch (error) {
     if (!isSbxError(error) || !HOST_CODES.has(error.code)) throw error;
     return { profile, error };

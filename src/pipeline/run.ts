@@ -48,6 +48,17 @@ interface Located {
   sources?: RuleSources;
 }
 
+/** Runs `body`, whose refusals (an SbxError) get the profile line of their rule once resolve() has learnt the sources. */
+async function locating<T>(body: (located: Located) => Promise<T>): Promise<T> {
+  const located: Located = {};
+  try {
+    return await body(located);
+  } catch (error) {
+    if (isSbxError(error) && located.sources) locateError(error, located.sources);
+    throw error;
+  }
+}
+
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (!signal?.aborted) return;
   throw new SbxError('ABORTED', 'the run was aborted (options.signal) before the command started: nothing ran', {
@@ -84,8 +95,7 @@ async function resolve(
 export async function compileRun(options: CompileOptions): Promise<Compiled> {
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
-  const located: Located = {};
-  try {
+  return locating(async (located) => {
     const r = await resolve(options, cleanup, known, false, located);
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
     const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
@@ -99,12 +109,7 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
     const profile = describeProfile(r.profile);
     const lifted = liftedOf(r.derived, options);
     return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
-  } catch (error) {
-    if (isSbxError(error) && located.sources) locateError(error, located.sources);
-    throw error;
-  } finally {
-    await cleanup.unwind();
-  }
+  }).finally(() => cleanup.unwind());
 }
 
 /**
@@ -115,12 +120,11 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
 export async function admitRun(options: CompileOptions, hooks: RunHooks): Promise<void> {
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
-  try {
-    const r = await resolve(options, cleanup, known, false);
+  // Located as compile() and run() do, so the hook's deny names the rule's profile line.
+  return locating(async (located) => {
+    const r = await resolve(options, cleanup, known, false, located);
     await gate(options, hooks, r.derived, known.sessionId, []);
-  } finally {
-    await cleanup.unwind();
-  }
+  }).finally(() => cleanup.unwind());
 }
 
 /**

@@ -29,6 +29,13 @@ export interface RunRequest {
    */
   shell?: string;
   workspace?: string;
+  /**
+   * The directory the command starts in: an absolute host path inside the workspace. Unlike the
+   * caller's cwd it resolves nothing of the profile (relative paths and `${cwd}` stay where the cwd
+   * puts them), so a caller (`sbx mcp`) can move the command without moving the policy. Default:
+   * the cwd's place in the workspace.
+   */
+  chdir?: string;
   binds?: { source: string; target?: string; access: 'ro' | 'rw' }[];
   /** Extra variables (`--env K=V`). */
   env?: Record<string, string>;
@@ -340,7 +347,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     workspace,
     mounts: mountsOf(layers, input, mode, identity),
     env,
-    cwd: cwdOf(mode, host.cwd, workspace),
+    cwd: request.chdir === undefined ? cwdOf(mode, host.cwd, workspace) : chdirOf(request.chdir, workspace),
     hostname: profile.hostname ?? DEFAULT_HOSTNAME,
     identity,
     namespaces: { user: true, pid: true, ipc: true, uts: true, net: network.kind !== 'host', cgroup: true },
@@ -828,6 +835,15 @@ function cwdOf(mode: Mode, cwd: string, workspace: Policy['workspace']): string 
   if (mode === 'danger') return cwd;
   if (!isWithin(cwd, workspace.host)) return workspace.sandbox;
   return posix.join(workspace.sandbox, posix.relative(workspace.host, cwd));
+}
+
+/** An asked-for start directory as seen inside: refused unless inside the workspace (never the fallback cwdOf takes). */
+function chdirOf(chdir: string, workspace: Policy['workspace']): string {
+  if (!posix.isAbsolute(chdir) || !isWithin(posix.normalize(chdir), workspace.host))
+    throw new SbxError('USAGE', `chdir ${chdir} is not inside the workspace ${workspace.host}`, {
+      hint: 'the start directory must be an absolute path inside the workspace',
+    });
+  return posix.join(workspace.sandbox, posix.relative(workspace.host, posix.normalize(chdir)));
 }
 
 /**

@@ -118,7 +118,11 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     expect(decision.permissionDecision).toBe('deny');
     expect(decision.updatedInput).toBeUndefined();
     expect(decision.permissionDecisionReason).toContain("curl is on the profile's deny list");
-    expect(decision.permissionDecisionReason).toMatch(/^sbx: rule: commands\.deny/m);
+    // The rule's profile line, as sbx run names it: in the error and on the rule line.
+    expect(decision.permissionDecisionReason).toMatch(/\(builtin:agent:\d+:\d+ commands\.deny\[\d+\]\)/);
+    expect(decision.permissionDecisionReason).toMatch(
+      /^sbx: rule: commands\.deny \(\S+\/profiles\/agent\.yaml:\d+:\d+\)$/m,
+    );
     expect(decision.permissionDecisionReason).toMatch(
       /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p agent;/,
     );

@@ -167,6 +167,17 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     await expectServing();
   });
 
+  it('a refused cwd reads the same whether the path outside exists or not, and `..` is refused even inside', async () => {
+    const texts = new Set<string>();
+    for (const cwd of [join(t.home, '.ssh'), secret, '/no/such/dir', 'missing', 'sub/../sub', 'hello.txt']) {
+      const r = await callRun(sbx, { command: ['true'], cwd });
+      expect(r.isError, cwd).toBe(true);
+      texts.add(r.report.error!.message.replace(JSON.stringify(cwd), 'CWD'));
+    }
+    expect([...texts]).toEqual(['cwd CWD: not a directory inside the workspace']);
+    expect(sbx.stderr()).not.toContain(secret);
+  });
+
   it('arguments that are not the schema, or both command and shell, are isError results', async () => {
     const both = await callRun(sbx, { command: ['ls'], shell: 'ls' });
     expect(both.isError).toBe(true);
@@ -225,7 +236,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
 
   it('explain shows the sandbox and the verdict on a command, running nothing', async () => {
     const r = await sbx.client.callTool({ name: 'explain', arguments: { command: ['rm', 'x'] } });
-    expect(r.isError).toBeFalsy();
+    expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
     const text = (r.content as { text: string }[])[0]!.text;
     expect(text).toMatch(/^profile\s+agent/);
     expect(text).toContain(`workspace ${t.workspace}`);
@@ -235,5 +246,43 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
   it('a ledger record for each run, in the invoking user’s state directory', () => {
     const ledger = join(t.home, '.local', 'state', 'sbx', 'audit.jsonl');
     expect(readFileSync(ledger, 'utf8')).toContain('"still serving"');
+  });
+});
+
+describe.skipIf(SKIP_INTEGRATION)("sbx mcp: a call's cwd moves the command, never the profile", () => {
+  const NOTE = 'MCP-PRIVATE-5d07aa';
+  let h: TestHost;
+  let server: Connected;
+  beforeAll(async () => {
+    requireIntegrationPrerequisites();
+    h = makeTestHost('mcp-rel');
+    // A keep-out list relative to where sbx starts: resolved against the call's cwd, `cwd: "sub"` would move it to sub/private.
+    mkdirSync(join(h.configHome, 'sbx', 'profiles'), { recursive: true });
+    writeFileSync(
+      join(h.configHome, 'sbx', 'profiles', 'rel.yaml'),
+      'extends: default\nsensitive:\n  roots: [private]\n',
+    );
+    mkdirSync(join(h.workspace, 'private'));
+    mkdirSync(join(h.workspace, 'sub'));
+    writeFileSync(join(h.workspace, 'private', 'notes.txt'), `${NOTE}\n`);
+    server = await connectSbx(['-p', 'rel', '--workspace', h.workspace], h.env, h.workspace);
+  });
+  afterAll(async () => {
+    await server?.close();
+    h?.cleanup();
+  });
+
+  it('private/ stays masked from every cwd; the command starts in the cwd', async () => {
+    // Control: the file is readable outside the sandbox.
+    expect(readFileSync(join(h.workspace, 'private', 'notes.txt'), 'utf8')).toContain(NOTE);
+    // The directory's name only: a whole temp path can look like a secret to the output scrubber.
+    const shell = 'cat "$SBX_WORKSPACE/private/notes.txt"; echo "start=$(basename "$PWD")"';
+    for (const cwd of [undefined, 'sub', 'private']) {
+      const r = await callRun(server, { shell, ...(cwd !== undefined ? { cwd } : {}) });
+      expect(r.report.error, String(cwd)).toBeUndefined();
+      const out = r.report.captured?.stdout.text ?? '';
+      expect(out, String(cwd)).not.toContain(NOTE);
+      expect(out, String(cwd)).toContain(`start=${cwd ?? 'ws'}\n`);
+    }
   });
 });

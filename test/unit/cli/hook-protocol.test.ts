@@ -125,6 +125,30 @@ describe('readHookInput: Gemini CLI BeforeTool', () => {
     expect(request).toMatchObject({ kind: 'shell', cwd: '/home/user/project/sub' });
   });
 
+  it.each([
+    ['/etc', '/etc'],
+    ['..', '/home/user'],
+    ['sub/../../other-repo', '/home/user/other-repo'],
+    ['/home/user/project-other', '/home/user/project-other'],
+  ])('a dir_path out of cwd (%s) is refused: the wrapped run would sandbox another tree', (dir) => {
+    const input = { ...JSON.parse(fixture('gemini-cli.run-shell-command')), cwd: '/home/user/project' };
+    input.tool_input.dir_path = dir;
+    expect(readHookInput('gemini-cli', JSON.stringify(input))).toEqual({
+      kind: 'refuse',
+      reason: `tool_input.dir_path ${JSON.stringify(dir)} is outside the cwd /home/user/project`,
+    });
+  });
+
+  it.each([
+    ['sub/../sub', '/home/user/project/sub'],
+    ['/home/user/project/sub', '/home/user/project/sub'],
+    ['.', '/home/user/project'],
+  ])('a dir_path inside cwd (%s) is kept', (dir, cwd) => {
+    const input = { ...JSON.parse(fixture('gemini-cli.run-shell-command')), cwd: '/home/user/project' };
+    input.tool_input.dir_path = dir;
+    expect(readHookInput('gemini-cli', JSON.stringify(input))).toMatchObject({ kind: 'shell', cwd });
+  });
+
   it('another tool is left to the agent; Claude Code events are not Gemini CLI events', () => {
     expect(read('gemini-cli', 'read-file')).toEqual({ kind: 'other' });
     expect(readHookInput('gemini-cli', fixture('claude-code.bash-quotes'))).toEqual({

@@ -425,6 +425,18 @@ describe('derivePolicy: what it builds', () => {
     expect(policy.cwd).toBe('/home/alice/proj');
   });
 
+  it('chdir moves only the start directory, through mountAt; outside the workspace it is refused, never replaced', () => {
+    const at = (chdir: string) =>
+      derive(
+        { workspace: { path: '~/proj', mountAt: '/work' } },
+        { request: { chdir }, host: (h) => void (h.cwd = '/home/alice/proj') },
+      );
+    expect(at('/home/alice/proj/sub').cwd).toBe('/work/sub');
+    expect(at('/home/alice/proj').cwd).toBe('/work');
+    for (const chdir of ['/home/alice', '/home/alice/proj/../other', '/home/alice/project', 'sub'])
+      expect(sbxErrorOf(() => at(chdir)).code, chdir).toBe('USAGE');
+  });
+
   it('binds the realpath of a symlinked workspace, at its realpath', () => {
     const policy = derive(
       {},

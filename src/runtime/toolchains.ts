@@ -1,7 +1,7 @@
 // The user's toolchains on the host: each PATH entry inside HOME resolved and pinned once, matched
 // to its layout (policy/toolchains.ts), its roots pinned and checked. What was checked is what gets
 // bound: the roots are pinned here (runtime/pins.ts) and mounted through those descriptors.
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../policy/sensitive.js';
 import { candidateEntries, followsLinks, matchLayout, type ToolchainFacts } from '../policy/toolchains.js';
@@ -139,6 +139,8 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
       skip(entry, 'lies in the workspace or a writable bind (shown there, never bound as a toolchain)');
       continue;
     }
+    // An entry that names nothing (a ~/bin never made) has nothing to show, and nothing to say.
+    if (!existsSync(entry)) continue;
     const links = linksOnTheWay(entry);
     if (links === undefined) {
       skip(entry, 'cannot be resolved (a missing component, a dangling link or a loop)');

@@ -67,6 +67,18 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   });
 }
 
+/** Stages prepare and trust: the pins, the prepared options and the trusted profile with its rule sources. */
+async function trusted(options: CompileOptions, cleanup: CleanupStack, known: KnownFacts, located: Located) {
+  // The pinned mount sources live as long as the run, whatever ends it.
+  const pins = openPins();
+  cleanup.defer(() => pins.close());
+  const prepared = prepare(options);
+  const profile = await trustProfile(options, prepared, known);
+  const sources = ruleSourcesOf(options, profile.positions);
+  located.sources = sources;
+  return { pins, prepared, profile, sources };
+}
+
 /** Stages prepare, trust and policy; the backend is chosen once the profile (which may name one) is known. */
 async function resolve(
   options: CompileOptions,
@@ -75,13 +87,7 @@ async function resolve(
   warm: boolean,
   located: Located = {},
 ): Promise<Resolved> {
-  // The pinned mount sources live as long as the run, whatever ends it.
-  const pins = openPins();
-  cleanup.defer(() => pins.close());
-  const prepared = prepare(options);
-  const profile = await trustProfile(options, prepared, known);
-  const sources = ruleSourcesOf(options, profile.positions);
-  located.sources = sources;
+  const { pins, prepared, profile, sources } = await trusted(options, cleanup, known, located);
   const choice = options.backend ?? profile.profile.backend ?? 'bwrap';
   const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
   const { backend, launcher } = await chooseBackend(ctx);
@@ -134,16 +140,19 @@ export async function admitRun(options: CompileOptions, hooks: RunHooks): Promis
 export async function resolvePolicy(options: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
-  try {
-    const pins = openPins();
-    cleanup.defer(() => pins.close());
-    const prepared = prepare(options);
-    const resolved = await trustProfile(options, prepared, known);
-    const derived = await derive({ options, resolved, prepared, pins, sessionId: known.sessionId, warm: false });
-    return { profile: describeProfile(resolved), policy: derived.policy };
-  } finally {
-    await cleanup.unwind();
-  }
+  // Located as compile() does: a refusal while resolving the policy names its rule's profile line.
+  return locating(async (located) => {
+    const { pins, prepared, profile } = await trusted(options, cleanup, known, located);
+    const derived = await derive({
+      options,
+      resolved: profile,
+      prepared,
+      pins,
+      sessionId: known.sessionId,
+      warm: false,
+    });
+    return { profile: describeProfile(profile), policy: derived.policy };
+  }).finally(() => cleanup.unwind());
 }
 
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */

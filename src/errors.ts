@@ -81,6 +81,11 @@ export const ErrorCatalogue = {
 
   /** A `network.publish` port is already bound on the host's 127.0.0.1 (or on all its addresses). */
   PORT_IN_USE: ExitCode.SETUP,
+  /**
+   * sbx broke one of its own invariants (a bug, never the user's doing): the run is refused rather than
+   * built on a guess. The hint asks for a report.
+   */
+  INTERNAL: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import {
   derivePolicy,
+  fact,
   pathsToProbe,
   requestedWorkspace,
   rootOnlyScanRoots,
@@ -227,8 +228,9 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   const worktree = probeWorktree(wsFact, profile, pins, paths);
   const requestedRoots = sensitiveScanRoots(profile, options, vars);
   const scanRoots = requestedRoots.flatMap((path) => {
-    const f = paths[path];
-    return f?.exists && f.type === 'dir' ? [f.real] : [];
+    // A scan root the plan missed would go unscanned, its secrets shown: that throws, as in derive.
+    const f = fact({ paths }, path);
+    return f.exists && f.type === 'dir' ? [f.real] : [];
   });
   const { hostState, chains } = probeHostState(input, vars, paths, worktree ? [worktree.commonDir] : []);
   const own = sbxOwnDirs(vars, p.env);

@@ -167,7 +167,7 @@ async function runResolved(
   const { policy, hash } = r.derived;
   hooks.checkPolicy?.(policy);
   throwIfAborted(options.signal);
-  const audit = { sessionId: known.sessionId, profile: r.profile.name, policyHash: hash, backend: r.launcher.backend };
+  const audit = { profile: r.profile.name, policyHash: hash, backend: r.launcher.backend };
   const context = { ...audit, workspace: policy.workspace.host, secrets: [] as string[] };
   trail?.prepared(context, policy);
   const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
@@ -221,7 +221,9 @@ export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Pr
   const warm = hooks.warm ?? false;
   const started = nowMs();
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
-  const trail = options.audit ? openAuditTrail(options.audit.file, options.profile ?? 'default') : undefined;
+  const trail = options.audit
+    ? openAuditTrail(options.audit.file, known.sessionId, options.profile ?? 'default')
+    : undefined;
   const cleanup = new CleanupStack();
   const located: Located = {};
   try {

@@ -299,8 +299,17 @@ export function sensitiveScanRoots(profile: Profile, request: RunRequest, vars: 
   return [...new Set([vars.workspace, ...specs.map((s) => s.path)])];
 }
 
-function fact(host: Host, path: string): PathFact {
-  return host.paths[path] ?? { exists: false };
+/**
+ * What the policy stage found at a path it probed (pipeline/policy.ts probes `pathsToProbe` and the
+ * rest this module names). A path it never probed is a bug, not an absence: for a sensitive root,
+ * "absent" would mean "nothing to keep out", so guessing would fail open.
+ */
+export function fact(host: Pick<Host, 'paths'>, path: string): PathFact {
+  const found = host.paths[path];
+  if (found) return found;
+  throw new SbxError('INTERNAL', `internal error: the policy needs ${path}, which the host probe never looked at`, {
+    hint: 'this is a bug in sbx, and nothing ran: please report it with the command line and profile',
+  });
 }
 
 export interface DeriveInput {
@@ -386,7 +395,7 @@ function modeOf(input: DeriveInput): Mode {
  * the tree for secrets (pipeline/policy.ts), and derivePolicy again on the whole host.
  */
 export function workspaceRealPath(host: Pick<Host, 'paths'>, vars: Pick<Variables, 'workspace'>, mode: Mode): string {
-  const ws = host.paths[vars.workspace] ?? { exists: false };
+  const ws = fact(host, vars.workspace);
   if (!ws.exists || ws.type !== 'dir') {
     throw new SbxError('WORKSPACE_INVALID', `workspace ${vars.workspace} is not a directory`, {
       hint: 'pass --workspace DIR, or run sbx from the project directory',
@@ -900,9 +909,11 @@ function checkMountPoints(mounts: readonly Mount[], host: Host, maskedPaths: Rea
     placed.push(m);
     if (parent?.kind !== 'bind' || parent.access !== 'rw' || parent.target === m.target) continue;
     const mountPoint = posix.join(parent.source, posix.relative(parent.target, m.target));
-    const existing = fact(host, mountPoint);
+    // Any path inside the bind may come up here, most never probed: only one known to exist passes,
+    // so not knowing refuses (fails closed) instead of calling fact(), which treats it as a bug.
+    const existing = host.paths[mountPoint];
     const lands = m.kind === 'bind' ? m.source : maskedPaths.get(m);
-    if (lands === mountPoint || (existing.exists && existing.real === mountPoint)) continue;
+    if (lands === mountPoint || (existing?.exists && existing.real === mountPoint)) continue;
     const where = `${m.target} (${m.reason}) lies inside the writable bind of ${parent.source}`;
     throw new SbxError('BIND_TARGET_INVALID', `${where}: its mount point ${mountPoint} would be created on the host`, {
       hint: 'mount it outside writable binds (e.g. under /work or /opt), or pick another workspace.mountAt / mountAt',

@@ -3,7 +3,7 @@
 // command-gate.ts as answers arrive.
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { SbxError } from '../errors.js';
+import { type RunFacts, SbxError } from '../errors.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
@@ -11,7 +11,6 @@ import type { Outcome } from '../report/outcome.js';
 
 /** What is known of the run once its policy is resolved. `secrets` fills in when they are loaded. */
 export interface RunContext {
-  sessionId: string;
   profile: string;
   policyHash: string;
   backend: string;
@@ -53,7 +52,11 @@ function checkLedgerOutside(file: string, policy: Policy): void {
   }
 }
 
-export function openAuditTrail(file: string, requestedProfile: string): AuditTrail {
+/**
+ * `sessionId` is the run's from its first stage: a refusal before the policy exists is recorded under
+ * it too, so `sbx log --session` finds it by the id its report and error carry.
+ */
+export function openAuditTrail(file: string, sessionId: string, requestedProfile: string): AuditTrail {
   // Created before the host is probed: the default ledger's directory is a sensitive root, masked in
   // the sandbox only if it exists (a workspace of $HOME must not reach it on the first run).
   try {
@@ -63,14 +66,15 @@ export function openAuditTrail(file: string, requestedProfile: string): AuditTra
   }
   const time = new Date().toISOString();
   let context: RunContext | undefined;
-  const base = (argv: readonly string[]) => ({
+  // Before prepared(), what the run had learnt when it was refused (SbxError.run) stands in.
+  const base = (argv: readonly string[], known?: RunFacts) => ({
     v: 1 as const,
     time,
     type: 'run' as const,
-    sessionId: context?.sessionId ?? '',
-    profile: context?.profile ?? requestedProfile,
-    policyHash: context?.policyHash ?? '',
-    backend: context?.backend ?? '',
+    sessionId,
+    profile: context?.profile ?? known?.profile?.name ?? requestedProfile,
+    policyHash: context?.policyHash ?? known?.policyHash ?? '',
+    backend: context?.backend ?? known?.backend ?? '',
     workspace: context?.workspace ?? '',
     argv: redactArgv(argv, context?.secrets ?? []),
   });
@@ -92,7 +96,7 @@ export function openAuditTrail(file: string, requestedProfile: string): AuditTra
     },
     refused(error, argv) {
       append({
-        ...base(argv),
+        ...base(argv, error.run),
         exitCode: error.exitCode,
         setBy: 'sbx',
         violations: error.violations,

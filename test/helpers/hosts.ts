@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { BwrapHost } from '../../src/backend/bwrap.js';
 import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap.js';
 import type { Launch, Session } from '../../src/backend/launch.js';
-import { derivePolicy, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
+import { derivePolicy, pathsToProbe, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
 import type { Host } from '../../src/policy/host.js';
 import { hostStatePaths, type PathChain } from '../../src/policy/host-state.js';
 import type { Policy } from '../../src/policy/types.js';
@@ -75,6 +75,16 @@ export function withHostState(host: Host): Host {
 }
 
 /**
+ * The fixture as the disk the policy stage probes (pipeline/policy.ts): a path of the probe plan the
+ * fixture does not name is absent there. Any other path derivePolicy asks for throws INTERNAL, as at
+ * run time, so a derivation that reads past the plan fails these tests too.
+ */
+export function withProbePlan(host: Host, profile: Profile, request: RunRequest, vars: Variables): Host {
+  for (const path of pathsToProbe(profile, request, vars, host.env)) host.paths[path] ??= { exists: false };
+  return host;
+}
+
+/**
  * derivePolicy on the `alice` fixture (or `hostName`) with no scan results, as a policy test sets it
  * up: `host` edits the fixture before the host-state facts are filled, `after` edits those facts.
  */
@@ -94,6 +104,7 @@ export function deriveOnFixture(
   options.after?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
   const vars = fixtureVars(host, profile, request);
+  withProbePlan(host, profile, request, vars);
   return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
 }
 
@@ -155,6 +166,7 @@ export async function runPipeline(
   withHostState(host);
   const request = requestFor(profileName, options.request);
   const vars = fixtureVars(host, resolved.profile, request);
+  withProbePlan(host, resolved.profile, request, vars);
   const policy = derivePolicy({
     profileName: resolved.name,
     profileHash: resolved.hash,

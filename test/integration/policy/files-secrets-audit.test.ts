@@ -244,6 +244,36 @@ describe.skipIf(SKIP_INTEGRATION)(
         ]);
       });
 
+      // Control: a run that ran is found by session (the first test of this block).
+      it.each([
+        ['an unknown profile (stage 2)', ['-p', 'no-such-profile'], 'PROFILE_NOT_FOUND'],
+        ['an SBX_* variable (stage 3)', ['--env', 'SBX_SESSION_ID=forged'], 'ENV_RESERVED'],
+      ])(
+        'a refusal before the policy exists, %s, is found by `sbx log --session` under its report’s id',
+        async (_, flags, code) => {
+          const r = await runSbx([...flags, '--report-fd', '3', '--', 'true'], {
+            ...opts(),
+            extraStdio: { 3: 'pipe' },
+          });
+          const report = parseReport(r.extra[3]!.toString());
+          expect(report.error?.code).toBe(code);
+          expect(report.sessionId).not.toBe('');
+          const log = await runSbxRaw(['log', '--json', '--session', report.sessionId], opts());
+          const found = log.out
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as { sessionId: string; exitCode: number; error?: { code: string } });
+          expect(found).toEqual([
+            expect.objectContaining({
+              sessionId: report.sessionId,
+              exitCode: r.code,
+              error: expect.objectContaining({ code }),
+            }),
+          ]);
+        },
+      );
+
       it('--no-audit writes nothing; a ledger inside the workspace is refused (exit 2)', async () => {
         const before = ledgerLines().length;
         expect((await runSbx(['--no-audit', '--', 'true'], opts())).code).toBe(0);

@@ -4,7 +4,7 @@ import type { Launch, Session } from '../backend/launch.js';
 import { execLaunch } from '../runtime/exec.js';
 import type { Pins } from '../runtime/pins.js';
 import type { Backend, LaunchResult, Launcher } from './backends.js';
-import type { RunOptions } from './options.js';
+import type { RunSettings } from './options.js';
 import type { Derived } from './policy.js';
 
 export async function execute(
@@ -13,14 +13,14 @@ export async function execute(
   launch: Launch,
   derived: Derived,
   session: Session,
-  options: RunOptions,
+  options: RunSettings,
   pins: Pins,
 ): Promise<LaunchResult> {
   const timeoutMs = derived.policy.limits.timeoutMs;
   const result = await execLaunch(launch, {
-    stdio: options.stdio ?? 'inherit',
+    stdio: options.stdio,
     ...(options.input !== undefined ? { input: options.input } : {}),
-    forwardSignals: options.forwardSignals ?? false,
+    forwardSignals: options.forwardSignals,
     tty: derived.host.stdinIsTty,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),

@@ -3,11 +3,11 @@
 // command rules and, under `default: ask`, an approval (runtime/command-gate.ts).
 import { admitCommand } from '../runtime/command-gate.js';
 import { locateCommand } from '../runtime/command.js';
-import type { RunHooks, RunOptions } from './options.js';
+import type { CompileSettings, RunHooks, RunOptions } from './options.js';
 import type { Derived } from './policy.js';
 
 export async function gate(
-  options: RunOptions,
+  options: RunOptions & CompileSettings,
   hooks: RunHooks,
   derived: Derived,
   sessionId: string,
@@ -18,7 +18,7 @@ export async function gate(
     policy: derived.policy,
     host: derived.host,
     sessionId,
-    allowDenylisted: options.allowDenylistedCommands ?? false,
+    allowDenylisted: options.allowDenylistedCommands,
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     secrets,

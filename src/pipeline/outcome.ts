@@ -11,7 +11,7 @@ import type { EgressStats } from '../runtime/network/index.js';
 import type { LaunchResult } from './backends.js';
 import type { Ending } from '../report/ending.js';
 import type { PlannedLimits } from './limits.js';
-import { DEFAULT_CAPTURE_LIMIT_BYTES, type ProfileInfo, type RunOptions } from './options.js';
+import type { ProfileInfo, RunSettings } from './options.js';
 import type { Derived } from './policy.js';
 
 export interface RunRecord {
@@ -43,14 +43,13 @@ function scrubValues(env: Record<string, string>, secretEnv: Record<string, stri
 }
 
 /** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
-async function capturedView(r: RunRecord, options: RunOptions): Promise<Outcome['captured']> {
+async function capturedView(r: RunRecord, options: RunSettings): Promise<Outcome['captured']> {
   const { stdout, stderr, streamBytes } = r.result;
   if (!stdout || !stderr) return undefined;
   const { scrubCapture } = await import('../report/scrub.js');
-  const limitBytes = options.captureLimitBytes ?? DEFAULT_CAPTURE_LIMIT_BYTES;
   const secrets = scrubValues(r.derived.host.env, r.secretEnv);
   const view = (buf: Buffer, total: number): CapturedText => {
-    const { text, droppedBytes, hits } = scrubCapture(buf, limitBytes, { secrets }, total);
+    const { text, droppedBytes, hits } = scrubCapture(buf, options.captureLimitBytes, { secrets }, total);
     return { text, droppedBytes, redactions: hits };
   };
   return {
@@ -65,7 +64,7 @@ function maskedPaths(r: RunRecord): string[] {
   );
 }
 
-export async function outcomeOf(r: RunRecord, options: RunOptions): Promise<Outcome> {
+export async function outcomeOf(r: RunRecord, options: RunSettings): Promise<Outcome> {
   const { policy, hash } = r.derived;
   const { ending, result, egress, collected } = r;
   const captured = await capturedView(r, options);

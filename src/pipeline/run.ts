@@ -21,7 +21,16 @@ import { execute } from './exec.js';
 import { gate } from './gate.js';
 import { compileRunLaunch } from './launch.js';
 import { enforcedLimits, planRunLimits } from './limits.js';
-import type { CompileOptions, Compiled, KnownFacts, RunHooks, RunOptions } from './options.js';
+import {
+  type CompileOptions,
+  type Compiled,
+  compileSettings,
+  type KnownFacts,
+  type RunHooks,
+  type RunOptions,
+  type RunSettings,
+  runSettings,
+} from './options.js';
 import { outcomeOf } from './outcome.js';
 import { type Derived, derive, liftedOf } from './policy.js';
 import { type Prepared, prepare } from './prepare.js';
@@ -98,7 +107,8 @@ async function resolve(
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
-export async function compileRun(options: CompileOptions): Promise<Compiled> {
+export async function compileRun(requested: CompileOptions): Promise<Compiled> {
+  const options = compileSettings(requested);
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
   return locating(async (located) => {
@@ -106,7 +116,7 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
     const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
     const { policy, host } = r.derived;
-    const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands ?? false);
+    const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands);
     // `sbx explain --json` names each refusing rule's line, as a run's report would.
     const commandDecision =
       decided.verdict === 'deny'
@@ -123,7 +133,8 @@ export async function compileRun(options: CompileOptions): Promise<Compiled> {
  * these options would pass its gate (a remembered approval included), throws the refusal otherwise.
  * Nothing is created or run. `sbx hook` answers an agent with it; the wrapped `sbx run` judges again.
  */
-export async function admitRun(options: CompileOptions, hooks: RunHooks): Promise<void> {
+export async function admitRun(requested: CompileOptions, hooks: RunHooks): Promise<void> {
+  const options = compileSettings(requested);
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };
   const cleanup = new CleanupStack();
   // Located as compile() and run() do, so the hook's deny names the rule's profile line.
@@ -158,7 +169,7 @@ export async function resolvePolicy(options: CompileOptions): Promise<Pick<Compi
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
 async function runResolved(
   r: Resolved,
-  options: RunOptions,
+  options: RunSettings,
   hooks: RunHooks,
   known: KnownFacts,
   trail: AuditTrail | undefined,
@@ -217,7 +228,8 @@ async function runResolved(
  * A whole run. Rejects with SbxError when sbx itself fails or refuses (bad profile, no sandbox, a
  * command rule, an abort before the start); the error's `run` names the session and what was known.
  */
-export async function runPipeline(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
+export async function runPipeline(requested: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
+  const options = runSettings(requested);
   const warm = hooks.warm ?? false;
   const started = nowMs();
   const known: KnownFacts = { sessionId: newSessionId(), profile: null };

@@ -1,6 +1,6 @@
-// What a caller asks of a run (the library's options, which the CLI builds too), its defaults (applied
-// once, where the pipeline starts: the stages never default an option themselves), and what the
-// pipeline learns as it goes.
+// What a caller asks of a run (the library's options, which the CLI builds too), the defaults of those
+// the stages act on (applied once, where the pipeline starts, not in the stage that reads them), and
+// what the pipeline learns as it goes.
 import type { RunFacts } from '../errors.js';
 import type { RunRequest } from '../policy/derive.js';
 import type { Lifted } from '../report/outcome.js';

@@ -200,6 +200,9 @@ export function pathsToProbe(
     ...new Set([
       vars.workspace,
       ...specs.map((s) => s.path),
+      // Where a bind lands, for checkMountPoints: inside the writable workspace (at its own path) an
+      // existing directory is a mount point that needs nothing created on the host.
+      ...specs.flatMap((s) => (s.mountAt && posix.isAbsolute(s.mountAt) ? [posix.normalize(s.mountAt)] : [])),
       ...sockets,
       ...sensitiveRoots(profile, request, vars, env),
       ...readOnlyOwnRoots(profile, request, vars, env),

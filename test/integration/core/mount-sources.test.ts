@@ -246,6 +246,10 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const ok = await runSbx(['--ro-bind', `${lib}:/opt/lib`, '--', 'cat', '/opt/lib/x'], opts(ws));
       expect(ok.out).toBe('lib\n');
       expect(listTree(ws)).toEqual(before);
+      // An existing directory of the workspace is a mount point already: nothing is created, it mounts.
+      const onto = await runSbx(['--ro-bind', `${lib}:${join(ws, 'vendor')}`, '--', 'cat', 'vendor/x'], opts(ws));
+      expect(onto.out).toBe('lib\n');
+      expect(listTree(ws)).toEqual(before);
     });
   });
 

@@ -81,6 +81,8 @@ export const ErrorCatalogue = {
 
   /** A `network.publish` port is already bound on the host's 127.0.0.1 (or on all its addresses). */
   PORT_IN_USE: ExitCode.SETUP,
+  /** `sbx proxy` was given no allow-list to serve: the profile's network is none or host, and no --allow-domain. */
+  PROXY_NO_ALLOW_LIST: ExitCode.USAGE,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -153,7 +153,7 @@ async function addExportCommands(program: Command): Promise<void> {
   const k8s = exp
     .command('k8s')
     .description(
-      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities',
+      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities; an allow-list adds the egress proxy (Deployment, Service, NetworkPolicy)',
     )
     .argument('[command...]', 'the command and its arguments (put them after --)')
     .passThroughOptions()
@@ -173,6 +173,11 @@ async function addExportCommands(program: Command): Promise<void> {
         .choices(['localhost', 'runtime-default'])
         .default('localhost'),
     )
+    .option(
+      '--proxy-image <image>',
+      "an allow-list network: the image of the egress proxy's Deployment, with sbx on PATH (default: --image)",
+    )
+    .option('--proxy-port <port>', 'the port the egress proxy serves and HTTP_PROXY names (default: 3128)')
     .option('--out <dir>', 'where the seccomp profile is written (for copying to the nodes)')
     .option('--json', 'print {manifests, files, gaps} as JSON');
   await addFlags(k8s, POLICY_FLAGS);

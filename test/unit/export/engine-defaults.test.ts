@@ -30,6 +30,8 @@ describe('engine defaults in exports', () => {
       job: false,
       dir: DIR,
       arch: 'x86_64',
+      proxyImage: 'sbx-host:latest',
+      proxyPort: 3128,
     });
     expect(gaps).toContainEqual(expect.objectContaining({ key: 'mounts.sys', effect: 'weaker' }));
   });

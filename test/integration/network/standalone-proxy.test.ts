@@ -9,7 +9,15 @@ import { connect, type Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestHost, type Started, SBX_BIN, SKIP_INTEGRATION, start, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  runSbxRaw,
+  type Started,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  start,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { drain, readBytes, startUpstreams, type Upstreams } from './harness.js';
 
 let host: TestHost;
@@ -172,5 +180,43 @@ describe.skipIf(SKIP_INTEGRATION)('sbx proxy refuses', () => {
     expect(ran.code).toBe(2);
     expect(ran.err).toContain('--allow-remote');
     expect(ran.out).toBe('');
+  });
+});
+
+describe.skipIf(SKIP_INTEGRATION)('the proxy `sbx export k8s` emits', () => {
+  beforeAll(async () => {
+    host = makeTestHost('proxy-export');
+    up = await startUpstreams();
+  });
+  afterAll(async () => {
+    proxy?.child.kill('SIGKILL');
+    await up?.close();
+    host?.cleanup();
+  });
+
+  it("runs as its Deployment says, and enforces the profile's allow-list", async () => {
+    const file = join(host.root, 'egress.yaml');
+    writeFileSync(file, `network:\n  allow: [localhost:${up.httpPort}]\n  allow_private: [127.0.0.1:${up.httpPort}]\n`);
+    const exported = await runSbxRaw(
+      ['export', 'k8s', '-p', file, '--json', '--out', join(host.root, 'out'), '--', 'true'],
+      { env: host.env, cwd: host.workspace },
+    );
+    expect(exported.code, exported.err).toBe(0);
+    const { manifests } = JSON.parse(exported.out);
+    const deployment = manifests.find((m: { kind: string }) => m.kind === 'Deployment');
+    const command: string[] = deployment.spec.template.spec.containers[0].command;
+    expect(command.slice(0, 4)).toEqual(['sbx', 'proxy', '--listen', '0.0.0.0:3128']);
+    // The same argv, on a free loopback port of this host instead of the pod's 0.0.0.0:3128.
+    proxy = start(SBX_BIN, [...command.slice(1, 3), '127.0.0.1:0', ...command.slice(4)], {
+      env: host.env,
+      cwd: host.workspace,
+    });
+    port = JSON.parse(await proxy.line(/"event":"listening"/)).port;
+    const before = up.forbiddenConnections();
+    expect((await viaHttp(`http://localhost:${up.httpPort}/hello`)).status).toBe(200);
+    expect((await viaHttp(`http://localhost:${up.forbiddenPort}/hello`)).status).toBe(403);
+    expect(up.forbiddenConnections()).toBe(before);
+    proxy.child.kill('SIGTERM');
+    expect((await proxy.done).code).toBe(0);
   });
 });

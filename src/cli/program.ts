@@ -203,26 +203,22 @@ connection and exits 0. The proxy serves whoever reaches its address: 127.0.0.1 
 Examples:
   sbx proxy -p ci                                      the profile ci's allow-list on 127.0.0.1:3128
   sbx proxy --allow-domain registry.npmjs.org --listen 127.0.0.1:0 --json-log
-  sbx proxy -p ci --listen 0.0.0.0:3128 --allow-remote  what \`sbx export k8s\` runs in the proxy pod`;
+  sbx proxy --listen 0.0.0.0:3128 --allow-remote --json-log --allow-domain registry.npmjs.org:443
+                                                       what \`sbx export k8s\` runs in the proxy pod: the
+                                                       profile's rules on the argv, on every address`;
 
 function addProxyCommand(program: Command): void {
-  const collect = (value: string, previous: string[]) => [...previous, value];
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
   program
     .command('proxy')
     .description("serve a profile's egress allow-list as an HTTP and SOCKS5 proxy on one port, until SIGTERM")
     .option('-p, --profile <name>', 'the profile whose network lists to serve (default: none, the flags only)')
-    .option(
-      '--allow-domain <name[:port]>',
-      'also allow this destination (repeatable; *.example.com globs)',
-      collect,
-      [],
-    )
-    .option('--deny-domain <name[:port]>', 'refuse this destination even if allowed (repeatable)', collect, [])
+    .option('--allow-domain <name[:port]>', 'also allow this destination (repeatable; *.example.com globs)', collect)
+    .option('--deny-domain <name[:port]>', 'refuse this destination even if allowed (repeatable)', collect)
     .option(
       '--allow-private <addr[:port]>',
       'let the proxy dial this private or loopback address (repeatable)',
       collect,
-      [],
     )
     .option('--listen <addr:port>', 'the IP address and port to serve (default: 127.0.0.1:3128; port 0: any free one)')
     .option('--allow-remote', 'permit --listen on an address other hosts can reach (it serves them all)')

@@ -11,9 +11,9 @@ import { VERSION } from '../version.js';
 
 export interface ProxyFlags {
   profile?: string;
-  allowDomain: string[];
-  denyDomain: string[];
-  allowPrivate: string[];
+  allowDomain?: string[];
+  denyDomain?: string[];
+  allowPrivate?: string[];
   listen?: string;
   allowRemote?: boolean;
   jsonLog?: boolean;
@@ -94,9 +94,9 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
     network = resolved.profile.network ?? 'none';
   }
   const rules = proxyRulesOf(network, flags.profile, {
-    allowDomains: flags.allowDomain,
-    denyDomains: flags.denyDomain,
-    allowPrivate: flags.allowPrivate,
+    allowDomains: flags.allowDomain ?? [],
+    denyDomains: flags.denyDomain ?? [],
+    allowPrivate: flags.allowPrivate ?? [],
   });
   const log = (record: LogRecord): void => {
     process.stdout.write(formatLogLine(record, flags.jsonLog ?? false, new Date()));

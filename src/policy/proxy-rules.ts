@@ -40,7 +40,7 @@ export function proxyRulesOf(
   if (allow.length === 0) {
     const what =
       profileName === undefined ? 'no profile and no --allow-domain' : `profile ${profileName} allows no destination`;
-    throw new SbxError('PROXY_NO_ALLOW_LIST', `sbx proxy: ${what}: there is nothing to serve`, {
+    throw new SbxError('PROXY_NO_ALLOW_LIST', `${what}: there is nothing for sbx proxy to serve`, {
       hint: 'use -p with a profile whose network has an allow list, or add --allow-domain NAME[:PORT]',
     });
   }

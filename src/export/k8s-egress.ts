@@ -123,6 +123,8 @@ export function egressProxyObjects(net: Filtered, options: EgressProxyOptions, g
     if (list.length > 0) gaps.add(key, 'refused', 'a port or socket of the exporting host: a pod cannot reach it');
   const { name, port } = options;
   const proxyName = `${name}-proxy`;
+  if (!/^[a-z]/.test(name))
+    gaps.add('name', 'refused', `${proxyName}: a Service's name must start with a letter (RFC 1035); choose --name`);
   const proxyLabels = { [PROXY_LABEL]: name, 'app.kubernetes.io/managed-by': 'sbx' };
   const selector = { matchLabels: { [PROXY_LABEL]: name } };
   const tcp = { protocol: 'TCP', port };

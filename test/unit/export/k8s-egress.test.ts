@@ -243,4 +243,9 @@ describe('the workload cannot go around the proxy', () => {
     expect(() => exportK8s(p.policy, OPTIONS)).toThrow(SbxError);
     expect(() => exportK8s(p.policy, OPTIONS)).toThrow(/network\.host_ports/);
   });
+
+  it("refuses a --name the proxy's Service cannot carry (a DNS-1035 label starts with a letter)", async () => {
+    const p = await runPipeline('default', 'alice', { profile: { network: NETWORK } });
+    expect(() => exportK8s(p.policy, { ...OPTIONS, name: '42-build' })).toThrow(/42-build-proxy: a Service's name/);
+  });
 });

@@ -86,6 +86,8 @@ export const ErrorCatalogue = {
    * built on a guess. The hint asks for a report.
    */
   INTERNAL: ExitCode.SETUP,
+  /** `sbx proxy` was given no allow-list to serve: the profile's network is none or host, and no --allow-domain. */
+  PROXY_NO_ALLOW_LIST: ExitCode.USAGE,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { derive, SbxError } from '../api.js';
 import type { ExportGap } from '../export/gaps.js';
+import { DEFAULT_PROXY_PORT } from '../policy/proxy-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
 import { xdgDirs } from '../policy/user-dirs.js';
@@ -25,6 +26,8 @@ export interface ExportFlags extends RunFlags {
   name?: string;
   workspaceClaim?: string;
   secretName?: string;
+  proxyImage?: string;
+  proxyPort?: string;
 }
 
 /** Where the export's files go unless --out names a place: sbx's own state, which every sandbox is kept out of. */
@@ -128,13 +131,21 @@ export async function exportK8sCommand(command: string[], flags: ExportFlags): P
     throw new SbxError('USAGE', `--name ${JSON.stringify(name)} is not a DNS label of at most 52 characters`, {
       hint: 'e.g. --name build-42 (lower case letters, digits and -)',
     });
+  const proxyPort = Number(flags.proxyPort ?? DEFAULT_PROXY_PORT);
+  if (!Number.isInteger(proxyPort) || proxyPort < 1024 || proxyPort > 65535)
+    throw new SbxError('USAGE', `--proxy-port ${flags.proxyPort} is not a port from 1024 to 65535`, {
+      hint: `the proxy pod runs without capabilities, so no port below 1024 (default ${DEFAULT_PROXY_PORT})`,
+    });
   const dir = resolve(flags.out ?? defaultOutDir(profile));
   refuseWritableByPolicy(policy, dir, '--out');
   refuseForeignDir(dir, '--out');
   const { exportK8s } = await import('../export/k8s.js');
+  const image = flags.image ?? 'debian:stable-slim';
   const result = exportK8s(policy, {
     name,
-    image: flags.image ?? 'debian:stable-slim',
+    image,
+    proxyImage: flags.proxyImage ?? image,
+    proxyPort,
     workspaceClaim: flags.workspaceClaim ?? `${name}-workspace`,
     secretName: flags.secretName ?? `${name}-secrets`,
     seccomp: flags.seccomp ?? 'localhost',

@@ -65,6 +65,7 @@ export async function buildProgram(): Promise<Command> {
   await addRunCommand(program);
   await addExplainCommand(program);
   await addExportCommands(program);
+  addProxyCommand(program);
   addProfilesCommands(program);
   addTrustCommand(program);
   addApprovalsCommands(program);
@@ -152,7 +153,7 @@ async function addExportCommands(program: Command): Promise<void> {
   const k8s = exp
     .command('k8s')
     .description(
-      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities',
+      'print a Pod (or --job a Job), its ConfigMap and a NetworkPolicy as YAML: non-root, read-only root, no capabilities; an allow-list adds the egress proxy (Deployment, Service, NetworkPolicy)',
     )
     .argument('[command...]', 'the command and its arguments (put them after --)')
     .passThroughOptions()
@@ -172,6 +173,11 @@ async function addExportCommands(program: Command): Promise<void> {
         .choices(['localhost', 'runtime-default'])
         .default('localhost'),
     )
+    .option(
+      '--proxy-image <image>',
+      "an allow-list network: the image of the egress proxy's Deployment, with sbx on PATH (default: --image)",
+    )
+    .option('--proxy-port <port>', 'the port the egress proxy serves and HTTP_PROXY names (default: 3128)')
     .option('--out <dir>', 'where the seccomp profile is written (for copying to the nodes)')
     .option('--json', 'print {manifests, files, gaps} as JSON');
   await addFlags(k8s, POLICY_FLAGS);
@@ -179,6 +185,50 @@ async function addExportCommands(program: Command): Promise<void> {
     const { exportK8sCommand } = await import('./export.js');
     await exportK8sCommand(command, flags);
   });
+}
+
+const PROXY_HELP = `
+The rules are the profile's network.allow, network.deny and network.allow_private (matched exactly as
+\`sbx run\` matches them), plus the flags; without -p, only the flags. A name is resolved by the proxy,
+and every address it resolves to must be public or listed in allow_private (no 10.x, 169.254.169.254,
+127.x unless listed). Clients use it as an HTTP proxy (plain http:// and CONNECT) or a SOCKS5 proxy, on
+the same port:
+  HTTP_PROXY=http://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 ALL_PROXY=socks5h://127.0.0.1:3128
+
+stdout: one line per event, host and port only (never a path, query or header): listening (the port is
+bound), open, close (bytes each way), refused (the rule and why), failed, stopped. --json-log makes
+each a JSON object with an ISO time. stderr: warnings and errors. SIGTERM or SIGINT ends every
+connection and exits 0. The proxy serves whoever reaches its address: 127.0.0.1 unless --allow-remote.
+
+Examples:
+  sbx proxy -p ci                                      the profile ci's allow-list on 127.0.0.1:3128
+  sbx proxy --allow-domain registry.npmjs.org --listen 127.0.0.1:0 --json-log
+  sbx proxy --listen 0.0.0.0:3128 --allow-remote --json-log --allow-domain registry.npmjs.org:443
+                                                       what \`sbx export k8s\` runs in the proxy pod: the
+                                                       profile's rules on the argv, on every address`;
+
+function addProxyCommand(program: Command): void {
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
+  program
+    .command('proxy')
+    .description("serve a profile's egress allow-list as an HTTP and SOCKS5 proxy on one port, until SIGTERM")
+    .option('-p, --profile <name>', 'the profile whose network lists to serve (default: none, the flags only)')
+    .option('--allow-domain <name[:port]>', 'also allow this destination (repeatable; *.example.com globs)', collect)
+    .option('--deny-domain <name[:port]>', 'refuse this destination even if allowed (repeatable)', collect)
+    .option(
+      '--allow-private <addr[:port]>',
+      'let the proxy dial this private or loopback address (repeatable)',
+      collect,
+    )
+    .option('--listen <addr:port>', 'the IP address and port to serve (default: 127.0.0.1:3128; port 0: any free one)')
+    .option('--allow-remote', 'permit --listen on an address other hosts can reach (it serves them all)')
+    .option('--json-log', 'each event as a JSON object on its line')
+    .option('--trust-profile <sha256[,...]>', 'trust the project profile with this chain hash (see `sbx trust --help`)')
+    .addHelpText('after', PROXY_HELP)
+    .action(async (flags: import('./proxy.js').ProxyFlags) => {
+      const { proxyCommand } = await import('./proxy.js');
+      await proxyCommand(flags);
+    });
 }
 
 function addProfilesCommands(program: Command): void {

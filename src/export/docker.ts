@@ -145,9 +145,9 @@ function compileNetwork(policy: Policy, gaps: GapList): string[] {
       return ['--network', 'host'];
     case 'filtered':
       gaps.add(
-        'network.kind',
+        'network.allow',
         'refused',
-        "an allow-list: it is enforced by sbx's egress proxy, which a docker run cannot start (no export carries it yet: use network: none or host, or sbx run)",
+        "an allow-list: sbx's egress proxy would need a container of its own and an --internal network joining the two, which one docker run cannot say (and the engine's DNS would still answer the workload); use sbx run, sbx export k8s (the proxy in its own pod), or network: none",
       );
       return [];
   }

@@ -1,5 +1,6 @@
 // Policy → Kubernetes manifests: a Pod (or a Job), a ConfigMap of the generated files and mask
-// stand-ins, and a NetworkPolicy denying all traffic for `network: none`. Pure.
+// stand-ins, and a NetworkPolicy denying all traffic for `network: none`; for an allow-list, the egress
+// proxy's objects besides (k8s-egress.ts). Pure.
 //
 // The image supplies the system; the workspace is a PersistentVolumeClaim (its read-only parts
 // mounted again from it by subPath); /tmp and HOME are memory-backed emptyDirs with a sizeLimit;
@@ -12,6 +13,7 @@ import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { isCredentialName } from '../policy/env.js';
 import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
+import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
 
@@ -30,6 +32,10 @@ export interface K8sOptions {
   /** Absolute directory the seccomp profile is written to (for copying onto the nodes). */
   dir: string;
   arch: SeccompArch;
+  /** An allow-list network: the image of the egress proxy's Deployment (it runs `sbx proxy`). */
+  proxyImage: string;
+  /** The port the proxy serves and the workload's proxy variables name. */
+  proxyPort: number;
 }
 
 type Json = Record<string, unknown>;
@@ -40,7 +46,7 @@ export interface K8sExport {
   gaps: ExportGap[];
 }
 
-const LABEL = 'sbx.dev/sandbox';
+const LABEL = SANDBOX_LABEL;
 const EMPTY_KEY = 'empty';
 
 interface VolumeMount {
@@ -68,6 +74,8 @@ const volumeName = (ordinal: number) => `v${ordinal}`;
 
 function compileMount(m: Mount, walk: Walk, ordinal: number): void {
   const { gaps, policy } = walk;
+  // sbx run's egress bridge (node, its script, the proxy's sockets): the proxy's own pod replaces it.
+  if (isEgressBridgeMount(m)) return;
   const readOnly = walk.readOnlyTargets.has(m.target);
   switch (m.kind) {
     case 'bind': {
@@ -146,7 +154,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
       return;
     }
     case 'session-dir':
-      gaps.add('mounts.session-dir', 'refused', "the egress proxy's session directory (network allow-lists)");
+      gaps.add('mounts.session-dir', 'refused', "a session directory of sbx run's (ssh_agent's filter socket)");
       return;
     case 'remount-ro':
       if (
@@ -210,7 +218,19 @@ function compileEnv(policy: Policy, options: K8sOptions, gaps: GapList): Json[] 
   return env;
 }
 
-function networkPolicy(policy: Policy, options: K8sOptions, gaps: GapList): Json[] {
+/** The network's objects, and the proxy variables the workload needs (allow-lists only). */
+function networkObjects(
+  policy: Policy,
+  options: K8sOptions,
+  gaps: GapList,
+): { manifests: Json[]; env: { name: string; value: string }[] } {
+  const net = policy.network;
+  if (net.kind === 'filtered')
+    return egressProxyObjects(net, { name: options.name, image: options.proxyImage, port: options.proxyPort }, gaps);
+  return { manifests: denyAllPolicy(policy, options, gaps), env: [] };
+}
+
+function denyAllPolicy(policy: Policy, options: K8sOptions, gaps: GapList): Json[] {
   switch (policy.network.kind) {
     case 'none':
       gaps.add(
@@ -239,11 +259,6 @@ function networkPolicy(policy: Policy, options: K8sOptions, gaps: GapList): Json
       );
       return [];
     case 'filtered':
-      gaps.add(
-        'network.kind',
-        'refused',
-        "an allow-list: sbx's egress proxy as a sidecar is not exported yet; use network: none or host",
-      );
       return [];
   }
 }
@@ -318,13 +333,18 @@ export function exportK8s(policy: Policy, options: K8sOptions): K8sExport {
       : []),
     ...walk.volumes,
   ];
+  const network = networkObjects(policy, options, gaps);
+  const proxyVars = new Set(network.env.map((e) => e.name));
+  // The proxy's variables win over a kept one of the same name, as bridge.cjs overrides them in a sandbox.
+  const env = [...compileEnv(policy, options, gaps).filter((e) => !proxyVars.has(e.name as string)), ...network.env];
   const deadline =
     policy.limits.timeoutMs === undefined ? {} : { activeDeadlineSeconds: Math.ceil(policy.limits.timeoutMs / 1000) };
   const podSpec: Json = {
     restartPolicy: 'Never',
     // No Kubernetes API credential inside, no service variables outside the allow-list.
     automountServiceAccountToken: false,
-    enableServiceLinks: false,
+    // Off, but for an allow-list: the workload finds the proxy's Service by its variables (k8s-egress.ts).
+    enableServiceLinks: policy.network.kind === 'filtered',
     hostUsers: !policy.namespaces.user,
     hostPID: !policy.namespaces.pid,
     hostIPC: !policy.namespaces.ipc,
@@ -337,7 +357,7 @@ export function exportK8s(policy: Policy, options: K8sOptions): K8sExport {
         image: options.image,
         command: policy.command,
         workingDir: policy.cwd,
-        env: compileEnv(policy, options, gaps),
+        env,
         securityContext: {
           runAsNonRoot: true,
           runAsUser: uid,
@@ -365,7 +385,7 @@ export function exportK8s(policy: Policy, options: K8sOptions): K8sExport {
   const configMap: Json[] = hasFiles
     ? [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${options.name}-files`, labels }, data: walk.data }]
     : [];
-  const manifests = [...configMap, ...networkPolicy(policy, options, gaps), workload];
+  const manifests = [...configMap, ...network.manifests, workload];
   gaps.refuseIfAny('k8s', 'see `sbx export k8s --json` for every gap, or export a profile without the key named');
   return { manifests, files, gaps: gaps.items };
 }

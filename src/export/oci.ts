@@ -174,9 +174,9 @@ function compileNamespaces(policy: Policy, gaps: GapList): { type: string }[] {
     gaps.add('namespaces.user', 'refused', 'a shared user namespace: the identity mapping needs one (as with bwrap)');
   if (policy.network.kind === 'filtered')
     gaps.add(
-      'network.kind',
+      'network.allow',
       'refused',
-      "an allow-list: it is enforced by sbx's egress proxy, which an OCI runtime does not start",
+      "an allow-list: a bundle is one container, and sbx's egress proxy must run outside its network namespace with a way in that only it offers (sbx run's bridge), which an OCI runtime does not set up; use sbx run, sbx export k8s, or network: none",
     );
   if (policy.network.kind === 'host')
     gaps.add(

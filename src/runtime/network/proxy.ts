@@ -16,6 +16,7 @@ import {
   createProxyState,
   DEFAULT_TIMEOUTS,
   type EgressEvent,
+  type ProxyState,
   type EgressStats,
   type EgressTimeouts,
 } from './context.js';
@@ -23,10 +24,9 @@ import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { createSocksProxy } from './socks-proxy.js';
 
-export interface EgressProxyOptions {
+/** What both front ends share: the rules, the seams and the limits. */
+export interface FrontEndOptions {
   rules: EgressRules;
-  /** Directory for the two sockets (the session dir, bind-mounted into the sandbox). */
-  socketDir: string;
   /** Name → addresses. Default: the system resolver (getaddrinfo), every address. Test seam. */
   resolve?: (host: string) => Promise<string[]>;
   /** Opens a TCP connection to an IP literal. Default: net.connect with DNS disabled. Test seam. */
@@ -38,6 +38,11 @@ export interface EgressProxyOptions {
    * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
    */
   maxConnections?: number;
+}
+
+export interface EgressProxyOptions extends FrontEndOptions {
+  /** Directory for the two sockets (the session dir, bind-mounted into the sandbox). */
+  socketDir: string;
 }
 
 export interface EgressProxy {
@@ -73,10 +78,8 @@ function closeServer(server: NetServer | Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
-  const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
-  const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
-  checkSocketPath(socksSocket);
+/** The HTTP and SOCKS front ends over one proxy state, not yet listening (`sbx run`'s sockets, `sbx proxy`'s port). */
+export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; http: Server; socks: NetServer } {
   const state = createProxyState({
     rules: opts.rules,
     resolve: opts.resolve ?? resolveSystem,
@@ -88,6 +91,14 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
   const socks = createSocksProxy(state);
   http.maxConnections = opts.maxConnections ?? 512;
   socks.maxConnections = opts.maxConnections ?? 512;
+  return { state, http, socks };
+}
+
+export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
+  const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
+  const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
+  checkSocketPath(socksSocket);
+  const { state, http, socks } = createFrontEnds(opts);
   try {
     await listen(http, httpSocket);
     await listen(socks, socksSocket);

@@ -28,6 +28,8 @@ const OPTIONS: K8sOptions = {
   job: false,
   dir: '/var/lib/sbx-export/k',
   arch: 'x86_64',
+  proxyImage: 'sbx-host:latest',
+  proxyPort: 3128,
 };
 
 type Model = new (data: any) => { validate(): void };

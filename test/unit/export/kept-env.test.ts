@@ -54,6 +54,8 @@ describe('kept variables in exports', () => {
       job: false,
       dir: DIR,
       arch: 'x86_64',
+      proxyImage: 'sbx-host:latest',
+      proxyPort: 3128,
     });
     expect(JSON.stringify(k.manifests)).not.toContain('ghp_SECRETVALUE');
     const pod = k.manifests.find((m) => m.kind === 'Pod') as { spec: { containers: { env: unknown[] }[] } };

@@ -175,6 +175,10 @@ async function landlockCheck(): Promise<Check> {
   try {
     const info = probeLandlock(landlockHelperPath());
     const detail = `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot work)`;
+    if (info.judgeUnavailable) {
+      const why = `; allow-list networks are refused here (${info.judgeUnavailable})`;
+      return { name: 'landlock', status: 'warn', detail: detail + why, fix: 'use --network none or host with it' };
+    }
     return { name: 'landlock', status: 'ok', detail };
   } catch (error) {
     if (!isSbxError(error)) throw error;

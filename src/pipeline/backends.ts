@@ -23,7 +23,7 @@ export type BackendChoice = BackendName | 'auto';
 export type Launcher =
   | { backend: 'bwrap'; path: string; version: string; bwrap: BwrapInfo; chosenBy: BackendChoice }
   | { backend: 'nsjail'; path: string; version: string; chosenBy: BackendChoice }
-  | { backend: 'landlock'; path: string; version: string; chosenBy: BackendChoice };
+  | { backend: 'landlock'; path: string; version: string; chosenBy: BackendChoice; judgeUnavailable?: string };
 
 export interface ProbeContext {
   env: Record<string, string | undefined>;
@@ -47,6 +47,12 @@ export interface Backend {
   name: BackendName;
   /** It creates user namespaces: where the host forbids them, `--backend auto` passes it by. */
   needsUserNamespaces: boolean;
+  /**
+   * Where the egress proxy listens (pipeline/egress.ts): `session-dir`, on sockets the bridge inside the
+   * sandbox's network namespace reaches; `loopback`, on the host's 127.0.0.1, where the launcher itself
+   * connects the command (sbx-landlock's network judge) and host ports need no relay.
+   */
+  egressOn: 'session-dir' | 'loopback';
   /** Finds the launcher and checks that it can work; throws SbxError (125) when not. */
   probe(ctx: ProbeContext): Promise<Launcher>;
   /** Policy → the exact launch. */
@@ -114,6 +120,7 @@ function withChoice(launcher: Launcher, choice: BackendChoice): Launcher {
 const bwrap: Backend = {
   name: 'bwrap',
   needsUserNamespaces: true,
+  egressOn: 'session-dir',
   async probe(ctx) {
     const info = probeBwrap(ctx.env, ctx.cacheDir);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
@@ -163,6 +170,7 @@ const bwrap: Backend = {
 const nsjail: Backend = {
   name: 'nsjail',
   needsUserNamespaces: true,
+  egressOn: 'session-dir',
   async probe(ctx) {
     return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
   },
@@ -215,6 +223,7 @@ const nsjail: Backend = {
 const landlock: Backend = {
   name: 'landlock',
   needsUserNamespaces: false,
+  egressOn: 'loopback',
   async probe(ctx) {
     const { probeLandlock } = await import('../runtime/landlock-probe.js');
     return { backend: 'landlock', ...probeLandlock(landlockHelperPath()), chosenBy: ctx.choice };
@@ -223,11 +232,16 @@ const landlock: Backend = {
     const { compileLandlock } = await import('../backend/landlock.js');
     const { uid, gid, stdinIsTty } = host;
     const arch = hostSeccompArch(process.arch);
-    return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid });
+    if (launcher.backend !== 'landlock') throw new Error('landlock backend given another launcher');
+    const judge = launcher.judgeUnavailable === undefined ? {} : { judgeUnavailable: launcher.judgeUnavailable };
+    return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid, ...judge });
   },
   execOptions: () => ({ supervision: 'status-fd' }),
   async read(result) {
-    if (result.kind === 'ran') return ranResult(result);
+    if (result.kind === 'ran') {
+      const { landlockNetworkViolations } = await import('../backend/landlock-status.js');
+      return { ...ranResult(result), observed: landlockNetworkViolations(result.statusText) };
+    }
     if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;
     throw new SbxError('SANDBOX_SETUP', message, {
@@ -238,13 +252,15 @@ const landlock: Backend = {
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
-    const { expandLandlockLaunch, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(
+    const { expandLandlockLaunch, landlockJudgedCalls, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(
       '../backend/landlock.js'
     );
     const head = `# ${launcher.version} at ${launcher.path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`;
     return {
       networkNone: LANDLOCK_NETWORK_NONE,
-      seccompAdded: [...new Set(landlockSeccompRules(policy).map((r) => r.syscall))],
+      seccompAdded: [
+        ...new Set([...landlockSeccompRules(policy).map((r) => r.syscall), ...landlockJudgedCalls(policy)]),
+      ],
       lines: [head, ...expandLandlockLaunch(launch)],
     };
   },

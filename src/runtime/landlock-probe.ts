@@ -11,6 +11,18 @@ export const LANDLOCK_MIN_ABI = 6;
 export interface LandlockInfo {
   path: string;
   version: string;
+  /**
+   * Why the helper's network judge cannot work here (seccomp user notification, pidfd_getfd,
+   * process_vm_readv: an outer seccomp profile or a ptrace policy can forbid each), or undefined when
+   * it can. An allow-list network is refused by name without it (backend/landlock.ts).
+   */
+  judgeUnavailable?: string;
+}
+
+/** `sbx-landlock --probe`: "abi=N" then "notify=ok" or the step that failed (native/sbx-landlock.c main). */
+function parseProbe(text: string): { abi: number; notify: string } {
+  const field = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(text)?.[1] ?? '';
+  return { abi: Number(field('abi') || Number.NaN), notify: field('notify') || 'the helper did not say' };
 }
 
 export function probeLandlock(helper: string): LandlockInfo {
@@ -21,9 +33,12 @@ export function probeLandlock(helper: string): LandlockInfo {
     });
   }
   let abi: number;
+  let notify: string;
   try {
     const stdio: ['ignore', 'pipe', 'ignore'] = ['ignore', 'pipe', 'ignore'];
-    abi = Number(execFileSync(helper, ['--abi'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }).trim());
+    ({ abi, notify } = parseProbe(
+      execFileSync(helper, ['--probe'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }),
+    ));
   } catch (cause) {
     const message = `${helper} does not run: ${(cause as Error).message.split('\n')[0]}`;
     throw new SbxError('LANDLOCK_UNAVAILABLE', message, { cause, hint: 'rebuild sbx (npm run build)' });
@@ -35,7 +50,8 @@ export function probeLandlock(helper: string): LandlockInfo {
       hint: 'run on a newer kernel, or where user namespaces work (--backend bwrap)',
     });
   }
-  return { path: helper, version: `sbx-landlock (kernel Landlock ABI ${abi})` };
+  const judge = notify === 'ok' ? {} : { judgeUnavailable: notify };
+  return { path: helper, version: `sbx-landlock (kernel Landlock ABI ${abi})`, ...judge };
 }
 
 /**

@@ -225,6 +225,29 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow
   });
 });
 
+describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.host_ports', () => {
+  it('the judge connects the listed host port and nothing else; no proxy, no bridge', async () => {
+    const file = join(t.root, 'host-port.yaml');
+    writeFileSync(file, `extends: default\nnetwork:\n  host_ports: [${sink.port}]\n`, { mode: 0o600 });
+    const r = await runSbx(
+      [
+        '--backend',
+        'landlock',
+        '-p',
+        file,
+        '--',
+        'sh',
+        '-c',
+        `${probe} connect4 127.0.0.1 ${sink.port}; ${probe} connect4 127.0.0.2 ${sink2.port}; echo "[$HTTP_PROXY]"`,
+      ],
+      opts(),
+    );
+    expect(r.out).toBe('connect4 ok\nconnect4 connect:EACCES\n[]\n');
+    expect(await sink.listener.drain()).toEqual(['connect4\n']);
+    expect(await sink2.listener.drain()).toEqual([]);
+  });
+});
+
 describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock with network.allow', () => {
   it('shows the judge: net=filtered, the proxy ports as placeholders, the approximation', async () => {
     const r = await runSbxRaw(['explain', '--backend', 'landlock', '-p', profile, '--', 'true'], opts());

@@ -129,8 +129,10 @@ static void deny(struct verdict *v, const char *what) {
 	v->error = EACCES, v->report = 1, v->what = what;
 }
 
+/* A step of the mechanism failed: the call is refused all the same, and reported as not inspected. */
 static void fault(struct verdict *v, const char *step) {
-	v->fault_errno = errno, v->fault = step, v->what = step, v->report = 1, v->error = EACCES;
+	v->fault_errno = errno, v->fault = step, v->report = 1, v->error = EACCES;
+	v->what = "the judge could not inspect the call";
 }
 
 static int port_allowed(const struct net_config *c, unsigned port) {
@@ -223,9 +225,7 @@ static void judge(int listener, const struct seccomp_notif *req, const struct ne
 	switch (req->data.nr) {
 	case __NR_connect: return judge_connect(listener, req, c, v);
 	case __NR_listen: return deny(v, "listen: the sandbox takes no connections");
-	case __NR_socket:
-		v->port = -1;
-		return deny(v, type_name((int)req->data.args[1]));
+	case __NR_socket: return deny(v, type_name((int)req->data.args[1]));
 	default: return deny(v, "unexpected system call");
 	}
 }

@@ -30,7 +30,7 @@
  * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
  * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}. Under net=filtered, each
  * denial of the network judge is a line {"denied": {...}} between them (sbx-landlock-net.c report()).
- * `sbx-landlock --probe` prints "abi=N" and "notify=ok" or "notify=<the step that failed>".
+ * `sbx-landlock --probe-judge` tries the network judge once and prints "ok" or the step that failed.
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
  * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
@@ -398,10 +398,10 @@ static void end_leftovers(void) {
 int main(int argc, char **argv) {
 	static struct config c;
 	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
-	if (argc == 2 && !strcmp(argv[1], "--probe")) {
+	if (argc == 2 && !strcmp(argv[1], "--probe-judge")) {
 		char why[256];
 		const char *failed = net_probe(why, sizeof why);
-		return printf("abi=%d\nnotify=%s\n", landlock_abi(), failed ? failed : "ok") < 0;
+		return printf("%s\n", failed ? failed : "ok") < 0;
 	}
 	parse_config(&c);
 	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */

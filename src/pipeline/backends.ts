@@ -23,7 +23,7 @@ export type BackendChoice = BackendName | 'auto';
 export type Launcher =
   | { backend: 'bwrap'; path: string; version: string; bwrap: BwrapInfo; chosenBy: BackendChoice }
   | { backend: 'nsjail'; path: string; version: string; chosenBy: BackendChoice }
-  | { backend: 'landlock'; path: string; version: string; chosenBy: BackendChoice; judgeUnavailable?: string };
+  | { backend: 'landlock'; path: string; version: string; chosenBy: BackendChoice };
 
 export interface ProbeContext {
   env: Record<string, string | undefined>;
@@ -232,8 +232,10 @@ const landlock: Backend = {
     const { compileLandlock } = await import('../backend/landlock.js');
     const { uid, gid, stdinIsTty } = host;
     const arch = hostSeccompArch(process.arch);
-    if (launcher.backend !== 'landlock') throw new Error('landlock backend given another launcher');
-    const judge = launcher.judgeUnavailable === undefined ? {} : { judgeUnavailable: launcher.judgeUnavailable };
+    // Only an allow-list network needs the judge, so only such a run pays for trying it.
+    const { probeNetworkJudge } = await import('../runtime/landlock-probe.js');
+    const unavailable = policy.network.kind === 'filtered' ? probeNetworkJudge(launcher.path) : undefined;
+    const judge = unavailable === undefined ? {} : { judgeUnavailable: unavailable };
     return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid, ...judge });
   },
   execOptions: () => ({ supervision: 'status-fd' }),

@@ -11,18 +11,6 @@ export const LANDLOCK_MIN_ABI = 6;
 export interface LandlockInfo {
   path: string;
   version: string;
-  /**
-   * Why the helper's network judge cannot work here (seccomp user notification, pidfd_getfd,
-   * process_vm_readv: an outer seccomp profile or a ptrace policy can forbid each), or undefined when
-   * it can. An allow-list network is refused by name without it (backend/landlock.ts).
-   */
-  judgeUnavailable?: string;
-}
-
-/** `sbx-landlock --probe`: "abi=N" then "notify=ok" or the step that failed (native/sbx-landlock.c main). */
-function parseProbe(text: string): { abi: number; notify: string } {
-  const field = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(text)?.[1] ?? '';
-  return { abi: Number(field('abi') || Number.NaN), notify: field('notify') || 'the helper did not say' };
 }
 
 export function probeLandlock(helper: string): LandlockInfo {
@@ -33,12 +21,9 @@ export function probeLandlock(helper: string): LandlockInfo {
     });
   }
   let abi: number;
-  let notify: string;
   try {
     const stdio: ['ignore', 'pipe', 'ignore'] = ['ignore', 'pipe', 'ignore'];
-    ({ abi, notify } = parseProbe(
-      execFileSync(helper, ['--probe'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }),
-    ));
+    abi = Number(execFileSync(helper, ['--abi'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }).trim());
   } catch (cause) {
     const message = `${helper} does not run: ${(cause as Error).message.split('\n')[0]}`;
     throw new SbxError('LANDLOCK_UNAVAILABLE', message, { cause, hint: 'rebuild sbx (npm run build)' });
@@ -50,8 +35,7 @@ export function probeLandlock(helper: string): LandlockInfo {
       hint: 'run on a newer kernel, or where user namespaces work (--backend bwrap)',
     });
   }
-  const judge = notify === 'ok' ? {} : { judgeUnavailable: notify };
-  return { path: helper, version: `sbx-landlock (kernel Landlock ABI ${abi})`, ...judge };
+  return { path: helper, version: `sbx-landlock (kernel Landlock ABI ${abi})` };
 }
 
 /**
@@ -68,4 +52,23 @@ export function userNamespacesBlocked(uid: number, bwrap: string, env: Record<st
     timeout: 5000,
   });
   return tried.status !== 0;
+}
+
+/**
+ * Why the helper's network judge (native/sbx-landlock-net.c) cannot work here, or undefined when it
+ * can: `sbx-landlock --probe-judge` tries the whole mechanism once on a child (seccomp user
+ * notification, the listener passed over a socketpair, pidfd_getfd, process_vm_readv), which an outer
+ * seccomp profile, a ptrace policy or a listener already on the process can each forbid. Only runs
+ * with an allow-list network pay for it (pipeline/backends.ts); the landlock compiler refuses them
+ * by name when it fails.
+ */
+export function probeNetworkJudge(helper: string): string | undefined {
+  let said: string;
+  try {
+    const stdio: ['ignore', 'pipe', 'ignore'] = ['ignore', 'pipe', 'ignore'];
+    said = execFileSync(helper, ['--probe-judge'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }).trim();
+  } catch (cause) {
+    return `${helper} --probe-judge failed: ${(cause as Error).message.split('\n')[0]}`;
+  }
+  return said === 'ok' ? undefined : said || 'the helper did not say';
 }

@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -245,6 +245,16 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.host_
     expect(r.out).toBe('connect4 ok\nconnect4 connect:EACCES\n[]\n');
     expect(await sink.listener.drain()).toEqual(['connect4\n']);
     expect(await sink2.listener.drain()).toEqual([]);
+  });
+});
+
+describe.skipIf(SKIP_INTEGRATION)('where the judge cannot work, the probe names the step', () => {
+  it('control: here it works; inside a judged run a second listener is refused (EBUSY), so nesting is refused', async () => {
+    expect((await runHost([HELPER, '--probe-judge'], opts())).out).toBe('ok\n');
+    const copy = join(t.workspace, 'sbx-landlock');
+    copyFileSync(HELPER, copy);
+    const { r } = await inside(`${copy} --probe-judge`);
+    expect(r.out).toBe('seccomp user notification: Device or resource busy\n');
   });
 });
 

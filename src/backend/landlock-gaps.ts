@@ -235,7 +235,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     detail:
       "the policy's rules, as bwrap gets them, installed last by the helper, plus the backend's own " +
       '(landlock.unix-sockets, network.none, network.tcp-fastopen, seccomp.io_uring), even with preset ' +
-      'off; those only deny more',
+      "off; those only deny more. Under an allow list a second filter sends the network judge's calls " +
+      'to the helper (network.filtered)',
   },
   {
     feature: 'mounts.symlink',

@@ -262,6 +262,11 @@ export const LANDLOCK_NETWORK_NONE =
   "none: no network namespace, the host's interfaces stay visible; TCP connect and bind denied by " +
   'Landlock; refused by seccomp: socket() of any family but netlink, io_uring, sends with MSG_FASTOPEN';
 
+/** Where an allow-list network's command is under this backend, for `sbx explain` (native/sbx-landlock-net.c). */
+export const LANDLOCK_NETWORK_FILTERED =
+  "no network namespace (the host's network); Landlock denies TCP, the helper connects each connect() " +
+  "to sbx's proxy on 127.0.0.1 or refuses it";
+
 /**
  * The rules the landlock backend adds to the policy's (`sbx explain` lists them), whatever its preset:
  * with preset off they are the whole filter. The backend's own confinement depends on them. Each only

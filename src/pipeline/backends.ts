@@ -79,6 +79,8 @@ export interface Backend {
 export interface BackendDescription {
   /** What `network: none` really holds under this backend. */
   networkNone: string;
+  /** Where an allow-list network's sandbox side is: its own namespace, or (landlock) the host's network. */
+  networkFilteredWhere: string;
   /** Syscalls its filter denies (in whole or for some arguments) beyond the policy's seccomp rules. */
   seccompAdded: string[];
   /** explain's closing lines: how sbx starts the launcher, then the launch as one can run or read it. */
@@ -87,6 +89,7 @@ export interface BackendDescription {
 
 /** bwrap and nsjail: `network: none` is a network namespace of its own. */
 const OWN_NAMESPACE = 'none (own namespace, loopback only)';
+const FILTERED_OWN_NAMESPACE = 'own namespace';
 
 /** The landlock backend's helper, built from native/sbx-landlock.c by scripts/build.mjs. */
 export function landlockHelperPath(): string {
@@ -163,7 +166,7 @@ const bwrap: Backend = {
       '# (paths where sbx passes the pinned descriptors listed above)',
       quote([launch.file, ...inline]),
     ];
-    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
+    return { networkNone: OWN_NAMESPACE, networkFilteredWhere: FILTERED_OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
@@ -216,7 +219,7 @@ const nsjail: Backend = {
       quote(config < 0 ? expanded : expanded.slice(0, config)),
       ...(config < 0 ? [] : expanded.slice(config)),
     ];
-    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
+    return { networkNone: OWN_NAMESPACE, networkFilteredWhere: FILTERED_OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
@@ -254,12 +257,17 @@ const landlock: Backend = {
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
-    const { expandLandlockLaunch, landlockJudgedCalls, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(
-      '../backend/landlock.js'
-    );
+    const {
+      expandLandlockLaunch,
+      landlockJudgedCalls,
+      landlockSeccompRules,
+      LANDLOCK_NETWORK_FILTERED,
+      LANDLOCK_NETWORK_NONE,
+    } = await import('../backend/landlock.js');
     const head = `# ${launcher.version} at ${launcher.path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`;
     return {
       networkNone: LANDLOCK_NETWORK_NONE,
+      networkFilteredWhere: LANDLOCK_NETWORK_FILTERED,
       seccompAdded: [
         ...new Set([...landlockSeccompRules(policy).map((r) => r.syscall), ...landlockJudgedCalls(policy)]),
       ],

@@ -263,6 +263,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock with network.a
     const r = await runSbxRaw(['explain', '--backend', 'landlock', '-p', profile, '--', 'true'], opts());
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n');
+    expect(lines.find((l) => l.startsWith('network '))).toMatch(
+      /^network {3}filtered: no network namespace \(the host's network\); Landlock denies TCP, the helper connects/,
+    );
     expect(lines).toContain('net=filtered');
     expect(lines).toContain('connect=<proxy-http-port>');
     expect(lines.some((l) => /^ {2}approximated network\.filtered:/.test(l))).toBe(true);

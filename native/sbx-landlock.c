@@ -16,6 +16,9 @@
  *   mkdir=PATH       create this directory (0700) before confinement if it does not exist
  *   tcp=PORT         allow TCP connect to PORT (every other TCP bind/connect is denied)
  *   net=host         leave TCP alone (the host's network); without it TCP is denied but for tcp= ports
+ *   net=filtered     deny all TCP to the command, and judge its connect(), listen() and non-TCP socket()
+ *                    calls in the monitor (sbx-landlock-net.c): only connect= ports are reached
+ *   connect=PORT     under net=filtered, the monitor connects the command's TCP sockets to 127.0.0.1:PORT
  *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal
  *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
  *   cwd=PATH         the command's working directory
@@ -25,7 +28,9 @@
  *                    sbx always sends one: Landlock's network rules hold only with it (below, landlock())
  * `sbx-landlock --abi` prints the kernel's Landlock ABI version (0 when it has none) and exits.
  * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
- * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}.
+ * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}. Under net=filtered, each
+ * denial of the network judge is a line {"denied": {...}} between them (sbx-landlock-net.c report()).
+ * `sbx-landlock --probe-judge` tries the network judge once and prints "ok" or the step that failed.
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
  * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
@@ -49,10 +54,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "sbx-landlock-net.h"
 
 /* Debian 12's uapi header stops at ABI 1: the later constants are the kernel's (include/uapi/linux/landlock.h). */
 #define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
@@ -81,7 +88,8 @@ struct config {
 	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin;
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
-	int setsid, net_host;
+	int setsid, net_host, net_filtered;
+	struct net_config net; /* connect= ports, under net=filtered */
 	char *seccomp; /* the BPF program from descriptor 4, seccomp_len bytes */
 	size_t seccomp_len;
 };
@@ -150,6 +158,13 @@ static void parse_config(struct config *c) {
 			c->pin_path[c->n_pin++] = end + 1;
 		} else if (!strcmp(rec, "setsid")) c->setsid = 1;
 		else if (!strcmp(rec, "net") && !strcmp(v, "host")) c->net_host = 1;
+		else if (!strcmp(rec, "net") && !strcmp(v, "filtered")) c->net_filtered = 1;
+		else if (!strcmp(rec, "connect")) {
+			unsigned long port = strtoul(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || port == 0 || port > 65535 || c->net.n_ports >= NET_MAX_PORTS)
+				die("bad connect record %s", v);
+			c->net.ports[c->net.n_ports++] = (uint16_t)port;
+		}
 		else if (!strcmp(rec, "seccomp")) c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
 		else if (!strcmp(rec, "tcp")) {
 			unsigned long port = strtoul(v, &end, 10);
@@ -168,6 +183,8 @@ static void parse_config(struct config *c) {
 	}
 	if (c->n_argv == 0 || !c->cwd) die("the configuration names no command or no cwd");
 	if (c->net_host && c->n_tcp > 0) die("net=host and tcp= records contradict each other");
+	if (c->net_filtered && (c->net_host || c->n_tcp > 0)) die("net=filtered, net=host and tcp= records contradict each other");
+	if (c->net.n_ports > 0 && !c->net_filtered) die("connect= records need net=filtered");
 	close(SECCOMP_FD); /* sbx always passes one, empty without a filter: it must not reach the command */
 }
 
@@ -323,7 +340,7 @@ static void install_seccomp(const struct config *c) {
 /* The child: confine, then exec. Order matters: rlimits and the bounding set need the capabilities
  * that are dropped next; Landlock and seccomp need no_new_privs; seccomp comes last so that the
  * setup's own system calls are not filtered. */
-static void confine_and_exec(struct config *c, int ready) {
+static void confine_and_exec(struct config *c, int ready, int judge) {
 	report_fd = ready;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
 	if (c->setsid && setsid() < 0) die("setsid");
@@ -335,6 +352,15 @@ static void confine_and_exec(struct config *c, int ready) {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("PR_SET_NO_NEW_PRIVS");
 	drop_capabilities();
 	landlock(c);
+	/* Before the main filter, which may deny seccomp() or sendmsg() to the command. The listener must
+	 * not reach the command: it could answer its own calls. */
+	if (c->net_filtered) {
+		int listener = net_install_filter();
+		if (listener < 0) die("installing the network judge's seccomp filter (user notification)");
+		if (net_send_fd(judge, listener) < 0) die("passing the network judge's listener to the monitor");
+		close(listener);
+		close(judge);
+	}
 	install_seccomp(c);
 	c->env[c->n_env] = c->argv[c->n_argv] = NULL;
 	environ = c->env;
@@ -372,19 +398,27 @@ static void end_leftovers(void) {
 int main(int argc, char **argv) {
 	static struct config c;
 	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
+	if (argc == 2 && !strcmp(argv[1], "--probe-judge")) {
+		char why[256];
+		const char *failed = net_probe(why, sizeof why);
+		return printf("%s\n", failed ? failed : "ok") < 0;
+	}
 	parse_config(&c);
 	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) die("PR_SET_CHILD_SUBREAPER");
-	int pipefd[2];
+	int pipefd[2], judge[2] = { -1, -1 };
 	if (pipe2(pipefd, O_CLOEXEC) < 0) die("pipe");
+	if (c.net_filtered && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, judge) < 0) die("socketpair");
 	pid_t pid = fork();
 	if (pid < 0) die("fork");
 	if (pid == 0) {
 		close(pipefd[0]), close(STATUS_FD);
-		confine_and_exec(&c, pipefd[1]);
+		if (judge[0] >= 0) close(judge[0]);
+		confine_and_exec(&c, pipefd[1], judge[1]);
 	}
 	close(pipefd[1]);
+	if (judge[1] >= 0) close(judge[1]);
 	int err = 0, status;
 	ssize_t r;
 	while ((r = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR) {}
@@ -395,10 +429,21 @@ int main(int argc, char **argv) {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
 		_exit(SETUP_FAILED);
 	}
+	/* The command runs and has sent the listener (before exec): without a judge it must not go on. */
+	if (r == 0 && c.net_filtered) {
+		int listener = net_recv_fd(judge[0]);
+		errno = listener < 0 ? errno : net_start_judge(listener, &c.net, STATUS_FD);
+		if (errno) {
+			kill(pid, SIGKILL);
+			die("starting the network judge");
+		}
+		close(judge[0]);
+	}
 	dprintf(STATUS_FD, "{ \"child-pid\": %d }\n", (int)getpid());
 	while (waitpid(pid, &status, 0) < 0) if (errno != EINTR) die("waitpid");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	end_leftovers();
+	if (net_denials_dropped()) dprintf(STATUS_FD, "{ \"denied-dropped\": %u }\n", net_denials_dropped());
 	dprintf(STATUS_FD, "{ \"exit-code\": %d }\n", code);
 	_exit(code);
 }

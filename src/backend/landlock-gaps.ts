@@ -51,7 +51,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.session-dir',
     effect: 'refused',
     detail:
-      'the session directory mount of a filtered network (see network.kind) and of ssh_agent: without a ' +
+      'the session directory mount of ssh_agent: without a ' +
       'mount namespace the socket cannot appear inside, and unix sockets cannot be created (see landlock.unix-sockets)',
   },
   { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
@@ -75,8 +75,33 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'network.kind',
     effect: 'refused',
     detail:
-      'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network ' +
-      "namespace; without one the command would share the host's network, where only TCP ports can be limited",
+      "an allow-list network where the helper's network judge cannot work (network.filtered): seccomp user " +
+      'notification, pidfd_getfd or process_vm_readv forbidden by an outer seccomp profile or a ptrace ' +
+      'policy, or another listener already on the process (`sbx doctor` names the step)',
+  },
+  {
+    feature: 'network.filtered',
+    effect: 'approximated',
+    detail:
+      "an allow-list network without a network namespace: the command shares the host's network, Landlock " +
+      "denies it every TCP connect and bind, and the helper's monitor judges its connect() calls (seccomp " +
+      "user notification): it connects the socket itself, on a duplicate taken with pidfd_getfd, to sbx's " +
+      'proxy on 127.0.0.1 (or a network.host_ports port) and nowhere else, so the proxy decides every ' +
+      'destination as under bwrap. Refused and reported: any other address or port, IPv6 sockets, UDP, raw, ' +
+      'SCTP and MPTCP sockets, listen() (no server inside can take connections, even on loopback), ' +
+      "sends with MSG_FASTOPEN (see network.tcp-fastopen). The host's interfaces stay visible (netlink)",
+  },
+  {
+    feature: 'network.publish',
+    effect: 'refused',
+    detail:
+      'network.publish: the command cannot listen, since without a network namespace a listening socket ' +
+      "would take connections from the host's network",
+  },
+  {
+    feature: 'network.unix_sockets',
+    effect: 'refused',
+    detail: 'network.unix_sockets: no unix socket can be created (landlock.unix-sockets)',
   },
   { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
   {
@@ -210,7 +235,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     detail:
       "the policy's rules, as bwrap gets them, installed last by the helper, plus the backend's own " +
       '(landlock.unix-sockets, network.none, network.tcp-fastopen, seccomp.io_uring), even with preset ' +
-      'off; those only deny more',
+      "off; those only deny more. Under an allow list a second filter sends the network judge's calls " +
+      'to the helper (network.filtered)',
   },
   {
     feature: 'mounts.symlink',

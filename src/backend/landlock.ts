@@ -5,12 +5,13 @@
 // (LANDLOCK_GAPS); what it expresses differently is an approximation the report lists.
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
-import { DEFAULT_HOSTNAME } from '../policy/derive.js';
+import { BRIDGE_DIR, DEFAULT_HOSTNAME } from '../policy/derive.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
 import type { Launch, Session } from './launch.js';
 import { LANDLOCK_GAPS } from './landlock-gaps.js';
+import { proxyEnv } from './proxy-env.js';
 
 export interface LandlockHost {
   /** Absolute path of sbx-landlock. */
@@ -20,6 +21,8 @@ export interface LandlockHost {
   /** The caller's ids: without a user namespace they are the command's. */
   uid: number;
   gid: number;
+  /** Why the helper's network judge cannot work on this host (runtime/landlock-probe.ts); undefined when it can. */
+  judgeUnavailable?: string;
 }
 
 /** The nodes bwrap --dev binds from the host. */
@@ -71,10 +74,20 @@ function mountGrants(policy: Policy, session: Session): Grants {
     ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
-  for (const m of policy.mounts) grantMount(g, m, readOnly, privateDir(m, policy, session));
+  for (const m of policy.mounts) {
+    if (!isBridgeMount(m, policy)) grantMount(g, m, readOnly, privateDir(m, policy, session));
+  }
   refuseReadOnlyInsideReadWrite(g);
   grantAroundMasks(g, policy.mounts);
   return g;
+}
+
+/**
+ * The bwrap bridge's files and sockets (derive.ts bridgeLayers): for a namespace this backend does not
+ * build. Here the helper's network judge connects the command to the proxy on the host's loopback.
+ */
+function isBridgeMount(m: Mount, policy: Policy): boolean {
+  return policy.network.kind === 'filtered' && policy.network.bridge !== null && isWithin(m.target, BRIDGE_DIR);
 }
 
 /**
@@ -186,21 +199,7 @@ function assess(policy: Policy, session: Session): Grants {
   if (policy.mode === 'danger' && !g.refusals.some((r) => r.feature === 'mode')) {
     deny(g, 'mode', 'mode: danger', 'use --backend bwrap for --danger runs');
   }
-  if (policy.network.kind === 'filtered') {
-    const n = policy.network;
-    // Name the keys that asked for the bridge: the user wrote those, not "filtered".
-    const keys = [
-      n.rules.allow.length ? 'network.allow' : '',
-      n.hostPorts.length ? 'network.host_ports' : '',
-      n.publish.length ? 'network.publish' : '',
-    ].filter(Boolean);
-    deny(
-      g,
-      'network.kind',
-      `network: filtered needs a private network namespace${keys.length ? ` for its bridge (${keys.join(', ')})` : ''}`,
-      `use --network none or host, ${OTHER_BACKEND}`,
-    );
-  }
+  if (policy.network.kind === 'filtered') assessFiltered(g, policy.network);
   if (policy.network.kind === 'none') g.approximations.add('network.none');
   if (landlockGovernsTcp(policy)) g.approximations.add('network.tcp-fastopen');
   g.approximations.add('landlock.unix-sockets');
@@ -231,12 +230,42 @@ function assess(policy: Policy, session: Session): Grants {
 }
 
 /**
+ * An allow-list network: the helper's judge connects the command only to sbx's proxy and the host
+ * ports (native/sbx-landlock-net.c). What needs inbound connections or a socket file is refused.
+ */
+function assessFiltered(g: Grants, n: Extract<Policy['network'], { kind: 'filtered' }>): void {
+  if (n.publish.length > 0) {
+    deny(
+      g,
+      'network.publish',
+      `network.publish (${n.publish.join(', ')}): the command cannot listen without a network namespace, ` +
+        "where a listening socket would take connections from the host's network",
+      `remove publish from the profile, ${OTHER_BACKEND}`,
+    );
+  }
+  if (n.unixSockets.length > 0) {
+    deny(
+      g,
+      'network.unix_sockets',
+      `network.unix_sockets (${n.unixSockets.join(', ')}): the backend refuses socket(AF_UNIX) (landlock.unix-sockets)`,
+      `remove unix_sockets from the profile, ${OTHER_BACKEND}`,
+    );
+  }
+  g.approximations.add('network.filtered');
+}
+
+/**
  * What `network: none` means under this backend, for `sbx explain`: there is no namespace, only the
  * rules below and Landlock's TCP rules (native/sbx-landlock.c landlock()).
  */
 export const LANDLOCK_NETWORK_NONE =
   "none: no network namespace, the host's interfaces stay visible; TCP connect and bind denied by " +
   'Landlock; refused by seccomp: socket() of any family but netlink, io_uring, sends with MSG_FASTOPEN';
+
+/** Where an allow-list network's command is under this backend, for `sbx explain` (native/sbx-landlock-net.c). */
+export const LANDLOCK_NETWORK_FILTERED =
+  "no network namespace (the host's network); Landlock denies TCP, the helper connects each connect() " +
+  "to sbx's proxy on 127.0.0.1 or refuses it";
 
 /**
  * The rules the landlock backend adds to the policy's (`sbx explain` lists them), whatever its preset:
@@ -260,6 +289,7 @@ export const LANDLOCK_NETWORK_NONE =
  *   connect(), which Landlock checks, as it does after TCP_FASTOPEN_CONNECT.
  */
 export function landlockSeccompRules(policy: Policy): SeccompRule[] {
+  // Under an allow list the helper's judge narrows inet sockets to TCP (native/sbx-landlock-net.c).
   const families = policy.network.kind === 'none' ? [AF_NETLINK] : [AF_INET, AF_INET6, AF_NETLINK];
   const fastOpen = (syscall: string, arg: number): SeccompRule => ({
     syscall,
@@ -305,8 +335,17 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
       `remove user: root from the profile, ${OTHER_BACKEND}`,
     );
   }
+  if (policy.network.kind === 'filtered' && host.judgeUnavailable !== undefined) {
+    deny(
+      g,
+      'network.kind',
+      `an allow-list network needs the helper's network judge, which cannot work here: ${host.judgeUnavailable}`,
+      `use --network none or host, ${OTHER_BACKEND}`,
+    );
+  }
   if (g.refusals.length > 0) refuse(g.refusals);
-  const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv };
+  const egress = egressOf(policy, session);
+  const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv, ...egress.env };
   const tmp = g.private.get('/tmp');
   const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
   if (tmp) vars.TMPDIR = tmp;
@@ -325,6 +364,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     ...g.except.map((p) => `except=${p}`),
     // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
     ...(landlockGovernsTcp(policy) ? [] : ['net=host']),
+    ...(policy.network.kind === 'filtered' ? ['net=filtered', ...egress.ports.map((p) => `connect=${p}`)] : []),
     `rlimit=${RLIMIT_CORE}:0:0`,
     // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
     ...(host.stdinIsTty ? [] : ['setsid=1']),
@@ -348,6 +388,25 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
       ...pins.map((source) => ({ purpose: 'bind' as const, source })),
     ],
   };
+}
+
+/**
+ * The loopback ports the judge connects the command to (the proxy's, then network.host_ports) and the
+ * proxy variables, as the bwrap bridge sets them. A planned session (explain) has no proxy yet: its
+ * ports are shown as placeholders, which the helper would refuse as a run's configuration.
+ */
+function egressOf(policy: Policy, session: Session): { ports: (number | string)[]; env: Record<string, string> } {
+  const n = policy.network;
+  if (n.kind !== 'filtered') return { ports: [], env: {} };
+  if (n.rules.allow.length === 0) return { ports: n.hostPorts, env: {} };
+  const http = session.egressPorts?.http ?? '<proxy-http-port>';
+  const socks = session.egressPorts?.socks ?? '<proxy-socks-port>';
+  return { ports: [http, socks, ...n.hostPorts], env: proxyEnv(http, socks) };
+}
+
+/** The system calls the helper's network judge receives (explain lists them beside the filter's rules). */
+export function landlockJudgedCalls(policy: Policy): string[] {
+  return policy.network.kind === 'filtered' ? ['connect', 'listen', 'socket'] : [];
 }
 
 /** The launch as a reviewer reads it: the helper, then its configuration, one record a line (explain, golden files). */

@@ -32,6 +32,12 @@ export interface Session {
    * environment on a descriptor (never argv, never the Policy); explain passes placeholders.
    */
   secretEnv?: Record<string, string>;
+  /**
+   * The egress proxy's ports on the host's 127.0.0.1, when it listens there rather than on the session
+   * directory's sockets (a backend without a network namespace: `Backend.egressOn`). Absent in a
+   * planned session (`sbx explain`), which shows placeholders.
+   */
+  egressPorts?: { http: number; socks: number };
 }
 
 /** Where the runtime writes the content of the policy's `ordinal`-th `file` mount, for the backend to bind. */

@@ -171,10 +171,15 @@ async function nsjailCheck(): Promise<Check> {
 
 /** The backend for hosts without user namespaces: its helper was built and the kernel's Landlock is recent enough. */
 async function landlockCheck(): Promise<Check> {
-  const { probeLandlock } = await import('../runtime/landlock-probe.js');
+  const { probeLandlock, probeNetworkJudge } = await import('../runtime/landlock-probe.js');
   try {
     const info = probeLandlock(landlockHelperPath());
     const detail = `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot work)`;
+    const judgeUnavailable = probeNetworkJudge(info.path);
+    if (judgeUnavailable) {
+      const why = `; allow-list networks are refused here (${judgeUnavailable})`;
+      return { name: 'landlock', status: 'warn', detail: detail + why, fix: 'use --network none or host with it' };
+    }
     return { name: 'landlock', status: 'ok', detail };
   } catch (error) {
     if (!isSbxError(error)) throw error;

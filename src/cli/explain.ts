@@ -40,8 +40,11 @@ function describePins(launch: Launch): string[] {
   return launch.fds.flatMap((fd, i) => (fd.purpose === 'bind' ? [`  fd ${i + 3}  ${fd.source}`] : []));
 }
 
-/** `none` as the backend enforces it: a namespace of its own, or (landlock) rules on the host's network. */
-function describeNetwork(n: Policy['network'], none: string): string {
+/**
+ * `none` and an allow list as the backend enforces them: a namespace of its own, or (landlock) rules
+ * and the helper's network judge on the host's network.
+ */
+function describeNetwork(n: Policy['network'], none: string, filteredWhere: string): string {
   switch (n.kind) {
     case 'host':
       return 'HOST NETWORK (shared with the host, not isolated)';
@@ -53,7 +56,7 @@ function describeNetwork(n: Policy['network'], none: string): string {
         entries.map((e) => e.text).join(' '),
       );
       return [
-        `filtered: own namespace; TCP only through sbx's proxy to ${allow || 'nothing'}`,
+        `filtered: ${filteredWhere}; TCP only through sbx's proxy to ${allow || 'nothing'}`,
         deny ? `; denied: ${deny}` : '',
         allowPrivate ? `; private addresses allowed: ${allowPrivate}` : '',
         n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
@@ -167,7 +170,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
   out.push(
     `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})${p.workspace.detected ? `: ${p.workspace.detected}` : ''}`,
   );
-  out.push(`network   ${describeNetwork(p.network, described.networkNone)}`);
+  out.push(`network   ${describeNetwork(p.network, described.networkNone, described.networkFilteredWhere)}`);
   if (p.sshAgent)
     out.push(
       `ssh-agent ${p.sshAgent.keys.join(' ')}: listed and signed with through SSH_AUTH_SOCK; no other key, nothing added, removed or locked`,

@@ -47,6 +47,12 @@ export interface Backend {
   name: BackendName;
   /** It creates user namespaces: where the host forbids them, `--backend auto` passes it by. */
   needsUserNamespaces: boolean;
+  /**
+   * Where the egress proxy listens (pipeline/egress.ts): `session-dir`, on sockets the bridge inside the
+   * sandbox's network namespace reaches; `loopback`, on the host's 127.0.0.1, where the launcher itself
+   * connects the command (sbx-landlock's network judge) and host ports need no relay.
+   */
+  egressOn: 'session-dir' | 'loopback';
   /** Finds the launcher and checks that it can work; throws SbxError (125) when not. */
   probe(ctx: ProbeContext): Promise<Launcher>;
   /** Policy → the exact launch. */
@@ -73,6 +79,8 @@ export interface Backend {
 export interface BackendDescription {
   /** What `network: none` really holds under this backend. */
   networkNone: string;
+  /** Where an allow-list network's sandbox side is: its own namespace, or (landlock) the host's network. */
+  networkFilteredWhere: string;
   /** Syscalls its filter denies (in whole or for some arguments) beyond the policy's seccomp rules. */
   seccompAdded: string[];
   /** explain's closing lines: how sbx starts the launcher, then the launch as one can run or read it. */
@@ -81,6 +89,7 @@ export interface BackendDescription {
 
 /** bwrap and nsjail: `network: none` is a network namespace of its own. */
 const OWN_NAMESPACE = 'none (own namespace, loopback only)';
+const FILTERED_OWN_NAMESPACE = 'own namespace';
 
 /** The landlock backend's helper, built from native/sbx-landlock.c by scripts/build.mjs. */
 export function landlockHelperPath(): string {
@@ -114,6 +123,7 @@ function withChoice(launcher: Launcher, choice: BackendChoice): Launcher {
 const bwrap: Backend = {
   name: 'bwrap',
   needsUserNamespaces: true,
+  egressOn: 'session-dir',
   async probe(ctx) {
     const info = probeBwrap(ctx.env, ctx.cacheDir);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
@@ -156,13 +166,14 @@ const bwrap: Backend = {
       '# (paths where sbx passes the pinned descriptors listed above)',
       quote([launch.file, ...inline]),
     ];
-    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
+    return { networkNone: OWN_NAMESPACE, networkFilteredWhere: FILTERED_OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
 const nsjail: Backend = {
   name: 'nsjail',
   needsUserNamespaces: true,
+  egressOn: 'session-dir',
   async probe(ctx) {
     return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
   },
@@ -208,13 +219,14 @@ const nsjail: Backend = {
       quote(config < 0 ? expanded : expanded.slice(0, config)),
       ...(config < 0 ? [] : expanded.slice(config)),
     ];
-    return { networkNone: OWN_NAMESPACE, seccompAdded: [], lines };
+    return { networkNone: OWN_NAMESPACE, networkFilteredWhere: FILTERED_OWN_NAMESPACE, seccompAdded: [], lines };
   },
 };
 
 const landlock: Backend = {
   name: 'landlock',
   needsUserNamespaces: false,
+  egressOn: 'loopback',
   async probe(ctx) {
     const { probeLandlock } = await import('../runtime/landlock-probe.js');
     return { backend: 'landlock', ...probeLandlock(landlockHelperPath()), chosenBy: ctx.choice };
@@ -223,11 +235,18 @@ const landlock: Backend = {
     const { compileLandlock } = await import('../backend/landlock.js');
     const { uid, gid, stdinIsTty } = host;
     const arch = hostSeccompArch(process.arch);
-    return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid });
+    // Only an allow-list network needs the judge, so only such a run pays for trying it.
+    const { probeNetworkJudge } = await import('../runtime/landlock-probe.js');
+    const unavailable = policy.network.kind === 'filtered' ? probeNetworkJudge(launcher.path) : undefined;
+    const judge = unavailable === undefined ? {} : { judgeUnavailable: unavailable };
+    return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid, ...judge });
   },
   execOptions: () => ({ supervision: 'status-fd' }),
   async read(result) {
-    if (result.kind === 'ran') return ranResult(result);
+    if (result.kind === 'ran') {
+      const { landlockNetworkViolations } = await import('../backend/landlock-status.js');
+      return { ...ranResult(result), observed: landlockNetworkViolations(result.statusText) };
+    }
     if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;
     throw new SbxError('SANDBOX_SETUP', message, {
@@ -238,13 +257,20 @@ const landlock: Backend = {
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
-    const { expandLandlockLaunch, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(
-      '../backend/landlock.js'
-    );
+    const {
+      expandLandlockLaunch,
+      landlockJudgedCalls,
+      landlockSeccompRules,
+      LANDLOCK_NETWORK_FILTERED,
+      LANDLOCK_NETWORK_NONE,
+    } = await import('../backend/landlock.js');
     const head = `# ${launcher.version} at ${launcher.path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`;
     return {
       networkNone: LANDLOCK_NETWORK_NONE,
-      seccompAdded: [...new Set(landlockSeccompRules(policy).map((r) => r.syscall))],
+      networkFilteredWhere: LANDLOCK_NETWORK_FILTERED,
+      seccompAdded: [
+        ...new Set([...landlockSeccompRules(policy).map((r) => r.syscall), ...landlockJudgedCalls(policy)]),
+      ],
       lines: [head, ...expandLandlockLaunch(launch)],
     };
   },

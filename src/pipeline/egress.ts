@@ -1,9 +1,12 @@
 // Stage 8, egress: whatever the in-sandbox bridge dials, listening before the sandbox starts. Under an
 // allow-list network, the proxy; for network.host_ports and network.publish, the port bridges, with
 // the published ports bound on the host's 127.0.0.1 first (a taken one refuses the run here, before
-// anything runs). Only runs that need them load and pay for them.
+// anything runs). Only runs that need them load and pay for them. A backend without a network
+// namespace (`egressOn: 'loopback'`, landlock) gets the proxy on the host's 127.0.0.1 and no bridges:
+// its launcher connects the command to the proxy and to host ports itself, and refuses publish.
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
+import type { Backend } from './backends.js';
 import type { EgressProxy } from '../runtime/network/index.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunOptions } from './options.js';
@@ -13,11 +16,13 @@ export async function startEgress(
   session: Session,
   options: RunOptions,
   cleanup: CleanupStack,
+  on: Backend['egressOn'],
+  uid: number,
 ): Promise<EgressProxy | undefined> {
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return undefined;
   const network = await import('../runtime/network/index.js');
-  if (net.hostPorts.length > 0 || net.publish.length > 0) {
+  if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
     const published = await network.bindPublishedPorts(net.publish);
     cleanup.defer(() => published.close());
     const bridges = await network.startPortBridges({ hostPorts: net.hostPorts, published, socketDir: session.dir });
@@ -28,6 +33,7 @@ export async function startEgress(
     // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
     rules: net.rules,
     socketDir: session.dir,
+    ...(on === 'loopback' ? { loopback: { uid } } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
   cleanup.defer(() => proxy.close());

@@ -189,13 +189,13 @@ async function runResolved(
   throwIfAborted(options.signal);
   const limits = await planRunLimits(policy);
   const session = openRunSession(r.prepared, known.sessionId, policy, secretEnv, cleanup);
-  const proxy = await startEgress(policy, session, options, cleanup);
+  const proxy = await startEgress(policy, session, options, cleanup, r.backend.egressOn, r.prepared.uid);
   await startSshAgent(policy, session, r.prepared, cleanup);
   const { launch, limits: applied } = await compileRunLaunch(
     r.backend,
     r.launcher,
     r.derived,
-    session,
+    proxy?.ports ? { ...session, egressPorts: proxy.ports } : session,
     limits,
     r.prepared,
     cleanup,

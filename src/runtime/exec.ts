@@ -43,7 +43,15 @@ export interface ExecOptions {
 
 export type ExecResult =
   /** The command ran; `code` is its exit status (128+N when killed by signal N). */
-  | ({ kind: 'ran'; code: number; durationMs: number; timedOut: boolean; interrupts: Interrupt[] } & Captured)
+  /** `statusText`: all the launcher wrote on its status descriptor (sbx-landlock's denials are there too). */
+  | ({
+      kind: 'ran';
+      code: number;
+      durationMs: number;
+      timedOut: boolean;
+      interrupts: Interrupt[];
+      statusText: string;
+    } & Captured)
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
   /** A supervising launcher ended (supervision: 'supervisor'): how, and its log; whether the command ran is for the log to say. */
@@ -300,17 +308,17 @@ function resultOf(
   const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts };
   if (opts.supervision === 'supervisor') return { kind: 'supervised', code, signal, log: statusText, ...ran };
   const childCode = statusValue(statusText, 'exit-code');
-  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
+  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran, statusText };
   // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
   // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
   const started = statusValue(statusText, 'child-pid') !== undefined;
   if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
-    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
+    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran, statusText };
   }
   if (signal !== null && (s.received.size > 0 || s.timedOut())) {
     // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
     // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran };
+    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran, statusText };
   }
   const { durationMs, stderr } = base;
   return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr } : {}) };

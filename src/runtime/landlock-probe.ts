@@ -53,3 +53,22 @@ export function userNamespacesBlocked(uid: number, bwrap: string, env: Record<st
   });
   return tried.status !== 0;
 }
+
+/**
+ * Why the helper's network judge (native/sbx-landlock-net.c) cannot work here, or undefined when it
+ * can: `sbx-landlock --probe-judge` tries the whole mechanism once on a child (seccomp user
+ * notification, the listener passed over a socketpair, pidfd_getfd, process_vm_readv), which an outer
+ * seccomp profile, a ptrace policy or a listener already on the process can each forbid. Only runs
+ * with an allow-list network pay for it (pipeline/backends.ts); the landlock compiler refuses them
+ * by name when it fails.
+ */
+export function probeNetworkJudge(helper: string): string | undefined {
+  let said: string;
+  try {
+    const stdio: ['ignore', 'pipe', 'ignore'] = ['ignore', 'pipe', 'ignore'];
+    said = execFileSync(helper, ['--probe-judge'], { encoding: 'utf8', env: {}, stdio, timeout: 5000 }).trim();
+  } catch (cause) {
+    return `${helper} --probe-judge failed: ${(cause as Error).message.split('\n')[0]}`;
+  }
+  return said === 'ok' ? undefined : said || 'the helper did not say';
+}

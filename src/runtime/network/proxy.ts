@@ -1,7 +1,9 @@
 // The host side of sandbox egress: an HTTP proxy (CONNECT + absolute-URI) and a SOCKS5 proxy on unix
 // sockets in the session dir. The sandbox has only `lo`; the bridge inside it (bridge.cjs) forwards
 // 127.0.0.1 ports to these sockets, so the proxy is the sandbox's only way out, and every destination
-// passes src/policy/egress.ts: the name first, then every address it resolves to.
+// passes src/policy/egress.ts: the name first, then every address it resolves to. Under the landlock
+// backend (no namespace) the two listen on the host's 127.0.0.1 instead (`loopback`), where the
+// launcher connects the command to them, and take only connections of sbx's own uid (loopback-peer.ts).
 //
 // Records host and port only: URLs (paths, queries, userinfo) and headers carry secrets and never
 // reach a violation, an event or the stats.
@@ -22,6 +24,8 @@ import {
 } from './context.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
+import { isLoopbackPeerOwnedBy } from './loopback-peer.js';
+import { createServer } from 'node:net';
 import { createSocksProxy } from './socks-proxy.js';
 
 /** What both front ends share: the rules, the seams and the limits. */
@@ -43,11 +47,19 @@ export interface FrontEndOptions {
 export interface EgressProxyOptions extends FrontEndOptions {
   /** Directory for the two sockets (the session dir, bind-mounted into the sandbox). */
   socketDir: string;
+  /**
+   * Listen on ephemeral ports of the host's 127.0.0.1 instead of `socketDir`, taking only connections
+   * from sockets this uid created (the landlock backend: its launcher connects the command there).
+   */
+  loopback?: { uid: number };
 }
 
 export interface EgressProxy {
+  /** Where each front end listens: a socket path, or `127.0.0.1:PORT` (loopback). */
   httpSocket: string;
   socksSocket: string;
+  /** The ports, when listening on the host's 127.0.0.1 (loopback). */
+  ports?: { http: number; socks: number };
   stats(): EgressStats;
   /** Ends every connection, stops listening, removes both socket files. Idempotent. */
   close(): Promise<void>;
@@ -74,8 +86,88 @@ function listen(server: NetServer | Server, path: string): Promise<void> {
   });
 }
 
+/**
+ * A loopback listener in front of `inner`: each connection is handed over only once its peer is known
+ * to be `uid`'s. Paused until then, so nothing it sent is read before. `resume`: whether the inner
+ * server reads in flowing mode (http) rather than on 'readable' (the SOCKS handshake). Resolves with the port.
+ */
+async function listenLoopback(
+  inner: NetServer | Server,
+  uid: number,
+  resume: boolean,
+  maxConnections: number,
+): Promise<{ front: NetServer; port: number }> {
+  const front = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
+    isLoopbackPeerOwnedBy(socket, uid).then(
+      (owned) => {
+        if (!owned) return socket.destroy();
+        inner.emit('connection', socket);
+        if (resume) socket.resume();
+      },
+      () => socket.destroy(),
+    );
+  });
+  front.maxConnections = maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(0, '127.0.0.1', () => {
+      front.off('error', reject);
+      resolve();
+    });
+  });
+  const address = front.address();
+  return { front, port: typeof address === 'object' && address ? address.port : 0 };
+}
+
 function closeServer(server: NetServer | Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** The two front ends on the host's 127.0.0.1. The inner servers never listen: each front hands them what it accepted. */
+async function startOnLoopback(
+  http: Server,
+  socks: NetServer,
+  state: ProxyState,
+  uid: number,
+  maxConnections: number,
+): Promise<EgressProxy> {
+  const fronts: NetServer[] = [];
+  try {
+    for (const [inner, resume] of [
+      [http, true],
+      [socks, false],
+    ] as const) {
+      fronts.push((await listenLoopback(inner, uid, resume, maxConnections)).front);
+    }
+  } catch (cause) {
+    state.shutdown();
+    await Promise.all(fronts.map(closeServer));
+    throw new SbxError(
+      'SANDBOX_SETUP',
+      `cannot listen on 127.0.0.1 for the egress proxy: ${(cause as Error).message}`,
+      {
+        cause,
+        hint: 'the host needs a loopback interface with free ephemeral ports',
+      },
+    );
+  }
+  const [httpPort, socksPort] = fronts.map((f) => (f.address() as { port: number }).port) as [number, number];
+  let closing: Promise<void> | undefined;
+  return {
+    httpSocket: `127.0.0.1:${httpPort}`,
+    socksSocket: `127.0.0.1:${socksPort}`,
+    ports: { http: httpPort, socks: socksPort },
+    stats: () => state.stats(),
+    close() {
+      closing ??= (async () => {
+        const done = Promise.all(fronts.map(closeServer));
+        state.shutdown();
+        http.closeAllConnections();
+        await done;
+      })();
+      return closing;
+    },
+  };
 }
 
 /** The HTTP and SOCKS front ends over one proxy state, not yet listening (`sbx run`'s sockets, `sbx proxy`'s port). */
@@ -95,6 +187,10 @@ export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; htt
 }
 
 export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
+  if (opts.loopback) {
+    const { state, http, socks } = createFrontEnds(opts);
+    return startOnLoopback(http, socks, state, opts.loopback.uid, opts.maxConnections ?? 512);
+  }
   const httpSocket = join(opts.socketDir, EGRESS_HTTP_SOCKET);
   const socksSocket = join(opts.socketDir, EGRESS_SOCKS_SOCKET);
   checkSocketPath(socksSocket);

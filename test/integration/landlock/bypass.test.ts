@@ -8,12 +8,13 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LANDLOCK_NETWORK_NONE } from '../../../src/backend/landlock.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
+import { collector, type Listener, streamListener } from './listeners.js';
 import {
   makeTestHost,
   runHost,
@@ -33,60 +34,6 @@ const PROFILES = {
   'io_uring: true': 'extends: default\nseccomp:\n  io_uring: true\n',
 } as const;
 type ProfileName = keyof typeof PROFILES;
-
-/**
- * What a loopback listener received, one string per datagram or connection (its bytes up to EOF).
- * `drain` sends a fence through the same listener and returns what arrived before it: a refused
- * probe has exited by then, so whatever it had sent would be there.
- */
-interface Listener {
-  received: string[];
-  drain(): Promise<string[]>;
-  /** Resolves once `message` has arrived. */
-  arrived(message: string): Promise<void>;
-  close(): void;
-}
-
-function collector(fence: () => void, close: () => void): Listener {
-  const received: string[] = [];
-  const waiters: { message: string; resolve: () => void }[] = [];
-  const l: Listener & { push(m: string): void } = {
-    received,
-    push(m) {
-      received.push(m);
-      for (const w of waiters.filter((w) => received.includes(w.message))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    },
-    arrived: (message) =>
-      new Promise<void>((resolve) => {
-        if (received.includes(message)) resolve();
-        else waiters.push({ message, resolve });
-      }),
-    async drain() {
-      fence();
-      await l.arrived('fence\n');
-      return received.splice(0).filter((m) => m !== 'fence\n');
-    },
-    close,
-  };
-  return l;
-}
-
-function streamListener(server: Server, dial: () => ReturnType<typeof connect>): Listener {
-  const l = collector(
-    () => dial().end('fence\n'),
-    () => server.close(),
-  ) as Listener & { push(m: string): void };
-  server.on('connection', (socket) => {
-    let data = '';
-    socket.on('data', (c: Buffer) => (data += c.toString()));
-    socket.on('end', () => l.push(data));
-    socket.on('error', () => undefined);
-  });
-  return l;
-}
 
 let t: TestHost;
 let probe: string;

@@ -13,6 +13,17 @@
  *   hand-socket CMD...  runs CMD with a new, unconnected TCP socket as its stdin (how the tfo probes
  *                     get one under network none, where seccomp refuses socket(AF_INET))
  *
+ *
+ * Under an allow-list network (test/integration/landlock/network-judge.test.ts), each a direct way out:
+ *   connect4 ADDR PORT    a TCP connect() to ADDR:PORT (IPv4), then a line sent
+ *   connect6 ADDR PORT    the same from an AF_INET6 socket (::1, or ::ffff:127.0.0.1 mapped)
+ *   mptcp ADDR PORT       the same from an IPPROTO_MPTCP socket (Landlock's TCP rules do not see MPTCP)
+ *   udp PORT              a UDP datagram sent with sendto() to 127.0.0.1:PORT
+ *   unspec ADDR PORT      connect() to ADDR:PORT (allowed), then connect(AF_UNSPEC) to dissolve it
+ *   listen                listen() on a fresh TCP socket (autobinds an ephemeral port, past bind rules)
+ *   thread ADDR PORT      connect4 from a second thread; `thread-unshared` after unshare(CLONE_FILES) there,
+ *   thread-unshared ...   so that its descriptor table is not the process's
+ *
  * Raw system calls only, no liburing: the probe is built with gcc at test time from Debian's headers.
  */
 #define _GNU_SOURCE
@@ -20,6 +31,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
+#include <pthread.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -126,8 +139,73 @@ static int tfo_connect(const char *port) {
 	return puts("tfo-connect ok"), 0;
 }
 
+static int connect_to(int family, int protocol, const char *address, const char *port) {
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		in->sin_family = AF_INET, in->sin_port = htons((uint16_t)atoi(port)), len = sizeof *in;
+		if (inet_pton(AF_INET, address, &in->sin_addr) != 1) return errno = EINVAL, fail("inet_pton");
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		in6->sin6_family = AF_INET6, in6->sin6_port = htons((uint16_t)atoi(port)), len = sizeof *in6;
+		if (inet_pton(AF_INET6, address, &in6->sin6_addr) != 1) return errno = EINVAL, fail("inet_pton");
+	}
+	int fd = socket(family, SOCK_STREAM, protocol);
+	if (fd < 0) return fail("socket");
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) return fail("connect");
+	char line[64];
+	int n = snprintf(line, sizeof line, "%s\n", name);
+	if (write(fd, line, (size_t)n) != n) return fail("write");
+	return printf("%s ok\n", name), 0;
+}
+
+static int udp(const char *port) {
+	struct sockaddr_in addr = loopback(port);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) return fail("socket");
+	if (sendto(fd, "udp\n", 4, 0, (struct sockaddr *)&addr, sizeof addr) != 4) return fail("sendto");
+	return puts("udp ok"), 0;
+}
+
+static int unspec(const char *address, const char *port) {
+	struct sockaddr_in addr = loopback(port);
+	if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) return errno = EINVAL, fail("inet_pton");
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) return fail("socket");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) return fail("connect");
+	struct sockaddr none = { .sa_family = AF_UNSPEC };
+	if (connect(fd, &none, sizeof none) < 0) return fail("unspec");
+	return puts("unspec ok"), 0;
+}
+
+static int listen_probe(void) {
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) return fail("socket");
+	if (listen(fd, 1) < 0) return fail("listen");
+	return puts("listen ok"), 0;
+}
+
+static char **thread_args;
+static void *in_thread(void *unshared) {
+	if (unshared && unshare(CLONE_FILES) < 0) return fail("unshare"), NULL;
+	connect_to(AF_INET, 0, thread_args[0], thread_args[1]);
+	return NULL;
+}
+
+static int thread(int unshared, char **args) {
+	pthread_t t;
+	thread_args = args;
+	/* Fill descriptors in the main thread first: in an unshared table the new socket's number is then
+	 * one the process's table holds too, for something else. */
+	for (int i = 0; i < 4; i++) socket(AF_INET, SOCK_STREAM, 0);
+	if (pthread_create(&t, NULL, in_thread, unshared ? &t : NULL) != 0) return fail("pthread_create");
+	pthread_join(t, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv) {
-	if (argc < 3) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
+	if (argc < 2) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
 	name = argv[1];
 	if (!strcmp(name, "hand-socket")) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -139,5 +217,13 @@ int main(int argc, char **argv) {
 	if (!strcmp(name, "uring-unix")) return uring_unix(argv[2]);
 	if (!strncmp(name, "tfo-send", 8)) return tfo(name + 4, argv[2]);
 	if (!strcmp(name, "tfo-connect")) return tfo_connect(argv[2]);
+	if (!strcmp(name, "connect4") && argc == 4) return connect_to(AF_INET, 0, argv[2], argv[3]);
+	if (!strcmp(name, "connect6") && argc == 4) return connect_to(AF_INET6, 0, argv[2], argv[3]);
+	if (!strcmp(name, "mptcp") && argc == 4) return connect_to(AF_INET, 262 /* IPPROTO_MPTCP */, argv[2], argv[3]);
+	if (!strcmp(name, "udp")) return udp(argv[2]);
+	if (!strcmp(name, "unspec") && argc == 4) return unspec(argv[2], argv[3]);
+	if (!strcmp(name, "listen")) return listen_probe();
+	if (!strcmp(name, "thread") && argc == 4) return thread(0, argv + 2);
+	if (!strcmp(name, "thread-unshared") && argc == 4) return thread(1, argv + 2);
 	return fprintf(stderr, "socket-probe: unknown probe %s\n", name), 2;
 }

@@ -208,9 +208,30 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
     expect(message).toContain('the policy runs the command as 0:0, the caller is 1000:1000');
   });
 
-  it('a filtered network', async () => {
-    const message = await refused('default', 'alice', { request: { allowDomains: ['example.com'] } });
-    expect(message).toContain('network: filtered needs a private network namespace');
+  it("an allow-list network where the helper's network judge cannot work, naming the step", async () => {
+    const p = await runPipeline('default', 'alice', {
+      request: { allowDomains: ['example.com'] },
+      mutateHost: plainWorkspace,
+    });
+    const host = { ...fixtureHost(p.host), judgeUnavailable: 'pidfd_getfd: Operation not permitted' };
+    expect(() => compileLandlock(p.policy, FIXTURE_SESSION, host)).toThrow(
+      "an allow-list network needs the helper's network judge, which cannot work here: pidfd_getfd: Operation not permitted",
+    );
+  });
+
+  it('network.unix_sockets (no unix socket can be created)', async () => {
+    const message = await refused('default', 'alice', {
+      profile: { network: { allow: ['example.com'], unix_sockets: ['/run/user/1000/docker.sock'] } },
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        h.paths['/run/user/1000/docker.sock'] = {
+          exists: true,
+          real: '/run/user/1000/docker.sock',
+          type: 'socket',
+        } as Host['paths'][string];
+      },
+    });
+    expect(message).toContain('network.unix_sockets (/run/user/1000/docker.sock)');
   });
 
   it('mode: danger', async () => {
@@ -230,8 +251,65 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
   it('explain lists the refusals and approximations without compiling', async () => {
     const p = await runPipeline('default', 'alice', { request: { allowDomains: ['example.com'] } });
     const gaps = describeLandlockGaps(p.policy);
-    expect(gaps.some((g) => g.startsWith('refused network.kind:'))).toBe(true);
+    expect(gaps.some((g) => g.startsWith('approximated network.filtered:'))).toBe(true);
+    expect(gaps.some((g) => g.startsWith('refused network.kind:'))).toBe(false);
     expect(gaps.some((g) => g.startsWith('refused mounts.mask:'))).toBe(true);
+  });
+});
+
+describe('an allow-list network: the helper judges connect() and reaches only the proxy and host ports', () => {
+  const allowList = { request: { allowDomains: ['example.com'] }, mutateHost: plainWorkspace };
+  const session = { ...FIXTURE_SESSION, egressPorts: { http: 41001, socks: 41002 } };
+
+  it("connects the command to the proxy's loopback ports only, with the proxy variables the bridge sets", async () => {
+    const p = await runPipeline('default', 'alice', allowList);
+    const launch = compileLandlock(p.policy, session, fixtureHost(p.host));
+    expect(valuesOf(launch, 'net')).toEqual(['filtered']);
+    expect(valuesOf(launch, 'connect')).toEqual(['41001', '41002']);
+    expect(valuesOf(launch, 'tcp')).toEqual([]);
+    const env = valuesOf(launch, 'env');
+    expect(env).toContain('HTTPS_PROXY=http://127.0.0.1:41001');
+    expect(env).toContain('ALL_PROXY=socks5h://127.0.0.1:41002');
+    expect(env).toContain('NO_PROXY=localhost,127.0.0.1,::1');
+  });
+
+  it("grants nothing of bwrap's bridge (its node, script and session sockets)", async () => {
+    const p = await runPipeline('default', 'alice', {
+      ...allowList,
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        h.bridge = { node: '/usr/bin/node', script: '/usr/lib/sbx/dist/bridge.cjs' };
+      },
+    });
+    const launch = compileLandlock(p.policy, session, fixtureHost(p.host));
+    const bridge = p.policy.mounts.filter((m) => m.target.startsWith('/run/sbx/'));
+    expect(bridge.map((m) => m.kind)).toEqual(['bind', 'bind', 'session-dir']);
+    const sources = bridge.flatMap((m) => (m.kind === 'bind' ? [m.source] : []));
+    const granted = [...valuesOf(launch, 'ro'), ...valuesOf(launch, 'rw'), ...valuesOf(launch, 'pin')];
+    expect(granted.filter((g) => sources.some((s) => g.endsWith(s)) || g.includes('/run/sbx'))).toEqual([]);
+  });
+
+  it('adds host_ports to the ports the judge connects, without a proxy when there is no allow list', async () => {
+    const p = await runPipeline('default', 'alice', {
+      profile: { network: { host_ports: [5432] } },
+      mutateHost: plainWorkspace,
+    });
+    const launch = compileLandlock(p.policy, FIXTURE_SESSION, fixtureHost(p.host));
+    expect(valuesOf(launch, 'net')).toEqual(['filtered']);
+    expect(valuesOf(launch, 'connect')).toEqual(['5432']);
+    expect(valuesOf(launch, 'env').some((e) => e.startsWith('HTTP_PROXY='))).toBe(false);
+  });
+
+  it('shows placeholders for the ports of a planned session (explain), which the helper refuses', async () => {
+    const p = await runPipeline('default', 'alice', allowList);
+    const launch = compileLandlock(p.policy, FIXTURE_SESSION, fixtureHost(p.host));
+    expect(valuesOf(launch, 'connect')).toEqual(['<proxy-http-port>', '<proxy-socks-port>']);
+  });
+
+  it('approximates network.filtered, and keeps the fastopen rule (Landlock still governs TCP)', async () => {
+    const p = await runPipeline('default', 'alice', allowList);
+    const approximations = landlockApproximations(p.policy).map((a) => a.slice(0, a.indexOf(':')));
+    expect(approximations).toEqual(expect.arrayContaining(['network.filtered', 'network.tcp-fastopen']));
   });
 });
 

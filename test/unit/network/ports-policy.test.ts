@@ -113,7 +113,7 @@ describe('the bridge in front of the command', () => {
 });
 
 describe('landlock', () => {
-  it('refuses host_ports and publish by name (no network namespace for the bridge)', async () => {
+  it('refuses publish by name (the command cannot listen without a network namespace), not host_ports', async () => {
     const { policy, host } = await derived({ host_ports: [5432], publish: [3000] });
     let error: unknown;
     try {
@@ -129,9 +129,8 @@ describe('landlock', () => {
     }
     expect(error).toBeInstanceOf(SbxError);
     const all = [(error as SbxError).message, ...(error as SbxError).details].join('\n');
-    expect(all).toContain(
-      'network: filtered needs a private network namespace for its bridge (network.host_ports, network.publish)',
-    );
+    expect(all).toContain('network.publish (3000): the command cannot listen without a network namespace');
+    expect(all).not.toContain('host_ports');
   });
 });
 

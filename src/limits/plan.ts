@@ -251,7 +251,14 @@ function planWithoutCgroup(base: LimitBase, host: HostLimitFacts): { planned: Pl
         `sandbox when its processes' resident memory (anonymous and shared, proportional) passes ${base.display}, ` +
         `checked every ${WATCHDOG_INTERVAL_MS}ms; page cache, tmpfs files and unmapped shared memory are not counted`;
       return {
-        planned: { ...base, mechanism: 'watchdog', exact: false, enforced: true, gap: `${MEMORY_APPROXIMATION} (${gap})`, note },
+        planned: {
+          ...base,
+          mechanism: 'watchdog',
+          exact: false,
+          enforced: true,
+          gap: `${MEMORY_APPROXIMATION} (${gap})`,
+          note,
+        },
         rlimit: { resource: 'DATA', soft: value, hard: value },
       };
     }

@@ -95,7 +95,7 @@ export const reportSchema = z
       .optional(),
     peaks: z
       .strictObject({ memoryBytes: z.number().optional(), pids: z.number().optional() })
-      .describe("Read from the session cgroup; memoryBytes under the watchdog: the highest sum it polled")
+      .describe('Read from the session cgroup; memoryBytes under the watchdog: the highest sum it polled')
       .optional(),
     network: z
       .strictObject({

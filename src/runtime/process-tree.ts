@@ -63,7 +63,8 @@ function childrenByScan(proc: string): (pid: number) => number[] {
 }
 
 function childrenFiles(proc: string): (pid: number) => number[] {
-  return (pid) => numericEntries(`${proc}/${pid}/task`).flatMap((tid) => numbers(read(`${proc}/${pid}/task/${tid}/children`)));
+  return (pid) =>
+    numericEntries(`${proc}/${pid}/task`).flatMap((tid) => numbers(read(`${proc}/${pid}/task/${tid}/children`)));
 }
 
 /**

@@ -275,7 +275,8 @@ export async function prepareLimits(
       if (!watchdog) return collected;
       await watchdog.stop();
       const watched = watchdog.result();
-      const peaks = watched.peakBytes === undefined ? collected.peaks : { ...collected.peaks, memoryBytes: watched.peakBytes };
+      const peaks =
+        watched.peakBytes === undefined ? collected.peaks : { ...collected.peaks, memoryBytes: watched.peakBytes };
       return { violations: [...collected.violations, ...watched.violations], peaks };
     },
     async cleanup() {

@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Report } from '../../../src/report/report.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import {
@@ -25,15 +25,23 @@ import {
 } from '../../helpers/sbx-cli.js';
 
 const SAFETY_MS = 90_000;
+// Touching a GiB takes seconds on a loaded 2-core CI host.
+vi.setConfig({ testTimeout: SAFETY_MS + 10_000 });
 const LANDLOCK_HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 const HAS_LANDLOCK = existsSync(LANDLOCK_HELPER);
-if (!HAS_LANDLOCK) console.warn(`[watchdog] landlock half SKIPPED: ${LANDLOCK_HELPER} is not built (needs a C compiler)`);
+if (!HAS_LANDLOCK)
+  console.warn(`[watchdog] landlock half SKIPPED: ${LANDLOCK_HELPER} is not built (needs a C compiler)`);
 const HAS = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-for (const tool of ['python3', 'g++']) if (!HAS(tool)) console.warn(`[watchdog] tests using ${tool} SKIPPED: not installed`);
+for (const tool of ['python3', 'g++'])
+  if (!HAS(tool)) console.warn(`[watchdog] tests using ${tool} SKIPPED: not installed`);
 
 /** One process allocating (and touching) 1GiB. */
 const PY_1G = ['python3', '-c', 'b = bytearray(1 << 30); print("allocated")'];
-const NODE_1G = ['node', '-e', 'const a = []; for (let i = 0; i < 64; i++) a.push(Buffer.alloc(16 << 20, 1)); console.log("allocated")'];
+const NODE_1G = [
+  'node',
+  '-e',
+  'const a = []; for (let i = 0; i < 64; i++) a.push(Buffer.alloc(16 << 20, 1)); console.log("allocated")',
+];
 /** Four processes of 100MiB each, alive together: each under a 256MiB RLIMIT_DATA, the sum past it. */
 const TREE_400M = [
   'sh',
@@ -97,7 +105,9 @@ describe.skipIf(SKIP_INTEGRATION).each([
     expect(r.out).toBe('');
     expect(r.err).toMatch(/MemoryError/);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^sbx: hint: memory 256MiB is approximated here: each process may hold at most 256MiB of data \(RLIMIT_DATA\)/m);
+    expect(r.err).toMatch(
+      /^sbx: hint: memory 256MiB is approximated here: each process may hold at most 256MiB of data \(RLIMIT_DATA\)/m,
+    );
     expect(report.violations).toEqual([]);
   });
 
@@ -130,13 +140,21 @@ describe.skipIf(SKIP_INTEGRATION).each([
     },
   );
 
-  it.skipIf(!available || !HAS('python3'))('control: two processes of 100MiB fit, and the peak is reported', async () => {
-    const { r, report } = await run(TREE_200M);
-    expect(r.out).toBe('fits\n');
-    expect(r.code).toBe(0);
-    expect(report.violations).toEqual([]);
-    expect(report.peaks?.memoryBytes).toBeGreaterThan(100 * 1024 ** 2);
-    expect(report.peaks?.memoryBytes).toBeLessThan(256 * 1024 ** 2);
+  it.skipIf(!available || !HAS('python3'))(
+    'control: two processes of 100MiB fit, and the peak is reported',
+    async () => {
+      const { r, report } = await run(TREE_200M);
+      expect(r.out).toBe('fits\n');
+      expect(r.code).toBe(0);
+      expect(report.violations).toEqual([]);
+      expect(report.peaks?.memoryBytes).toBeGreaterThan(100 * 1024 ** 2);
+      expect(report.peaks?.memoryBytes).toBeLessThan(256 * 1024 ** 2);
+    },
+  );
+
+  it.skipIf(!available || !HAS('python3'))('control: outside the sandbox, the 1GiB allocation runs', async () => {
+    const r = await runHost(PY_1G, { env: t.env, cwd: t.workspace, timeoutMs: SAFETY_MS });
+    expect(r.out).toBe('allocated\n');
   });
 
   it.skipIf(!available || !HAS('python3'))('control: with --memory none the same 1GiB allocation runs', async () => {
@@ -148,35 +166,28 @@ describe.skipIf(SKIP_INTEGRATION).each([
 });
 
 describe.skipIf(SKIP_INTEGRATION || !HAS('python3'))('-p untrusted without a writable cgroup', () => {
-  it('control: outside the sandbox, the 4GiB allocation goes through', async () => {
-    const r = await runHost(['python3', '-c', 'b = bytearray(4 << 30); print("allocated")'], {
-      env: t.env,
-      cwd: t.workspace,
-      timeoutMs: SAFETY_MS,
-    });
-    expect(r.out).toBe('allocated\n');
-  });
-
   it("the red-team's 4GiB allocation is stopped (2GiB memory limit)", async () => {
-    const { r, report } = await sbx(['-p', 'untrusted', '--', 'python3', '-c', 'b = bytearray(4 << 30); print("allocated")']);
+    const { r, report } = await sbx([
+      '-p',
+      'untrusted',
+      '--',
+      'python3',
+      '-c',
+      'b = bytearray(4 << 30); print("allocated")',
+    ]);
     expect(r.out).toBe('');
     expect(r.err).toMatch(/MemoryError/);
     expect(r.code).toBe(1);
     expect(memoryOf(report)).toMatchObject({ value: '2GiB', mechanism: 'watchdog', exact: false, enforced: true });
   });
 
-  it('... and spread over four processes of 1GiB, the watchdog ends the tree', async () => {
-    const { r, report } = await sbx([
-      '-p',
-      'untrusted',
-      '--',
-      'sh',
-      '-c',
-      'for i in 1 2 3 4; do python3 -c "import time; b = bytearray(1 << 30); time.sleep(20)" & done; wait; echo survived',
-    ]);
+  it('... and spread over processes each under the limit, the watchdog ends the tree (256MiB: allocating is slow here)', async () => {
+    const { r, report } = await sbx(['-p', 'untrusted', '--memory', '256MiB', '--', ...TREE_400M]);
     expect(r.out).not.toMatch(/survived/);
     expect(r.code).toBe(137);
-    expect(report.violations).toEqual([expect.objectContaining({ kind: 'oom', rule: 'limits.memory', limit: '2GiB' })]);
+    expect(report.violations).toEqual([
+      expect.objectContaining({ kind: 'oom', rule: 'limits.memory', limit: '256MiB' }),
+    ]);
   });
 
   it('node reserving a 4GiB WebAssembly memory (65536 pages) and allocating 500MiB runs under RLIMIT_DATA', async () => {
@@ -200,7 +211,9 @@ describe.skipIf(SKIP_INTEGRATION || !HAS('python3'))('-p untrusted without a wri
     const marker = join(t.workspace, 'ran-required');
     const { r, report } = await sbx(['-p', profile, '--', 'touch', marker]);
     expect(r.code).toBe(125);
-    expect(r.err).toMatch(/limits\.memory \(2GiB\) is required but .*: it could only be approximated \(per-process data limit \+ tree watchdog\)/);
+    expect(r.err).toMatch(
+      /limits\.memory \(2GiB\) is required but .*: it could only be approximated \(per-process data limit \+ tree watchdog\)/,
+    );
     expect(report.error?.code).toBe('LIMIT_UNENFORCEABLE');
     expect(existsSync(marker)).toBe(false);
   });
@@ -220,7 +233,7 @@ describe.skipIf(SKIP_INTEGRATION)('real toolchains pass under -p untrusted with 
   const untrusted = (dir: string, command: string, extra: string[] = []) =>
     sbx(['-p', 'untrusted', '--workspace', dir, ...extra, '--', 'sh', '-c', command], dir);
 
-  it('a vitest suite (this repository\'s vitest, read-only)', async () => {
+  it("a vitest suite (this repository's vitest, read-only)", async () => {
     const dir = project('vitest-project', {
       'package.json': '{ "name": "p", "type": "module", "private": true }\n',
       'sum.test.js':
@@ -229,10 +242,11 @@ describe.skipIf(SKIP_INTEGRATION)('real toolchains pass under -p untrusted with 
         "it('allocates 200MiB', () => expect(Buffer.alloc(200 << 20, 1).length).toBe(200 << 20));\n",
     });
     const modules = join(REPO_ROOT, 'node_modules');
-    const { r, report } = await untrusted(dir, `ln -s ${modules} node_modules && node ${modules}/vitest/vitest.mjs run --reporter=dot`, [
-      '--ro-bind',
-      modules,
-    ]);
+    const { r, report } = await untrusted(
+      dir,
+      `ln -s ${modules} node_modules && FORCE_COLOR=0 node ${modules}/vitest/vitest.mjs run --reporter=dot`,
+      ['--ro-bind', modules],
+    );
     expect(r.out + r.err).toMatch(/Tests\s+2 passed/);
     expect(r.code).toBe(0);
     expect(memoryOf(report)).toMatchObject({ mechanism: 'watchdog' });
@@ -246,12 +260,19 @@ describe.skipIf(SKIP_INTEGRATION)('real toolchains pass under -p untrusted with 
     });
     const pack = spawnSync('npm', ['pack', '--silent', './dep'], { cwd: dir, encoding: 'utf8', env: t.env });
     expect(pack.status, pack.stderr).toBe(0);
-    writeFileSync(join(dir, 'package.json'), '{ "name": "p", "version": "1.0.0", "dependencies": { "dep": "file:dep-1.0.0.tgz" } }\n');
-    const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(t.root, 'npm-cache')], {
-      cwd: dir,
-      encoding: 'utf8',
-      env: t.env,
-    });
+    writeFileSync(
+      join(dir, 'package.json'),
+      '{ "name": "p", "version": "1.0.0", "dependencies": { "dep": "file:dep-1.0.0.tgz" } }\n',
+    );
+    const install = spawnSync(
+      'npm',
+      ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(t.root, 'npm-cache')],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: t.env,
+      },
+    );
     expect(install.status, install.stderr).toBe(0);
     const { r, report } = await untrusted(
       dir,
@@ -264,7 +285,8 @@ describe.skipIf(SKIP_INTEGRATION)('real toolchains pass under -p untrusted with 
 
   it.skipIf(!HAS('g++'))('a C++ build (g++ -O2, two translation units)', async () => {
     const dir = project('cpp-project', {
-      'lib.cpp': '#include <map>\n#include <string>\nstd::map<std::string,int> table() { return {{"a", 1}, {"b", 2}}; }\n',
+      'lib.cpp':
+        '#include <map>\n#include <string>\nstd::map<std::string,int> table() { return {{"a", 1}, {"b", 2}}; }\n',
       'main.cpp':
         '#include <iostream>\n#include <map>\n#include <string>\nstd::map<std::string,int> table();\n' +
         'int main() { std::cout << table().size() << "\\n"; }\n',

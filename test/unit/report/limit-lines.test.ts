@@ -129,7 +129,7 @@ describe('hints when a limit may be the cause', () => {
     );
   });
 
-  it('a failure under the watchdog: RLIMIT_DATA fails allocations in the program\'s own words', () => {
+  it("a failure under the watchdog: RLIMIT_DATA fails allocations in the program's own words", () => {
     const watched = { ...MEMORY_V1, mechanism: 'watchdog', exact: false };
     expect(summaryLines(report({ exitCode: 1, limits: [watched] })).at(-1)).toBe(
       'sbx: hint: memory 2GiB is approximated here: each process may hold at most 2GiB of data (RLIMIT_DATA), so "out of memory" or MemoryError may come from it; raise it with --memory SIZE (or --memory none)',

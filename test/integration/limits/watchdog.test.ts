@@ -244,7 +244,7 @@ describe.skipIf(SKIP_INTEGRATION)('real toolchains pass under -p untrusted with 
     const modules = join(REPO_ROOT, 'node_modules');
     const { r, report } = await untrusted(
       dir,
-      `ln -s ${modules} node_modules && FORCE_COLOR=0 node ${modules}/vitest/vitest.mjs run --reporter=dot`,
+      `ln -s ${modules} node_modules && NO_COLOR=1 node ${modules}/vitest/vitest.mjs run --reporter=dot`,
       ['--ro-bind', modules],
     );
     expect(r.out + r.err).toMatch(/Tests\s+2 passed/);

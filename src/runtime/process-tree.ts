@@ -13,14 +13,13 @@ import { nowMs } from './clock.js';
 
 export interface TreeProcess {
   pid: number;
-  /** stat(5) field 22, the start time in clock ticks: with the pid, names one process even after pid reuse. */
-  start: string;
+  /** The process it was listed under (undefined for the root): checked again before a kill. */
+  parent?: number;
 }
 
 interface Stat {
   ppid: number;
   state: string;
-  start: string;
 }
 
 function read(path: string): string | undefined {
@@ -35,9 +34,9 @@ function read(path: string): string | undefined {
 function statOf(proc: string, pid: number): Stat | undefined {
   const text = read(`${proc}/${pid}/stat`);
   const fields = text?.slice(text.lastIndexOf(')') + 2).split(' ');
-  if (!fields || fields.length < 20) return undefined;
-  // After the name: state (3), ppid (4), ... starttime (22).
-  return { state: fields[0]!, ppid: Number(fields[1]), start: fields[19]! };
+  if (!fields || fields.length < 2) return undefined;
+  // After the name: state (field 3), ppid (4).
+  return { state: fields[0]!, ppid: Number(fields[1]) };
 }
 
 const numbers = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean).map(Number);
@@ -68,23 +67,22 @@ function childrenFiles(proc: string): (pid: number) => number[] {
 }
 
 /**
- * `root` and its live descendants (zombies are dead already: their memory is freed, a signal is moot).
- * A process that forks while the walk reads is found by the next walk.
+ * `root` and its descendants, each with the process it was found under; zombies included (the poll
+ * finds no memory in them, endTree skips them). A process that forks while the walk reads is found by
+ * the next walk. One read per thread of each process, no stat: this runs every poll.
  */
 export function processTree(root: number, proc = '/proc'): TreeProcess[] {
   const hasChildrenFiles = read(`${proc}/${root}/task/${root}/children`) !== undefined;
   const childrenOf = hasChildrenFiles ? childrenFiles(proc) : childrenByScan(proc);
-  const out: TreeProcess[] = [];
-  const seen = new Set<number>();
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    if (seen.has(pid)) continue;
-    seen.add(pid);
-    const stat = statOf(proc, pid);
-    if (!stat) continue;
-    if (stat.state !== 'Z' && stat.state !== 'X') out.push({ pid, start: stat.start });
-    queue.push(...childrenOf(pid));
+  const out: TreeProcess[] = [{ pid: root }];
+  const seen = new Set<number>([root]);
+  for (let i = 0; i < out.length; i++) {
+    const parent = out[i]!.pid;
+    for (const pid of childrenOf(parent)) {
+      if (seen.has(pid)) continue;
+      seen.add(pid);
+      out.push({ pid, parent });
+    }
   }
   return out;
 }
@@ -105,6 +103,7 @@ function kiB(text: string, name: string): number {
  * never less than the truth.
  */
 export function processMemory(p: TreeProcess, precise: boolean, proc = '/proc'): number {
+  // A zombie's status has no Rss lines: 0.
   if (precise) {
     const rollup = read(`${proc}/${p.pid}/smaps_rollup`);
     if (rollup && /^Pss_Anon:/m.test(rollup)) return kiB(rollup, 'Pss_Anon') + kiB(rollup, 'Pss_Shmem');
@@ -113,11 +112,23 @@ export function processMemory(p: TreeProcess, precise: boolean, proc = '/proc'):
   return status ? kiB(status, 'RssAnon') + kiB(status, 'RssShmem') : 0;
 }
 
-/** SIGKILL, unless the pid now names another process (its start time changed): never signal a stranger. */
-function killProcess(p: TreeProcess, proc: string): void {
-  if (statOf(proc, p.pid)?.start !== p.start) return;
+const isZombie = (stat: Stat) => stat.state === 'Z' || stat.state === 'X';
+
+/**
+ * The descendants still to kill: alive, and still children of the process they were listed under. A
+ * pid whose parent changed was reaped and reused by a stranger (or reparented inside the tree: the
+ * next walk finds it under its new parent), so it is never signalled on this walk's word.
+ */
+function liveDescendants(tree: readonly TreeProcess[], proc: string): TreeProcess[] {
+  return tree.filter((p) => {
+    const stat = p.parent === undefined ? undefined : statOf(proc, p.pid);
+    return stat !== undefined && stat.ppid === p.parent && !isZombie(stat);
+  });
+}
+
+function kill(pid: number): void {
   try {
-    process.kill(p.pid, 'SIGKILL');
+    process.kill(pid, 'SIGKILL');
   } catch {
     // ESRCH: gone already.
   }
@@ -137,13 +148,11 @@ const END_RETRY_MS = 5;
 export async function endTree(root: number, alive: () => boolean, proc = '/proc'): Promise<void> {
   const deadline = nowMs() + END_DEADLINE_MS;
   while (alive()) {
-    const [top, ...below] = processTree(root, proc);
+    const below = liveDescendants(processTree(root, proc), proc);
     if (below.length === 0) return;
-    for (const p of below) killProcess(p, proc);
-    if (nowMs() > deadline) {
-      if (top) killProcess(top, proc);
-      return;
-    }
+    for (const p of below) kill(p.pid);
+    // The launcher is our own child, not yet reaped (alive()): its pid is still its own.
+    if (nowMs() > deadline) return kill(root);
     await delay(END_RETRY_MS);
   }
 }

@@ -64,15 +64,19 @@ beforeAll(() => {
 });
 afterAll(() => t?.cleanup());
 
-/** `sbx run ARGS` as this user, with no writable cgroup (as root: in a mount namespace without cgroupfs). */
-async function sbx(args: string[], cwd = t.workspace): Promise<{ r: Ran; report: Report }> {
-  const file = join(t.root, `report-${Math.random().toString(36).slice(2)}.json`);
-  const argv = ['run', '--report-file', file, ...args];
+/** `sbx ARGV` as this user, with no writable cgroup (as root: in a mount namespace without cgroupfs). */
+function sbxRaw(argv: string[], cwd = t.workspace): Promise<Ran> {
   const opts = { env: t.env, cwd, timeoutMs: SAFETY_MS };
   const started = IS_ROOT
     ? start('unshare', ['-m', 'sh', '-c', 'umount -R -l /sys/fs/cgroup && exec "$0" "$@"', SBX_BIN, ...argv], opts)
     : start(SBX_BIN, argv, opts);
-  const r = await started.done;
+  return started.done;
+}
+
+/** `sbx run ARGS` without a writable cgroup, and its report. */
+async function sbx(args: string[], cwd = t.workspace): Promise<{ r: Ran; report: Report }> {
+  const file = join(t.root, `report-${Math.random().toString(36).slice(2)}.json`);
+  const r = await sbxRaw(['run', '--report-file', file, ...args], cwd);
   return { r, report: JSON.parse(readFileSync(file, 'utf8')) as Report };
 }
 
@@ -203,6 +207,22 @@ describe.skipIf(SKIP_INTEGRATION || !HAS('python3'))('-p untrusted without a wri
     expect(r.err).toBe('');
     expect(r.out).toBe('ok 50\n');
     expect(r.code).toBe(0);
+  });
+
+  it('sbx explain says what enforces each limit here, and that a required memory would be refused', async () => {
+    const r = await sbxRaw(['explain', '-p', 'untrusted', '--', 'true']);
+    expect(r.code).toBe(0);
+    const limits = r.out.split('\n').filter((l) => l.startsWith('limits    '));
+    expect(limits[0]).toMatch(
+      /^limits {4}memory 2GiB → watchdog \(approximate\): approximate: per-process data limit \+ tree watchdog, .*: RLIMIT_DATA 2GiB per process/,
+    );
+    expect(limits.find((l) => l.includes('cpus 2'))).toMatch(/→ none \(not enforced\)/);
+    const profile = join(t.root, 'requires-memory-explain.yaml');
+    writeFileSync(profile, 'extends: untrusted\nlimits:\n  required: [memory]\n');
+    const refused = await sbxRaw(['explain', '-p', profile, '--', 'true']);
+    expect(refused.out).toMatch(
+      /^limits {4}refused: limits\.memory \(2GiB\) is required but .*: it could only be approximated/m,
+    );
   });
 
   it('a profile that requires memory is still refused (125): an approximation is not exact', async () => {

@@ -1,5 +1,6 @@
-// Memory without a cgroup, end to end through the CLI on bwrap and landlock: RLIMIT_DATA stops one
-// process at the limit, the watchdog ends a tree whose sum passes it, and real toolchains still run.
+// Memory without a cgroup, end to end through the CLI on bwrap, landlock and nsjail (where one is
+// built, as for test/integration/backends): RLIMIT_DATA stops one process at the limit, the watchdog
+// ends a tree whose sum passes it, and real toolchains still run.
 //
 // The fallback is what this host gives an unprivileged user (cgroup v1, not writable). As root the
 // cgroup is writable, so sbx runs in a private mount namespace with /sys/fs/cgroup unmounted
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Report } from '../../../src/report/report.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
+import { findNsjail } from '../nsjail/harness.js';
 import {
   IS_ROOT,
   makeTestHost,
@@ -31,6 +33,8 @@ const LANDLOCK_HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 const HAS_LANDLOCK = existsSync(LANDLOCK_HELPER);
 if (!HAS_LANDLOCK)
   console.warn(`[watchdog] landlock half SKIPPED: ${LANDLOCK_HELPER} is not built (needs a C compiler)`);
+const NSJAIL = findNsjail();
+if ('missing' in NSJAIL) console.warn(`[watchdog] nsjail half SKIPPED: ${NSJAIL.missing}`);
 const HAS = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 for (const tool of ['python3', 'g++'])
   if (!HAS(tool)) console.warn(`[watchdog] tests using ${tool} SKIPPED: not installed`);
@@ -66,7 +70,8 @@ afterAll(() => t?.cleanup());
 
 /** `sbx ARGV` as this user, with no writable cgroup (as root: in a mount namespace without cgroupfs). */
 function sbxRaw(argv: string[], cwd = t.workspace): Promise<Ran> {
-  const opts = { env: t.env, cwd, timeoutMs: SAFETY_MS };
+  const nsjail = 'path' in NSJAIL ? { SBX_NSJAIL: NSJAIL.path } : {};
+  const opts = { env: { ...t.env, ...nsjail }, cwd, timeoutMs: SAFETY_MS };
   const started = IS_ROOT
     ? start('unshare', ['-m', 'sh', '-c', 'umount -R -l /sys/fs/cgroup && exec "$0" "$@"', SBX_BIN, ...argv], opts)
     : start(SBX_BIN, argv, opts);
@@ -85,6 +90,7 @@ const memoryOf = (report: Report) => report.limits?.find((l) => l.name === 'memo
 describe.skipIf(SKIP_INTEGRATION).each([
   ['bwrap', true],
   ['landlock', HAS_LANDLOCK],
+  ['nsjail', 'path' in NSJAIL],
 ] as const)('--backend %s without a writable cgroup: --memory 256MiB', (backend, available) => {
   const run = (command: readonly string[]) => sbx(['--backend', backend, '--memory', '256MiB', '--', ...command]);
 

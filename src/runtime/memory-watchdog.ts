@@ -8,9 +8,6 @@ import { formatSize } from '../limits/units.js';
 import type { Violation } from '../policy/violation.js';
 import { endTree, processMemory, processTree } from './process-tree.js';
 
-/** At this share of the limit the cheap upper bound is not enough: the proportional figure decides. */
-const PRECISE_FROM = 0.9;
-
 export interface WatchdogLimit {
   memoryBytes: number;
   intervalMs: number;
@@ -27,11 +24,15 @@ export interface MemoryWatchdog {
   result(): { violations: Violation[]; peakBytes?: number };
 }
 
-/** The tree's memory now: the cheap upper bound, or near the limit the proportional share. */
+/**
+ * The tree's memory now: the cheap upper bound (a shared page counted in every process), and only
+ * when that passes the limit the proportional share, which walks page tables (tens of ms for GiBs):
+ * the tree is ended on the proportional figure, never on a page counted twice.
+ */
 function treeMemory(launcherPid: number, limitBytes: number): number {
   const tree = processTree(launcherPid);
   const upper = tree.reduce((sum, p) => sum + processMemory(p, false), 0);
-  if (upper < PRECISE_FROM * limitBytes) return upper;
+  if (upper <= limitBytes) return upper;
   return tree.reduce((sum, p) => sum + processMemory(p, true), 0);
 }
 

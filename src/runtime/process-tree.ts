@@ -98,7 +98,7 @@ function kiB(text: string, name: string): number {
  * shared memory (shmem, memfd, tmpfs mappings). Not its mapped files (binaries, libraries): the page
  * cache is shared with the host and reclaimable. `precise` reads smaps_rollup's proportional share
  * (Pss_*, Linux 5.9+), which splits pages shared by several processes (a fork's copy-on-write heap,
- * one shared mapping) among them; it walks the page tables, so the watchdog asks only near the limit.
+ * one shared mapping) among them; it walks the page tables, so the watchdog asks only past the limit.
  * Without it, RssAnon + RssShmem from status (constant time) counts a shared page in every process:
  * never less than the truth.
  */

@@ -31,8 +31,8 @@ function read(path: string): string | undefined {
 }
 
 /** /proc/<pid>/stat, parsed after the last ")": the command name may hold spaces and parentheses. */
-function statOf(proc: string, pid: number): Stat | undefined {
-  const text = read(`${proc}/${pid}/stat`);
+function statOf(pid: number): Stat | undefined {
+  const text = read(`/proc/${pid}/stat`);
   const fields = text?.slice(text.lastIndexOf(')') + 2).split(' ');
   if (!fields || fields.length < 2) return undefined;
   // After the name: state (field 3), ppid (4).
@@ -52,18 +52,19 @@ function numericEntries(dir: string): number[] {
 }
 
 /** Every process's children, from one /proc scan: only where the kernel has no children files. */
-function childrenByScan(proc: string): (pid: number) => number[] {
+export function childrenByScan(): (pid: number) => number[] {
   const byParent = new Map<number, number[]>();
-  for (const pid of numericEntries(proc)) {
-    const ppid = statOf(proc, pid)?.ppid;
+  for (const pid of numericEntries('/proc')) {
+    const ppid = statOf(pid)?.ppid;
     if (ppid !== undefined) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid]);
   }
   return (pid) => byParent.get(pid) ?? [];
 }
 
-function childrenFiles(proc: string): (pid: number) => number[] {
+/** A process's children from its threads' children files (CONFIG_PROC_CHILDREN). */
+export function childrenFiles(): (pid: number) => number[] {
   return (pid) =>
-    numericEntries(`${proc}/${pid}/task`).flatMap((tid) => numbers(read(`${proc}/${pid}/task/${tid}/children`)));
+    numericEntries(`/proc/${pid}/task`).flatMap((tid) => numbers(read(`/proc/${pid}/task/${tid}/children`)));
 }
 
 /**
@@ -71,9 +72,9 @@ function childrenFiles(proc: string): (pid: number) => number[] {
  * finds no memory in them, endTree skips them). A process that forks while the walk reads is found by
  * the next walk. One read per thread of each process, no stat: this runs every poll.
  */
-export function processTree(root: number, proc = '/proc'): TreeProcess[] {
-  const hasChildrenFiles = read(`${proc}/${root}/task/${root}/children`) !== undefined;
-  const childrenOf = hasChildrenFiles ? childrenFiles(proc) : childrenByScan(proc);
+export function processTree(root: number): TreeProcess[] {
+  const hasChildrenFiles = read(`/proc/${root}/task/${root}/children`) !== undefined;
+  const childrenOf = hasChildrenFiles ? childrenFiles() : childrenByScan();
   const out: TreeProcess[] = [{ pid: root }];
   const seen = new Set<number>([root]);
   for (let i = 0; i < out.length; i++) {
@@ -102,13 +103,13 @@ function kiB(text: string, name: string): number {
  * Without it, RssAnon + RssShmem from status (constant time) counts a shared page in every process:
  * never less than the truth.
  */
-export function processMemory(p: TreeProcess, precise: boolean, proc = '/proc'): number {
+export function processMemory(p: TreeProcess, precise: boolean): number {
   // A zombie's status has no Rss lines: 0.
   if (precise) {
-    const rollup = read(`${proc}/${p.pid}/smaps_rollup`);
+    const rollup = read(`/proc/${p.pid}/smaps_rollup`);
     if (rollup && /^Pss_Anon:/m.test(rollup)) return kiB(rollup, 'Pss_Anon') + kiB(rollup, 'Pss_Shmem');
   }
-  const status = read(`${proc}/${p.pid}/status`);
+  const status = read(`/proc/${p.pid}/status`);
   return status ? kiB(status, 'RssAnon') + kiB(status, 'RssShmem') : 0;
 }
 
@@ -119,9 +120,9 @@ const isZombie = (stat: Stat) => stat.state === 'Z' || stat.state === 'X';
  * pid whose parent changed was reaped and reused by a stranger (or reparented inside the tree: the
  * next walk finds it under its new parent), so it is never signalled on this walk's word.
  */
-function liveDescendants(tree: readonly TreeProcess[], proc: string): TreeProcess[] {
+function liveDescendants(tree: readonly TreeProcess[]): TreeProcess[] {
   return tree.filter((p) => {
-    const stat = p.parent === undefined ? undefined : statOf(proc, p.pid);
+    const stat = p.parent === undefined ? undefined : statOf(p.pid);
     return stat !== undefined && stat.ppid === p.parent && !isZombie(stat);
   });
 }
@@ -145,10 +146,10 @@ const END_RETRY_MS = 5;
  * nsjail, the landlock helper) is left to report its command's end, unless the deadline passes.
  * `alive` is false once sbx has reaped `root`: its pid may then name another process.
  */
-export async function endTree(root: number, alive: () => boolean, proc = '/proc'): Promise<void> {
+export async function endTree(root: number, alive: () => boolean): Promise<void> {
   const deadline = nowMs() + END_DEADLINE_MS;
   while (alive()) {
-    const below = liveDescendants(processTree(root, proc), proc);
+    const below = liveDescendants(processTree(root));
     if (below.length === 0) return;
     for (const p of below) kill(p.pid);
     // The launcher is our own child, not yet reaped (alive()): its pid is still its own.

@@ -4,7 +4,13 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryWatchdog } from '../../../src/runtime/memory-watchdog.js';
-import { endTree, processMemory, processTree } from '../../../src/runtime/process-tree.js';
+import {
+  childrenByScan,
+  childrenFiles,
+  endTree,
+  processMemory,
+  processTree,
+} from '../../../src/runtime/process-tree.js';
 import { start, type Started } from '../../helpers/sbx-cli.js';
 
 const MiB = 1024 ** 2;
@@ -44,6 +50,15 @@ describe('processTree', () => {
     while (tree.length < 4) tree = processTree(s.child.pid!);
     expect(tree.map((p) => argvOf(p.pid)).sort()).toEqual(['/bin/sh', 'sh', 'sleep', 'sleep']);
     expect(tree[0]!.pid).toBe(s.child.pid);
+  });
+
+  it('the /proc scan (kernels without children files) finds the same children as the children files', async () => {
+    const s = run('sleep 30 & sleep 31 & echo ready; wait');
+    await s.line(/^ready$/);
+    let files = childrenFiles()(s.child.pid!);
+    while (files.length < 2) files = childrenFiles()(s.child.pid!);
+    expect(childrenByScan()(s.child.pid!).sort()).toEqual(files.sort());
+    expect(files).toHaveLength(2);
   });
 
   it('control: an unrelated process is not in it', async () => {

@@ -1,6 +1,7 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
 import { compile, type CommandDecision, type Compiled, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
+import { isSbxError } from '../errors.js';
 import { backendOf } from '../pipeline/backends.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { Lifted } from '../report/outcome.js';
@@ -154,6 +155,19 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   process.stdout.write((await explainLines(compiled)).join('\n') + '\n');
 }
 
+/** What would enforce each limit on this host, as `sbx doctor` says it, or why a run would be refused (stage 6). */
+async function describeLimits(policy: Policy): Promise<string[]> {
+  const { planRunLimits } = await import('../pipeline/limits.js');
+  const { describePlan } = await import('../limits/plan.js');
+  try {
+    const planned = await planRunLimits(policy);
+    return planned ? describePlan(planned.plan).map((line) => `limits    ${line}`) : [];
+  } catch (error) {
+    if (!isSbxError(error)) throw error;
+    return [`limits    refused: ${error.message}`];
+  }
+}
+
 /** `sbx explain`'s text: also what the `explain` tool of `sbx mcp` answers (cli/mcp.ts). */
 export async function explainLines(compiled: Compiled): Promise<string[]> {
   const p = compiled.policy;
@@ -199,6 +213,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
     `seccomp   ${p.seccomp.preset}: ${profileRules || (own.length > 0 ? 'none from the profile' : 'no filter')}` +
       (own.length > 0 ? `; ${backend.name}'s own: ${own.join(' ')}` : ''),
   );
+  out.push(...(await describeLimits(p)));
   const pins = describePins(compiled.launch);
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);

@@ -4,7 +4,8 @@
 //
 // Order of preference: a cgroup (v2 we can write, a systemd scope, v1 we can write) enforces memory,
 // pids and cpus exactly for the whole sandbox. Without one, pids falls back to RLIMIT_NPROC, which
-// only approximates it (it counts the whole uid); memory and cpus are not enforced, and the plan
+// only approximates it (it counts the whole uid); memory is approximated by RLIMIT_DATA per process
+// and sbx's watchdog over the session's process tree (issue 21); cpus is not enforced, and the plan
 // says so (`enforced: false`) for the report and stderr. A limit listed in `required` is refused
 // rather than approximated or dropped: fail closed where the profile asks for it
 // (docs/DESIGN.md, "Limits").
@@ -169,7 +170,10 @@ function display(name: LimitName, value: number): string {
   }
 }
 
-const AS_INSTEAD = "limits.address_space can cap each process's address space (RLIMIT_AS) instead";
+/** How often the memory watchdog sums the tree's resident memory: a burst between two polls is capped per process by RLIMIT_DATA. */
+export const WATCHDOG_INTERVAL_MS = 100;
+/** What a memory limit without a cgroup is, in the plan's note and the watchdog's violation. */
+export const MEMORY_APPROXIMATION = 'approximate: per-process data limit + tree watchdog';
 const AS_NOTE =
   'RLIMIT_AS: virtual address space per process, not memory used; ' +
   'V8, WebAssembly, the JVM and Go reserve far more than they use and fail below it';
@@ -193,11 +197,13 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
     if (decision.rlimit) rlimits.push(decision.rlimit);
   }
   refuseUnenforceable(planned, host);
+  const watched = planned.find((l) => l.mechanism === 'watchdog');
   return {
     limits: planned,
     cgroup: chosen?.plan ?? { kind: 'none' },
     rlimits,
     ...(limits.timeoutMs !== undefined ? { timeoutMs: limits.timeoutMs } : {}),
+    ...(watched ? { watchdog: { memoryBytes: watched.value, intervalMs: WATCHDOG_INTERVAL_MS } } : {}),
   };
 }
 
@@ -235,12 +241,27 @@ function planWithoutCgroup(base: LimitBase, host: HostLimitFacts): { planned: Pl
     planned: { ...base, mechanism: 'none', exact: false, enforced: false, note, gap },
   });
   switch (name) {
-    case 'memory':
-      // No RLIMIT_AS stand-in: address space is not memory, and V8, WebAssembly, the JVM and Go
-      // reserve gigabytes they never touch, so a 2GiB cap breaks ordinary toolchains outright.
-      // Running unbounded and saying so beats failing real work; `required` refuses instead, and
-      // `address_space` sets RLIMIT_AS for whoever wants it anyway.
-      return notEnforced(`not enforced, ${gap}; ${AS_INSTEAD}`);
+    case 'memory': {
+      // Not RLIMIT_AS: address space is not memory, and V8, WebAssembly, the JVM and Go reserve
+      // gigabytes PROT_NONE they never touch. RLIMIT_DATA counts only writable private mappings (and
+      // brk), so those reservations pass while one process's heap stops at the limit (ENOMEM); the
+      // watchdog sums the whole tree, which RLIMIT_DATA alone would let grow N times the limit.
+      const note =
+        `${MEMORY_APPROXIMATION}, ${gap}: RLIMIT_DATA ${base.display} per process, and sbx ends the whole ` +
+        `sandbox when its processes' resident memory (anonymous and shared, proportional) passes ${base.display}, ` +
+        `checked every ${WATCHDOG_INTERVAL_MS}ms; page cache, tmpfs files and unmapped shared memory are not counted`;
+      return {
+        planned: {
+          ...base,
+          mechanism: 'watchdog',
+          exact: false,
+          enforced: true,
+          gap: `${MEMORY_APPROXIMATION} (${gap})`,
+          note,
+        },
+        rlimit: { resource: 'DATA', soft: value, hard: value },
+      };
+    }
     case 'pids': {
       if (host.uid === 0) return notEnforced(`not enforced, ${gap}, and RLIMIT_NPROC does not bind root`);
       const note =
@@ -286,7 +307,11 @@ function refuseUnenforceable(planned: readonly PlannedLimit[], host: HostLimitFa
   const lines = refused.map((l) => {
     const controller = controllerOf(l.name) ?? 'cpu';
     const how =
-      l.mechanism === 'none' ? 'nothing on this host can enforce it' : 'it could only be approximated with an rlimit';
+      l.mechanism === 'none'
+        ? 'nothing on this host can enforce it'
+        : l.mechanism === 'watchdog'
+          ? `it could only be approximated (${MEMORY_APPROXIMATION.replace('approximate: ', '')})`
+          : 'it could only be approximated with an rlimit';
     return {
       text: `limits.${LIMIT_KEYS[l.name]} (${l.display}) is required but ${cgroupGap(host, controller)}: ${how}`,
       fix: cgroupFix(host, controller),

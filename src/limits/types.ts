@@ -46,9 +46,10 @@ export interface HostLimitFacts {
   systemdRun: boolean;
 }
 
-export type Mechanism = 'cgroup-v2' | 'systemd-scope' | 'cgroup-v1' | 'rlimit' | 'wall-clock' | 'none';
+/** `watchdog`: memory without a cgroup, approximated by RLIMIT_DATA per process and sbx's tree watchdog. */
+export type Mechanism = 'cgroup-v2' | 'systemd-scope' | 'cgroup-v1' | 'rlimit' | 'watchdog' | 'wall-clock' | 'none';
 
-export type RlimitResource = 'AS' | 'NPROC' | 'CPU' | 'FSIZE' | 'NOFILE' | 'CORE';
+export type RlimitResource = 'AS' | 'DATA' | 'NPROC' | 'CPU' | 'FSIZE' | 'NOFILE' | 'CORE';
 
 /** One setrlimit(2), values in the kernel's units (bytes, seconds, counts). */
 export interface Rlimit {
@@ -99,4 +100,9 @@ export interface LimitPlan {
   rlimits: Rlimit[];
   /** The runtime's wall clock. */
   timeoutMs?: number;
+  /**
+   * Memory no cgroup enforces: sbx polls the resident memory of the session's process tree every
+   * `intervalMs` and ends the tree past `memoryBytes` (runtime/memory-watchdog.ts).
+   */
+  watchdog?: { memoryBytes: number; intervalMs: number };
 }

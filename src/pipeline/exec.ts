@@ -1,6 +1,7 @@
 // Stage 10, exec: the Launch spawned and waited for (runtime/exec.ts), then read by its backend: how
 // the command ended, or the SbxError of a sandbox that was never built.
 import type { Launch, Session } from '../backend/launch.js';
+import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import { execLaunch } from '../runtime/exec.js';
 import type { Pins } from '../runtime/pins.js';
 import type { Backend, LaunchResult, Launcher } from './backends.js';
@@ -15,6 +16,7 @@ export async function execute(
   session: Session,
   options: RunSettings,
   pins: Pins,
+  limits: PreparedLimits | undefined,
 ): Promise<LaunchResult> {
   const timeoutMs = derived.policy.limits.timeoutMs;
   const result = await execLaunch(launch, {
@@ -26,6 +28,7 @@ export async function execute(
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...backend.execOptions(session),
     pins,
+    ...(limits ? { watch: limits.watch } : {}),
   });
   return backend.read(result, derived.host, launcher);
 }

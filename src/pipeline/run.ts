@@ -205,7 +205,7 @@ async function runResolved(
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
-  const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins);
+  const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins, applied);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
   const ended = endingOf({

@@ -77,6 +77,11 @@ export function limitHints(report: Report): string[] {
     const scope = `SIGKILL under a systemd scope with a ${memory.value} memory limit`;
     hints.push(`${scope} is most likely that limit; ${RAISE.memory}`);
   }
+  if (memory?.mechanism === 'watchdog') {
+    // RLIMIT_DATA fails the allocation itself (ENOMEM): the program reports it in its own words.
+    const data = `memory ${memory.value} is approximated here: each process may hold at most ${memory.value} of data (RLIMIT_DATA)`;
+    hints.push(`${data}, so "out of memory" or MemoryError may come from it; ${RAISE.memory}`);
+  }
   const memoryPeak = report.peaks?.memoryBytes;
   if (memory?.enforced && memoryPeak !== undefined && memoryPeak >= NEAR_LIMIT * memory.base) {
     const peak = `memory peaked at ${formatSize(memoryPeak)} of the ${memory.value} limit (${memory.mechanism})`;

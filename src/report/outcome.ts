@@ -40,7 +40,7 @@ export interface Outcome {
     enforced: boolean;
     reason?: string;
   }[];
-  /** Resource peaks read from the session cgroup, when there was one. */
+  /** Resource peaks read from the session cgroup, when there was one; memory under the watchdog: the highest sum it polled. */
   peaks?: { memoryBytes?: number; pids?: number };
   /** Filtered network: what went through the proxy (host, port, bytes), and refusals beyond the kept ones. */
   network?: {

@@ -82,14 +82,21 @@ export const reportSchema = z
           name: z.string(),
           value: z.string().describe('As configured, e.g. 2GiB'),
           base: z.number().describe('The value in base units: bytes, tasks, cores or milliseconds'),
-          mechanism: z.string().describe('What enforces it: cgroup-v2, cgroup-v1, systemd-scope, rlimit, none'),
+          mechanism: z
+            .string()
+            .describe(
+              'What enforces it: cgroup-v2, cgroup-v1, systemd-scope, rlimit, watchdog (memory: RLIMIT_DATA per process + the tree watchdog), wall-clock, none',
+            ),
           exact: z.boolean().describe('false: approximated (e.g. RLIMIT_NPROC counts every process of the uid)'),
           enforced: z.boolean().describe('false: not enforced on this host (see reason)'),
           reason: z.string().optional().describe('Why the limit is not exact or not enforced'),
         }),
       )
       .optional(),
-    peaks: z.strictObject({ memoryBytes: z.number().optional(), pids: z.number().optional() }).optional(),
+    peaks: z
+      .strictObject({ memoryBytes: z.number().optional(), pids: z.number().optional() })
+      .describe('Read from the session cgroup; memoryBytes under the watchdog: the highest sum it polled')
+      .optional(),
     network: z
       .strictObject({
         connections: z.array(

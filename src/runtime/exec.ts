@@ -39,6 +39,12 @@ export interface ExecOptions {
   captureMaxBytes?: number;
   /** The descriptors pinned for the launch's `bind` fds (runtime/pins.ts), by source path. */
   pins?: { fdOf(source: string): number | undefined };
+  /**
+   * Called with the launcher's pid once spawned (the memory watchdog). `alive` is false from the
+   * moment node reaps it: node emits 'exit' in the same callback that reaps, so no timer can see the
+   * pid in between, when it may already name another process.
+   */
+  watch?: (launcherPid: number, alive: () => boolean) => void;
 }
 
 export type ExecResult =
@@ -332,6 +338,11 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
   const stdout = opts.stdio === 'capture' ? collect(child.stdout, maxBytes) : undefined;
   const stderr = opts.stdio === 'capture' ? collect(child.stderr, maxBytes) : undefined;
   const supervision = supervise(child, opts, status);
+  let reaped = false;
+  child.once('exit', () => {
+    reaped = true;
+  });
+  if (child.pid !== undefined) opts.watch?.(child.pid, () => !reaped);
   try {
     const exit = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
       child.once('error', reject);

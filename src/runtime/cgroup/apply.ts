@@ -1,5 +1,6 @@
 // Applies a LimitPlan for one session: creates and configures the session cgroup(s), hands out the
 // trampoline that starts the launcher inside them, reads what fired afterwards, and removes them.
+// Memory no cgroup holds is watched instead (the plan's `watchdog`: runtime/memory-watchdog.ts).
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { SbxError } from '../../errors.js';
@@ -18,6 +19,7 @@ import {
   writeCgroupFile,
 } from './tree.js';
 import { xdgRuntimeDir } from '../../policy/user-dirs.js';
+import { type MemoryWatchdog, memoryWatchdog } from '../memory-watchdog.js';
 
 export { sweepStaleCgroups } from './sweep.js';
 
@@ -36,7 +38,12 @@ export interface CollectedLimits {
 export interface PreparedLimits {
   /** Wrap the sandbox launcher so that it starts inside the cgroup and under the rlimits: race-free, the untrusted command never runs outside. */
   wrap(launch: LaunchCommand): { file: string; args: string[] };
-  /** After the run, before cleanup: the limits that fired (oom kills, refused forks) and resource peaks. */
+  /**
+   * Start the memory watchdog on the launcher's pid, when the plan has one: runtime/exec.ts calls it
+   * once spawned and `alive` turns false the moment it reaps the launcher.
+   */
+  watch(launcherPid: number, alive: () => boolean): void;
+  /** After the run, before cleanup: the limits that fired (oom kills, refused forks, the watchdog) and resource peaks. */
   collect(): Promise<CollectedLimits>;
   /** Kill whatever is left in the session cgroup(s) and remove them. Idempotent. */
   cleanup(): Promise<void>;
@@ -252,15 +259,28 @@ export async function prepareLimits(
   // Checked before anything is created: a missing systemd-run leaves no cgroup behind.
   const systemdRun = plan.cgroup.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
   const dirs = await createSessionCgroups(plan, name, fake);
+  const watchdog: MemoryWatchdog | undefined = plan.watchdog
+    ? memoryWatchdog({ ...plan.watchdog, display: limitDisplay(plan, 'memory') })
+    : undefined;
   let cleaned = false;
   return {
     cgroupDirs: dirs,
     rlimits,
     wrap: wrapper(plan, name, dirs, rlimits, env, systemdRun),
+    watch(launcherPid, alive) {
+      watchdog?.start(launcherPid, alive);
+    },
     async collect() {
-      return collectFrom(plan, dirs);
+      const collected = collectFrom(plan, dirs);
+      if (!watchdog) return collected;
+      await watchdog.stop();
+      const watched = watchdog.result();
+      const peaks =
+        watched.peakBytes === undefined ? collected.peaks : { ...collected.peaks, memoryBytes: watched.peakBytes };
+      return { violations: [...collected.violations, ...watched.violations], peaks };
     },
     async cleanup() {
+      await watchdog?.stop();
       if (cleaned) return;
       const results = await Promise.allSettled(dirs.map((d) => removeCgroup(d, fake)));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

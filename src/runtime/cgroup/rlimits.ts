@@ -8,6 +8,7 @@ import type { LimitPlan, Rlimit, RlimitResource } from '../../limits/plan.js';
 const PROC_LIMIT_ROWS: Record<RlimitResource, string> = {
   CORE: 'Max core file size',
   AS: 'Max address space',
+  DATA: 'Max data size',
   NPROC: 'Max processes',
   CPU: 'Max cpu time',
   FSIZE: 'Max file size',

@@ -18,14 +18,15 @@ export const SETUP_FAILED = 125;
 
 /**
  * ulimit flag and the unit the shell counts in. POSIX sh defines only -f (512-byte blocks, also in bash's
- * posix mode, which /bin/sh as bash is); -c -n -t -v are common to dash, bash, busybox ash and mksh, -v
- * in KiB everywhere. The flag for RLIMIT_NPROC differs (dash, mksh, busybox: -p; bash: -u, where -p is
+ * posix mode, which /bin/sh as bash is); -c -d -n -t -v are common to dash, bash, busybox ash and mksh,
+ * -d and -v in KiB everywhere. The flag for RLIMIT_NPROC differs (dash, mksh, busybox: -p; bash: -u, where -p is
  * the read-only pipe size), so nprocCommand tries -u quietly and falls back to -p.
  */
 const ULIMIT: Record<Exclude<RlimitResource, 'NPROC'>, { flag: string; unit: number }> = {
   CORE: { flag: 'c', unit: 512 },
   FSIZE: { flag: 'f', unit: 512 },
   AS: { flag: 'v', unit: 1024 },
+  DATA: { flag: 'd', unit: 1024 },
   CPU: { flag: 't', unit: 1 },
   NOFILE: { flag: 'n', unit: 1 },
 };

@@ -212,5 +212,24 @@ describe.skipIf(SKIP_INTEGRATION).each(BACKENDS)(
         );
       },
     );
+
+    it.skipIf(skip || IS_ROOT)(
+      'as a user (no writable cgroup here): three processes of 50MiB past --memory 96MiB are ended by the watchdog',
+      async () => {
+        const hold = 'python3 -c "import time; b = bytearray(50 << 20); time.sleep(20)"';
+        const { r, report: rep } = await report([
+          '--memory',
+          '96MiB',
+          '--',
+          'sh',
+          '-c',
+          `${hold} & ${hold} & ${hold} & wait; echo survived`,
+        ]);
+        expect(r.out).not.toContain('survived');
+        expect(r.code).toBe(137);
+        expect(rep.limits?.find((l) => l.name === 'memory')?.mechanism).toBe('watchdog');
+        expect(rep.violations).toEqual([expect.objectContaining({ kind: 'oom', rule: 'limits.memory' })]);
+      },
+    );
   },
 );

@@ -291,21 +291,22 @@ describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (uid 65534)', () => {
     sbxtest = unprivilegedUser();
   });
 
-  it('v1 is not writable for the user: memory is not enforced (no RLIMIT_AS stand-in), pids falls back to RLIMIT_NPROC', () => {
+  it('v1 is not writable for the user: memory is approximated (RLIMIT_DATA, never RLIMIT_AS, + the watchdog), pids falls back to RLIMIT_NPROC', () => {
     const facts = probeCgroupFacts({ uid: sbxtest!.uid });
     expect(facts.cgroup).toMatchObject({ kind: 'v1', writable: false });
     const plan = planLimits(parseLimits({ memory: '256MiB', pids: 64, file_size: '8MiB', nofile: 64 }), facts);
     expect(plan.cgroup).toEqual({ kind: 'none' });
     expect(plan.limits.map((l) => [l.name, l.mechanism, l.exact, l.enforced])).toEqual([
-      ['memory', 'none', false, false],
+      ['memory', 'watchdog', false, true],
       ['pids', 'rlimit', false, true],
       ['file-size', 'rlimit', true, true],
       ['nofile', 'rlimit', true, true],
     ]);
-    expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'NPROC', 'FSIZE', 'NOFILE']);
+    expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'DATA', 'NPROC', 'FSIZE', 'NOFILE']);
+    expect(plan.watchdog).toMatchObject({ memoryBytes: 256 * 1024 ** 2 });
   });
 
-  it('a required memory limit is refused rather than run unenforced', () => {
+  it('a required memory limit is refused rather than approximated', () => {
     const facts = probeCgroupFacts({ uid: sbxtest!.uid });
     expect(() => planLimits(parseLimits({ memory: '256MiB', required: ['memory'] }), facts)).toThrow(SbxError);
     try {
@@ -313,7 +314,7 @@ describe.skipIf(SKIP)('limits on cgroup v1, unprivileged (uid 65534)', () => {
     } catch (e) {
       expect((e as SbxError).code).toBe('LIMIT_UNENFORCEABLE');
       expect((e as SbxError).message).toBe(
-        `limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: nothing on this host can enforce it`,
+        `limits.memory (256MiB) is required but cgroup v1 is not writable by uid ${sbxtest!.uid}: it could only be approximated (per-process data limit + tree watchdog)`,
       );
     }
   });

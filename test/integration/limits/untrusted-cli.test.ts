@@ -3,8 +3,9 @@
 //
 // Which half runs is decided by what this host gives the invoking user, not by a skip: with a cgroup
 // (root on this cgroup v1 host) a memory hog is killed and the summary names the memory limit; without
-// one (the unprivileged user here) memory is not enforced, stderr and the report say so, and a profile
-// that requires it is refused before anything runs. Both halves run WebAssembly under the profile's
+// one (the unprivileged user here) memory is approximated (RLIMIT_DATA + the tree watchdog: its own
+// tests are in watchdog.test.ts), the report says so, and a profile that requires it is refused
+// before anything runs. Both halves run WebAssembly under the profile's
 // 2GiB memory limit, which an RLIMIT_AS stand-in used to break; its control sets RLIMIT_AS on purpose
 // (`--address-space`) and sees the same program fail.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,9 +47,9 @@ const SAFETY_MS = 60_000;
 const uid = process.getuid!();
 const plan = planLimits(parseLimits(UNTRUSTED_LIMITS), probeCgroupFacts());
 const memory = plan.limits.find((l) => l.name === 'memory')!;
-const HAS_MEMORY_CGROUP = memory.enforced;
+const HAS_MEMORY_CGROUP = memory.exact;
 console.warn(
-  `[untrusted limits] uid ${uid}: memory is ${HAS_MEMORY_CGROUP ? `enforced by ${memory.mechanism}` : 'not enforced'} here; running that half`,
+  `[untrusted limits] uid ${uid}: memory is ${HAS_MEMORY_CGROUP ? `enforced by ${memory.mechanism}` : 'approximated'} here; running that half`,
 );
 
 let t: TestHost;
@@ -88,7 +89,8 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
       value: '2GiB',
       base: 2 * 1024 ** 3,
       mechanism: memory.mechanism,
-      enforced: HAS_MEMORY_CGROUP,
+      exact: HAS_MEMORY_CGROUP,
+      enforced: true,
     });
   });
 
@@ -140,9 +142,9 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted runs real programs unharmed', ()
 });
 
 describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(
-  `without a cgroup for uid ${uid}: memory is not enforced, and said so`,
+  `without a cgroup for uid ${uid}: memory is approximated, cpus not enforced, and said so`,
   () => {
-    it('stderr says it in one line (once per host), the report marks it, the command still runs', async () => {
+    it('stderr says what is not enforced in one line (once per host), the report marks memory approximate', async () => {
       // A state dir of its own: the notice is said once per host (runtime/notices.ts), and earlier
       // tests of this file already ran -p untrusted.
       const state = join(t.root, 'state-notice');
@@ -151,23 +153,26 @@ describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(
       const { r, report } = await sbx(['-p', 'untrusted', '--', 'true'], env);
       expect(r.code).toBe(0);
       const notEnforced = plan.limits.filter((l) => !l.enforced);
-      expect(notEnforced.map((l) => l.name)).toEqual(['memory', 'cpus']);
-      expect(r.err).toBe(`sbx: memory limit 2GiB and cpus limit 2 not enforced: ${memory.gap} (see sbx doctor)\n`);
+      expect(notEnforced.map((l) => l.name)).toEqual(['cpus']);
+      expect(r.err).toBe(`sbx: cpus limit 2 not enforced: ${notEnforced[0]!.gap} (see sbx doctor)\n`);
       expect(reported(report, 'memory')).toEqual({
         name: 'memory',
         value: '2GiB',
         base: 2 * 1024 ** 3,
-        mechanism: 'none',
+        mechanism: 'watchdog',
         exact: false,
-        enforced: false,
+        enforced: true,
         reason: memory.gap,
       });
+      expect(memory.gap).toMatch(/^approximate: per-process data limit \+ tree watchdog \(/);
       // Said once per host: the next run is silent, the report still marks it.
       expect((await again()).err).toBe('');
-      // Nothing stands in for it: the command's own address space is unlimited (unless sbx's already was).
+      // RLIMIT_DATA stands in per process, never RLIMIT_AS: the command's address space is unlimited
+      // (unless sbx's already was).
       const limits = await sbx(['-p', 'untrusted', '--', 'cat', '/proc/self/limits']);
       const own = readFileSync('/proc/self/limits', 'utf8').match(/^Max address space\s+(\S+)/m)![1];
       expect(limits.r.out).toMatch(new RegExp(`^Max address space\\s+${own}\\s`, 'm'));
+      expect(limits.r.out).toMatch(new RegExp(`^Max data size\\s+${2 * 1024 ** 3}\\s+${2 * 1024 ** 3}\\s`, 'm'));
     });
 
     it('a profile with limits.required: [memory] is refused (125) and nothing runs', async () => {
@@ -175,7 +180,7 @@ describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(
       const { r, report } = await sbx(['-p', join(t.root, 'requires-memory.yaml'), '--', 'touch', marker]);
       expect(r.code).toBe(125);
       expect(r.err).toContain(
-        `limits.memory (2GiB) is required but ${memory.gap}: nothing on this host can enforce it`,
+        `limits.memory (2GiB) is required but ${memory.gap.replace(/^.*\((.*)\)$/, '$1')}: it could only be approximated (per-process data limit + tree watchdog)`,
       );
       expect(report).toMatchObject({ exitCode: 125, setBy: 'sbx', error: { code: 'LIMIT_UNENFORCEABLE' } });
       expect(existsSync(marker)).toBe(false);

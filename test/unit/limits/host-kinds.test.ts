@@ -73,10 +73,10 @@ describe('the untrusted limits on each kind of host', () => {
     expect(summary(facts, { ...UNTRUSTED, required: ['memory', 'pids', 'cpus'] })).toMatchObject({ memory: mechanism });
   });
 
-  it('nothing writable: memory and cpus not enforced, pids approximated; required memory refused', () => {
+  it('nothing writable: memory approximated by the watchdog, cpus not enforced, pids approximated; required memory refused', () => {
     const facts = host('nothing writable');
     expect(summary(facts, UNTRUSTED)).toEqual({
-      memory: 'NOT ENFORCED',
+      memory: 'watchdog~',
       pids: 'rlimit~',
       cpus: 'NOT ENFORCED',
       ...EXACT_ELSEWHERE,
@@ -85,7 +85,7 @@ describe('the untrusted limits on each kind of host', () => {
     expect(e.code).toBe('LIMIT_UNENFORCEABLE');
     expect(e.exitCode).toBe(125);
     expect(e.message).toMatch(
-      /^limits\.memory \(2GiB\) is required but cgroup v2 is not writable by uid 4242 at .* and no systemd manager is reachable: nothing/,
+      /^limits\.memory \(2GiB\) is required but cgroup v2 is not writable by uid 4242 at .* and no systemd manager is reachable: it could only be approximated \(per-process data limit \+ tree watchdog\)$/,
     );
   });
 

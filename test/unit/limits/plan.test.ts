@@ -11,6 +11,7 @@ import {
   type Limits,
   planLimits,
   v2SessionParent,
+  WATCHDOG_INTERVAL_MS,
 } from '../../../src/limits/plan.js';
 
 const MiB = 1024 ** 2;
@@ -214,11 +215,11 @@ describe('planLimits', () => {
     );
   });
 
-  it('v1 as a user: memory and cpus not enforced, pids approximated, and they say so', () => {
+  it('v1 as a user: memory approximated (RLIMIT_DATA + the watchdog), cpus not enforced, pids approximated, and they say so', () => {
     const plan = planLimits(ALL, V1_USER);
     expect(plan.cgroup).toEqual({ kind: 'none' });
     expect(mechanisms(plan)).toEqual({
-      memory: 'none~',
+      memory: 'watchdog~',
       pids: 'rlimit~',
       cpus: 'none~',
       timeout: 'wall-clock',
@@ -228,12 +229,19 @@ describe('planLimits', () => {
     });
     expect(plan.rlimits).toEqual([
       { resource: 'CORE', soft: 0, hard: 0 },
+      { resource: 'DATA', soft: 512 * MiB, hard: 512 * MiB },
       { resource: 'NPROC', soft: 64, hard: 64, uid: 1000 },
       ...EXACT_RLIMITS,
     ]);
+    expect(plan.watchdog).toEqual({ memoryBytes: 512 * MiB, intervalMs: WATCHDOG_INTERVAL_MS });
     const notes = Object.fromEntries(plan.limits.map((l) => [l.name, l.note]));
     expect(notes.memory).toBe(
-      "not enforced, cgroup v1 is not writable by uid 1000; limits.address_space can cap each process's address space (RLIMIT_AS) instead",
+      'approximate: per-process data limit + tree watchdog, cgroup v1 is not writable by uid 1000: RLIMIT_DATA 512MiB per ' +
+        "process, and sbx ends the whole sandbox when its processes' resident memory (anonymous and shared, proportional) " +
+        'passes 512MiB, checked every 100ms; page cache, tmpfs files and unmapped shared memory are not counted',
+    );
+    expect(plan.limits[0]!.gap).toBe(
+      'approximate: per-process data limit + tree watchdog (cgroup v1 is not writable by uid 1000)',
     );
     expect(notes.pids).toMatch(
       /^approximate, cgroup v1 is not writable by uid 1000: RLIMIT_NPROC counts every task of uid 1000/,
@@ -241,17 +249,21 @@ describe('planLimits', () => {
   });
 
   it('no cgroups at all: a user gets RLIMIT_NPROC for pids, root no pids limit (RLIMIT_NPROC does not bind root)', () => {
-    expect(mechanisms(planLimits(ALL, NONE_USER))).toMatchObject({ memory: 'none~', pids: 'rlimit~', cpus: 'none~' });
+    expect(mechanisms(planLimits(ALL, NONE_USER))).toMatchObject({
+      memory: 'watchdog~',
+      pids: 'rlimit~',
+      cpus: 'none~',
+    });
     const root = planLimits(ALL, NONE_ROOT);
-    expect(mechanisms(root)).toMatchObject({ memory: 'none~', pids: 'none~', cpus: 'none~' });
-    expect(root.rlimits.map((r) => r.resource)).toEqual(['CORE', 'CPU', 'FSIZE', 'NOFILE']);
+    expect(mechanisms(root)).toMatchObject({ memory: 'watchdog~', pids: 'none~', cpus: 'none~' });
+    expect(root.rlimits.map((r) => r.resource)).toEqual(['CORE', 'DATA', 'CPU', 'FSIZE', 'NOFILE']);
   });
 
   it('v2 not writable, no systemd: like no cgroups, with the reason', () => {
     const plan = planLimits({ memoryBytes: 256 * MiB, required: [] }, V2_SESSION_NO_SYSTEMD);
     expect(plan.cgroup).toEqual({ kind: 'none' });
     expect(plan.limits[0]!.note).toMatch(
-      /^not enforced, cgroup v2 is not writable by uid 1000 at \/sys\/fs\/cgroup\/user.slice\/user-1000.slice and no systemd manager is reachable;/,
+      /^approximate: per-process data limit \+ tree watchdog, cgroup v2 is not writable by uid 1000 at \/sys\/fs\/cgroup\/user.slice\/user-1000.slice and no systemd manager is reachable:/,
     );
   });
 
@@ -282,7 +294,9 @@ describe('planLimits', () => {
       'pids 64 → cgroup-v2: pids.max: every task in the sandbox, threads included',
     ]);
     expect(describePlan(planLimits(ALL, NONE_ROOT))[1]).toMatch(/^pids 64 → none \(not enforced\): /);
-    expect(describePlan(planLimits(ALL, NONE_ROOT))[0]).toMatch(/^memory 512MiB → none \(not enforced\): /);
+    expect(describePlan(planLimits(ALL, NONE_ROOT))[0]).toMatch(
+      /^memory 512MiB → watchdog \(approximate\): approximate: per-process data limit \+ tree watchdog, /,
+    );
     expect(describePlan(planLimits(ALL, NONE_USER))[1]).toMatch(/^pids 64 → rlimit \(approximate\): /);
   });
 });
@@ -301,7 +315,7 @@ describe('required', () => {
   it('refuses memory without a cgroup, naming the limit, the reason and the fix', () => {
     const e = unenforceable(() => planLimits({ ...ALL, required: ['memory'] }, V1_USER));
     expect(e.message).toBe(
-      'limits.memory (512MiB) is required but cgroup v1 is not writable by uid 1000: nothing on this host can enforce it',
+      'limits.memory (512MiB) is required but cgroup v1 is not writable by uid 1000: it could only be approximated (per-process data limit + tree watchdog)',
     );
     expect(e.hint).toBe(
       'run as root (cgroup v1 cannot be delegated safely), or boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1) and systemd; or drop it from limits.required',
@@ -450,11 +464,11 @@ describe('each host kind × each limit: mechanism, exact, enforced', () => {
     ],
     ['no cgroup filesystem', NONE_USER, 'no cgroup filesystem is mounted'],
   ] as const)(
-    'nothing writable (%s): memory and cpus not enforced, pids approximated, no RLIMIT_AS',
+    'nothing writable (%s): memory approximated by RLIMIT_DATA + the watchdog, cpus not enforced, pids approximated, no RLIMIT_AS',
     (_, host, gap) => {
       const plan = planLimits(EVERY, host);
       expect(table(plan)).toEqual({
-        memory: ['none', false, false],
+        memory: ['watchdog', false, true],
         pids: ['rlimit', false, true],
         cpus: ['none', false, false],
         ...ALWAYS,
@@ -463,8 +477,11 @@ describe('each host kind × each limit: mechanism, exact, enforced', () => {
       expect(plan.rlimits.filter((r) => r.resource === 'AS')).toEqual([
         { resource: 'AS', soft: 16 * 1024 * MiB, hard: 16 * 1024 * MiB },
       ]);
+      expect(plan.rlimits.filter((r) => r.resource === 'DATA')).toEqual([
+        { resource: 'DATA', soft: 512 * MiB, hard: 512 * MiB },
+      ]);
       expect(plan.limits.filter((l) => !l.exact).map((l) => [l.name, l.gap])).toEqual([
-        ['memory', gap],
+        ['memory', `approximate: per-process data limit + tree watchdog (${gap})`],
         ['pids', gap],
         ['cpus', gap],
       ]);
@@ -488,16 +505,16 @@ describe('each host kind × each limit: mechanism, exact, enforced', () => {
   );
 
   it('without address_space, memory alone never becomes an RLIMIT_AS (the WebAssembly/V8 breakage)', () => {
-    for (const host of [
-      V1_ROOT,
-      V1_USER,
-      V2_DELEGATED,
-      V2_SESSION_SYSTEMD,
-      V2_SESSION_NO_SYSTEMD,
-      NONE_USER,
-      NONE_ROOT,
-    ]) {
-      expect(planLimits(parseLimits({ memory: '2GiB' }), host).rlimits.map((r) => r.resource)).toEqual(['CORE']);
+    for (const host of [V1_ROOT, V2_DELEGATED, V2_SESSION_SYSTEMD]) {
+      const plan = planLimits(parseLimits({ memory: '2GiB' }), host);
+      expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE']);
+      expect(plan.watchdog).toBeUndefined();
+    }
+    // Without a cgroup: RLIMIT_DATA (writable private mappings only), never AS.
+    for (const host of [V1_USER, V2_SESSION_NO_SYSTEMD, NONE_USER, NONE_ROOT]) {
+      const plan = planLimits(parseLimits({ memory: '2GiB' }), host);
+      expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'DATA']);
+      expect(plan.watchdog).toEqual({ memoryBytes: 2 * 1024 * MiB, intervalMs: WATCHDOG_INTERVAL_MS });
     }
   });
 });

@@ -13,6 +13,7 @@ const MiB = 1024 ** 2;
 const RLIMITS: Rlimit[] = [
   { resource: 'CORE', soft: 0, hard: 0 },
   { resource: 'AS', soft: 512 * MiB, hard: 512 * MiB },
+  { resource: 'DATA', soft: 256 * MiB, hard: 256 * MiB },
   { resource: 'NPROC', soft: 5000, hard: 5000 },
   { resource: 'CPU', soft: 60, hard: 61 },
   { resource: 'FSIZE', soft: 8 * MiB, hard: 8 * MiB },
@@ -34,6 +35,7 @@ describe('rlimitCommand', () => {
     expect(RLIMITS.map(rlimitCommand)).toEqual([
       'ulimit -c 0',
       'ulimit -v 524288',
+      'ulimit -d 262144',
       '{ ulimit -u 5000 2>/dev/null || ulimit -p 5000; }',
       'ulimit -S -t 60 && ulimit -H -t 61',
       'ulimit -f 16384',
@@ -51,6 +53,7 @@ describe.each(SHELLS)('the trampoline under %s as sh', (shell) => {
     const limits = limitsOf(r.stdout);
     expect(limits['Max core file size']).toEqual(['0', '0']);
     expect(limits['Max address space']).toEqual([String(512 * MiB), String(512 * MiB)]);
+    expect(limits['Max data size']).toEqual([String(256 * MiB), String(256 * MiB)]);
     expect(limits['Max processes']).toEqual(['5000', '5000']);
     expect(limits['Max cpu time']).toEqual(['60', '61']);
     expect(limits['Max file size']).toEqual([String(8 * MiB), String(8 * MiB)]);

@@ -129,6 +129,24 @@ describe('hints when a limit may be the cause', () => {
     );
   });
 
+  it("a failure under the watchdog: RLIMIT_DATA fails allocations in the program's own words", () => {
+    const watched = { ...MEMORY_V1, mechanism: 'watchdog', exact: false };
+    expect(summaryLines(report({ exitCode: 1, limits: [watched] })).at(-1)).toBe(
+      'sbx: hint: memory 2GiB is approximated here: each process may hold at most 2GiB of data (RLIMIT_DATA), so "out of memory" or MemoryError may come from it; raise it with --memory SIZE (or --memory none)',
+    );
+    // The watchdog's own kill is named by the verdict, not hinted at.
+    const killed = report({
+      exitCode: 137,
+      signal: 'SIGKILL',
+      limits: [watched],
+      violations: [{ phase: 'runtime', kind: 'oom', rule: 'limits.memory', limit: '2GiB', detail: 'x' }],
+    });
+    expect(summaryLines(killed)[0]).toBe(
+      `sbx: node was killed by the memory limit (2GiB, watchdog; SIGKILL, exit 137) ${HEAD}`,
+    );
+    expect(summaryLines(killed).some((l) => l.startsWith('sbx: hint:'))).toBe(false);
+  });
+
   it('an address-space limit the profile asked for', () => {
     const as = {
       name: 'address-space',

@@ -31,6 +31,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -154,6 +155,23 @@ static void describe_address(const struct sockaddr_storage *sa, size_t len, stru
 	}
 }
 
+/*
+ * Keeps the connection on lo whatever the command set on its socket beforehand. With SO_BINDTODEVICE
+ * (no capability needed on a socket not yet bound to a device) the route to 127.0.0.1 is looked up on
+ * that device, so the SYN would leave on a real interface with header fields the command chose (TTL,
+ * TOS, MSS), and an IP_OPTIONS source route (where the kernel still lets an unprivileged caller set
+ * one) would send it to a first hop the command named. Bound to lo, both stay on this host. A socket
+ * already bound to lo is fine; to any other device, refused. The command cannot rebind it afterwards:
+ * changing a bound device needs CAP_NET_RAW, which it has not.
+ */
+static int held_to_loopback(int sock) {
+	char dev[IF_NAMESIZE + 1] = { 0 };
+	socklen_t n = sizeof dev;
+	if (getsockopt(sock, SOL_SOCKET, SO_BINDTODEVICE, dev, &n) < 0) return 0;
+	if (n > 0 && dev[0] != '\0') return strcmp(dev, "lo") == 0;
+	return setsockopt(sock, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) == 0;
+}
+
 static void judge_connect(int listener, const struct seccomp_notif *req, const struct net_config *c, struct verdict *v) {
 	int fd = (int)req->data.args[0];
 	int addrlen = (int)req->data.args[2];
@@ -199,6 +217,8 @@ static void judge_connect(int listener, const struct seccomp_notif *req, const s
 		unsigned port = ntohs(in->sin_port);
 		if (in->sin_addr.s_addr != htonl(INADDR_LOOPBACK) || !port_allowed(c, port)) {
 			deny(v, "direct connection");
+		} else if (!held_to_loopback(sock)) {
+			deny(v, "connect on a socket bound to a network device other than lo");
 		} else {
 			/* Built here, from the checked values only. A non-blocking socket answers EINPROGRESS,
 			 * as its own connect() would: the caller polls its descriptor as usual. */

@@ -199,7 +199,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern ' +
       'connect() to pathname sockets, so the command could otherwise reach every socket the caller may ' +
       'write (the Docker socket, dbus, ssh-agent). No unix socket can be created, even in the ' +
-      'workspace; socketpair() works',
+      'workspace. socketpair() works for stream and seqpacket pairs; a datagram pair is refused ' +
+      '(EOPNOTSUPP), since its sendto() reaches any pathname datagram socket the caller may write (/dev/log)',
   },
   {
     feature: 'mounts.bind.pinned',

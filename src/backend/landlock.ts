@@ -31,6 +31,8 @@ const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
 const AF_INET = 2;
 const AF_INET6 = 10;
 const AF_NETLINK = 16;
+/** <linux/net.h>. */
+const SOCK_DGRAM = 2;
 const RLIMIT_CORE = 4;
 /** <linux/socket.h>; the same on x86_64 and aarch64. */
 const MSG_FASTOPEN = 0x20000000;
@@ -298,6 +300,11 @@ export function landlockSeccompRules(policy: Policy): SeccompRule[] {
   });
   return [
     { syscall: 'socket', errno: 'EAFNOSUPPORT', when: { arg: 0, op: 'ne-list', value: families } },
+    // A datagram pair is a unix socket too: sendto() with a pathname reaches any datagram socket the
+    // caller may write (journald's /dev/log, daemons' control sockets), past Landlock. SOCK_DGRAM (2)
+    // and SOCK_RAW (3, which unix sockets treat as datagram) share bit 1; stream (1) and seqpacket
+    // (5), whose sends ignore an address, do not; SOCK_NONBLOCK and SOCK_CLOEXEC lie above it.
+    { syscall: 'socketpair', errno: 'EOPNOTSUPP', when: { arg: 1, op: 'masked-any', value: SOCK_DGRAM } },
     ...IO_URING_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'EPERM' })),
     ...(landlockGovernsTcp(policy) ? [fastOpen('sendto', 3), fastOpen('sendmsg', 2), fastOpen('sendmmsg', 3)] : []),
   ];

@@ -124,6 +124,43 @@ describe.skipIf(SKIP_INTEGRATION)('io_uring under sbx run --backend landlock, ne
   });
 });
 
+/** dgram-recv on PATH, unsandboxed: resolves once it is bound; `result` is what it received, or "none". */
+async function datagramReceiver(path: string): Promise<{ result: Promise<string> }> {
+  const child = spawn(probe, ['dgram-recv', path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  const ready = new Promise<void>((resolve) =>
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      if (out.startsWith('ready\n')) resolve();
+    }),
+  );
+  const exited = once(child, 'exit');
+  await Promise.race([ready, exited]);
+  return { result: exited.then(() => out.replace(/^ready\n/, '')) };
+}
+
+describe.skipIf(SKIP_INTEGRATION)('a datagram socketpair under sbx run --backend landlock', () => {
+  // socket(AF_UNIX) is refused, but a pair's sendto() with a pathname reaches a host datagram socket
+  // (journald's /dev/log stands for it) past Landlock, whatever the network.
+  it('control: unsandboxed, sendto() from the pair reaches the host datagram socket', async () => {
+    const receiver = await datagramReceiver(join(t.root, 'control.dgram'));
+    expect((await runHost([probe, 'dgram-pair', join(t.root, 'control.dgram')], opts())).out).toBe('dgram-pair ok\n');
+    expect(await receiver.result).toBe('dgram-pair\n');
+  });
+
+  it.each(Object.keys(PROFILES) as ProfileName[])(
+    '%s: socketpair(SOCK_DGRAM) fails with EOPNOTSUPP, nothing arrives',
+    async (p) => {
+      const path = join(t.root, `${p.replace(/\W/g, '')}.dgram`);
+      const receiver = await datagramReceiver(path);
+      const r = await sandboxed(p, ['dgram-pair', path]);
+      expect([r.code, r.out]).toEqual([0, 'dgram-pair socketpair:EOPNOTSUPP\n']);
+      expect(await receiver.result).toBe('none\n');
+    },
+  );
+});
+
 describe.skipIf(SKIP_INTEGRATION)('TCP Fast Open under sbx run --backend landlock, network none', () => {
   const sends = ['tfo-sendto', 'tfo-sendmsg', 'tfo-sendmmsg'];
 
@@ -203,7 +240,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock', () => {
     const lines = r.out.split('\n');
     expect(lines.filter((l) => /^(network|seccomp) /.test(l))).toEqual([
       `network   ${LANDLOCK_NETWORK_NONE}`,
-      "seccomp   off: none from the profile; landlock's own: socket io_uring_setup io_uring_enter io_uring_register " +
+      "seccomp   off: none from the profile; landlock's own: socket socketpair io_uring_setup io_uring_enter io_uring_register " +
         'sendto sendmsg sendmmsg',
     ]);
     const approximated = lines.filter((l) => /^ {2}approximated (seccomp\.io_uring|network\.tcp-fastopen):/.test(l));

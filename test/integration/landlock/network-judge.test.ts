@@ -17,11 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Violation } from '../../../src/policy/violation.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import {
+  IS_ROOT,
   makeTestHost,
   type Ran,
   runHost,
   runSbx,
   runSbxRaw,
+  SBX_BIN,
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
@@ -224,6 +226,36 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow
     expect(violations).toEqual([direct('127.0.0.1', sink.port)]);
   });
 });
+
+const NETNS_SKIP = !IS_ROOT
+  ? 'needs root to make a network namespace with a second interface'
+  : spawnSync('ip', ['-V'], { stdio: 'ignore' }).error
+    ? 'needs ip (apt-get install iproute2)'
+    : undefined;
+
+describe.skipIf(SKIP_INTEGRATION || NETNS_SKIP !== undefined)(
+  `a socket bound to another device${NETNS_SKIP ? ` (skipped: ${NETNS_SKIP})` : ''}`,
+  () => {
+    // SO_BINDTODEVICE needs no capability on a fresh socket: connected by the judge as it stood, the SYN
+    // to 127.0.0.1 would leave on that device (with the TTL, TOS and MSS the command set). In a network
+    // namespace of the test's own, with a veth pair (d0, d1) and a default route through d0, so that a
+    // failure sends nothing anywhere real.
+    it('is refused by the judge (EACCES, reported); one bound to lo reaches the proxy', async () => {
+      const file = join(t.root, 'bound-device.json');
+      const script =
+        'ip link set lo up && ip link add d0 type veth peer name d1 && ip link set d0 up && ip link set d1 up && ' +
+        'ip addr add 10.99.0.1/24 dev d0 && ip route add default via 10.99.0.254 dev d0 && ' +
+        `exec ${SBX_BIN} run --backend landlock -p ${profile} --report-file ${file} -- sh -c ` +
+        `'P=\${HTTP_PROXY##*:}; ${probe} bindtodevice d0 127.0.0.1 $P; ${probe} bindtodevice lo 127.0.0.1 $P'`;
+      const r = await runHost(['unshare', '-n', 'sh', '-c', script], opts());
+      expect(r.out).toBe('bindtodevice connect:EACCES\nbindtodevice ok\n');
+      const { violations } = JSON.parse(readFileSync(file, 'utf8')) as { violations: Violation[] };
+      expect(violations.map((v) => v.detail)).toEqual([
+        expect.stringContaining('bound to a network device other than lo'),
+      ]);
+    });
+  },
+);
 
 describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.host_ports', () => {
   it('the judge connects the listed host port and nothing else; no proxy, no bridge', async () => {

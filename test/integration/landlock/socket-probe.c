@@ -23,6 +23,12 @@
  *   listen                listen() on a fresh TCP socket (autobinds an ephemeral port, past bind rules)
  *   thread ADDR PORT      connect4 from a second thread; `thread-unshared` after unshare(CLONE_FILES) there,
  *   thread-unshared ...   so that its descriptor table is not the process's
+ *   bindtodevice DEV ADDR PORT  SO_BINDTODEVICE DEV, then connect4 (a 2 s send timeout bounds the SYN)
+ *
+ * Whatever the network:
+ *   dgram-pair PATH       socketpair(AF_UNIX, SOCK_DGRAM), then sendto() the pathname socket PATH
+ *   dgram-recv PATH       (unsandboxed) binds a datagram socket at PATH, prints "ready", then the first
+ *                         datagram within 3 s or "none"
  *
  * Raw system calls only, no liburing: the probe is built with gcc at test time from Debian's headers.
  */
@@ -204,6 +210,47 @@ static int thread(int unshared, char **args) {
 	return 0;
 }
 
+static int bind_device(const char *dev, const char *address, const char *port) {
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	if (inet_pton(AF_INET, address, &in.sin_addr) != 1) return errno = EINVAL, fail("inet_pton");
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) return fail("socket");
+	struct timeval two = { 2, 0 };
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &two, sizeof two) < 0) return fail("SO_SNDTIMEO");
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0) return fail("SO_BINDTODEVICE");
+	if (connect(fd, (struct sockaddr *)&in, sizeof in) < 0) return fail("connect");
+	return printf("%s ok\n", name), 0;
+}
+
+static struct sockaddr_un unix_address(const char *path) {
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	strncpy(un.sun_path, path, sizeof un.sun_path - 1);
+	return un;
+}
+
+static int dgram_pair(const char *path) {
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0) return fail("socketpair");
+	struct sockaddr_un un = unix_address(path);
+	if (sendto(sv[0], "dgram-pair\n", 11, 0, (struct sockaddr *)&un, sizeof un) != 11) return fail("sendto");
+	return printf("%s ok\n", name), 0;
+}
+
+static int dgram_recv(const char *path) {
+	struct sockaddr_un un = unix_address(path);
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct timeval three = { 3, 0 };
+	if (fd < 0 || bind(fd, (struct sockaddr *)&un, sizeof un) < 0) return fail("bind");
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &three, sizeof three) < 0) return fail("SO_RCVTIMEO");
+	printf("ready\n");
+	fflush(stdout);
+	char buf[64];
+	ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+	if (n < 0) return puts("none"), 0;
+	buf[n] = 0;
+	return fputs(buf, stdout), 0;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 2) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
 	name = argv[1];
@@ -225,5 +272,8 @@ int main(int argc, char **argv) {
 	if (!strcmp(name, "listen")) return listen_probe();
 	if (!strcmp(name, "thread") && argc == 4) return thread(0, argv + 2);
 	if (!strcmp(name, "thread-unshared") && argc == 4) return thread(1, argv + 2);
+	if (!strcmp(name, "bindtodevice") && argc == 5) return bind_device(argv[2], argv[3], argv[4]);
+	if (!strcmp(name, "dgram-pair") && argc == 3) return dgram_pair(argv[2]);
+	if (!strcmp(name, "dgram-recv") && argc == 3) return dgram_recv(argv[2]);
 	return fprintf(stderr, "socket-probe: unknown probe %s\n", name), 2;
 }

@@ -28,23 +28,43 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.mask',
     effect: 'refused',
     detail:
-      'a mask inside a read-write grant (a sensitive file in the workspace): Landlock grants whole ' +
-      'trees and cannot deny one file beneath a granted directory. Masks inside read-only trees ' +
-      '(root-only files in /etc) are expressed by granting their siblings one by one',
+      'a mask inside a read-write grant (a sensitive file in the workspace), or a git config whose view ' +
+      'withholds credentials: Landlock grants whole trees and cannot deny one file beneath a granted ' +
+      'directory. Refused naming every such file unless the run passes --expose-workspace-secrets ' +
+      '(see mounts.mask.exposed). Masks inside read-only trees (root-only files in /etc) are expressed by ' +
+      'granting their siblings one by one',
+  },
+  {
+    feature: 'mounts.mask.exposed',
+    effect: 'approximated',
+    detail:
+      'with --expose-workspace-secrets: these files are readable (and in a writable tree writable) by the command, ' +
+      'as on the host',
   },
   {
     feature: 'mounts.read-only-inside',
     effect: 'refused',
     detail:
-      'a read-only path inside a read-write grant (git hooks and .sbx in the workspace stay read-only): ' +
-      'Landlock grants add up, a tree cannot be narrowed below a granted one',
+      'a read-only path inside a read-write grant other than git hooks and sbx policy files (a --ro-bind ' +
+      'inside the workspace): Landlock grants add up, a tree cannot be narrowed below a granted one. Git ' +
+      'hooks, git config views and .sbx are guarded instead (mounts.guarded)',
+  },
+  {
+    feature: 'mounts.guarded',
+    effect: 'approximated',
+    detail:
+      'read-only under bwrap, writable here: snapshotted before the command starts and put back after it ' +
+      'and every process it left have exited (a renamed directory is moved back, what replaced it is ' +
+      'quarantined at the workspace root), each change reported as a git-state violation. A host git ' +
+      'command run during the sandboxed run sees what the command planted',
   },
   {
     feature: 'mounts.file',
     effect: 'refused',
     detail:
-      'a generated file over a granted path (a .git/config without credentials, an exclude list): there ' +
-      'is nothing to put it over',
+      'a generated file over a granted path other than a git config or exclude view: there is nothing to ' +
+      'put it over. The git views are the host files here, guarded where writable: a config without ' +
+      'credentials loses nothing, one with credentials exposes them (mounts.mask)',
   },
   { feature: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
   {
@@ -78,7 +98,20 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'network: filtered. The egress proxy reaches the sandbox through a bridge in a private network ' +
       "namespace; without one the command would share the host's network, where only TCP ports can be limited",
   },
-  { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
+  {
+    feature: 'hostname',
+    effect: 'approximated',
+    detail:
+      "the profile's hostname is not set (it needs a UTS namespace): the command sees the host's " +
+      'hostname, not the one named',
+  },
+  {
+    feature: 'env.path',
+    effect: 'approximated',
+    detail:
+      'PATH entries outside every grant are dropped from the command\'s PATH (the shell would stop at ' +
+      'them with EACCES instead of looking further; under bwrap they are absent)',
+  },
   {
     feature: 'env.vars',
     effect: 'refused',
@@ -103,8 +136,10 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.proc-host',
     effect: 'approximated',
     detail:
-      "/proc is the host's, read-only: the command sees every process's command line; other processes' " +
-      "memory, environment and fds are closed to it (Landlock's ptrace restriction)",
+      "/proc is the host's, read-only: host processes are visible, and other processes' command lines " +
+      "are readable (secrets passed as arguments included); their memory, environment and fds are closed " +
+      "to it (Landlock's ptrace restriction). Granting less of /proc is not workable: programs need " +
+      '/proc/self, which Landlock cannot grant apart from /proc/PID'
   },
   {
     feature: 'mounts.dev-nodes',

@@ -6,6 +6,12 @@
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { DEFAULT_HOSTNAME } from '../policy/derive.js';
+import {
+  GIT_CONFIG_VIEW_REASON,
+  GIT_EXCLUDE_VIEW_REASON,
+  GIT_HOOKS_REASON,
+  OWN_POLICY_REASON,
+} from '../policy/guarded-state.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
@@ -37,7 +43,14 @@ interface Refusal {
   feature: string;
   message: string;
   hint: string;
+  /** One line per item when the refusal names several (every exposed secret). */
+  details?: string[];
 }
+
+/** Read-only binds inside a writable tree that can be guarded: snapshotted and put back (native/sbx-guard.c). */
+const GUARDED_BINDS: ReadonlySet<string> = new Set([GIT_HOOKS_REASON, OWN_POLICY_REASON]);
+/** Generated files over host state that can be guarded instead: the host file is put back after the run. */
+const GUARDED_VIEWS: ReadonlySet<string> = new Set([GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON]);
 
 const OTHER_BACKEND = 'or run where user namespaces work and use --backend bwrap';
 
@@ -51,12 +64,25 @@ interface Grants {
   pinned: string[];
   /** Per-session directories standing in for /tmp and HOME: target → directory. */
   private: Map<string, string>;
+  /** Paths inside a read-write grant that must not change: the helper snapshots and restores them. */
+  guards: string[];
+  /** Secrets the command can read and write (a mask or credential view inside a grant): refused unless opted in. */
+  exposed: string[];
   refusals: Refusal[];
   approximations: Set<string>;
+  /** What an approximation concerns in this policy (the exposed files, the PATH entries dropped), by feature. */
+  listed: Map<string, string[]>;
+  /** The command's PATH without the entries it could not search (grantedPath). */
+  path?: string;
 }
 
 function deny(g: Grants, feature: string, message: string, hint: string): void {
   g.refusals.push({ feature, message, hint });
+}
+
+function approximate(g: Grants, feature: string, item?: string): void {
+  g.approximations.add(feature);
+  if (item !== undefined) g.listed.set(feature, [...(g.listed.get(feature) ?? []), item]);
 }
 
 function privateDir(m: Mount, policy: Policy, session: Session): string | undefined {
@@ -67,14 +93,27 @@ function privateDir(m: Mount, policy: Policy, session: Session): string | undefi
 
 function mountGrants(policy: Policy, session: Session): Grants {
   const g: Grants = {
-    ...{ ro: [], rw: [], dev: [], except: [], pinned: [] },
-    ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
+    ...{ ro: [], rw: [], dev: [], except: [], pinned: [], guards: [], exposed: [] },
+    ...{ private: new Map(), refusals: [], approximations: new Set<string>(), listed: new Map() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
   for (const m of policy.mounts) grantMount(g, m, readOnly, privateDir(m, policy, session));
-  refuseReadOnlyInsideReadWrite(g);
+  dropNestedReadWrite(g);
+  guardReadOnlyInsideReadWrite(g, policy.mounts);
   grantAroundMasks(g, policy.mounts);
+  refuseExposed(g, policy);
   return g;
+}
+
+/**
+ * A read-write grant inside another adds nothing (Landlock grants add up). derivePolicy binds the
+ * directories above protected git state over themselves so that they cannot be renamed (pinParents):
+ * here they are left out, and the guard of what lies below them watches their identity instead.
+ */
+function dropNestedReadWrite(g: Grants): void {
+  const nested = new Set(g.rw.filter((p) => g.rw.some((tree) => tree !== p && isWithin(p, tree))));
+  g.rw = g.rw.filter((p) => !nested.has(p));
+  g.pinned = g.pinned.filter((p) => !nested.has(p) || g.ro.includes(p));
 }
 
 /**
@@ -133,31 +172,52 @@ function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn:
   }
 }
 
-/** Landlock only adds access going down a tree: a read-only grant inside a read-write one is refused. */
-function refuseReadOnlyInsideReadWrite(g: Grants): void {
-  for (const ro of g.ro) {
+/**
+ * Landlock only adds access going down a tree: a read-only grant inside a read-write one means
+ * nothing. Git hooks and sbx's policy files are guarded instead (the command's changes are undone
+ * after it, and reported); any other read-only path there is refused.
+ */
+function guardReadOnlyInsideReadWrite(g: Grants, mounts: readonly Mount[]): void {
+  const guardable = new Set(mounts.flatMap((m) => (m.kind === 'bind' && GUARDED_BINDS.has(m.reason) ? [m.source] : [])));
+  const inside = new Set(g.ro.filter((ro) => g.rw.some((tree) => tree !== ro && isWithin(ro, tree))));
+  for (const ro of inside) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
-    if (rw) {
+    if (guardable.has(ro)) {
+      g.guards.push(ro);
+      approximate(g, 'mounts.guarded', ro);
+    } else {
       deny(
         g,
         'mounts.read-only-inside',
         `${ro} must stay read-only inside the read-write tree ${rw}: ` +
           'Landlock cannot narrow access below a granted directory',
-        `use a workspace without it (a git repository's hooks stay read-only), ${OTHER_BACKEND}`,
+        `use a workspace without it, ${OTHER_BACKEND}`,
       );
     }
   }
+  g.ro = g.ro.filter((p) => !inside.has(p));
+  g.pinned = g.pinned.filter((p) => !inside.has(p));
 }
 
 /**
- * A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
- * the helper grants its siblings instead (native/sbx-landlock.c grant()).
+ * A mask under a read-write grant cannot be expressed: the secret is exposed (refuseExposed). Under
+ * a read-only grant the helper grants its siblings instead (native/sbx-landlock.c grant()). A git
+ * view cannot be placed either: the host file is what the command sees, guarded when it is writable;
+ * a config whose view withholds credentials exposes them. Other generated files are refused.
  */
 function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
   for (const m of mounts) {
     if (m.kind !== 'mask' && m.kind !== 'file') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
-    if (m.kind === 'file' && (rw || g.ro.some((tree) => isWithin(m.target, tree)))) {
+    const granted = rw !== undefined || g.ro.some((tree) => isWithin(m.target, tree));
+    if (m.kind === 'file' && GUARDED_VIEWS.has(m.reason)) {
+      if (rw) {
+        g.guards.push(m.target);
+        approximate(g, 'mounts.guarded', m.target);
+      }
+      // The exclude view only adds the masked files' stand-ins, which this backend never places.
+      if (granted && m.withheld) g.exposed.push(`${m.target} (${m.reason}: ${m.withheld.join(', ')} readable)`);
+    } else if (m.kind === 'file' && granted && m.mode !== 0) {
       deny(
         g,
         'mounts.file',
@@ -165,19 +225,60 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         OTHER_BACKEND,
       );
     } else if (rw) {
-      deny(
-        g,
-        'mounts.mask',
-        `${m.target} (${m.reason}) lies inside the read-write tree ${rw}: ` +
-          'Landlock cannot deny one path beneath a granted directory',
-        `move it out of ${rw}, ${OTHER_BACKEND}`,
-      );
-    } else if (g.ro.some((tree) => isWithin(m.target, tree))) {
+      g.exposed.push(`${m.target} (${m.reason})`);
+    } else if (granted) {
       // Masks outside every grant need nothing: what is not granted is denied.
       g.except.push(m.target);
       if (!g.ro.includes(m.target)) g.approximations.add('mounts.masked-parents');
     }
   }
+}
+
+/**
+ * A secret inside a grant is readable (and, in a read-write tree, writable) by the command: Landlock
+ * cannot deny one path beneath a granted directory, and without a mount namespace nothing can be put
+ * over it (docs/SECURITY.md "Workspace secrets under Landlock"). Refused, naming every one, unless the
+ * caller opted in (`--expose-workspace-secrets`, a run option a profile cannot set); then each is listed.
+ */
+function refuseExposed(g: Grants, policy: Policy): void {
+  if (g.exposed.length === 0) return;
+  if (policy.exposeWorkspaceSecrets) {
+    for (const item of g.exposed) approximate(g, 'mounts.mask.exposed', item);
+    return;
+  }
+  const [first] = g.exposed;
+  const count = g.exposed.length === 1 ? `${first} would be` : `${g.exposed.length} secrets would be`;
+  g.refusals.push({
+    feature: 'mounts.mask',
+    message:
+      `${count} readable by the command: Landlock cannot hide a path beneath a granted directory` +
+      (g.exposed.length === 1 ? '' : ` (${g.exposed.join(', ')})`),
+    hint: `move them out of the workspace, pass --expose-workspace-secrets to run with them readable (the report lists them), ${OTHER_BACKEND}`,
+    details: g.exposed.map((item) => `exposed: ${item}`),
+  });
+}
+
+/**
+ * PATH entries outside every grant: the shell's lookup stops there with EACCES instead of looking
+ * further, where bwrap shows nothing and the lookup falls through. They are dropped from the
+ * command's PATH and listed. A merged-/usr link the Policy copies (/bin → usr/bin) is followed first.
+ */
+function grantedPath(g: Grants, policy: Policy): string | undefined {
+  const path = policy.env.vars.PATH;
+  if (path === undefined) return undefined;
+  const links = policy.mounts.flatMap((m) => (m.kind === 'symlink' ? [m] : []));
+  const trees = [...g.ro, ...g.rw, ...g.private.values()];
+  const reachable = (entry: string) => {
+    const link = links.find((l) => isWithin(entry, l.target));
+    const real = link ? posix.join(posix.resolve(posix.dirname(link.target), link.linkTo), posix.relative(link.target, entry)) : entry;
+    return trees.some((t) => isWithin(real, t)) && !g.except.some((e) => isWithin(real, e));
+  };
+  const kept = path.split(':').filter((entry) => {
+    if (!entry.startsWith('/') || reachable(posix.normalize(entry))) return true;
+    approximate(g, 'env.path', entry);
+    return false;
+  });
+  return kept.join(':');
 }
 
 /** What this policy needs that landlock cannot do, and which approximations it gets. Depends on the policy only. */
@@ -205,14 +306,7 @@ function assess(policy: Policy, session: Session): Grants {
   if (landlockGovernsTcp(policy)) g.approximations.add('network.tcp-fastopen');
   g.approximations.add('landlock.unix-sockets');
   if (!policyDeniesIoUring(policy)) g.approximations.add('seccomp.io_uring');
-  if (policy.hostname !== DEFAULT_HOSTNAME) {
-    deny(
-      g,
-      'hostname',
-      `hostname: ${policy.hostname} needs a UTS namespace`,
-      `remove hostname from the profile, ${OTHER_BACKEND}`,
-    );
-  }
+  if (policy.hostname !== DEFAULT_HOSTNAME) approximate(g, 'hostname', policy.hostname);
   if (policy.identity.hostRoot && policy.identity.uid !== 0) g.approximations.add('identity.root');
   if (policy.namespaces.pid) g.approximations.add('namespaces.pid');
   if (policy.namespaces.ipc) g.approximations.add('namespaces.ipc');
@@ -227,6 +321,8 @@ function assess(policy: Policy, session: Session): Grants {
       );
     }
   }
+  const path = grantedPath(g, policy);
+  if (path !== undefined) g.path = path;
   return g;
 }
 
@@ -285,7 +381,7 @@ function policyDeniesIoUring(policy: Policy): boolean {
 
 function refuse(refusals: Refusal[]): never {
   const [first, ...rest] = refusals;
-  const details = rest.map((r) => r.message);
+  const details = [...(first!.details ?? []), ...rest.map((r) => r.message)];
   throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details });
 }
 
@@ -307,6 +403,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   }
   if (g.refusals.length > 0) refuse(g.refusals);
   const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv };
+  if (g.path !== undefined) vars.PATH = g.path;
   const tmp = g.private.get('/tmp');
   const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
   if (tmp) vars.TMPDIR = tmp;
@@ -323,6 +420,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     ...g.rw.map((p) => `rw=${p}`),
     ...g.dev.map((p) => `dev=${p}`),
     ...g.except.map((p) => `except=${p}`),
+    ...g.guards.map((p) => `guard=${p}`),
     // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
     ...(landlockGovernsTcp(policy) ? [] : ['net=host']),
     `rlimit=${RLIMIT_CORE}:0:0`,
@@ -364,8 +462,13 @@ export function expandLandlockLaunch(launch: Launch): string[] {
 export function landlockApproximations(policy: Policy): string[] {
   const g = assess(policy, DESCRIBED_SESSION);
   return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
-    (gap) => `${gap.feature}: ${gap.detail}`,
+    (gap) => `${gap.feature}: ${gap.detail}${listedOf(g, gap.feature)}`,
   );
+}
+
+function listedOf(g: Grants, feature: string): string {
+  const items = g.listed.get(feature);
+  return items ? `: ${items.join(', ')}` : '';
 }
 
 /** For `sbx explain --backend landlock`: what would be refused, and what is approximated. */

@@ -225,9 +225,13 @@ const landlock: Backend = {
     const arch = hostSeccompArch(process.arch);
     return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid });
   },
-  execOptions: () => ({ supervision: 'status-fd' }),
+  // SIGTERM, never SIGKILL: the helper then ends the command itself and restores what it guards.
+  execOptions: () => ({ supervision: 'status-fd', launcherKill: 'SIGTERM' }),
   async read(result) {
-    if (result.kind === 'ran') return ranResult(result);
+    if (result.kind === 'ran') {
+      const { guardViolations } = await import('../backend/landlock-guard.js');
+      return { ...ranResult(result), observed: guardViolations(result.status) };
+    }
     if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;
     throw new SbxError('SANDBOX_SETUP', message, {

@@ -174,9 +174,13 @@ copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');
 // one the backend reports itself unavailable (runtime/host.ts probeLandlock), the others still work.
 const cc = process.env.CC || 'cc';
 if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
-  execFileSync(cc, ['-O2', '-Wall', '-Werror', '-o', 'dist/sbx-landlock', 'native/sbx-landlock.c', 'native/sbx-guard.c'], {
-    stdio: 'inherit',
-  });
+  execFileSync(
+    cc,
+    ['-O2', '-Wall', '-Werror', '-o', 'dist/sbx-landlock', 'native/sbx-landlock.c', 'native/sbx-guard.c'],
+    {
+      stdio: 'inherit',
+    },
+  );
 } else {
   console.warn(`build: no C compiler (${cc}): dist/sbx-landlock not built, --backend landlock will be unavailable`);
 }

@@ -109,7 +109,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'env.path',
     effect: 'approximated',
     detail:
-      'PATH entries outside every grant are dropped from the command\'s PATH (the shell would stop at ' +
+      "PATH entries outside every grant are dropped from the command's PATH (the shell would stop at " +
       'them with EACCES instead of looking further; under bwrap they are absent)',
   },
   {
@@ -137,9 +137,9 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     effect: 'approximated',
     detail:
       "/proc is the host's, read-only: host processes are visible, and other processes' command lines " +
-      "are readable (secrets passed as arguments included); their memory, environment and fds are closed " +
+      'are readable (secrets passed as arguments included); their memory, environment and fds are closed ' +
       "to it (Landlock's ptrace restriction). Granting less of /proc is not workable: programs need " +
-      '/proc/self, which Landlock cannot grant apart from /proc/PID'
+      '/proc/self, which Landlock cannot grant apart from /proc/PID',
   },
   {
     feature: 'mounts.dev-nodes',

@@ -67,7 +67,7 @@ interface Grants {
   /** Paths inside a read-write grant that must not change: the helper snapshots and restores them. */
   guards: string[];
   /** Secrets the command can read and write (a mask or credential view inside a grant): refused unless opted in. */
-  exposed: string[];
+  exposed: { path: string; what: string }[];
   refusals: Refusal[];
   approximations: Set<string>;
   /** What an approximation concerns in this policy (the exposed files, the PATH entries dropped), by feature. */
@@ -178,7 +178,9 @@ function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn:
  * after it, and reported); any other read-only path there is refused.
  */
 function guardReadOnlyInsideReadWrite(g: Grants, mounts: readonly Mount[]): void {
-  const guardable = new Set(mounts.flatMap((m) => (m.kind === 'bind' && GUARDED_BINDS.has(m.reason) ? [m.source] : [])));
+  const guardable = new Set(
+    mounts.flatMap((m) => (m.kind === 'bind' && GUARDED_BINDS.has(m.reason) ? [m.source] : [])),
+  );
   const inside = new Set(g.ro.filter((ro) => g.rw.some((tree) => tree !== ro && isWithin(ro, tree))));
   for (const ro of inside) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
@@ -216,7 +218,7 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         approximate(g, 'mounts.guarded', m.target);
       }
       // The exclude view only adds the masked files' stand-ins, which this backend never places.
-      if (granted && m.withheld) g.exposed.push(`${m.target} (${m.reason}: ${m.withheld.join(', ')} readable)`);
+      if (granted && m.withheld) g.exposed.push({ path: m.target, what: `credentials: ${m.withheld.join(', ')}` });
     } else if (m.kind === 'file' && granted && m.mode !== 0) {
       deny(
         g,
@@ -225,7 +227,7 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         OTHER_BACKEND,
       );
     } else if (rw) {
-      g.exposed.push(`${m.target} (${m.reason})`);
+      g.exposed.push({ path: m.target, what: m.reason });
     } else if (granted) {
       // Masks outside every grant need nothing: what is not granted is denied.
       g.except.push(m.target);
@@ -242,19 +244,19 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
  */
 function refuseExposed(g: Grants, policy: Policy): void {
   if (g.exposed.length === 0) return;
+  const items = g.exposed.map((e) => `${e.path} (${e.what})`);
   if (policy.exposeWorkspaceSecrets) {
-    for (const item of g.exposed) approximate(g, 'mounts.mask.exposed', item);
+    for (const item of items) approximate(g, 'mounts.mask.exposed', item);
     return;
   }
-  const [first] = g.exposed;
-  const count = g.exposed.length === 1 ? `${first} would be` : `${g.exposed.length} secrets would be`;
+  const count = items.length === 1 ? `${items[0]} would be` : `${items.length} secrets would be`;
   g.refusals.push({
     feature: 'mounts.mask',
     message:
       `${count} readable by the command: Landlock cannot hide a path beneath a granted directory` +
-      (g.exposed.length === 1 ? '' : ` (${g.exposed.join(', ')})`),
+      (items.length === 1 ? '' : ` (${items.join(', ')})`),
     hint: `move them out of the workspace, pass --expose-workspace-secrets to run with them readable (the report lists them), ${OTHER_BACKEND}`,
-    details: g.exposed.map((item) => `exposed: ${item}`),
+    details: items.map((item) => `exposed: ${item}`),
   });
 }
 
@@ -270,7 +272,9 @@ function grantedPath(g: Grants, policy: Policy): string | undefined {
   const trees = [...g.ro, ...g.rw, ...g.private.values()];
   const reachable = (entry: string) => {
     const link = links.find((l) => isWithin(entry, l.target));
-    const real = link ? posix.join(posix.resolve(posix.dirname(link.target), link.linkTo), posix.relative(link.target, entry)) : entry;
+    const real = link
+      ? posix.join(posix.resolve(posix.dirname(link.target), link.linkTo), posix.relative(link.target, entry))
+      : entry;
     return trees.some((t) => isWithin(real, t)) && !g.except.some((e) => isWithin(real, e));
   };
   const kept = path.split(':').filter((entry) => {
@@ -464,6 +468,11 @@ export function landlockApproximations(policy: Policy): string[] {
   return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
     (gap) => `${gap.feature}: ${gap.detail}${listedOf(g, gap.feature)}`,
   );
+}
+
+/** The masked paths a run of this policy leaves readable (only with --expose-workspace-secrets: else it is refused). */
+export function landlockExposed(policy: Policy): string[] {
+  return policy.exposeWorkspaceSecrets ? assess(policy, DESCRIBED_SESSION).exposed.map((e) => e.path) : [];
 }
 
 function listedOf(g: Grants, feature: string): string {

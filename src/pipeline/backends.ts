@@ -59,6 +59,8 @@ export interface Backend {
   gaps(policy: Policy): Promise<string[]>;
   /** What a run of this policy gets approximately (the report lists them); none for bwrap. */
   approximations(policy: Policy): Promise<string[]>;
+  /** Paths the policy masks that it leaves readable (landlock with --expose-workspace-secrets); none for bwrap. */
+  exposed(policy: Policy): Promise<string[]>;
   /** The launch as a reviewer reads it (explain --json `argv`). */
   expand(launch: Launch): Promise<string[]>;
   /** What `sbx explain` prints of this backend: how it holds network none, the seccomp rules it adds, the launch. */
@@ -142,6 +144,7 @@ const bwrap: Backend = {
   },
   gaps: async () => [],
   approximations: async () => [],
+  exposed: async () => [],
   expand: async (launch) => expandArgsFd(launch),
   async describe(_policy, launch, launcher, quote) {
     const seccomp = launch.fds.some((f) => f.purpose === 'seccomp');
@@ -199,6 +202,7 @@ const nsjail: Backend = {
   },
   gaps: async (policy) => (await import('../backend/nsjail.js')).describeNsjailGaps(policy),
   approximations: async () => [],
+  exposed: async () => [],
   expand: async (launch) => (await import('../backend/nsjail.js')).expandNsjailLaunch(launch),
   async describe(_policy, launch, launcher, quote) {
     const expanded = (await import('../backend/nsjail.js')).expandNsjailLaunch(launch);
@@ -240,6 +244,7 @@ const landlock: Backend = {
   },
   gaps: async (policy) => (await import('../backend/landlock.js')).describeLandlockGaps(policy),
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
+  exposed: async (policy) => (await import('../backend/landlock.js')).landlockExposed(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
     const { expandLandlockLaunch, landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import(

@@ -251,7 +251,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     const r = await runSbx(['--backend', 'landlock', '--', 'sh', '-c', 'echo ran'], { env: t.env, cwd: ws });
     expect(r.code).toBe(125);
     expect(r.out).toBe('');
-    const refusal = `landlock backend: ${ws}/.env (sensitive file) lies inside the read-write tree ${ws}:`;
+    const refusal = `landlock backend: ${ws}/.env (sensitive file) would be readable by the command:`;
     expect(r.err).toContain(`sbx: error: ${refusal}`);
   });
 });

@@ -121,8 +121,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.tmp',
     effect: 'approximated',
     detail:
-      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR naming ' +
-      'it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
+      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR (and ' +
+      'XDG_RUNTIME_DIR, unless the policy passes one: a nested sbx keeps its sessions there) naming it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
       'session, unbounded in size',
   },
   {

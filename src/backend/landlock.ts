@@ -410,7 +410,12 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   if (g.path !== undefined) vars.PATH = g.path;
   const tmp = g.private.get('/tmp');
   const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
-  if (tmp) vars.TMPDIR = tmp;
+  // XDG_RUNTIME_DIR too, unless the policy passes one: an sbx nested inside keeps its session
+  // directories there (runtime/session.ts sessionBase), where bwrap's nested sbx uses its private /tmp.
+  if (tmp) {
+    vars.TMPDIR = tmp;
+    vars.XDG_RUNTIME_DIR ??= tmp;
+  }
   if (home) vars.HOME = home;
   const cwd = g.private.get(policy.cwd) ?? policy.cwd;
   // Never empty: the backend's own rules are in it whatever the preset.

@@ -9,7 +9,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { makeTestHost, runHost, runSbx, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import { makeTestHost, runHost, runSbx, SBX_BIN, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -185,5 +185,19 @@ describe.skipIf(SKIP_INTEGRATION)('-p untrusted under --backend landlock', () =>
     );
     expect([r.code, r.out]).toEqual([0, 'ok\n']);
     expect(readReport(file).approximations!.find((a) => a.startsWith('hostname:'))).toMatch(/: untrusted$/);
+  });
+});
+
+describe.skipIf(SKIP_INTEGRATION)('sbx inside sbx (landlock), in a git repository', () => {
+  it('the inner `sbx run --backend auto` runs (landlock), and its planted hook is gone afterwards', async () => {
+    const repo = freshRepo();
+    const inner = `${SBX_BIN} run --backend auto -- sh -c 'echo x > .git/hooks/pre-commit; git log --format=%s'`;
+    // The sbx checkout is shown read-only, as an installed sbx would be.
+    const args = ['--backend', 'landlock', '--ro-bind', REPO_ROOT, '--', 'sh', '-c', inner];
+    const r = await runSbx(args, opts(repo));
+    expect([r.code, r.out]).toEqual([0, 'init\n']);
+    expect(r.err).toContain('--backend auto chose landlock');
+    expect(r.err).toContain(`${repo}/.git/hooks/pre-commit: added; removed`);
+    expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
   });
 });

@@ -201,7 +201,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
       .map((l) => l.slice(0, l.indexOf('=')))
       .sort();
     const policyNames = ['LANG', 'LC_ALL', 'PATH', 'SBX_PROFILE', 'SBX_SESSION_ID', 'SBX_WORKSPACE'];
-    expect(names).toEqual(['HOME', ...policyNames, 'TMPDIR']);
+    expect(names).toEqual(['HOME', ...policyNames, 'TMPDIR', 'XDG_RUNTIME_DIR']);
     expect(r.out).not.toContain(MARKER);
     expect(r.out).toMatch(new RegExp(`^HOME=${t.runtimeDir}/sbx/[^/]+/home$`, 'm'));
   });

@@ -116,7 +116,7 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
     expect(valuesOf(landlock, 'net')).toEqual(['host']);
   });
 
-  it("passes exactly the policy's environment, with HOME and TMPDIR moved to the session and PATH granted", async () => {
+  it("passes exactly the policy's environment, with HOME, TMPDIR and XDG_RUNTIME_DIR in the session and PATH granted", async () => {
     const { landlock, policy } = await compiled('default', hostName);
     const split = (e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)];
     const env = Object.fromEntries(valuesOf(landlock, 'env').map(split));
@@ -124,7 +124,8 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
     // PATH entries in HOME that no grant shows are left out (under bwrap they are absent: HOME is a tmpfs).
     const granted = policy.env.vars.PATH!.split(':').filter((e) => !e.startsWith(policy.env.vars.HOME! + '/'));
     const PATH = granted.join(':');
-    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: `${session}/tmp`, PATH });
+    const tmp = `${session}/tmp`;
+    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: tmp, XDG_RUNTIME_DIR: tmp, PATH });
     expect(launchEnvIsEmpty(landlock)).toBe(true);
   });
 

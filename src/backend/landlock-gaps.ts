@@ -139,7 +139,7 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       "/proc is the host's, read-only: host processes are visible, and other processes' command lines " +
       'are readable (secrets passed as arguments included); their memory, environment and fds are closed ' +
       "to it (Landlock's ptrace restriction). Granting less of /proc is not workable: programs need " +
-      '/proc/self, which Landlock cannot grant apart from /proc/PID',
+      '/proc/self, a different /proc/PID for each process the command starts, and the rules are fixed before it starts',
   },
   {
     feature: 'mounts.dev-nodes',
@@ -163,7 +163,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       "no pid namespace: the command sees the host's processes (Landlock's signal scoping, ABI 6, stops " +
       'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
       'killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they ' +
-      'outlive it (the command gets SIGKILL, its descendants do not)',
+      'outlive it (the command gets SIGKILL, its descendants do not), and guarded paths are then not ' +
+      'restored (mounts.guarded; the report says so)',
   },
   {
     feature: 'namespaces.ipc',

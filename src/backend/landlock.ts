@@ -255,7 +255,9 @@ function refuseExposed(g: Grants, policy: Policy): void {
     message:
       `${count} readable by the command: Landlock cannot hide a path beneath a granted directory` +
       (items.length === 1 ? '' : ` (${items.join(', ')})`),
-    hint: `move them out of the workspace, pass --expose-workspace-secrets to run with them readable (the report lists them), ${OTHER_BACKEND}`,
+    hint:
+      'move them out of the workspace; or run with them readable, listed in the report: ' +
+      `--expose-workspace-secrets (library: exposeWorkspaceSecrets: true); ${OTHER_BACKEND}`,
     details: items.map((item) => `exposed: ${item}`),
   });
 }

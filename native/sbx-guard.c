@@ -141,6 +141,7 @@ void guard_snapshot(const char *root, int root_fd, const char *path) {
 		if (n_roots == MAX_ROOTS) { errno = 0; die("too many guarded roots"); }
 		r = &roots[n_roots++];
 		*r = (struct root){ .path = root, .fd = root_fd, .top = { .kind = DIRECTORY, .fd = root_fd } };
+		if (fstat(root_fd, &r->top.st) < 0) die("stat %s", root);
 	}
 	size_t n = strlen(root);
 	errno = 0;
@@ -285,28 +286,42 @@ static void restore_entries(const struct root *r, int fd, struct node *n, const 
 	closedir(d);
 }
 
+/*
+ * The mode the directory held by `fd` (O_PATH) had at the snapshot, put back first: a command that
+ * ran `chmod 0 .git/hooks` must not keep a normal user's monitor out of it. chmod goes through the
+ * descriptor's /proc link, which names that inode itself (an O_PATH descriptor takes no fchmod).
+ */
+static void restore_mode(int fd, const struct stat *was, const char *path) {
+	struct stat st;
+	char link[64];
+	if (fstat(fd, &st) < 0) die("stat %s", path);
+	if ((st.st_mode & 07777) == (was->st_mode & 07777)) return;
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	if (chmod(link, was->st_mode & 07777) < 0) die("restoring the mode of %s", path);
+	report(path, "mode changed; restored");
+}
+
 static void restore_dir(const struct root *r, int dirfd, struct node *n, const char *path) {
 	struct stat st;
 	int here = fstatat(dirfd, n->name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!here || !S_ISDIR(st.st_mode) || st.st_dev != n->st.st_dev || st.st_ino != n->st.st_ino) {
+	int same = here && S_ISDIR(st.st_mode) && st.st_dev == n->st.st_dev && st.st_ino == n->st.st_ino;
+	if (!same) {
 		if (here) quarantine(r, dirfd, n->name, path, "replaced");
-		if (!bring_back(n, dirfd, n->name, path)) {
-			if (!n->whole) {
-				report(path, "removed; not recreated (what was guarded beneath it is gone)");
-				return;
-			}
-			if (mkdirat(dirfd, n->name, 0700) < 0) die("restoring %s", path);
+		if (bring_back(n, dirfd, n->name, path)) {
+			same = 1;
+		} else if (!n->whole) {
+			report(path, "removed; not recreated (what was guarded beneath it is gone)");
+			return;
+		} else {
+			if (mkdirat(dirfd, n->name, n->st.st_mode & 07777) < 0) die("restoring %s", path);
 			report(path, "removed; recreated");
 		}
 	}
+	if (same) restore_mode(n->fd, &n->st, path);
 	int fd = openat(dirfd, n->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) die("opening %s", path);
 	if (n->whole) {
 		restore_entries(r, fd, n, path);
-		if ((st.st_mode & 07777) != (n->st.st_mode & 07777)) {
-			if (fchmod(fd, n->st.st_mode & 07777) < 0) die("restoring the mode of %s", path);
-			report(path, "mode changed; restored");
-		}
 		if (geteuid() == 0 && (st.st_uid != n->st.st_uid || st.st_gid != n->st.st_gid) &&
 		    fchown(fd, n->st.st_uid, n->st.st_gid) < 0)
 			die("restoring the owner of %s", path);
@@ -356,6 +371,7 @@ void guard_restore(int status_fd) {
 	for (size_t i = 0; i < n_roots; i++) {
 		char child[PATH_MAX];
 		struct node *top = &roots[i].top;
+		restore_mode(roots[i].fd, &top->st, roots[i].path);
 		for (size_t k = 0; k < top->n_kids; k++) {
 			snprintf(child, sizeof child, "%s/%s", roots[i].path, top->kids[k]->name);
 			restore(&roots[i], roots[i].fd, top->kids[k], child);

@@ -5,7 +5,7 @@
 // refused by name, or exposed and listed with --expose-workspace-secrets. Runs as root and as a
 // normal user.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
@@ -126,6 +126,21 @@ describe.skipIf(SKIP_INTEGRATION)('a git repository under --backend landlock', (
     expect(readFileSync(target, 'utf8')).toBe('host\n');
     expect(lstatSync(join(sandboxed, '.git/hooks/pre-push.sample')).isFile()).toBe(true);
     expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git/hooks/pre-push.sample: replaced; restored`]);
+  });
+
+  it('a hook planted behind chmod 0 (the hooks directory, .git) is still removed, the modes put back', async () => {
+    const { control, sandboxed, report } = await plant('echo evil > .git/hooks/pre-commit && chmod 0 .git/hooks .git');
+    expect(lstatSync(join(control, '.git')).mode & 0o777).toBe(0);
+    chmodSync(join(control, '.git'), 0o755);
+    chmodSync(join(control, '.git/hooks'), 0o755);
+    expect(existsSync(join(control, '.git/hooks/pre-commit'))).toBe(true);
+    expect(lstatSync(join(sandboxed, '.git')).mode & 0o777).toBe(0o755);
+    expect(existsSync(join(sandboxed, '.git/hooks/pre-commit'))).toBe(false);
+    expect(gitStateDetails(report)).toEqual([
+      `${sandboxed}/.git: mode changed; restored`,
+      `${sandboxed}/.git/hooks: mode changed; restored`,
+      `${sandboxed}/.git/hooks/pre-commit: added; removed`,
+    ]);
   });
 
   it('the restore waits for every descendant: a background loop re-planting a hook is ended first', async () => {

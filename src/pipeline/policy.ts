@@ -392,9 +392,9 @@ export function liftedOf(derived: Derived, options: CompileOptions): Lifted {
   };
 }
 
-/** The files a backend could not mask, listed as let in by the run's request (--expose-workspace-secrets). */
+/** The files a backend could not mask, let in by the run's --expose-workspace-secrets. */
 export function withExposed(lifted: Lifted, exposed: readonly string[]): Lifted {
-  return { ...lifted, unmasked: [...lifted.unmasked, ...exposed.map((path) => ({ path, by: 'request' as const }))] };
+  return { ...lifted, unmasked: [...lifted.unmasked, ...exposed.map((path) => ({ path, by: 'exposed' as const }))] };
 }
 
 export async function derive(input: PolicyInput): Promise<Derived> {

@@ -113,7 +113,7 @@ export const reportSchema = z
         paths: z.array(
           z.strictObject({
             path: z.string(),
-            by: z.enum(['profile', 'request', 'content']),
+            by: z.enum(['profile', 'request', 'content', 'exposed']),
             what: z.enum(['certificate', 'public key']).optional(),
           }),
         ),

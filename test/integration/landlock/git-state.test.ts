@@ -182,10 +182,11 @@ describe.skipIf(SKIP_INTEGRATION)('workspace secrets under --backend landlock', 
     expect(report.masked?.paths ?? []).not.toContain(`${repo}/.env`);
     expect(report.unmasked?.paths).toEqual(
       expect.arrayContaining([
-        { path: `${repo}/.env`, by: 'request' },
-        { path: `${repo}/server.pem`, by: 'request' },
+        { path: `${repo}/.env`, by: 'exposed' },
+        { path: `${repo}/server.pem`, by: 'exposed' },
       ]),
     );
+    expect(ran.err).toContain(`sbx: readable by the command (--expose-workspace-secrets): "${repo}/.env"`);
     const exposed = report.approximations!.find((a) => a.startsWith('mounts.mask.exposed:'));
     expect(exposed).toContain(`${repo}/.env (sensitive file)`);
   });

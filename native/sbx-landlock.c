@@ -221,18 +221,31 @@ static int open_grant(const char *path, const struct config *c) {
 /*
  * Landlock grants whole hierarchies: it cannot deny one file beneath a granted directory. A grant
  * with an excluded path below it becomes grants of each sibling on the way down, the excluded path
- * itself left out. The directories on the way get no rule at all (they cannot be listed), and a name
- * created in them later is not granted either. Symbolic links are not followed (the path they name
- * is granted, or not, where it lies, as without the split). landlock.ts sends only read-only grants
- * this way. `fd` (O_PATH) is `path`, consumed.
+ * itself left out. A name created in the directories on the way later is not granted. Those
+ * directories stay listable when every excluded path beneath them is a file: a read_dir rule there
+ * covers the directories below too, but no file's content, and bwrap shows a masked file's name as
+ * well (an empty file over it). Python lists each directory of its search path, so a toolchain with
+ * one masked file would otherwise fail to import anything from that directory. Beneath an excluded
+ * directory (or one that cannot be checked) they get no rule at all: its entries' names stay hidden,
+ * as under bwrap's empty tmpfs. Symbolic links are not followed (the path they name is granted, or
+ * not, where it lies, as without the split). landlock.ts sends only read-only grants this way. `fd`
+ * (O_PATH) is `path`, consumed.
  */
 static void grant(int ruleset, int fd, const char *path, uint64_t access, const struct config *c) {
-	int split = 0;
+	int split = 0, dir_beneath = 0;
 	for (size_t i = 0; i < c->n_except; i++) {
 		if (is_within(path, c->except[i])) { close(fd); return; } /* the path is excluded itself */
-		if (is_within(c->except[i], path)) split = 1;
+		if (!is_within(c->except[i], path)) continue;
+		struct stat st;
+		split = 1;
+		if (lstat(c->except[i], &st) < 0 || !S_ISREG(st.st_mode)) dir_beneath = 1;
 	}
 	if (!split) { add_rule(ruleset, fd, path, access); return; }
+	if (!dir_beneath && (access & LANDLOCK_ACCESS_FS_READ_DIR)) {
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0) die("dup of %s", path);
+		add_rule(ruleset, copy, path, LANDLOCK_ACCESS_FS_READ_DIR);
+	}
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!dir) die("listing %s, which holds an excluded path", path);

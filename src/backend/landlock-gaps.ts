@@ -153,8 +153,9 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.masked-parents',
     effect: 'approximated',
     detail:
-      'a read-only directory holding a masked path (/etc when root-only files are masked) cannot be ' +
-      'listed, and names created in it later are not readable',
+      'a read-only directory above a masked directory (/etc when root-only directories are masked) cannot ' +
+      'be listed; one above masked files only can (their names show, as under bwrap, their content does ' +
+      'not). Names created in either later are not readable',
   },
   {
     feature: 'namespaces.pid',

@@ -217,6 +217,13 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         g.guards.push(m.target);
         approximate(g, 'mounts.guarded', m.target);
       }
+      // A repository without a hooks directory: the scan protects only what exists, and the helper
+      // guards an absent path too (anything created there is removed after the run).
+      const hooks = posix.join(posix.dirname(m.target), 'hooks');
+      if (rw && m.reason === GIT_CONFIG_VIEW_REASON && !inside(g, hooks)) {
+        g.guards.push(hooks);
+        approximate(g, 'mounts.guarded', hooks);
+      }
       // The exclude view only adds the masked files' stand-ins, which this backend never places.
       if (granted && m.withheld) g.exposed.push({ path: m.target, what: `credentials: ${m.withheld.join(', ')}` });
     } else if (m.kind === 'file' && granted && m.mode !== 0) {
@@ -236,10 +243,15 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
   }
 }
 
+/** Whether a guarded path already covers `path`. */
+function inside(g: Grants, path: string): boolean {
+  return g.guards.some((guard) => isWithin(path, guard));
+}
+
 /**
  * A secret inside a grant is readable (and, in a read-write tree, writable) by the command: Landlock
  * cannot deny one path beneath a granted directory, and without a mount namespace nothing can be put
- * over it (docs/SECURITY.md "Workspace secrets under Landlock"). Refused, naming every one, unless the
+ * over it (docs/SECURITY.md "Git state and workspace secrets under Landlock"). Refused, naming every one, unless the
  * caller opted in (`--expose-workspace-secrets`, a run option a profile cannot set); then each is listed.
  */
 function refuseExposed(g: Grants, policy: Policy): void {

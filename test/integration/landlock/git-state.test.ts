@@ -143,6 +143,18 @@ describe.skipIf(SKIP_INTEGRATION)('a git repository under --backend landlock', (
     ]);
   });
 
+  it('a repository without a hooks directory: one the command creates is quarantined', async () => {
+    const [control, sandboxed] = [freshRepo(), freshRepo()];
+    for (const repo of [control, sandboxed]) rmSync(join(repo, '.git/hooks'), { recursive: true });
+    const script = 'mkdir .git/hooks && echo evil > .git/hooks/pre-commit';
+    expect((await runHost(['sh', '-c', script], opts(control))).code).toBe(0);
+    expect(existsSync(join(control, '.git/hooks/pre-commit'))).toBe(true);
+    const r = await runSbx(['--backend', 'landlock', '--', 'sh', '-c', script], opts(sandboxed));
+    expect(r.code).toBe(0);
+    expect(existsSync(join(sandboxed, '.git/hooks'))).toBe(false);
+    expect(r.err).toMatch(/\/\.git\/hooks: added; the sandbox's entry was moved to .*\.sbx-quarantine-/);
+  });
+
   it('the restore waits for every descendant: a background loop re-planting a hook is ended first', async () => {
     const script =
       '(while :; do echo x > .git/hooks/post-commit; done) & until [ -e .git/hooks/post-commit ]; do :; done; exit 0';

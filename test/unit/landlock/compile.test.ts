@@ -270,6 +270,15 @@ describe('git state inside the workspace: guarded, not refused', () => {
     expect(guarded).toMatch(/: \/home\/alice\/proj\/\.git\/hooks, \/home\/alice\/proj\/\.git\/config$/);
   });
 
+  it('a repository without a hooks directory: the absent hooks path is guarded too', async () => {
+    const noHooks = (h: Host) => {
+      gitState(h);
+      h.sensitiveFiles.protect = [];
+    };
+    const { landlock } = await compiled('default', 'alice', { mutateHost: noHooks });
+    expect(valuesOf(landlock, 'guard')).toEqual(['/home/alice/proj/.git/config', '/home/alice/proj/.git/hooks']);
+  });
+
   it('in read-only mode nothing needs guarding (the workspace is not writable)', async () => {
     const { landlock } = await compiled('read-only', 'alice', { mutateHost: gitState });
     expect(valuesOf(landlock, 'guard')).toEqual([]);

@@ -24,12 +24,16 @@
  *   cwd=PATH         the command's working directory
  *   setsid=1         start a new session (no controlling terminal: TIOCSTI, CVE-2017-5226)
  *   arg=ARG          the command's argv, in order; arg[0] is searched on the command's PATH
+ *   guard=PATH       PATH lies beneath an rw= grant and must not change: snapshotted before the
+ *                    command starts, put back after every descendant has exited (native/sbx-guard.c)
  *   seccomp=1        descriptor 4 holds a seccomp BPF program (struct sock_filter array), installed last;
  *                    sbx always sends one: Landlock's network rules hold only with it (below, landlock())
  * `sbx-landlock --abi` prints the kernel's Landlock ABI version (0 when it has none) and exits.
  * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
  * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}. Under net=filtered, each
  * denial of the network judge is a line {"denied": {...}} between them (sbx-landlock-net.c report()).
+ * With guard= records, {"guarded": N} comes first, and the restore's {"reverted": PATH, "change": WHAT}
+ * lines and {"restored": N} come before the exit code.
  * `sbx-landlock --probe-judge` tries the network judge once and prints "ok" or the step that failed.
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
@@ -59,6 +63,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "sbx-guard.h"
 #include "sbx-landlock-net.h"
 
 /* Debian 12's uapi header stops at ABI 1: the later constants are the kernel's (include/uapi/linux/landlock.h). */
@@ -83,9 +88,10 @@ static const uint64_t FS_DEVICE = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS
 /* The whole configuration; the process execs or exits soon after parsing, so nothing is freed. */
 struct config {
 	char *ro[MAX_ITEMS], *rw[MAX_ITEMS], *dev[MAX_ITEMS], *except[MAX_ITEMS], *mkdirs[MAX_ITEMS], *pin_path[MAX_ITEMS];
+	char *guard[MAX_ITEMS];
 	int pin_fd[MAX_ITEMS];
 	char *env[MAX_ITEMS + 1], *argv[MAX_ITEMS + 1], *cwd;
-	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin;
+	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin, n_guard;
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
 	int setsid, net_host, net_filtered;
@@ -97,7 +103,7 @@ struct config {
 /* In the child: the pipe that tells the monitor the setup failed (-1), or exec did (errno). */
 static int report_fd = -1;
 
-static void die(const char *fmt, ...) {
+void die(const char *fmt, ...) {
 	int failed = -1;
 	va_list ap;
 	va_start(ap, fmt);
@@ -148,6 +154,7 @@ static void parse_config(struct config *c) {
 		else if (!strcmp(rec, "dev")) push(c->dev, &c->n_dev, v, rec);
 		else if (!strcmp(rec, "except")) push(c->except, &c->n_except, v, rec);
 		else if (!strcmp(rec, "mkdir")) push(c->mkdirs, &c->n_mkdir, v, rec);
+		else if (!strcmp(rec, "guard")) push(c->guard, &c->n_guard, v, rec);
 		else if (!strcmp(rec, "env")) push(c->env, &c->n_env, v, rec);
 		else if (!strcmp(rec, "arg")) push(c->argv, &c->n_argv, v, rec);
 		else if (!strcmp(rec, "cwd")) c->cwd = v;
@@ -231,18 +238,31 @@ static int open_grant(const char *path, const struct config *c) {
 /*
  * Landlock grants whole hierarchies: it cannot deny one file beneath a granted directory. A grant
  * with an excluded path below it becomes grants of each sibling on the way down, the excluded path
- * itself left out. The directories on the way get no rule at all (they cannot be listed), and a name
- * created in them later is not granted either. Symbolic links are not followed (the path they name
- * is granted, or not, where it lies, as without the split). landlock.ts sends only read-only grants
- * this way. `fd` (O_PATH) is `path`, consumed.
+ * itself left out. A name created in the directories on the way later is not granted. Those
+ * directories stay listable when every excluded path beneath them is a file: a read_dir rule there
+ * covers the directories below too, but no file's content, and bwrap shows a masked file's name as
+ * well (an empty file over it). Python lists each directory of its search path, so a toolchain with
+ * one masked file would otherwise fail to import anything from that directory. Beneath an excluded
+ * directory (or one that cannot be checked) they get no rule at all: its entries' names stay hidden,
+ * as under bwrap's empty tmpfs. Symbolic links are not followed (the path they name is granted, or
+ * not, where it lies, as without the split). landlock.ts sends only read-only grants this way. `fd`
+ * (O_PATH) is `path`, consumed.
  */
 static void grant(int ruleset, int fd, const char *path, uint64_t access, const struct config *c) {
-	int split = 0;
+	int split = 0, dir_beneath = 0;
 	for (size_t i = 0; i < c->n_except; i++) {
 		if (is_within(path, c->except[i])) { close(fd); return; } /* the path is excluded itself */
-		if (is_within(c->except[i], path)) split = 1;
+		if (!is_within(c->except[i], path)) continue;
+		struct stat st;
+		split = 1;
+		if (lstat(c->except[i], &st) < 0 || !S_ISREG(st.st_mode)) dir_beneath = 1;
 	}
 	if (!split) { add_rule(ruleset, fd, path, access); return; }
+	if (!dir_beneath && (access & LANDLOCK_ACCESS_FS_READ_DIR)) {
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0) die("dup of %s", path);
+		add_rule(ruleset, copy, path, LANDLOCK_ACCESS_FS_READ_DIR);
+	}
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!dir) die("listing %s, which holds an excluded path", path);
@@ -395,6 +415,36 @@ static void end_leftovers(void) {
 	}
 }
 
+/* Each guard= path, beneath the outermost rw= grant holding it (the chain of directories down to it is
+ * checked from there), through that grant's pinned descriptor. */
+static void snapshot_guards(const struct config *c) {
+	for (size_t i = 0; i < c->n_guard; i++) {
+		const char *root = NULL;
+		for (size_t j = 0; j < c->n_rw; j++)
+			if (strcmp(c->guard[i], c->rw[j]) && is_within(c->guard[i], c->rw[j]) && (!root || is_within(root, c->rw[j])))
+				root = c->rw[j];
+		errno = 0;
+		if (!root) die("guard %s lies beneath no rw grant", c->guard[i]);
+		guard_snapshot(root, open_grant(root, c), c->guard[i]);
+	}
+}
+
+/* The command, as a pidfd: signalled from the handler below without the risk of a reused pid. */
+static volatile int command_pidfd = -1;
+
+/*
+ * SIGTERM and SIGHUP end the sandbox: sbx sends SIGTERM where it used to SIGKILL the monitor (the
+ * timeout's grace, a second Ctrl-C: src/runtime/exec.ts launcherKill), and it is the monitor's
+ * parent-death signal. The command is killed, so main() goes on to end_leftovers() and the restore
+ * of the guarded paths: a SIGKILLed monitor could do neither. SIGINT and SIGQUIT come from the
+ * terminal, which delivers them to the command too: the command decides.
+ */
+static void on_signal(int sig) {
+	int saved = errno;
+	if ((sig == SIGTERM || sig == SIGHUP) && command_pidfd >= 0) syscall(SYS_pidfd_send_signal, command_pidfd, SIGKILL, NULL, 0);
+	errno = saved;
+}
+
 int main(int argc, char **argv) {
 	static struct config c;
 	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
@@ -404,9 +454,16 @@ int main(int argc, char **argv) {
 		return printf("%s\n", failed ? failed : "ok") < 0;
 	}
 	parse_config(&c);
-	/* The monitor dies with sbx (as bwrap --die-with-parent), and its child with it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+	/* Blocked until the handlers are in place; the child gets them back unblocked, with their defaults. */
+	sigset_t ends, old;
+	sigemptyset(&ends);
+	for (int sig = 0, all[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT }; sig < 4; sig++) sigaddset(&ends, all[sig]);
+	if (sigprocmask(SIG_BLOCK, &ends, &old) < 0) die("sigprocmask");
+	/* The monitor ends with sbx (as bwrap --die-with-parent), through on_signal: its restore still runs. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) die("PR_SET_CHILD_SUBREAPER");
+	/* Before the fork: nothing of the command has run yet. */
+	snapshot_guards(&c);
 	int pipefd[2], judge[2] = { -1, -1 };
 	if (pipe2(pipefd, O_CLOEXEC) < 0) die("pipe");
 	if (c.net_filtered && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, judge) < 0) die("socketpair");
@@ -415,10 +472,16 @@ int main(int argc, char **argv) {
 	if (pid == 0) {
 		close(pipefd[0]), close(STATUS_FD);
 		if (judge[0] >= 0) close(judge[0]);
+		if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
 		confine_and_exec(&c, pipefd[1], judge[1]);
 	}
 	close(pipefd[1]);
 	if (judge[1] >= 0) close(judge[1]);
+	if ((command_pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) die("pidfd_open");
+	struct sigaction sa = { .sa_handler = on_signal };
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&ends, sig) && sigaction(sig, &sa, NULL) < 0) die("sigaction");
+	if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
 	int err = 0, status;
 	ssize_t r;
 	while ((r = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR) {}
@@ -439,11 +502,14 @@ int main(int argc, char **argv) {
 		}
 		close(judge[0]);
 	}
+	if (guard_count() > 0) dprintf(STATUS_FD, "{ \"guarded\": %d }\n", guard_count());
 	dprintf(STATUS_FD, "{ \"child-pid\": %d }\n", (int)getpid());
 	while (waitpid(pid, &status, 0) < 0) if (errno != EINTR) die("waitpid");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	/* Only once nothing of the sandbox is left can the guarded paths be put back for good. */
 	end_leftovers();
 	if (net_denials_dropped()) dprintf(STATUS_FD, "{ \"denied-dropped\": %u }\n", net_denials_dropped());
+	if (guard_count() > 0) guard_restore(STATUS_FD);
 	dprintf(STATUS_FD, "{ \"exit-code\": %d }\n", code);
 	_exit(code);
 }

@@ -170,7 +170,8 @@ await build({ ...cli, entryPoints: { version: 'src/version.ts', 'compile-cache':
 
 // The egress bridge runs inside the sandbox as a plain script (no bundle, no dependencies).
 copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');
-// The landlock backend's launcher (native/sbx-landlock.c, its network judge sbx-landlock-net.c): built when a C compiler exists. Without
+// The landlock backend's launcher (native/sbx-landlock.c, its network judge sbx-landlock-net.c, its
+// guard of git state sbx-guard.c): built when a C compiler exists. Without
 // one the backend reports itself unavailable (runtime/host.ts probeLandlock), the others still work.
 const cc = process.env.CC || 'cc';
 if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
@@ -185,6 +186,7 @@ if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
       'dist/sbx-landlock',
       'native/sbx-landlock.c',
       'native/sbx-landlock-net.c',
+      'native/sbx-guard.c',
     ],
     {
       stdio: 'inherit',

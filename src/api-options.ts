@@ -29,6 +29,7 @@ const runRequest = {
   unmask: z.array(z.string().min(1, 'must not be empty')).optional(),
   danger: z.boolean().optional(),
   allowSensitiveRoots: z.boolean().optional(),
+  exposeWorkspaceSecrets: z.boolean().optional(),
   allowDenylistedCommands: z.boolean().optional(),
   limits: z
     .strictObject({

@@ -28,23 +28,43 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.mask',
     effect: 'refused',
     detail:
-      'a mask inside a read-write grant (a sensitive file in the workspace): Landlock grants whole ' +
-      'trees and cannot deny one file beneath a granted directory. Masks inside read-only trees ' +
-      '(root-only files in /etc) are expressed by granting their siblings one by one',
+      'a mask inside a read-write grant (a sensitive file in the workspace), or a git config whose view ' +
+      'withholds credentials: Landlock grants whole trees and cannot deny one file beneath a granted ' +
+      'directory. Refused naming every such file unless the run passes --expose-workspace-secrets ' +
+      '(see mounts.mask.exposed). Masks inside read-only trees (root-only files in /etc) are expressed by ' +
+      'granting their siblings one by one',
+  },
+  {
+    feature: 'mounts.mask.exposed',
+    effect: 'approximated',
+    detail:
+      'with --expose-workspace-secrets: these files are readable (and in a writable tree writable) by the command, ' +
+      'as on the host',
   },
   {
     feature: 'mounts.read-only-inside',
     effect: 'refused',
     detail:
-      'a read-only path inside a read-write grant (git hooks and .sbx in the workspace stay read-only): ' +
-      'Landlock grants add up, a tree cannot be narrowed below a granted one',
+      'a read-only path inside a read-write grant other than git hooks and sbx policy files (a --ro-bind ' +
+      'inside the workspace): Landlock grants add up, a tree cannot be narrowed below a granted one. Git ' +
+      'hooks, git config views and .sbx are guarded instead (mounts.guarded)',
+  },
+  {
+    feature: 'mounts.guarded',
+    effect: 'approximated',
+    detail:
+      'read-only under bwrap, writable here: snapshotted before the command starts and put back after it ' +
+      'and every process it left have exited (a renamed directory is moved back, what replaced it is ' +
+      'quarantined at the workspace root), each change reported as a git-state violation. A host git ' +
+      'command run during the sandboxed run sees what the command planted',
   },
   {
     feature: 'mounts.file',
     effect: 'refused',
     detail:
-      'a generated file over a granted path (a .git/config without credentials, an exclude list): there ' +
-      'is nothing to put it over',
+      'a generated file over a granted path other than a git config or exclude view: there is nothing to ' +
+      'put it over. The git views are the host files here, guarded where writable: a config without ' +
+      'credentials loses nothing, one with credentials exposes them (mounts.mask)',
   },
   { feature: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
   {
@@ -103,7 +123,20 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     effect: 'refused',
     detail: 'network.unix_sockets: no unix socket can be created (landlock.unix-sockets)',
   },
-  { feature: 'hostname', effect: 'refused', detail: 'a hostname other than the default: it needs a UTS namespace' },
+  {
+    feature: 'hostname',
+    effect: 'approximated',
+    detail:
+      "the profile's hostname is not set (it needs a UTS namespace): the command sees the host's " +
+      'hostname, not the one named',
+  },
+  {
+    feature: 'env.path',
+    effect: 'approximated',
+    detail:
+      "PATH entries outside every grant are dropped from the command's PATH (the shell would stop at " +
+      'them with EACCES instead of looking further; under bwrap they are absent)',
+  },
   {
     feature: 'env.vars',
     effect: 'refused',
@@ -113,8 +146,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.tmp',
     effect: 'approximated',
     detail:
-      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR naming ' +
-      'it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
+      'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR (and ' +
+      'XDG_RUNTIME_DIR, unless the policy passes one: a nested sbx keeps its sessions there) naming it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
       'session, unbounded in size',
   },
   {
@@ -128,8 +161,10 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.proc-host',
     effect: 'approximated',
     detail:
-      "/proc is the host's, read-only: the command sees every process's command line; other processes' " +
-      "memory, environment and fds are closed to it (Landlock's ptrace restriction)",
+      "/proc is the host's, read-only: host processes are visible, and other processes' command lines " +
+      'are readable (secrets passed as arguments included); their memory, environment and fds are closed ' +
+      "to it (Landlock's ptrace restriction). Granting less of /proc is not workable: programs need " +
+      '/proc/self, a different /proc/PID for each process the command starts, and the rules are fixed before it starts',
   },
   {
     feature: 'mounts.dev-nodes',
@@ -143,8 +178,9 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
     feature: 'mounts.masked-parents',
     effect: 'approximated',
     detail:
-      'a read-only directory holding a masked path (/etc when root-only files are masked) cannot be ' +
-      'listed, and names created in it later are not readable',
+      'a read-only directory above a masked directory (/etc when root-only directories are masked) cannot ' +
+      'be listed; one above masked files only can (their names show, as under bwrap, their content does ' +
+      'not). Names created in either later are not readable',
   },
   {
     feature: 'namespaces.pid',
@@ -153,7 +189,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       "no pid namespace: the command sees the host's processes (Landlock's signal scoping, ABI 6, stops " +
       'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
       'killed when it exits, as in a pid namespace; only if the helper itself is SIGKILLed do they ' +
-      'outlive it (the command gets SIGKILL, its descendants do not)',
+      'outlive it (the command gets SIGKILL, its descendants do not), and guarded paths are then not ' +
+      'restored (mounts.guarded; the report says so)',
   },
   {
     feature: 'namespaces.ipc',

@@ -6,6 +6,12 @@
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { BRIDGE_DIR, DEFAULT_HOSTNAME } from '../policy/derive.js';
+import {
+  GIT_CONFIG_VIEW_REASON,
+  GIT_EXCLUDE_VIEW_REASON,
+  GIT_HOOKS_REASON,
+  OWN_POLICY_REASON,
+} from '../policy/guarded-state.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
@@ -42,7 +48,14 @@ interface Refusal {
   feature: string;
   message: string;
   hint: string;
+  /** One line per item when the refusal names several (every exposed secret). */
+  details?: string[];
 }
+
+/** Read-only binds inside a writable tree that can be guarded: snapshotted and put back (native/sbx-guard.c). */
+const GUARDED_BINDS: ReadonlySet<string> = new Set([GIT_HOOKS_REASON, OWN_POLICY_REASON]);
+/** Generated files over host state that can be guarded instead: the host file is put back after the run. */
+const GUARDED_VIEWS: ReadonlySet<string> = new Set([GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON]);
 
 const OTHER_BACKEND = 'or run where user namespaces work and use --backend bwrap';
 
@@ -56,12 +69,25 @@ interface Grants {
   pinned: string[];
   /** Per-session directories standing in for /tmp and HOME: target → directory. */
   private: Map<string, string>;
+  /** Paths inside a read-write grant that must not change: the helper snapshots and restores them. */
+  guards: string[];
+  /** Secrets the command can read and write (a mask or credential view inside a grant): refused unless opted in. */
+  exposed: { path: string; what: string }[];
   refusals: Refusal[];
   approximations: Set<string>;
+  /** What an approximation concerns in this policy (the exposed files, the PATH entries dropped), by feature. */
+  listed: Map<string, string[]>;
+  /** The command's PATH without the entries it could not search (grantedPath). */
+  path?: string;
 }
 
 function deny(g: Grants, feature: string, message: string, hint: string): void {
   g.refusals.push({ feature, message, hint });
+}
+
+function approximate(g: Grants, feature: string, item?: string): void {
+  g.approximations.add(feature);
+  if (item !== undefined) g.listed.set(feature, [...(g.listed.get(feature) ?? []), item]);
 }
 
 function privateDir(m: Mount, policy: Policy, session: Session): string | undefined {
@@ -72,15 +98,17 @@ function privateDir(m: Mount, policy: Policy, session: Session): string | undefi
 
 function mountGrants(policy: Policy, session: Session): Grants {
   const g: Grants = {
-    ...{ ro: [], rw: [], dev: [], except: [], pinned: [] },
-    ...{ private: new Map(), refusals: [], approximations: new Set<string>() },
+    ...{ ro: [], rw: [], dev: [], except: [], pinned: [], guards: [], exposed: [] },
+    ...{ private: new Map(), refusals: [], approximations: new Set<string>(), listed: new Map() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
   for (const m of policy.mounts) {
     if (!isBridgeMount(m, policy)) grantMount(g, m, readOnly, privateDir(m, policy, session));
   }
-  refuseReadOnlyInsideReadWrite(g);
+  dropNestedReadWrite(g);
+  guardReadOnlyInsideReadWrite(g, policy.mounts);
   grantAroundMasks(g, policy.mounts);
+  refuseExposed(g, policy);
   return g;
 }
 
@@ -90,6 +118,17 @@ function mountGrants(policy: Policy, session: Session): Grants {
  */
 function isBridgeMount(m: Mount, policy: Policy): boolean {
   return policy.network.kind === 'filtered' && policy.network.bridge !== null && isWithin(m.target, BRIDGE_DIR);
+}
+
+/**
+ * A read-write grant inside another adds nothing (Landlock grants add up). derivePolicy binds the
+ * directories above protected git state over themselves so that they cannot be renamed (pinParents):
+ * here they are left out, and the guard of what lies below them watches their identity instead.
+ */
+function dropNestedReadWrite(g: Grants): void {
+  const nested = new Set(g.rw.filter((p) => g.rw.some((tree) => tree !== p && isWithin(p, tree))));
+  g.rw = g.rw.filter((p) => !nested.has(p));
+  g.pinned = g.pinned.filter((p) => !nested.has(p) || g.ro.includes(p));
 }
 
 /**
@@ -148,31 +187,61 @@ function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn:
   }
 }
 
-/** Landlock only adds access going down a tree: a read-only grant inside a read-write one is refused. */
-function refuseReadOnlyInsideReadWrite(g: Grants): void {
-  for (const ro of g.ro) {
+/**
+ * Landlock only adds access going down a tree: a read-only grant inside a read-write one means
+ * nothing. Git hooks and sbx's policy files are guarded instead (the command's changes are undone
+ * after it, and reported); any other read-only path there is refused.
+ */
+function guardReadOnlyInsideReadWrite(g: Grants, mounts: readonly Mount[]): void {
+  const guardable = new Set(
+    mounts.flatMap((m) => (m.kind === 'bind' && GUARDED_BINDS.has(m.reason) ? [m.source] : [])),
+  );
+  const inside = new Set(g.ro.filter((ro) => g.rw.some((tree) => tree !== ro && isWithin(ro, tree))));
+  for (const ro of inside) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
-    if (rw) {
+    if (guardable.has(ro)) {
+      g.guards.push(ro);
+      approximate(g, 'mounts.guarded', ro);
+    } else {
       deny(
         g,
         'mounts.read-only-inside',
         `${ro} must stay read-only inside the read-write tree ${rw}: ` +
           'Landlock cannot narrow access below a granted directory',
-        `use a workspace without it (a git repository's hooks stay read-only), ${OTHER_BACKEND}`,
+        `use a workspace without it, ${OTHER_BACKEND}`,
       );
     }
   }
+  g.ro = g.ro.filter((p) => !inside.has(p));
+  g.pinned = g.pinned.filter((p) => !inside.has(p));
 }
 
 /**
- * A mask or generated file under a read-write grant cannot be expressed; under a read-only grant
- * the helper grants its siblings instead (native/sbx-landlock.c grant()).
+ * A mask under a read-write grant cannot be expressed: the secret is exposed (refuseExposed). Under
+ * a read-only grant the helper grants its siblings instead (native/sbx-landlock.c grant()). A git
+ * view cannot be placed either: the host file is what the command sees, guarded when it is writable;
+ * a config whose view withholds credentials exposes them. Other generated files are refused.
  */
 function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
   for (const m of mounts) {
     if (m.kind !== 'mask' && m.kind !== 'file') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
-    if (m.kind === 'file' && (rw || g.ro.some((tree) => isWithin(m.target, tree)))) {
+    const granted = rw !== undefined || g.ro.some((tree) => isWithin(m.target, tree));
+    if (m.kind === 'file' && GUARDED_VIEWS.has(m.reason)) {
+      if (rw) {
+        g.guards.push(m.target);
+        approximate(g, 'mounts.guarded', m.target);
+      }
+      // A repository without a hooks directory: the scan protects only what exists, and the helper
+      // guards an absent path too (anything created there is removed after the run).
+      const hooks = posix.join(posix.dirname(m.target), 'hooks');
+      if (rw && m.reason === GIT_CONFIG_VIEW_REASON && !inside(g, hooks)) {
+        g.guards.push(hooks);
+        approximate(g, 'mounts.guarded', hooks);
+      }
+      // The exclude view only adds the masked files' stand-ins, which this backend never places.
+      if (granted && m.withheld) g.exposed.push({ path: m.target, what: `credentials: ${m.withheld.join(', ')}` });
+    } else if (m.kind === 'file' && granted && m.mode !== 0) {
       deny(
         g,
         'mounts.file',
@@ -180,19 +249,69 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         OTHER_BACKEND,
       );
     } else if (rw) {
-      deny(
-        g,
-        'mounts.mask',
-        `${m.target} (${m.reason}) lies inside the read-write tree ${rw}: ` +
-          'Landlock cannot deny one path beneath a granted directory',
-        `move it out of ${rw}, ${OTHER_BACKEND}`,
-      );
-    } else if (g.ro.some((tree) => isWithin(m.target, tree))) {
+      g.exposed.push({ path: m.target, what: m.reason });
+    } else if (granted) {
       // Masks outside every grant need nothing: what is not granted is denied.
       g.except.push(m.target);
       if (!g.ro.includes(m.target)) g.approximations.add('mounts.masked-parents');
     }
   }
+}
+
+/** Whether a guarded path already covers `path`. */
+function inside(g: Grants, path: string): boolean {
+  return g.guards.some((guard) => isWithin(path, guard));
+}
+
+/**
+ * A secret inside a grant is readable (and, in a read-write tree, writable) by the command: Landlock
+ * cannot deny one path beneath a granted directory, and without a mount namespace nothing can be put
+ * over it (docs/SECURITY.md "Git state and workspace secrets under Landlock"). Refused, naming every one, unless the
+ * caller opted in (`--expose-workspace-secrets`, a run option a profile cannot set); then each is listed.
+ */
+function refuseExposed(g: Grants, policy: Policy): void {
+  if (g.exposed.length === 0) return;
+  const items = g.exposed.map((e) => `${e.path} (${e.what})`);
+  if (policy.exposeWorkspaceSecrets) {
+    for (const item of items) approximate(g, 'mounts.mask.exposed', item);
+    return;
+  }
+  const count = items.length === 1 ? `${items[0]} would be` : `${items.length} secrets would be`;
+  g.refusals.push({
+    feature: 'mounts.mask',
+    message:
+      `${count} readable by the command: Landlock cannot hide a path beneath a granted directory` +
+      (items.length === 1 ? '' : ` (${items.join(', ')})`),
+    hint:
+      'move them out of the workspace; or run with them readable, listed in the report: ' +
+      `--expose-workspace-secrets (library: exposeWorkspaceSecrets: true); ${OTHER_BACKEND}`,
+    details: items.map((item) => `exposed: ${item}`),
+  });
+}
+
+/**
+ * PATH entries outside every grant: the shell's lookup stops there with EACCES instead of looking
+ * further, where bwrap shows nothing and the lookup falls through. They are dropped from the
+ * command's PATH and listed. A merged-/usr link the Policy copies (/bin → usr/bin) is followed first.
+ */
+function grantedPath(g: Grants, policy: Policy): string | undefined {
+  const path = policy.env.vars.PATH;
+  if (path === undefined) return undefined;
+  const links = policy.mounts.flatMap((m) => (m.kind === 'symlink' ? [m] : []));
+  const trees = [...g.ro, ...g.rw, ...g.private.values()];
+  const reachable = (entry: string) => {
+    const link = links.find((l) => isWithin(entry, l.target));
+    const real = link
+      ? posix.join(posix.resolve(posix.dirname(link.target), link.linkTo), posix.relative(link.target, entry))
+      : entry;
+    return trees.some((t) => isWithin(real, t)) && !g.except.some((e) => isWithin(real, e));
+  };
+  const kept = path.split(':').filter((entry) => {
+    if (!entry.startsWith('/') || reachable(posix.normalize(entry))) return true;
+    approximate(g, 'env.path', entry);
+    return false;
+  });
+  return kept.join(':');
 }
 
 /** What this policy needs that landlock cannot do, and which approximations it gets. Depends on the policy only. */
@@ -206,14 +325,7 @@ function assess(policy: Policy, session: Session): Grants {
   if (landlockGovernsTcp(policy)) g.approximations.add('network.tcp-fastopen');
   g.approximations.add('landlock.unix-sockets');
   if (!policyDeniesIoUring(policy)) g.approximations.add('seccomp.io_uring');
-  if (policy.hostname !== DEFAULT_HOSTNAME) {
-    deny(
-      g,
-      'hostname',
-      `hostname: ${policy.hostname} needs a UTS namespace`,
-      `remove hostname from the profile, ${OTHER_BACKEND}`,
-    );
-  }
+  if (policy.hostname !== DEFAULT_HOSTNAME) approximate(g, 'hostname', policy.hostname);
   if (policy.identity.hostRoot && policy.identity.uid !== 0) g.approximations.add('identity.root');
   if (policy.namespaces.pid) g.approximations.add('namespaces.pid');
   if (policy.namespaces.ipc) g.approximations.add('namespaces.ipc');
@@ -228,6 +340,8 @@ function assess(policy: Policy, session: Session): Grants {
       );
     }
   }
+  const path = grantedPath(g, policy);
+  if (path !== undefined) g.path = path;
   return g;
 }
 
@@ -322,7 +436,7 @@ function policyDeniesIoUring(policy: Policy): boolean {
 
 function refuse(refusals: Refusal[]): never {
   const [first, ...rest] = refusals;
-  const details = rest.map((r) => r.message);
+  const details = [...(first!.details ?? []), ...rest.map((r) => r.message)];
   throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details });
 }
 
@@ -353,9 +467,15 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   if (g.refusals.length > 0) refuse(g.refusals);
   const egress = egressOf(policy, session);
   const vars: Record<string, string> = { ...policy.env.vars, ...session.secretEnv, ...egress.env };
+  if (g.path !== undefined) vars.PATH = g.path;
   const tmp = g.private.get('/tmp');
   const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
-  if (tmp) vars.TMPDIR = tmp;
+  // XDG_RUNTIME_DIR too, unless the policy passes one: an sbx nested inside keeps its session
+  // directories there (runtime/session.ts sessionBase), where bwrap's nested sbx uses its private /tmp.
+  if (tmp) {
+    vars.TMPDIR = tmp;
+    vars.XDG_RUNTIME_DIR ??= tmp;
+  }
   if (home) vars.HOME = home;
   const cwd = g.private.get(policy.cwd) ?? policy.cwd;
   // Never empty: the backend's own rules are in it whatever the preset.
@@ -369,6 +489,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     ...g.rw.map((p) => `rw=${p}`),
     ...g.dev.map((p) => `dev=${p}`),
     ...g.except.map((p) => `except=${p}`),
+    ...g.guards.map((p) => `guard=${p}`),
     // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
     ...(landlockGovernsTcp(policy) ? [] : ['net=host']),
     ...(policy.network.kind === 'filtered' ? ['net=filtered', ...egress.ports.map((p) => `connect=${p}`)] : []),
@@ -430,8 +551,18 @@ export function expandLandlockLaunch(launch: Launch): string[] {
 export function landlockApproximations(policy: Policy): string[] {
   const g = assess(policy, DESCRIBED_SESSION);
   return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
-    (gap) => `${gap.feature}: ${gap.detail}`,
+    (gap) => `${gap.feature}: ${gap.detail}${listedOf(g, gap.feature)}`,
   );
+}
+
+/** The masked paths a run of this policy leaves readable (only with --expose-workspace-secrets: else it is refused). */
+export function landlockExposed(policy: Policy): string[] {
+  return policy.exposeWorkspaceSecrets ? assess(policy, DESCRIBED_SESSION).exposed.map((e) => e.path) : [];
+}
+
+function listedOf(g: Grants, feature: string): string {
+  const items = g.listed.get(feature);
+  return items ? `: ${items.join(', ')}` : '';
 }
 
 /** For `sbx explain --backend landlock`: what would be refused, and what is approximated. */

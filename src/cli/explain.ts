@@ -82,7 +82,9 @@ export function describeLifted(lifted: Lifted): string[] {
         ? `by its content (${u.what})`
         : u.by === 'request'
           ? 'by --unmask'
-          : "by the profile's sensitive.except";
+          : u.by === 'exposed'
+            ? 'by --expose-workspace-secrets (this backend cannot mask it)'
+            : "by the profile's sensitive.except";
     lines.push(`  ${quotePath(u.path)}  ${by}`);
   }
   if (lifted.unmasked.length > shown.length)

@@ -19,6 +19,7 @@ export interface RunFlags {
   unmask?: string[];
   danger?: boolean;
   allowSensitiveRoots?: boolean;
+  exposeWorkspaceSecrets?: boolean;
   allowDenylistedCommands?: boolean;
   shell?: string;
   backend?: 'bwrap' | 'nsjail' | 'landlock' | 'auto';
@@ -129,6 +130,11 @@ export const POLICY_FLAGS: readonly FlagSpec[] = [
   {
     long: 'allow-sensitive-roots',
     description: 'let credential stores (~/.ssh, ~/.aws, ...) be bound and stop masking them (unsafe)',
+  },
+  {
+    long: 'expose-workspace-secrets',
+    description:
+      'landlock backend: run although secrets in the workspace (.env, a git config with credentials) stay readable, and list them in the report (unsafe)',
   },
   {
     long: 'allow-denylisted-commands',
@@ -291,6 +297,7 @@ export function toRunOptions(flags: RunFlags, command: string[]): RunOptions {
     ...(flags.unmask?.length ? { unmask: flags.unmask } : {}),
     danger: flags.danger ?? false,
     ...(flags.allowSensitiveRoots ? { allowSensitiveRoots: true } : {}),
+    ...(flags.exposeWorkspaceSecrets ? { exposeWorkspaceSecrets: true } : {}),
     ...(flags.allowDenylistedCommands ? { allowDenylistedCommands: true } : {}),
     ...(flags.backend ? { backend: flags.backend } : {}),
     limits: Object.fromEntries(

@@ -318,8 +318,19 @@ async function runAndReport(
         `sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`,
       );
     }
+    // Said on every run, not only with --verbose: these are secrets the sandbox could read.
+    const exposed = outcome.lifted?.unmasked.filter((u) => u.by === 'exposed') ?? [];
+    if (exposed.length > 0) {
+      const paths = exposed.map((u) => JSON.stringify(u.path)).join(' ');
+      process.stderr.write(`sbx: readable by the command (--expose-workspace-secrets): ${paths}\n`);
+    }
     if (flags.verbose && outcome.lifted?.unmasked.length) {
-      const by = { profile: 'sensitive.except', request: '--unmask', content: 'public content' } as const;
+      const by = {
+        profile: 'sensitive.except',
+        request: '--unmask',
+        content: 'public content',
+        exposed: '--expose-workspace-secrets',
+      } as const;
       const shown = outcome.lifted.unmasked
         .slice(0, 10)
         .map((u) => `${JSON.stringify(u.path)} (${by[u.by]})`)

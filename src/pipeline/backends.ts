@@ -65,6 +65,8 @@ export interface Backend {
   gaps(policy: Policy): Promise<string[]>;
   /** What a run of this policy gets approximately (the report lists them); none for bwrap. */
   approximations(policy: Policy): Promise<string[]>;
+  /** Paths the policy masks that it leaves readable (landlock with --expose-workspace-secrets); none for bwrap. */
+  exposed(policy: Policy): Promise<string[]>;
   /** The launch as a reviewer reads it (explain --json `argv`). */
   expand(launch: Launch): Promise<string[]>;
   /** What `sbx explain` prints of this backend: how it holds network none, the seccomp rules it adds, the launch. */
@@ -152,6 +154,7 @@ const bwrap: Backend = {
   },
   gaps: async () => [],
   approximations: async () => [],
+  exposed: async () => [],
   expand: async (launch) => expandArgsFd(launch),
   async describe(_policy, launch, launcher, quote) {
     const seccomp = launch.fds.some((f) => f.purpose === 'seccomp');
@@ -210,6 +213,7 @@ const nsjail: Backend = {
   },
   gaps: async (policy) => (await import('../backend/nsjail.js')).describeNsjailGaps(policy),
   approximations: async () => [],
+  exposed: async () => [],
   expand: async (launch) => (await import('../backend/nsjail.js')).expandNsjailLaunch(launch),
   async describe(_policy, launch, launcher, quote) {
     const expanded = (await import('../backend/nsjail.js')).expandNsjailLaunch(launch);
@@ -241,11 +245,16 @@ const landlock: Backend = {
     const judge = unavailable === undefined ? {} : { judgeUnavailable: unavailable };
     return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid, ...judge });
   },
-  execOptions: () => ({ supervision: 'status-fd' }),
+  // SIGTERM, never SIGKILL: the helper then ends the command itself and restores what it guards.
+  execOptions: () => ({ supervision: 'status-fd', launcherKill: 'SIGTERM' }),
   async read(result) {
     if (result.kind === 'ran') {
-      const { landlockNetworkViolations } = await import('../backend/landlock-status.js');
-      return { ...ranResult(result), observed: landlockNetworkViolations(result.statusText) };
+      const [{ landlockNetworkViolations }, { guardViolations }] = await Promise.all([
+        import('../backend/landlock-status.js'),
+        import('../backend/landlock-guard.js'),
+      ]);
+      const observed = [...landlockNetworkViolations(result.status), ...guardViolations(result.status)];
+      return { ...ranResult(result), observed };
     }
     if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;
@@ -255,6 +264,7 @@ const landlock: Backend = {
   },
   gaps: async (policy) => (await import('../backend/landlock.js')).describeLandlockGaps(policy),
   approximations: async (policy) => (await import('../backend/landlock.js')).landlockApproximations(policy),
+  exposed: async (policy) => (await import('../backend/landlock.js')).landlockExposed(policy),
   expand: async (launch) => (await import('../backend/landlock.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
     const {

@@ -58,9 +58,11 @@ async function capturedView(r: RunRecord, options: RunSettings): Promise<Outcome
   };
 }
 
+/** What the policy masked, but for what the backend left readable (pipeline/policy.ts withExposed). */
 function maskedPaths(r: RunRecord): string[] {
+  const shown = new Set(r.lifted.unmasked.map((u) => u.path));
   return r.derived.policy.mounts.flatMap((m) =>
-    (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' ? [m.target] : [],
+    (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' && !shown.has(m.target) ? [m.target] : [],
   );
 }
 

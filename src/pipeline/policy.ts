@@ -394,6 +394,11 @@ export function liftedOf(derived: Derived, options: CompileOptions): Lifted {
   };
 }
 
+/** The files a backend could not mask, let in by the run's --expose-workspace-secrets. */
+export function withExposed(lifted: Lifted, exposed: readonly string[]): Lifted {
+  return { ...lifted, unmasked: [...lifted.unmasked, ...exposed.map((path) => ({ path, by: 'exposed' as const }))] };
+}
+
 export async function derive(input: PolicyInput): Promise<Derived> {
   const { options, resolved, pins } = input;
   checkAllowPrivate(options.allowPrivate ?? []);

@@ -32,7 +32,7 @@ import {
   runSettings,
 } from './options.js';
 import { outcomeOf } from './outcome.js';
-import { type Derived, derive, liftedOf } from './policy.js';
+import { type Derived, derive, liftedOf, withExposed } from './policy.js';
 import { type Prepared, prepare } from './prepare.js';
 import { loadRunSecrets } from './secrets.js';
 import { openRunSession } from './session.js';
@@ -123,7 +123,7 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
         ? { ...decided, violations: locateViolations(decided.violations, r.sources) }
         : decided;
     const profile = describeProfile(r.profile);
-    const lifted = liftedOf(r.derived, options);
+    const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
     return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
   }).finally(() => cleanup.unwind());
 }
@@ -219,7 +219,7 @@ async function runResolved(
   const ending = { ...ended, violations: locateViolations(ended.violations, r.sources) };
   const approximations = await r.backend.approximations(policy);
   const profile = describeProfile(r.profile);
-  const lifted = liftedOf(r.derived, options);
+  const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
   const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings, lifted };
   return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
 }

@@ -11,6 +11,7 @@ import { buildEnv } from './env.js';
 import type { Host, PathFact } from './host.js';
 import { isWithin, sensitivePaths } from './sensitive.js';
 import { compileEgressRules } from './egress.js';
+import { GIT_HOOKS_REASON, OWN_POLICY_REASON } from './guarded-state.js';
 import { requestedArgv } from './command-line.js';
 import { xdgDirs } from './user-dirs.js';
 import { refuseWritableHostState, type WritableBind } from './host-state.js';
@@ -50,6 +51,11 @@ export interface RunRequest {
   danger?: boolean;
   /** `--allow-sensitive-roots`: credential stores may be bound, and are not masked. */
   allowSensitiveRoots?: boolean;
+  /**
+   * `--expose-workspace-secrets`: a backend that cannot hide a secret inside a granted tree (landlock)
+   * runs anyway and lists it. A run option only: a repository's profile must not be able to ask for it.
+   */
+  exposeWorkspaceSecrets?: boolean;
   /** `--allow-denylisted-commands`: the command rules' deny list no longer refuses. */
   allowDenylistedCommands?: boolean;
   /** `--memory`, `--pids`, ...: override the profile's limits one by one; `none` lifts one. */
@@ -368,6 +374,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     seccomp,
     command: requestedArgv(request),
     ...(request.shell !== undefined ? { shell: request.shell } : {}),
+    ...(request.exposeWorkspaceSecrets ? { exposeWorkspaceSecrets: true as const } : {}),
     commands: commandRulesOf(profile),
     ...(profile.ssh_agent ? { sshAgent: { keys: [...new Set(profile.ssh_agent.keys)] } } : {}),
 
@@ -788,12 +795,12 @@ function bindReadOnly(overlay: Overlay, input: DeriveInput): void {
   const gitState = [...host.sensitiveFiles.protect, ...host.sensitiveFiles.views.map((v) => v.path)];
   // In danger mode the host root is writable: there is nothing left to pin.
   if (profile.mode !== 'danger') pinParents(overlay, gitState);
-  bindOverItself(overlay, host.sensitiveFiles.protect, 'sensitive: git hooks stay read-only');
+  bindOverItself(overlay, host.sensitiveFiles.protect, GIT_HOOKS_REASON);
   // Nothing a sandbox writes may become a later run's policy: the user's sbx config and the
   // project's .sbx are read-only wherever a bind shows them.
   const own = readOnlyOwnRoots(profile, request, vars, host.env).map((p) => fact(host, p));
   const ownDirs = new Set(own.flatMap((f) => (f.exists && f.type === 'dir' ? [f.real] : [])));
-  bindOverItself(overlay, ownDirs, "sbx's policy files stay read-only");
+  bindOverItself(overlay, ownDirs, OWN_POLICY_REASON);
 }
 
 function maskSensitive(overlay: Overlay, input: DeriveInput): void {
@@ -822,6 +829,7 @@ function maskSensitive(overlay: Overlay, input: DeriveInput): void {
       content: view.content,
       mode: 0o444,
       reason: view.reason,
+      ...(view.withheld?.length ? { withheld: view.withheld } : {}),
     }));
   }
 }

@@ -60,7 +60,7 @@ export interface Host {
   sensitiveFiles: {
     masks: { path: string; dir: boolean; tracked?: true }[];
     protect: string[];
-    views: { path: string; content: string; reason: string }[];
+    views: { path: string; content: string; reason: string; withheld?: string[] }[];
     /** Matched by a rule and shown anyway (the report says by whom); not used by derivePolicy. */
     unmasked?: { path: string; by: 'profile' | 'request' | 'content'; what?: 'certificate' | 'public key' }[];
   };

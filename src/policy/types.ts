@@ -20,7 +20,15 @@ export type Mount =
    * an exclude list; mode 0 for a stand-in nobody may read). Never a secret, so it may sit in the
    * Policy; the runtime writes it to the session directory (backend/launch.ts dataFilePath).
    */
-  | { kind: 'file'; target: string; content: string; mode: number; reason: string }
+  | {
+      kind: 'file';
+      target: string;
+      content: string;
+      mode: number;
+      reason: string;
+      /** A git config view: the credential keys it leaves out (names only); absent when none. */
+      withheld?: string[];
+    }
   /**
    * This run's session directory (the egress proxy's sockets), or its `subdir` (the ssh-agent filter's
    * socket alone), read-only: connecting needs no write to the mount.
@@ -107,6 +115,8 @@ export interface Policy {
   /** Set when sbx built `command` from a shell string (command-line.ts): the string, judged command by command. */
   shell?: string;
   commands: CommandRules;
+  /** The run's `--expose-workspace-secrets` (never a profile's): landlock runs with secrets in a grant readable. */
+  exposeWorkspaceSecrets?: true;
   /**
    * The profile's `ssh_agent`: the caller's agent keys (fingerprints or comments, as written) the
    * sandbox's agent socket offers. The runtime resolves them against the agent at start

@@ -15,7 +15,9 @@ export type ViolationKind =
   | 'file-size'
   | 'seccomp'
   | 'signal'
-  | 'network';
+  | 'network'
+  /** Guarded host state (git hooks, git config, .sbx) the command changed, put back after it (landlock). */
+  | 'git-state';
 
 /**
  * Where the rule that produced a violation was written: a profile file's line, or the CLI flag or

@@ -79,6 +79,7 @@ export interface Outcome {
  * the run's `allowPrivate`.
  */
 export interface Lifted {
-  unmasked: { path: string; by: 'profile' | 'request' | 'content'; what?: 'certificate' | 'public key' }[];
+  /** `exposed`: a backend that cannot mask it (landlock), with the run's --expose-workspace-secrets. */
+  unmasked: { path: string; by: 'profile' | 'request' | 'content' | 'exposed'; what?: 'certificate' | 'public key' }[];
   allowPrivate: { address: string; by: 'profile' | 'request' }[];
 }

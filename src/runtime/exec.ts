@@ -37,6 +37,12 @@ export interface ExecOptions {
   fdDir?: string;
   /** Capture mode: bytes kept of each stream (the rest is read and counted, never held). Default: 64 MiB. */
   captureMaxBytes?: number;
+  /**
+   * How sbx ends the whole sandbox (a second signal, the timeout's grace, a failed forward): SIGKILL
+   * to the launcher by default. sbx-landlock takes SIGTERM, kills the command itself and still
+   * restores what it guards before it exits (native/sbx-landlock.c on_signal); a SIGKILL could not.
+   */
+  launcherKill?: 'SIGKILL' | 'SIGTERM';
   /** The descriptors pinned for the launch's `bind` fds (runtime/pins.ts), by source path. */
   pins?: { fdOf(source: string): number | undefined };
   /**
@@ -49,14 +55,14 @@ export interface ExecOptions {
 
 export type ExecResult =
   /** The command ran; `code` is its exit status (128+N when killed by signal N). */
-  /** `statusText`: all the launcher wrote on its status descriptor (sbx-landlock's denials are there too). */
   | ({
       kind: 'ran';
       code: number;
       durationMs: number;
       timedOut: boolean;
       interrupts: Interrupt[];
-      statusText: string;
+      /** What the launcher wrote on its status descriptor, for the backend to read (sbx-landlock's restore and its network judge's denials). */
+      status: string;
     } & Captured)
   /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
   | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
@@ -249,17 +255,17 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
   let firstSignal: NodeJS.Signals | undefined;
   let timedOut = false;
   const forward = (sig: NodeJS.Signals, escalate = true) => {
-    if (escalate && received.has(sig)) return void child.kill('SIGKILL');
+    if (escalate && received.has(sig)) return void child.kill(opts.launcherKill ?? 'SIGKILL');
     if (escalate) received.add(sig);
     firstSignal ??= sig;
     if (opts.supervision === 'supervisor') return void child.kill(sig);
     const init = statusValue(status(), 'child-pid');
     const pid = init === undefined ? undefined : commandPid(init);
-    if (pid === undefined) return void child.kill('SIGKILL');
+    if (pid === undefined) return void child.kill(opts.launcherKill ?? 'SIGKILL');
     try {
       process.kill(pid, sig);
     } catch {
-      child.kill('SIGKILL');
+      child.kill(opts.launcherKill ?? 'SIGKILL');
     }
   };
   const handlers: [NodeJS.Signals, () => void][] = [];
@@ -286,7 +292,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
           timedOut = true;
           forward('SIGTERM', false);
           // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
-          killTimer = setTimeout(() => child.kill('SIGKILL'), opts.graceMs ?? 2000);
+          killTimer = setTimeout(() => child.kill(opts.launcherKill ?? 'SIGKILL'), opts.graceMs ?? 2000);
         }, opts.timeoutMs);
   return {
     interrupts,
@@ -311,20 +317,20 @@ function resultOf(
   opts: ExecOptions,
 ): ExecResult {
   const [code, signal] = exit;
-  const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts };
+  const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts, status: statusText };
   if (opts.supervision === 'supervisor') return { kind: 'supervised', code, signal, log: statusText, ...ran };
   const childCode = statusValue(statusText, 'exit-code');
-  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran, statusText };
+  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
   // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
   // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
   const started = statusValue(statusText, 'child-pid') !== undefined;
   if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
-    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran, statusText };
+    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
   }
   if (signal !== null && (s.received.size > 0 || s.timedOut())) {
     // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
     // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran, statusText };
+    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran };
   }
   const { durationMs, stderr } = base;
   return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr } : {}) };

@@ -16,6 +16,7 @@ import { type Dirent, lstatSync, readdirSync, realpathSync, statSync, type Stats
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import { sanitizeGitConfig } from '../policy/git-config.js';
+import { GIT_CONFIG_VIEW_REASON, withheldOf } from '../policy/guarded-state.js';
 import type { Host } from '../policy/host.js';
 import type { SensitiveRules } from '../policy/sensitive-matcher.js';
 import { readRegularFile } from './git-index.js';
@@ -142,12 +143,10 @@ export function protectCommonDir(commonDir: string, via: string, rules: Sensitiv
       } else if (verdict === 'git-config' || (!isDir && entry.name === 'config.worktree')) {
         const text = entry.isFile() ? readRegularFile(join(via, childRel), MAX_CONFIG_BYTES) : undefined;
         if (text === undefined) out.masks.push({ path, dir: isDir });
-        else
-          out.views.push({
-            path,
-            content: sanitizeGitConfig(text.toString('utf8')).text,
-            reason: 'git config without credentials',
-          });
+        else {
+          const { text: content, removed } = sanitizeGitConfig(text.toString('utf8'));
+          out.views.push({ path, content, reason: GIT_CONFIG_VIEW_REASON, ...withheldOf(removed) });
+        }
       } else if (verdict === 'mask') {
         // Nothing under a git directory is tracked: masked as found.
         out.masks.push({ path, dir: isDir });

@@ -25,6 +25,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import { sanitizeGitConfig } from '../policy/git-config.js';
+import { GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON, withheldOf } from '../policy/guarded-state.js';
 import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
 import {
   BUILTIN_EXCEPT_GLOBS,
@@ -90,6 +91,8 @@ export interface SensitiveView {
   path: string;
   content: string;
   reason: string;
+  /** A git config view: the credential keys the view leaves out (names, never values); absent when none. */
+  withheld?: string[];
 }
 
 export interface SensitiveScan {
@@ -361,8 +364,8 @@ function gitConfigViews(
       out.masks.push({ path: absOf(rel), what: 'file' });
       continue;
     }
-    const content = sanitizeGitConfig(text.toString('utf8')).text;
-    out.views.push({ path: absOf(rel), content, reason: 'git config without credentials' });
+    const { text: content, removed } = sanitizeGitConfig(text.toString('utf8'));
+    out.views.push({ path: absOf(rel), content, reason: GIT_CONFIG_VIEW_REASON, ...withheldOf(removed) });
   }
   return out;
 }
@@ -555,7 +558,7 @@ function excludeView(
   const separator = text === '' || text.endsWith('\n') ? '' : '\n';
   const heading = '# sbx: masked in this sandbox (empty stand-ins git must not commit)';
   const content = `${text}${separator}${heading}\n${lines.join('\n')}\n`;
-  return { path, content, reason: 'git exclude: masked files stay out of commits' };
+  return { path, content, reason: GIT_EXCLUDE_VIEW_REASON };
 }
 
 /** What derivePolicy needs (Host.sensitiveFiles), for every tree that will be mounted. */

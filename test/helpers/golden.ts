@@ -198,6 +198,7 @@ const LANDLOCK_REASONS: Record<string, string> = {
   env: 'policy env',
   arg: 'the command',
   except: 'Landlock: left out of the grant above it (a masked path)',
+  guard: 'inside a read-write grant, must not change: snapshotted, put back after the run (native/sbx-guard.c)',
   net: "TCP allowed: the policy shares the host's network (else Landlock denies every TCP connect and bind)",
 };
 

@@ -7,6 +7,8 @@
 //  - sbx inside that sbx refuses, naming the outer sandbox.
 //  - --backend auto under Docker's defaults, and nested inside an sbx (bwrap) run: sbx runs on landlock,
 //    with the same probes, and the report names the backend and its approximations.
+//  - --backend auto under Docker's defaults in a git repository: the agent commits, node runs, the HOME
+//    secret stays unreadable, and the hook and core.hooksPath it plants are gone after the run.
 // Needs root and a running Docker with image sbx-host:latest; otherwise skipped, saying why.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -141,6 +143,36 @@ describe.skipIf(SKIP !== undefined)(`inside Docker${SKIP ? ` (skipped: ${SKIP})`
       expect(report).toMatchObject({ backend: 'landlock', exitCode: 0, setBy: 'child' });
       const features = report.approximations.map((a) => a.split(':')[0]);
       expect(features).toEqual(expect.arrayContaining(['mounts.tmp', 'mounts.home', 'namespaces.pid']));
+    });
+  }
+
+  /** A git repository in /ws with a commit; the agent commits, plants a hook and core.hooksPath. */
+  const GIT_PROBE = `cd /ws && git init -q -b main && echo one > a && git add a
+git -c user.name=h -c user.email=h@x commit -qm init
+/sbx/bin/sbx.js run --backend auto -- sh -c '
+  echo two >> a && git add a && git -c user.name=a -c user.email=a@x commit -qm agent
+  echo "secret:$(cat /home/u/.ssh/id_test 2>&1)"
+  echo "#!/bin/sh" > .git/hooks/pre-commit && git config core.hooksPath /tmp/evil
+  echo "node:$(node -e "console.log(1 + 1)")"
+'
+echo "exit:$?"
+echo "log:$(git log --format=%s | tr '\\n' ' ')"
+echo "hooksPath:$(git config core.hooksPath || echo unset)"
+echo "hook:$(test -e .git/hooks/pre-commit && echo planted || echo absent)"
+`;
+
+  for (const uid of [0, 1000]) {
+    it(`uid ${uid}, Docker's defaults, --backend auto in a git repository: commits, and no plant survives`, () => {
+      const r = inContainer(uid, GIT_PROBE);
+      expect(r.lines).toMatchObject({
+        secret: 'cat: /home/u/.ssh/id_test: Permission denied',
+        node: '2',
+        exit: '0',
+        log: 'agent init ',
+        hooksPath: 'unset',
+        hook: 'absent',
+      });
+      expect(r.stderr).toContain('git-state (landlock.guard): /ws/.git/hooks/pre-commit: added; removed');
     });
   }
 

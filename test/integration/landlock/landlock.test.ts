@@ -111,6 +111,41 @@ describe.skipIf(SKIP_INTEGRATION)('sbx-landlock, driven directly', () => {
     }
   });
 
+  it('a directory holding an excluded file stays listable, the file unreadable; one holding an excluded directory does not', async () => {
+    const [files, dirs] = [join(t.root, 'split-files'), join(t.root, 'split-dirs')];
+    mkdirSync(join(files, 'sub'), { recursive: true });
+    mkdirSync(join(dirs, 'sub', 'keys'), { recursive: true });
+    for (const [path, text] of [
+      [join(files, 'sub', 'ok.txt'), 'ok'],
+      [join(files, 'sub', 'secret.pem'), MARKER],
+      [join(dirs, 'sub', 'ok.txt'), 'ok'],
+      [join(dirs, 'sub', 'keys', 'id'), MARKER],
+    ] as const)
+      writeFileSync(path, `${text}\n`);
+    const probe = (dir: string, secret: string) =>
+      `ls ${dir}/sub | tr '\\n' ' '; echo; cat ${dir}/sub/ok.txt ${secret} 2>&1`;
+    const control = await runHost(['sh', '-c', probe(files, `${files}/sub/secret.pem`)], {
+      env: t.env,
+      cwd: t.workspace,
+    });
+    expect(control.out).toBe(`ok.txt secret.pem \nok\n${MARKER}\n`);
+    const listed = await helper([
+      ...base(),
+      `ro=${files}`,
+      `except=${files}/sub/secret.pem`,
+      ...['arg=sh', 'arg=-c', `arg=${probe(files, `${files}/sub/secret.pem`)}`],
+    ]);
+    expect(listed.out).toBe(`ok.txt secret.pem \nok\ncat: ${files}/sub/secret.pem: Permission denied\n`);
+    const hidden = await helper([
+      ...base(),
+      `ro=${dirs}`,
+      `except=${dirs}/sub/keys`,
+      ...['arg=sh', 'arg=-c', `arg=${probe(dirs, `${dirs}/sub/keys/id`)}`],
+    ]);
+    expect(hidden.out).toBe(`\nok\ncat: ${dirs}/sub/keys/id: Permission denied\n`);
+    expect(hidden.err).toContain(`ls: cannot open directory '${dirs}/sub': Permission denied`);
+  });
+
   it('the command cannot signal a process outside its domain (scoping); control: it can unsandboxed', async () => {
     const probe = `kill -0 ${process.pid} 2>/dev/null; echo "kill:$?"`;
     expect((await runHost(['sh', '-c', probe], { env: t.env, cwd: t.workspace })).out).toBe('kill:0\n');
@@ -201,7 +236,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
       .map((l) => l.slice(0, l.indexOf('=')))
       .sort();
     const policyNames = ['LANG', 'LC_ALL', 'PATH', 'SBX_PROFILE', 'SBX_SESSION_ID', 'SBX_WORKSPACE'];
-    expect(names).toEqual(['HOME', ...policyNames, 'TMPDIR']);
+    expect(names).toEqual(['HOME', ...policyNames, 'TMPDIR', 'XDG_RUNTIME_DIR']);
     expect(r.out).not.toContain(MARKER);
     expect(r.out).toMatch(new RegExp(`^HOME=${t.runtimeDir}/sbx/[^/]+/home$`, 'm'));
   });
@@ -251,7 +286,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock', () => {
     const r = await runSbx(['--backend', 'landlock', '--', 'sh', '-c', 'echo ran'], { env: t.env, cwd: ws });
     expect(r.code).toBe(125);
     expect(r.out).toBe('');
-    const refusal = `landlock backend: ${ws}/.env (sensitive file) lies inside the read-write tree ${ws}:`;
+    const refusal = `landlock backend: ${ws}/.env (sensitive file) would be readable by the command:`;
     expect(r.err).toContain(`sbx: error: ${refusal}`);
   });
 });

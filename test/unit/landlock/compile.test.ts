@@ -7,6 +7,7 @@ import {
   describeLandlockGaps,
   expandLandlockLaunch,
   landlockApproximations,
+  landlockExposed,
   type LandlockHost,
 } from '../../../src/backend/landlock.js';
 import { LANDLOCK_GAPS } from '../../../src/backend/landlock-gaps.js';
@@ -115,12 +116,16 @@ describe.each(['alice', 'root'])('default × %s', (hostName) => {
     expect(valuesOf(landlock, 'net')).toEqual(['host']);
   });
 
-  it("passes exactly the policy's environment, with HOME and TMPDIR moved to the session", async () => {
+  it("passes exactly the policy's environment, with HOME, TMPDIR and XDG_RUNTIME_DIR in the session and PATH granted", async () => {
     const { landlock, policy } = await compiled('default', hostName);
     const split = (e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)];
     const env = Object.fromEntries(valuesOf(landlock, 'env').map(split));
     const session = FIXTURE_SESSION.dir;
-    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: `${session}/tmp` });
+    // PATH entries in HOME that no grant shows are left out (under bwrap they are absent: HOME is a tmpfs).
+    const granted = policy.env.vars.PATH!.split(':').filter((e) => !e.startsWith(policy.env.vars.HOME! + '/'));
+    const PATH = granted.join(':');
+    const tmp = `${session}/tmp`;
+    expect(env).toEqual({ ...policy.env.vars, HOME: `${session}/home`, TMPDIR: tmp, XDG_RUNTIME_DIR: tmp, PATH });
     expect(launchEnvIsEmpty(landlock)).toBe(true);
   });
 
@@ -163,31 +168,39 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
     return error.message;
   };
 
-  it('a sensitive file masked inside the read-write workspace', async () => {
+  it('every secret inside the read-write workspace, in one refusal naming each', async () => {
     const p = await runPipeline('default', 'alice');
     const error = refusalOf(p.policy, p.host);
     expect(error.code).toBe('BACKEND_UNSUPPORTED');
-    expect([error.message, ...error.details]).toContain(
-      '/home/alice/proj/.env (sensitive file) lies inside the read-write tree /home/alice/proj: ' +
-        'Landlock cannot deny one path beneath a granted directory',
-    );
+    expect(error.message).toContain('3 secrets would be readable by the command');
+    expect(error.hint).toContain('--expose-workspace-secrets');
+    expect(error.details.slice(0, 3)).toEqual([
+      'exposed: /home/alice/proj/.env (sensitive file)',
+      'exposed: /home/alice/proj/certs (sensitive file)',
+      'exposed: /home/alice/proj/config/settings.secret.yaml (sensitive file)',
+    ]);
   });
 
-  it('git hooks kept read-only inside the workspace', async () => {
-    const hooks = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [] };
-    const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = hooks) });
-    expect(message).toContain(
-      '/home/alice/proj/.git/hooks must stay read-only inside the read-write tree /home/alice/proj:',
-    );
-  });
-
-  it('a generated file over a granted path (.git/config without credentials)', async () => {
+  it('a git config whose view withholds credentials is a secret too', async () => {
     const reason = 'git config without credentials';
-    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason };
+    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason, withheld: ['credential.helper'] };
     const views = { masks: [], protect: [], views: [view] };
     const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = views) });
+    expect(message).toContain('/home/alice/proj/.git/config (credentials: credential.helper) would be readable');
+  });
+
+  it('a read-only bind inside the workspace that is not git state or .sbx', async () => {
+    const request = { binds: [{ source: '/home/alice/proj/vendor', access: 'ro' as const }] };
+    const message = await refused('default', 'alice', {
+      request,
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        const fact = { exists: true, real: '/home/alice/proj/vendor', type: 'dir', uid: 1000 };
+        h.paths['/home/alice/proj/vendor'] = fact as Host['paths'][string];
+      },
+    });
     expect(message).toContain(
-      '/home/alice/proj/.git/config (git config without credentials) would be replaced by a generated file',
+      '/home/alice/proj/vendor must stay read-only inside the read-write tree /home/alice/proj',
     );
   });
 
@@ -236,11 +249,6 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
 
   it('mode: danger', async () => {
     expect(await refused('danger', 'alice')).toContain('mode: danger');
-  });
-
-  it('a hostname', async () => {
-    const message = await refused('default', 'alice', { profile: { hostname: 'box' } });
-    expect(message).toContain('hostname: box needs a UTS namespace');
   });
 
   it('a variable value with NUL', async () => {
@@ -317,5 +325,84 @@ describe('LANDLOCK_GAPS', () => {
   it('names each feature once', () => {
     const features = LANDLOCK_GAPS.map((g) => g.feature);
     expect(new Set(features).size).toBe(features.length);
+  });
+});
+
+describe('git state inside the workspace: guarded, not refused', () => {
+  const gitState = (h: Host) => {
+    const config = {
+      path: '/home/alice/proj/.git/config',
+      content: '[user]\n',
+      reason: 'git config without credentials',
+    };
+    h.sensitiveFiles = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [config] };
+  };
+
+  it('hooks and the config view become guard records, the hooks leave the read-only grants', async () => {
+    const { landlock, policy } = await compiled('default', 'alice', { mutateHost: gitState });
+    expect(valuesOf(landlock, 'guard')).toEqual(['/home/alice/proj/.git/hooks', '/home/alice/proj/.git/config']);
+    expect(valuesOf(landlock, 'ro')).not.toContain('/home/alice/proj/.git/hooks');
+    // .git is bound over itself for bwrap (pinParents); the guard watches its identity instead.
+    expect(valuesOf(landlock, 'rw').filter((p) => !p.startsWith(FIXTURE_SESSION.dir))).toEqual(['/home/alice/proj']);
+    const guarded = landlockApproximations(policy).find((a) => a.startsWith('mounts.guarded:'));
+    expect(guarded).toMatch(/: \/home\/alice\/proj\/\.git\/hooks, \/home\/alice\/proj\/\.git\/config$/);
+  });
+
+  it('a repository without a hooks directory: the absent hooks path is guarded too', async () => {
+    const noHooks = (h: Host) => {
+      gitState(h);
+      h.sensitiveFiles.protect = [];
+    };
+    const { landlock } = await compiled('default', 'alice', { mutateHost: noHooks });
+    expect(valuesOf(landlock, 'guard')).toEqual(['/home/alice/proj/.git/config', '/home/alice/proj/.git/hooks']);
+  });
+
+  it('in read-only mode nothing needs guarding (the workspace is not writable)', async () => {
+    const { landlock } = await compiled('read-only', 'alice', { mutateHost: gitState });
+    expect(valuesOf(landlock, 'guard')).toEqual([]);
+  });
+});
+
+describe('--expose-workspace-secrets', () => {
+  it('runs with the secrets readable and lists each one', async () => {
+    const p = await runPipeline('default', 'alice', { request: { exposeWorkspaceSecrets: true } });
+    const launch = compileLandlock(p.policy, FIXTURE_SESSION, fixtureHost(p.host));
+    expect(valuesOf(launch, 'except')).not.toContain('/home/alice/proj/.env');
+    const exposed = landlockApproximations(p.policy).find((a) => a.startsWith('mounts.mask.exposed:'));
+    expect(exposed).toContain('/home/alice/proj/.env (sensitive file), /home/alice/proj/certs (sensitive file)');
+    expect(landlockExposed(p.policy)).toEqual([
+      '/home/alice/proj/.env',
+      '/home/alice/proj/certs',
+      '/home/alice/proj/config/settings.secret.yaml',
+    ]);
+  });
+
+  it('lists nothing without the option (the run is refused instead)', async () => {
+    const p = await runPipeline('default', 'alice');
+    expect(landlockExposed(p.policy)).toEqual([]);
+  });
+});
+
+describe('approximated instead of refused', () => {
+  it("a profile's hostname: the host's shows", async () => {
+    const { policy } = await compiled('default', 'alice', { profile: { hostname: 'box' } });
+    expect(landlockApproximations(policy).find((a) => a.startsWith('hostname:'))).toMatch(/: box$/);
+  });
+
+  it('PATH entries outside every grant are dropped and listed; a merged-/usr link is followed', async () => {
+    const { policy, host } = await compiled('default', 'alice');
+    const withPath = {
+      ...policy,
+      env: { ...policy.env, vars: { ...policy.env.vars, PATH: '/opt/nowhere:/bin:/usr/bin' } },
+    };
+    const launch = compileLandlock(withPath, FIXTURE_SESSION, fixtureHost(host));
+    expect(valuesOf(launch, 'env').find((e) => e.startsWith('PATH='))).toBe('PATH=/bin:/usr/bin');
+    expect(landlockApproximations(withPath).find((a) => a.startsWith('env.path:'))).toMatch(/: \/opt\/nowhere$/);
+  });
+
+  it('states plainly that host processes and their command lines are visible', async () => {
+    const { policy } = await compiled('default', 'alice');
+    const proc = landlockApproximations(policy).find((a) => a.startsWith('mounts.proc-host:'));
+    expect(proc).toContain("other processes' command lines are readable");
   });
 });

@@ -96,6 +96,18 @@ describe.each(['x86_64', 'aarch64'] as const)('the filter on %s', (arch) => {
       expect(call('sendmmsg', 3, 0, MSG_FASTOPEN, 0)).toEqual(ALLOW);
     });
 
+    it('refuses datagram (and raw) socketpairs with EOPNOTSUPP; stream and seqpacket pairs pass', async () => {
+      const { call } = await compiled();
+      // socketpair(domain, type, protocol, sv): SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_RAW 3, SOCK_SEQPACKET 5.
+      const SOCK_NONBLOCK = 0o4000;
+      const SOCK_CLOEXEC = 0o2000000;
+      for (const type of [2, 3, 2 | SOCK_CLOEXEC | SOCK_NONBLOCK])
+        expect(call('socketpair', 1, type, 0, 0)).toEqual(EOPNOTSUPP);
+      expect(call('socketpair', 1, (0xffffffffn << 32n) | 2n, 0, 0)).toEqual(EOPNOTSUPP);
+      for (const type of [1, 5, 1 | SOCK_CLOEXEC, 5 | SOCK_NONBLOCK])
+        expect(call('socketpair', 1, type, 0, 0)).toEqual(ALLOW);
+    });
+
     it('refuses every socket family but netlink', async () => {
       const { call } = await compiled();
       expect([AF_UNIX, AF_INET, AF_NETLINK].map((family) => call('socket', family, 1, 0))).toEqual([
@@ -151,7 +163,7 @@ describe('what the report and explain say of these rules', () => {
       const { policy } = await landlockFor(profile, { preset: 'off' }, 'x86_64');
       return landlockSeccompRules(policy).map((r) => r.syscall);
     };
-    const always = ['socket', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'];
+    const always = ['socket', 'socketpair', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'];
     expect(await names('default')).toEqual([...always, 'sendto', 'sendmsg', 'sendmmsg']);
     expect(await names('network')).toEqual(always);
   });

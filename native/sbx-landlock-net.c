@@ -5,7 +5,8 @@
  * be any host's 443. So the command gets no TCP right at all from Landlock, and its connect() calls go
  * to the monitor instead, by seccomp user notification (seccomp_unotify(2)):
  *
- *   connect()  the monitor copies the address out of the command's memory once (process_vm_readv),
+ *   connect()  the monitor copies the address out of the command's memory once (process_vm_readv, or
+ *              /proc/TID/mem where an outer seccomp profile denies it),
  *              checks that the notification is still pending (so the thread id it read through was
  *              the caller's), takes the socket itself (pidfd_getfd on a PIDFD_THREAD pidfd: a thread
  *              that unshared its descriptor table is read right), checks it is an AF_INET TCP socket,
@@ -172,6 +173,28 @@ static int held_to_loopback(int sock) {
 	return setsockopt(sock, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) == 0;
 }
 
+/*
+ * len bytes at addr in thread tid's memory, read once into buf. process_vm_readv first; where an outer
+ * seccomp profile denies it (Docker's default profile allows it only with CAP_SYS_PTRACE) the same
+ * bytes through /proc/TID/mem, which the kernel checks as it checks process_vm_readv (ptrace access,
+ * which the monitor has over its own descendants) and no syscall filter names.
+ */
+static int read_caller(pid_t tid, uint64_t addr, void *buf, size_t len) {
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len) return 0;
+	if (n >= 0 || (errno != EPERM && errno != ENOSYS)) return errno = n >= 0 ? EFAULT : errno, -1;
+	char path[32];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	n = pread(fd, buf, len, (off_t)addr);
+	int err = errno;
+	close(fd);
+	if (n == (ssize_t)len) return 0;
+	return errno = n >= 0 ? EFAULT : err, -1;
+}
+
 static void judge_connect(int listener, const struct seccomp_notif *req, const struct net_config *c, struct verdict *v) {
 	int fd = (int)req->data.args[0];
 	int addrlen = (int)req->data.args[2];
@@ -180,13 +203,12 @@ static void judge_connect(int listener, const struct seccomp_notif *req, const s
 	int pidfd = (int)syscall(SYS_pidfd_open, req->pid, PIDFD_THREAD);
 	if (pidfd < 0) return fault(v, "pidfd_open");
 	/* The address is read once, into the monitor's memory; everything below uses this copy. */
-	struct iovec local = { &sa, len }, remote = { (void *)(uintptr_t)req->data.args[1], len };
-	if (len > 0 && process_vm_readv(req->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+	if (len > 0 && read_caller(req->pid, req->data.args[1], &sa, len) < 0) {
 		int err = errno;
 		close(pidfd);
-		if (err == EFAULT) return (void)(v->error = EFAULT); /* as the kernel answers a bad pointer */
+		if (err == EFAULT || err == EIO) return (void)(v->error = EFAULT); /* as the kernel answers a bad pointer */
 		errno = err;
-		return fault(v, "process_vm_readv");
+		return fault(v, "reading the address (process_vm_readv, /proc/TID/mem)");
 	}
 	/* Still pending: the thread id the pidfd and the read went through was the caller's, not a reused one. */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) return (void)(close(pidfd), v->error = EINTR);

@@ -440,6 +440,20 @@ function refuse(refusals: Refusal[]): never {
   throw new SbxError('BACKEND_UNSUPPORTED', `landlock backend: ${first!.message}`, { hint: first!.hint, details });
 }
 
+/**
+ * What to do when the network judge cannot work (`sbx-landlock --probe-judge` named the step). Docker's
+ * default seccomp profile allows pidfd_getfd (and process_vm_readv, for which the helper falls back to
+ * /proc/TID/mem) only to a container that has CAP_SYS_PTRACE; the command itself never keeps a
+ * capability (native/sbx-landlock.c drop_capabilities), so adding it widens nothing inside.
+ */
+export function judgeFix(unavailable: string): string {
+  const ptraceGated = /^pidfd_getfd: Operation not permitted/.test(unavailable);
+  return ptraceGated
+    ? "start the container with --cap-add SYS_PTRACE (Docker's default seccomp profile allows pidfd_getfd " +
+        'only with it; the sandboxed command keeps no capability), or use --network none or host'
+    : 'use --network none or host';
+}
+
 export function compileLandlock(policy: Policy, session: Session, host: LandlockHost): Launch {
   const command = policy.command;
   if (command.length === 0 || command[0] === '') {
@@ -461,7 +475,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
       g,
       'network.kind',
       `an allow-list network needs the helper's network judge, which cannot work here: ${host.judgeUnavailable}`,
-      `use --network none or host, ${OTHER_BACKEND}`,
+      `${judgeFix(host.judgeUnavailable)}, ${OTHER_BACKEND}`,
     );
   }
   if (g.refusals.length > 0) refuse(g.refusals);

@@ -5,6 +5,7 @@ import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host-probe.
 import { probeHostFacts } from '../runtime/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../policy/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';
+import { judgeFix } from '../backend/landlock.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
 import { probeCgroupFacts } from '../runtime/cgroup/probe.js';
@@ -178,7 +179,7 @@ async function landlockCheck(): Promise<Check> {
     const judgeUnavailable = probeNetworkJudge(info.path);
     if (judgeUnavailable) {
       const why = `; allow-list networks are refused here (${judgeUnavailable})`;
-      return { name: 'landlock', status: 'warn', detail: detail + why, fix: 'use --network none or host with it' };
+      return { name: 'landlock', status: 'warn', detail: detail + why, fix: judgeFix(judgeUnavailable) };
     }
     return { name: 'landlock', status: 'ok', detail };
   } catch (error) {

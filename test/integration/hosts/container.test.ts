@@ -8,7 +8,13 @@
 //  - --backend auto under Docker's defaults, and nested inside an sbx (bwrap) run: sbx runs on landlock,
 //    with the same probes, and the report names the backend and its approximations.
 //  - --backend auto under Docker's defaults in a git repository: the agent commits, node runs, the HOME
-//    secret stays unreadable, and the hook and core.hooksPath it plants are gone after the run.
+//    secret stays unreadable, and the hook and core.hooksPath it plants are gone after the run; the
+//    same nested inside an sbx (bwrap) run, with --memory holding there too.
+//  - No cgroup is writable in the container: --memory 256MiB stops a 1 GiB allocation (control: --memory
+//    none allocates it); a workspace .env refuses the run, naming it.
+//  - An allow-list network on landlock needs pidfd_getfd, which Docker's profile gates on CAP_SYS_PTRACE:
+//    doctor says so, and with --cap-add SYS_PTRACE the command reaches a local upstream through the
+//    proxy only (a direct connect is refused and reported).
 // Needs root and a running Docker with image sbx-host:latest; otherwise skipped, saying why.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -199,6 +205,22 @@ EOF
     expect(JSON.parse(r.lines.report!)).toMatchObject({ backend: 'landlock', exitCode: 0 });
   });
 
+  it('nested: inside an sbx (bwrap) run, --backend auto in a git repository commits, leaves no plant, and holds --memory', () => {
+    const inner = GIT_PROBE.replace(
+      'echo "exit:$?"',
+      `echo "exit:$?"
+/sbx/bin/sbx.js run --backend auto --memory 256MiB -- python3 -c 'b = bytearray(1 << 30); print("allocated")'
+echo "mem-exit:$?"`,
+    );
+    const nested = `cat > /data/inner.sh <<'OUTER'\n${inner}OUTER\ncd /ws && /sbx/bin/sbx.js run --ro-bind /sbx --ro-bind /data -- sh /data/inner.sh`;
+    const r = inContainer(1000, nested, FIX);
+    expect(r.lines).toMatchObject({ node: '2', exit: '0', log: 'agent init ', hooksPath: 'unset', hook: 'absent' });
+    // Python's MemoryError (1) at the data limit, or the watchdog's SIGKILL (137); never a refusal (125).
+    expect(r.lines['mem-exit']).toMatch(/^(1|137)$/);
+    expect(r.stdout).not.toContain('allocated');
+    expect(r.stderr).toContain('sbx: --backend auto chose landlock\n');
+  });
+
   it('sbx doctor --json names the container and the cause', () => {
     const r = inContainer(1000, 'node /sbx/bin/sbx.js doctor --json');
     expect(r.status).toBe(1);
@@ -208,7 +230,59 @@ EOF
     expect(doctor.causes.map((c) => c.kind)).toEqual(['container-seccomp']);
     const detail = 'a docker container (/.dockerenv exists); under 1 seccomp filter(s)';
     expect(doctor.checks).toContainEqual({ name: 'host', status: 'ok', detail });
-    expect(doctor.checks).toContainEqual(expect.objectContaining({ name: 'landlock', status: 'ok' }));
+    // Landlock works; only its network judge needs pidfd_getfd, which Docker's profile gates on CAP_SYS_PTRACE.
+    expect(doctor.checks).toContainEqual(
+      expect.objectContaining({
+        name: 'landlock',
+        status: 'warn',
+        detail: expect.stringContaining('allow-list networks are refused here (pidfd_getfd: Operation not permitted)'),
+        fix: expect.stringContaining('start the container with --cap-add SYS_PTRACE'),
+      }),
+    );
+  });
+
+  // Real work where no cgroup is writable: the memory limit holds (per-process data limit + the tree
+  // watchdog), a workspace secret refuses the run by name, and an allow-list network goes through the
+  // proxy only. Each beside its control.
+  const WORK_PROBE = `cd /ws && git init -q -b main && echo one > a && git add a
+git -c user.name=h -c user.email=h@x commit -qm init
+echo TOKEN=x > .env
+/sbx/bin/sbx.js run --backend auto -- true 2>/tmp/env.err; echo "env-exit:$?"
+echo "env-named:$(grep -q '/ws/.env' /tmp/env.err && echo yes)"
+rm .env
+ALLOC='b = bytearray(1 << 30); print("allocated")'
+echo "control-mem:$(/sbx/bin/sbx.js run --backend auto --memory none -- python3 -c "$ALLOC" 2>/dev/null)"
+/sbx/bin/sbx.js run --backend auto --memory 256MiB --report-fd 3 -- python3 -c "$ALLOC" 3>/tmp/mem.json 2>/tmp/mem.err
+echo "mem-exit:$?"
+printf 'mem-report:%s\\n' "$(cat /tmp/mem.json)"
+`;
+
+  for (const uid of [0, 1000]) {
+    it(`uid ${uid}, Docker's defaults: --memory 256MiB stops a 1 GiB allocation; .env refuses the run by name`, () => {
+      const r = inContainer(uid, WORK_PROBE);
+      expect(r.lines).toMatchObject({ 'env-exit': '125', 'env-named': 'yes', 'control-mem': 'allocated' });
+      expect(r.lines['mem-exit']).toMatch(/^(1|137)$/);
+      const report = JSON.parse(r.lines['mem-report']!) as { backend: string; limits: unknown };
+      expect(report.backend).toBe('landlock');
+      expect(JSON.stringify(report.limits)).toContain('watchdog');
+    });
+  }
+
+  it('uid 1000, --cap-add SYS_PTRACE: an allow-list network under landlock reaches a local upstream only through the proxy', () => {
+    const script = `cd /ws
+node -e 'require("http").createServer((q, s) => s.end("upstream " + q.url + "\\n")).listen(8080, "127.0.0.1")' &
+server=$!
+sleep 1
+printf 'extends: default\\nnetwork:\\n  allow: ["127.0.0.1"]\\n  allow_private: ["127.0.0.1:8080"]\\n' > /tmp/allow.yaml
+/sbx/bin/sbx.js run --backend auto -p /tmp/allow.yaml -- sh -c '
+  echo "proxied:$(curl -s --noproxy "" http://127.0.0.1:8080/x)"
+  echo "direct:$(curl -s --noproxy "*" http://127.0.0.1:8080/y 2>&1; echo " rc=$?")"
+'
+echo "exit:$?"
+kill $server`;
+    const r = inContainer(1000, script, ['--cap-add', 'SYS_PTRACE']);
+    expect(r.lines).toMatchObject({ proxied: 'upstream /x', direct: ' rc=7', exit: '0' });
+    expect(r.stderr).toContain('network.direct');
   });
 
   it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {

@@ -229,6 +229,7 @@ export function scanSensitiveFiles(
   const scanned = walk.scanned + git.scanned;
   if (git.truncated) return incomplete(scanned);
   const configs = gitConfigViews(absOf, walk.gitConfigs, read);
+  walk.protect.push(...madeHooksDirs(absOf, walk.gitConfigs, walk.protect));
   const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
   const views = [...git.views, ...configs.views].sort(byPath);
   const unmasked = [...walk.unmasked, ...git.unmasked].sort(byPath);
@@ -348,6 +349,35 @@ function visitEntry(walk: TreeWalk, rel: string, hinted: boolean, entry: Dirent)
   if (verdict === 'unmasked')
     walk.unmasked.push({ path: absOf(childRel), by: rules.unmaskedBy(childRel, isDirectory) });
   if (isDirectory && !rules.canPrune(childRel)) walk.pending.push({ rel: childRel, hinted: inherits });
+}
+
+/**
+ * A repository without a hooks directory (a clone made without templates, one whose hooks were
+ * deleted): the protect rule holds only what exists, so a sandbox could create `.git/hooks` and the
+ * host's next commit would run what it put there. sbx creates the empty directory git init would have
+ * made, before anything of the sandbox runs, so that it is held read-only like any other. Where sbx
+ * cannot create it (a tree it may not write), neither can the sandbox, which runs as the same user.
+ */
+function madeHooksDirs(
+  absOf: (rel: string) => string,
+  gitConfigs: readonly string[],
+  protect: readonly string[],
+): string[] {
+  const made: string[] = [];
+  for (const rel of gitConfigs) {
+    const gitDir = dirname(rel);
+    const isGitDir = gitDir === '.git' || gitDir.endsWith('/.git') || /(^|\/)\.git\/modules\//.test(gitDir);
+    if (!rel.endsWith('/config') || !isGitDir) continue;
+    const hooks = absOf(`${gitDir}/hooks`);
+    if (protect.includes(hooks)) continue;
+    try {
+      mkdirSync(hooks, { mode: 0o755 });
+      made.push(hooks);
+    } catch {
+      // EEXIST (a file or a link there: the walk judged it by its name) or not writable: nothing to add.
+    }
+  }
+  return made;
 }
 
 /** Each git config file shown without its credentials; one that cannot be read is masked. */

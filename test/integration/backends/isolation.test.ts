@@ -118,6 +118,25 @@ describe.skipIf(SKIP_INTEGRATION).each(BACKENDS)(
       },
     );
 
+    it.skipIf(skip)(
+      'a repository without .git/hooks: the sandbox cannot create one; control: unsandboxed it can',
+      async () => {
+        // A clone without templates has no hooks directory; protecting only what exists would let the
+        // sandbox make one, and the host's next commit would run what it put there.
+        const repos = ['control', 'sandboxed'].map((which) => join(t.root, `no-hooks-${name}-${which}`));
+        for (const repo of repos) {
+          mkdirSync(join(repo, '.git'), { recursive: true });
+          writeFileSync(join(repo, '.git', 'config'), '[core]\n\trepositoryformatversion = 0\n');
+        }
+        const plant = 'mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/pre-commit; echo "plant=$?"';
+        const [control, sandboxed] = repos as [string, string];
+        expect((await runHost(['sh', '-c', plant], { ...opts(), cwd: control })).out).toBe('plant=0\n');
+        const r = await runSbx(['--backend', name, '--', 'sh', '-c', plant], { ...opts(), cwd: sandboxed });
+        expect(r.out).toMatch(/^plant=[12]\n$/);
+        expect(readdirSync(join(sandboxed, '.git', 'hooks'))).toEqual([]);
+      },
+    );
+
     it.skipIf(skip)('a profile secret reaches the command by value and nowhere else', async () => {
       const sbxConfig = join(t.configHome, 'sbx');
       mkdirSync(join(sbxConfig, 'profiles'), { recursive: true });

@@ -194,6 +194,11 @@ export const NSJAIL_GAPS: readonly NsjailGap[] = [
     detail: 'explain only: the PATH entries in HOME left out, and why; the toolchains shown are binds in mounts',
   },
   {
+    feature: 'exposeWorkspaceSecrets',
+    effect: 'equivalent',
+    detail: "the landlock backend's opt-in to run with workspace secrets readable; nsjail masks them as bwrap does",
+  },
+  {
     feature: 'shell',
     effect: 'equivalent',
     detail: 'judged by preflight like commands; the launcher runs `command`, which derivePolicy built from it',

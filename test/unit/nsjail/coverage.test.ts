@@ -66,6 +66,8 @@ async function samplePolicies(): Promise<Policy[]> {
 
     // Toolchains in HOME, one of them left out (toolchainsSkipped).
     (await runPipeline('default', 'carol')).policy,
+    // The landlock backend's opt-in, set by the caller (never a profile key).
+    (await runPipeline('default', 'alice', { request: { command: ['true'], exposeWorkspaceSecrets: true } })).policy,
   );
   return out;
 }

@@ -25,7 +25,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,6 +119,14 @@ static void snap(int dirfd, struct node *n, const char *path, int whole) {
 		if (errno) die("listing %s", path);
 		closedir(d);
 	} else if (S_ISREG(n->st.st_mode)) {
+		/* A write through this name would reach the file's other names, outside what is guarded: the
+		 * restore could put back this name only. bwrap's read-only bind refuses the write itself. */
+		if (n->st.st_nlink > 1) {
+			errno = 0;
+			die("%s has %ju hard links: what the sandbox writes to it would reach the other names, which "
+			    "sbx cannot put back; give it a name of its own first (cp %s x && mv x %s)",
+			    path, (uintmax_t)n->st.st_nlink, path, path);
+		}
 		n->kind = REGULAR;
 		int fd = openat(dirfd, n->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0) die("opening %s", path);
@@ -133,6 +144,45 @@ static void snap(int dirfd, struct node *n, const char *path, int whole) {
 	}
 }
 
+/* The parent of `pid` (/proc/PID/stat's fourth field, after the parenthesised name), or -1. */
+static long parent_of(long pid) {
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0) close(fd);
+	if (n <= 0) return -1;
+	buf[n] = '\0';
+	const char *end = strrchr(buf, ')');
+	long ppid;
+	return end && sscanf(end + 1, " %*c %ld", &ppid) == 1 ? ppid : -1;
+}
+
+/*
+ * Whether the flock on the directory `st` names is held by a process this one descends from: an sbx
+ * nested in a landlock run on the same tree. The outer monitor restores after the inner run ends
+ * (it outlives its whole sandbox), from a snapshot taken before anything of either sandbox ran, so the
+ * inner run may go on without the lock. Any other holder is a concurrent run: refused.
+ */
+static int held_by_ancestor(const struct stat *st) {
+	FILE *locks = fopen("/proc/locks", "re");
+	if (!locks) return 0;
+	char line[256], want[64];
+	snprintf(want, sizeof want, "%02x:%02x:%ju", major(st->st_dev), minor(st->st_dev), (uintmax_t)st->st_ino);
+	long holder = -1;
+	while (holder < 0 && fgets(line, sizeof line, locks)) {
+		char kind[16], mode[16], rw[16], id[64];
+		long pid;
+		if (sscanf(line, "%*[^:]: %15s %15s %15s %ld %63s", kind, mode, rw, &pid, id) == 5 &&
+		    !strcmp(kind, "FLOCK") && !strcmp(rw, "WRITE") && !strcmp(id, want))
+			holder = pid;
+	}
+	fclose(locks);
+	for (long p = parent_of(getpid()); holder > 0 && p > 0; p = parent_of(p))
+		if (p == holder) return 1;
+	return 0;
+}
+
 void guard_snapshot(const char *root, int root_fd, const char *path) {
 	struct root *r = NULL;
 	for (size_t i = 0; i < n_roots && !r; i++)
@@ -142,6 +192,18 @@ void guard_snapshot(const char *root, int root_fd, const char *path) {
 		r = &roots[n_roots++];
 		*r = (struct root){ .path = root, .fd = root_fd, .top = { .kind = DIRECTORY, .fd = root_fd } };
 		if (fstat(root_fd, &r->top.st) < 0) die("stat %s", root);
+		/*
+		 * One guarded run per tree at a time, held until this process exits: a second run's snapshot
+		 * would take in what the first one's sandbox planted, and put it back after the first one's
+		 * restore removed it. Not waited for: a landlock run nested in one on the same tree would wait
+		 * for its own parent.
+		 */
+		int lock = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lock < 0 || (flock(lock, LOCK_EX | LOCK_NB) < 0 && !(errno == EWOULDBLOCK && held_by_ancestor(&r->top.st)))) {
+			if (errno == EWOULDBLOCK) errno = 0;
+			die("another sbx run on the landlock backend is guarding the git state in %s: run one at a time "
+			    "there (its snapshot would take in what the other's sandbox planted)", root);
+		}
 	}
 	size_t n = strlen(root);
 	errno = 0;
@@ -240,26 +302,42 @@ static int same_file(const struct node *n, int dirfd, const struct stat *st) {
 	return r == 0 && at == n->len;
 }
 
-/* Re-creates a file or link as snapshotted, under its name in `dirfd` (where nothing is now). */
-static void recreate(const struct node *n, int dirfd, const char *path) {
-	if (n->kind == SYMLINK) {
-		char target[PATH_MAX];
-		snprintf(target, sizeof target, "%.*s", (int)n->len, n->data);
-		if (symlinkat(target, dirfd, n->name) < 0) die("restoring the link %s", path);
-		return;
+/*
+ * Re-creates a file or link as snapshotted, under its name in `dirfd` (where nothing is now): written
+ * whole under a fresh name first and renamed into place, so a failure (the sandbox filled the disk)
+ * leaves the name absent, never a partial file. Returns 0, or -1 with errno when it could not.
+ */
+static int recreate(const struct node *n, int dirfd) {
+	char tmp[64];
+	int fd = -1;
+	for (int i = 0; fd < 0; i++) {
+		snprintf(tmp, sizeof tmp, ".sbx-restore-%d-%d", (int)getpid(), i);
+		if (n->kind == SYMLINK) {
+			char target[PATH_MAX];
+			snprintf(target, sizeof target, "%.*s", (int)n->len, n->data);
+			if (symlinkat(target, dirfd, tmp) == 0) break;
+		} else {
+			fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (fd < 0 && errno != EEXIST) return -1;
 	}
-	int fd = openat(dirfd, n->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) die("restoring %s", path);
-	for (size_t at = 0; at < n->len;) {
+	int err = 0;
+	for (size_t at = 0; fd >= 0 && at < n->len && !err;) {
 		ssize_t w = write(fd, n->data + at, n->len - at);
 		if (w < 0 && errno == EINTR) continue;
-		if (w <= 0) die("restoring %s", path);
-		at += (size_t)w;
+		if (w <= 0) err = w < 0 ? errno : ENOSPC;
+		else at += (size_t)w;
 	}
 	/* A root caller restores the owner too (a user's repository); anyone else owns what they create. */
-	if (geteuid() == 0 && fchown(fd, n->st.st_uid, n->st.st_gid) < 0) die("restoring the owner of %s", path);
-	if (fchmod(fd, n->st.st_mode & 07777) < 0) die("restoring the mode of %s", path);
-	close(fd);
+	if (fd >= 0 && !err && geteuid() == 0 && fchown(fd, n->st.st_uid, n->st.st_gid) < 0) err = errno;
+	if (fd >= 0 && !err && fchmod(fd, n->st.st_mode & 07777) < 0) err = errno;
+	if (fd >= 0 && close(fd) < 0 && !err) err = errno;
+	if (!err && renameat2(dirfd, tmp, dirfd, n->name, RENAME_NOREPLACE) < 0) err = errno;
+	if (err) {
+		unlinkat(dirfd, tmp, 0);
+		return errno = err, -1;
+	}
+	return 0;
 }
 
 static void restore(const struct root *r, int dirfd, struct node *n, const char *path);
@@ -362,7 +440,14 @@ static void restore(const struct root *r, int dirfd, struct node *n, const char 
 	                                                                                           : "replaced; restored";
 	if (here && S_ISDIR(st.st_mode)) quarantine(r, dirfd, n->name, path, "replaced by a directory");
 	else if (here && unlinkat(dirfd, n->name, 0) < 0) die("removing %s", path);
-	recreate(n, dirfd, path);
+	if (recreate(n, dirfd) < 0) {
+		/* What the sandbox left is gone already; only the original could not be written back. */
+		char msg[128];
+		snprintf(msg, sizeof msg, "%s; could not be restored (%s): left absent", here ? "changed" : "removed",
+		         strerror(errno));
+		report(path, msg);
+		return;
+	}
 	if (!(here && S_ISDIR(st.st_mode))) report(path, what);
 }
 

@@ -477,6 +477,14 @@ int main(int argc, char **argv) {
 	}
 	close(pipefd[1]);
 	if (judge[1] >= 0) close(judge[1]);
+	/*
+	 * The monitor's own duties must outlive what the command can do to it: with sbx gone, a status
+	 * write would raise SIGPIPE before the restore is done; a file-size or CPU limit reaching the
+	 * monitor would kill it mid-restore. Ignored here, after the fork, so the command keeps the defaults.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGXCPU, SIG_IGN);
 	if ((command_pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) die("pidfd_open");
 	struct sigaction sa = { .sa_handler = on_signal };
 	for (int sig = 1; sig < NSIG; sig++)

@@ -419,6 +419,11 @@ export function landlockSeccompRules(policy: Policy): SeccompRule[] {
     // and SOCK_RAW (3, which unix sockets treat as datagram) share bit 1; stream (1) and seqpacket
     // (5), whose sends ignore an address, do not; SOCK_NONBLOCK and SOCK_CLOEXEC lie above it.
     { syscall: 'socketpair', errno: 'EOPNOTSUPP', when: { arg: 1, op: 'masked-any', value: SOCK_DGRAM } },
+    // Without a pid namespace every process of the caller's uid is in reach of prlimit64(pid, ...),
+    // which Landlock does not scope: a command could shrink the limits of sbx-landlock's monitor (no
+    // descriptors, no file size) and stop the restore of guarded git state. glibc's setrlimit and
+    // getrlimit pass pid 0, the caller itself.
+    { syscall: 'prlimit64', errno: 'EPERM', when: { arg: 0, op: 'ne-list', value: [0] } },
     ...IO_URING_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'EPERM' })),
     ...(landlockGovernsTcp(policy) ? [fastOpen('sendto', 3), fastOpen('sendmsg', 2), fastOpen('sendmmsg', 3)] : []),
   ];

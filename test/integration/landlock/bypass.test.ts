@@ -240,7 +240,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock', () => {
     const lines = r.out.split('\n');
     expect(lines.filter((l) => /^(network|seccomp) /.test(l))).toEqual([
       `network   ${LANDLOCK_NETWORK_NONE}`,
-      "seccomp   off: none from the profile; landlock's own: socket socketpair io_uring_setup io_uring_enter io_uring_register " +
+      "seccomp   off: none from the profile; landlock's own: socket socketpair prlimit64 io_uring_setup io_uring_enter io_uring_register " +
         'sendto sendmsg sendmmsg',
     ]);
     const approximated = lines.filter((l) => /^ {2}approximated (seccomp\.io_uring|network\.tcp-fastopen):/.test(l));

@@ -4,8 +4,18 @@
 // `sbx run --backend landlock`, with a git-state violation naming the path. Workspace secrets are
 // refused by name, or exposed and listed with --expose-workspace-secrets. Runs as root and as a
 // normal user.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
@@ -172,6 +182,67 @@ describe.skipIf(SKIP_INTEGRATION)('a git repository under --backend landlock', (
     expect(r.code).toBe(124);
     expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
     expect(r.err).toContain(`${repo}/.git/hooks/pre-commit: added; removed`);
+  });
+});
+
+describe.skipIf(SKIP_INTEGRATION)('what the sandbox can do to the restore itself', () => {
+  it("prlimit64 on another process (sbx-landlock's monitor) is EPERM; control: unsandboxed it works", async () => {
+    const control = await runHost(
+      ['sh', '-c', 'sleep 5 & prlimit --pid $! --nofile=4:4; echo "rc=$?"; kill $!'],
+      opts(t.root),
+    );
+    expect(control.out).toBe('rc=0\n');
+    const repo = freshRepo();
+    const script = 'echo x > .git/hooks/pre-commit; prlimit --pid $PPID --nofile=4:4 2>/dev/null; echo "rc=$?"';
+    const r = await runSbx(['--backend', 'landlock', '--', 'sh', '-c', script], opts(repo));
+    expect([r.code, r.out]).toEqual([0, 'rc=1\n']);
+    expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
+  });
+
+  it('a second run on the same repository while one guards it is refused; control: one after the other both run', async () => {
+    const repo = freshRepo();
+    const first = runSbx(['--backend', 'landlock', '--', 'sh', '-c', 'touch started; sleep 3'], opts(repo));
+    for (let i = 0; i < 100 && !existsSync(join(repo, 'started')); i++) await new Promise((ok) => setTimeout(ok, 50));
+    const second = await runSbx(['--backend', 'landlock', '--', 'true'], opts(repo));
+    expect(second.code).toBe(125);
+    expect(second.err).toContain('another sbx run on the landlock backend is guarding the git state in');
+    expect((await first).code).toBe(0);
+    expect((await runSbx(['--backend', 'landlock', '--', 'true'], opts(repo))).code).toBe(0);
+  });
+
+  it('a guarded hook with another hard link is refused before anything runs', async () => {
+    const repo = freshRepo();
+    const outside = join(t.root, `outside-hook-${repos}`);
+    writeFileSync(outside, '#!/bin/sh\n', { mode: 0o755 });
+    linkSync(outside, join(repo, '.git/hooks/pre-commit'));
+    const r = await runSbx(
+      ['--backend', 'landlock', '--', 'sh', '-c', 'echo evil > .git/hooks/pre-commit'],
+      opts(repo),
+    );
+    expect(r.code).toBe(125);
+    expect(r.err).toContain('pre-commit has 2 hard links');
+    expect(readFileSync(outside, 'utf8')).toBe('#!/bin/sh\n');
+  });
+
+  it('sbx killed mid-run (SIGKILL): the monitor still ends the command and restores every path', async () => {
+    const repo = freshRepo();
+    const script =
+      'echo x > .git/hooks/pre-commit; echo y > .git/hooks/post-commit; git config core.fsmonitor true; sleep 30';
+    const child = spawn(SBX_BIN, ['run', '--backend', 'landlock', '--', 'sh', '-c', script], {
+      cwd: repo,
+      env: t.env,
+      stdio: 'ignore',
+    });
+    const planted = () =>
+      existsSync(join(repo, '.git/hooks/post-commit')) && git(repo, 'config', 'core.fsmonitor').out !== '';
+    for (let i = 0; i < 200 && !planted(); i++) await new Promise((ok) => setTimeout(ok, 50));
+    expect(planted()).toBe(true);
+    child.kill('SIGKILL');
+    const restored = () =>
+      !existsSync(join(repo, '.git/hooks/pre-commit')) && !existsSync(join(repo, '.git/hooks/post-commit'));
+    for (let i = 0; i < 200 && !restored(); i++) await new Promise((ok) => setTimeout(ok, 50));
+    expect(restored()).toBe(true);
+    expect(git(repo, 'config', 'core.fsmonitor').out).toBe('');
   });
 });
 

@@ -163,7 +163,7 @@ describe('what the report and explain say of these rules', () => {
       const { policy } = await landlockFor(profile, { preset: 'off' }, 'x86_64');
       return landlockSeccompRules(policy).map((r) => r.syscall);
     };
-    const always = ['socket', 'socketpair', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'];
+    const always = ['socket', 'socketpair', 'prlimit64', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'];
     expect(await names('default')).toEqual([...always, 'sendto', 'sendmsg', 'sendmmsg']);
     expect(await names('network')).toEqual(always);
   });

@@ -195,14 +195,19 @@ void guard_snapshot(const char *root, int root_fd, const char *path) {
 		/*
 		 * One guarded run per tree at a time, held until this process exits: a second run's snapshot
 		 * would take in what the first one's sandbox planted, and put it back after the first one's
-		 * restore removed it. Not waited for: a landlock run nested in one on the same tree would wait
-		 * for its own parent.
+		 * restore removed it. A second run waits (an agent's parallel calls are serialised; sbx's
+		 * timeout still ends it: no handler is installed yet, so SIGTERM ends this process). A run
+		 * nested in the holder does not wait for its own parent: the outer restore comes after it.
 		 */
 		int lock = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (lock < 0 || (flock(lock, LOCK_EX | LOCK_NB) < 0 && !(errno == EWOULDBLOCK && held_by_ancestor(&r->top.st)))) {
-			if (errno == EWOULDBLOCK) errno = 0;
-			die("another sbx run on the landlock backend is guarding the git state in %s: run one at a time "
-			    "there (its snapshot would take in what the other's sandbox planted)", root);
+		if (lock < 0) die("opening %s", root);
+		if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK) die("locking %s", root);
+			if (!held_by_ancestor(&r->top.st)) {
+				fprintf(stderr, "sbx-landlock: waiting for another sbx run guarding the git state in %s\n", root);
+				while (flock(lock, LOCK_EX) < 0)
+					if (errno != EINTR) die("locking %s", root);
+			}
 		}
 	}
 	size_t n = strlen(root);

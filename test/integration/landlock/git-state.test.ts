@@ -199,15 +199,20 @@ describe.skipIf(SKIP_INTEGRATION)('what the sandbox can do to the restore itself
     expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
   });
 
-  it('a second run on the same repository while one guards it is refused; control: one after the other both run', async () => {
+  it('a second run on the same repository waits for the first to restore, and never snapshots its plant', async () => {
     const repo = freshRepo();
-    const first = runSbx(['--backend', 'landlock', '--', 'sh', '-c', 'touch started; sleep 3'], opts(repo));
+    const plantAndWait = 'echo x > .git/hooks/pre-commit; touch started; sleep 2';
+    const first = runSbx(['--backend', 'landlock', '--', 'sh', '-c', plantAndWait], opts(repo));
     for (let i = 0; i < 100 && !existsSync(join(repo, 'started')); i++) await new Promise((ok) => setTimeout(ok, 50));
-    const second = await runSbx(['--backend', 'landlock', '--', 'true'], opts(repo));
-    expect(second.code).toBe(125);
-    expect(second.err).toContain('another sbx run on the landlock backend is guarding the git state in');
+    const second = await runSbx(
+      ['--backend', 'landlock', '--', 'sh', '-c', 'test -e .git/hooks/pre-commit && echo planted || echo absent'],
+      opts(repo),
+    );
+    expect(second.err).toContain('sbx-landlock: waiting for another sbx run guarding the git state in');
+    // It ran after the first one's restore: the plant is not there, and not put back after.
+    expect(second.out).toBe('absent\n');
     expect((await first).code).toBe(0);
-    expect((await runSbx(['--backend', 'landlock', '--', 'true'], opts(repo))).code).toBe(0);
+    expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
   });
 
   it('a guarded hook with another hard link is refused before anything runs', async () => {

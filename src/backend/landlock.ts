@@ -548,7 +548,7 @@ function egressOf(policy: Policy, session: Session): { ports: (number | string)[
   if (n.rules.allow.length === 0) return { ports: n.hostPorts, env: {} };
   const http = session.egressPorts?.http ?? '<proxy-http-port>';
   const socks = session.egressPorts?.socks ?? '<proxy-socks-port>';
-  return { ports: [http, socks, ...n.hostPorts], env: proxyEnv(http, socks) };
+  return { ports: [http, socks, ...n.hostPorts], env: proxyEnv('127.0.0.1', http, socks) };
 }
 
 /** The system calls the helper's network judge receives (explain lists them beside the filter's rules). */

@@ -1,12 +1,13 @@
-// The proxy variables a command gets when sbx's egress proxy listens on the host's loopback (the
-// landlock backend, which has no bridge inside a namespace). Pure. The same list as the bwrap bridge's
+// The proxy variables a command gets when it reaches sbx's egress proxy without the bwrap bridge: on
+// the host's loopback (the landlock backend, which has no namespace) or at a proxy pod's address (the
+// Kubernetes export, src/export/k8s-egress.ts). Pure. The same list as the bwrap bridge's
 // (runtime/network/bridge.cjs proxyEnv, which runs inside the sandbox and cannot import this):
-// test/unit/backend/proxy-env.test.ts holds the two equal. Who reads which variable is listed there.
+// test/unit/landlock/network-judge.test.ts holds the two equal. Who reads which variable: bridge.cjs.
 
-/** Every variable the bridge sets, for the proxy's HTTP and SOCKS ports on 127.0.0.1. */
-export function proxyEnv(httpPort: number | string, socksPort: number | string): Record<string, string> {
-  const http = `http://127.0.0.1:${httpPort}`;
-  const socks = `socks5h://127.0.0.1:${socksPort}`;
+/** Every variable the bridge sets, for the proxy's HTTP and SOCKS ports at `host` (127.0.0.1 for the bridge). */
+export function proxyEnv(host: string, httpPort: number | string, socksPort: number | string): Record<string, string> {
+  const http = `http://${host}:${httpPort}`;
+  const socks = `socks5h://${host}:${socksPort}`;
   const noProxy = 'localhost,127.0.0.1,::1';
   return {
     HTTP_PROXY: http,
@@ -24,6 +25,6 @@ export function proxyEnv(httpPort: number | string, socksPort: number | string):
     YARN_HTTPS_PROXY: http,
     CARGO_HTTP_PROXY: http,
     NODE_USE_ENV_PROXY: '1',
-    RSYNC_PROXY: `127.0.0.1:${httpPort}`,
+    RSYNC_PROXY: `${host}:${httpPort}`,
   };
 }

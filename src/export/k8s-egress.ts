@@ -9,6 +9,7 @@
 // DNS included (under `sbx run` the sandbox resolves nothing either: the proxy does): it learns the
 // proxy's address from the Service variables the kubelet sets (enableServiceLinks) and Kubernetes'
 // `$(VAR)` expansion in env values.
+import { proxyEnv } from '../backend/proxy-env.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { EgressRules, HostPattern } from '../policy/egress.js';
 import { proxyRuleArgs } from '../policy/proxy-rules.js';
@@ -55,35 +56,6 @@ const PRIVATE_V6 = ['fc00::/7', 'fe80::/10'];
 /** The bridge of `sbx run` (node, bridge.cjs, the session directory at BRIDGE_DIR): the proxy pod replaces it. */
 export function isEgressBridgeMount(m: Mount): boolean {
   return m.target === BRIDGE_DIR || m.target.startsWith(`${BRIDGE_DIR}/`);
-}
-
-/**
- * The proxy variables, as bridge.cjs sets them in a sandbox (test/unit/export/k8s-egress.test.ts holds
- * the two lists equal): names go to the proxy (socks5h), loopback stays in the pod.
- */
-function proxyEnv(hostRef: string, port: number): { name: string; value: string }[] {
-  const http = `http://${hostRef}:${port}`;
-  const socks = `socks5h://${hostRef}:${port}`;
-  const noProxy = 'localhost,127.0.0.1,::1';
-  const vars: Record<string, string> = {
-    HTTP_PROXY: http,
-    http_proxy: http,
-    HTTPS_PROXY: http,
-    https_proxy: http,
-    ALL_PROXY: socks,
-    all_proxy: socks,
-    NO_PROXY: noProxy,
-    no_proxy: noProxy,
-    npm_config_proxy: http,
-    npm_config_https_proxy: http,
-    npm_config_noproxy: noProxy,
-    YARN_HTTP_PROXY: http,
-    YARN_HTTPS_PROXY: http,
-    CARGO_HTTP_PROXY: http,
-    NODE_USE_ENV_PROXY: '1',
-    RSYNC_PROXY: `${hostRef}:${port}`,
-  };
-  return Object.entries(vars).map(([name, value]) => ({ name, value }));
 }
 
 /** Every allowed port, or undefined when some allow entry has none (then every port). */
@@ -234,6 +206,9 @@ export function egressProxyObjects(net: Filtered, options: EgressProxyOptions, g
   };
   return {
     manifests: [service, deployment, proxyPolicy, workloadPolicy],
-    env: proxyEnv(`$(${serviceHostVar(proxyName)})`, port),
+    env: Object.entries(proxyEnv(`$(${serviceHostVar(proxyName)})`, port, port)).map(([name, value]) => ({
+      name,
+      value,
+    })),
   };
 }

@@ -53,6 +53,6 @@ describe('proxyEnv', () => {
     const bridge = createRequire(import.meta.url)(join(REPO_ROOT, 'src/runtime/network/bridge.cjs')) as {
       proxyEnv(http: number, socks: number): Record<string, string>;
     };
-    expect(proxyEnv(8080, 1080)).toEqual(bridge.proxyEnv(8080, 1080));
+    expect(proxyEnv('127.0.0.1', 8080, 1080)).toEqual(bridge.proxyEnv(8080, 1080));
   });
 });

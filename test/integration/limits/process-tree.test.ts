@@ -102,9 +102,14 @@ describe('endTree', () => {
   });
 
   it('does nothing once the root is reaped (its pid may name another process)', async () => {
-    const s = run('echo ready; sleep 30');
+    const s = run('echo ready; sleep 30; true');
     await s.line(/^ready$/);
-    const tree = processTree(s.child.pid!);
+    // "ready" comes before the shell forks sleep: wait for the child to be there.
+    let tree = processTree(s.child.pid!);
+    for (let i = 0; i < 100 && tree.length < 2; i++) {
+      await new Promise((ok) => setTimeout(ok, 20));
+      tree = processTree(s.child.pid!);
+    }
     await endTree(s.child.pid!, () => false);
     expect(isLive(tree[1]!.pid)).toBe(true);
   });

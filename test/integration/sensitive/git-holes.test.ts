@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readReport } from '../../helpers/report.js';
 import {
   makeTestHost,
   requireIntegrationPrerequisites,
@@ -99,5 +100,32 @@ describe.skipIf(SKIP_INTEGRATION)('git state beyond hooks and config (real bwrap
     expect([r.code, r.err]).toEqual([2, expect.stringMatching(/cannot create \.git: Read-only file system/)]);
     expect(readFileSync(join(sandboxed, '.git'), 'utf8')).toMatch(/^gitdir: .*\/\.git\/worktrees\//);
     expect(hostCommitRuns(sandboxed, marker)).toBe(false);
+  });
+
+  it('a created .git/commondir (a copied gitdir with a hook) is removed after the run and reported; control: it runs', async () => {
+    const marker = join(t.root, `ran-${++n}`);
+    const script =
+      `cp -r .git evil && printf '#!/bin/sh\\ntouch ${marker}\\n' > evil/hooks/pre-commit && ` +
+      'chmod +x evil/hooks/pre-commit && echo "$PWD/evil" > .git/commondir';
+    const [control, sandboxed] = [freshRepo(), freshRepo()];
+    expect((await runHost(['sh', '-c', script], opts(control))).code).toBe(0);
+    expect(hostCommitRuns(control, marker)).toBe(true);
+    const file = join(t.root, `report-${++n}.json`);
+    const r = await runSbx(['--report-file', file, '--', 'sh', '-c', script], opts(sandboxed));
+    expect(r.code).toBe(0);
+    expect(existsSync(join(sandboxed, '.git/commondir'))).toBe(false);
+    const details = readReport(file)
+      .violations.filter((v) => v.kind === 'git-state')
+      .map((v) => v.detail);
+    expect(details).toEqual([`${sandboxed}/.git/commondir: added; removed`]);
+    expect(hostCommitRuns(sandboxed, marker)).toBe(false);
+  });
+
+  it('a commondir the repository already had is left alone', async () => {
+    const repo = freshRepo();
+    writeFileSync(join(repo, '.git/commondir'), '.\n');
+    const r = await runSbx(['--', 'true'], opts(repo));
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(repo, '.git/commondir'), 'utf8')).toBe('.\n');
   });
 });

@@ -233,11 +233,14 @@ function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
         approximate(g, 'mounts.guarded', m.target);
       }
       // A repository without a hooks directory: the scan protects only what exists, and the helper
-      // guards an absent path too (anything created there is removed after the run).
-      const hooks = posix.join(posix.dirname(m.target), 'hooks');
-      if (rw && m.reason === GIT_CONFIG_VIEW_REASON && !inside(g, hooks)) {
-        g.guards.push(hooks);
-        approximate(g, 'mounts.guarded', hooks);
+      // guards an absent path too (anything created there is removed after the run). `commondir`
+      // is absent in a main gitdir; created, it points git's config and hooks at any directory.
+      for (const name of ['hooks', 'commondir']) {
+        const state = posix.join(posix.dirname(m.target), name);
+        if (rw && m.reason === GIT_CONFIG_VIEW_REASON && !inside(g, state)) {
+          g.guards.push(state);
+          approximate(g, 'mounts.guarded', state);
+        }
       }
       // The exclude view only adds the masked files' stand-ins, which this backend never places.
       if (granted && m.withheld) g.exposed.push({ path: m.target, what: `credentials: ${m.withheld.join(', ')}` });

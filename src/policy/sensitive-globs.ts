@@ -126,12 +126,18 @@ export const SOURCE_EXTENSIONS: readonly string[] = [
 /**
  * Git's own config files: not hidden but replaced by a view without credentials (policy/git-config.ts),
  * so git inside still knows user.name, remotes and branches. Submodules keep theirs in
- * .git/modules/<path>/config.
+ * .git/modules/<path>/config. `config.worktree` is read too once the repository sets
+ * extensions.worktreeConfig (`git sparse-checkout init` does), in a gitdir and in each linked
+ * worktree's `.git/worktrees/<name>`: a hooksPath or fsmonitor written there runs on the host.
  */
 export const BUILTIN_GIT_CONFIG_GLOBS: readonly string[] = [
   '.git/config',
   '**/.git/config',
   '**/.git/modules/**/config',
+  '.git/config.worktree',
+  '**/.git/config.worktree',
+  '**/.git/modules/**/config.worktree',
+  '**/.git/worktrees/*/config.worktree',
 ];
 
 /** Committed templates that name variables without values: never masked (nor by a hint). */

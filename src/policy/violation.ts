@@ -16,7 +16,7 @@ export type ViolationKind =
   | 'seccomp'
   | 'signal'
   | 'network'
-  /** Guarded host state (git hooks, git config, .sbx) the command changed, put back after it (landlock). */
+  /** Guarded host state (git hooks, git config, .sbx) the command changed, put back after it (landlock; under bwrap a created `.git/commondir`, removed). */
   | 'git-state';
 
 /**

@@ -228,6 +228,7 @@ export function scanSensitiveFiles(
   const git = decideByGit(absOf, walk.candidates, walk.workTrees, base, maxEntries - walk.scanned, read);
   const scanned = walk.scanned + git.scanned;
   if (git.truncated) return incomplete(scanned);
+  walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, read));
   const configs = gitConfigViews(absOf, walk.gitConfigs, read);
   walk.protect.push(...madeHooksDirs(absOf, walk.gitConfigs, walk.protect));
   const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
@@ -325,6 +326,10 @@ function visitEntry(walk: TreeWalk, rel: string, hinted: boolean, entry: Dirent)
   // A repository's own files are never hinted: its config has a view, the rest is git's data.
   const isDotGit = entry.name === '.git';
   if (isDotGit && !`/${rel}/`.includes('/.git/')) walk.workTrees.push(rel);
+  // A linked worktree's or a submodule's `.git` file (`gitdir: ...`): rewritten, it would point the
+  // host's next git command at a gitdir the sandbox made, hooks and config included. Held read-only
+  // like a hooks directory (a file guard under landlock).
+  if (isDotGit && entry.isFile()) walk.protect.push(absOf(rel === '' ? entry.name : `${rel}/${entry.name}`));
   const inherits = hinted && !isDotGit;
   const candidate = inherits || rules.mayMatchName(entry.name);
   if (!candidate && !isDirectory) return;
@@ -378,6 +383,53 @@ function madeHooksDirs(
     }
   }
   return made;
+}
+
+/**
+ * A repository whose config turns on extensions.worktreeConfig reads `config.worktree` in its gitdir
+ * and in each linked worktree's `worktrees/<name>`. The config globs hold only files that exist, so
+ * an absent one would be a planting spot (core.hooksPath, core.fsmonitor: code the host's next git
+ * command runs). As with madeHooksDirs, sbx creates it empty before the run, so that it is a view
+ * like any other config. The test is a substring of the raw text, a superset of what git reads
+ * (keys are case-insensitive); the file is made only where the extension may be on.
+ * Returns the files made, relative to the root.
+ */
+function madeWorktreeConfigs(
+  absOf: (rel: string) => string,
+  gitConfigs: readonly string[],
+  read: ScanReader,
+): string[] {
+  const made: string[] = [];
+  const known = new Set(gitConfigs);
+  for (const rel of gitConfigs) {
+    if (!rel.endsWith('/config') && rel !== 'config') continue;
+    read(absOf(rel), 'file');
+    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
+    if (!text || !/worktreeconfig/i.test(text.toString('utf8'))) continue;
+    const gitDir = dirname(rel);
+    const linked = listNames(absOf(`${gitDir}/worktrees`)).map((name) => `${gitDir}/worktrees/${name}`);
+    for (const dir of [gitDir, ...linked]) {
+      const file = `${dir}/config.worktree`;
+      if (known.has(file)) continue;
+      try {
+        // wx: O_EXCL, so an entry already there (a link included) is never written through.
+        writeFileSync(absOf(file), '', { flag: 'wx', mode: 0o644 });
+        made.push(file);
+      } catch {
+        // EEXIST (the walk judged that entry by its name) or not writable (nor then by the sandbox).
+      }
+    }
+  }
+  return made;
+}
+
+/** The names in a directory; none when it is absent or unreadable. */
+function listNames(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name] : []));
+  } catch {
+    return [];
+  }
 }
 
 /** Each git config file shown without its credentials; one that cannot be read is masked. */
@@ -680,8 +732,9 @@ export function scanMountedTrees(
       if (target) masks.set(target.real, { dir: target.dir });
     }
     for (const path of scan.protect) {
+      // Files too: a linked worktree's `.git` file is held like a hooks directory.
       const target = resolveInTrees(path, 'dir');
-      if (target?.dir) protect.add(target.real);
+      if (target) protect.add(target.real);
     }
   }
   const shown = views.filter((v) => !masks.has(v.path)).map((v) => v.path);

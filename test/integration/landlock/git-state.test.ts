@@ -305,3 +305,61 @@ describe.skipIf(SKIP_INTEGRATION)('sbx inside sbx (landlock), in a git repositor
     expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
   });
 });
+
+// Git state beyond hooks and .git/config (each with its control): an absent `.git/commondir`, a
+// config.worktree sbx makes empty first, and a linked worktree's `.git` file are all guarded.
+describe.skipIf(SKIP_INTEGRATION)('more git state under --backend landlock', () => {
+  const hook = (marker: string, dir: string) =>
+    `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${dir}/pre-commit && chmod +x ${dir}/pre-commit`;
+  const hostCommitRuns = (repo: string, marker: string) => {
+    rmSync(marker, { force: true });
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'host');
+    return existsSync(marker);
+  };
+  const sandboxedRun = async (script: string, cwd: string) => {
+    const file = join(t.root, `report-${++repos}.json`);
+    const r = await runSbx(['--backend', 'landlock', '--report-file', file, '--', 'sh', '-c', script], opts(cwd));
+    return { r, report: readReport(file) };
+  };
+
+  it('a created .git/commondir (pointing at a copied gitdir with a hook) is removed and reported; control: it runs', async () => {
+    const marker = join(t.root, `ran-${repos + 3}`);
+    const script = `cp -r .git evil && ${hook(marker, 'evil/hooks')} && echo "$PWD/evil" > .git/commondir`;
+    const { control, sandboxed, r, report } = await plant(script);
+    expect(r.code).toBe(0);
+    expect(hostCommitRuns(control, marker)).toBe(true);
+    expect(existsSync(join(sandboxed, '.git/commondir'))).toBe(false);
+    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git/commondir: added; removed`]);
+    expect(hostCommitRuns(sandboxed, marker)).toBe(false);
+  });
+
+  it('an absent config.worktree (extensions.worktreeConfig on) is made empty first; a hooksPath put there is reverted', async () => {
+    const marker = join(t.root, `ran-${++repos}`);
+    const [control, sandboxed] = [freshRepo(), freshRepo()];
+    for (const repo of [control, sandboxed]) git(repo, 'config', 'extensions.worktreeConfig', 'true');
+    const script = `mkdir evil && ${hook(marker, 'evil')} && git config --worktree core.hooksPath "$PWD/evil"`;
+    expect((await runHost(['sh', '-c', script], opts(control))).code).toBe(0);
+    expect(hostCommitRuns(control, marker)).toBe(true);
+    const { r, report } = await sandboxedRun(script, sandboxed);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(sandboxed, '.git/config.worktree'), 'utf8')).toBe('');
+    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git/config.worktree: changed; restored`]);
+    expect(hostCommitRuns(sandboxed, marker)).toBe(false);
+  });
+
+  it("a linked worktree's .git file rewritten to a planted gitdir is restored and reported; control: the hook runs", async () => {
+    const marker = join(t.root, `ran-${++repos}`);
+    const main = freshRepo();
+    const [control, sandboxed] = [join(t.root, `wt-${++repos}`), join(t.root, `wt-${++repos}`)];
+    for (const wt of [control, sandboxed]) expect(git(main, 'worktree', 'add', '-q', '--detach', wt).code).toBe(0);
+    const original = readFileSync(join(sandboxed, '.git'), 'utf8');
+    const script = `git init -q evil && ${hook(marker, 'evil/.git/hooks')} && printf "gitdir: %s/evil/.git\\n" "$PWD" > .git`;
+    expect((await runHost(['sh', '-c', script], opts(control))).code).toBe(0);
+    expect(hostCommitRuns(control, marker)).toBe(true);
+    const { r, report } = await sandboxedRun(script, sandboxed);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(sandboxed, '.git'), 'utf8')).toBe(original);
+    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git: changed; restored`]);
+    expect(hostCommitRuns(sandboxed, marker)).toBe(false);
+  });
+});

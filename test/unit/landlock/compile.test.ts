@@ -340,12 +340,19 @@ describe('git state inside the workspace: guarded, not refused', () => {
 
   it('hooks and the config view become guard records, the hooks leave the read-only grants', async () => {
     const { landlock, policy } = await compiled('default', 'alice', { mutateHost: gitState });
-    expect(valuesOf(landlock, 'guard')).toEqual(['/home/alice/proj/.git/hooks', '/home/alice/proj/.git/config']);
+    // commondir is absent in a main gitdir: guarded so that none can be created (it redirects config and hooks).
+    expect(valuesOf(landlock, 'guard')).toEqual([
+      '/home/alice/proj/.git/hooks',
+      '/home/alice/proj/.git/config',
+      '/home/alice/proj/.git/commondir',
+    ]);
     expect(valuesOf(landlock, 'ro')).not.toContain('/home/alice/proj/.git/hooks');
     // .git is bound over itself for bwrap (pinParents); the guard watches its identity instead.
     expect(valuesOf(landlock, 'rw').filter((p) => !p.startsWith(FIXTURE_SESSION.dir))).toEqual(['/home/alice/proj']);
     const guarded = landlockApproximations(policy).find((a) => a.startsWith('mounts.guarded:'));
-    expect(guarded).toMatch(/: \/home\/alice\/proj\/\.git\/hooks, \/home\/alice\/proj\/\.git\/config$/);
+    expect(guarded).toMatch(
+      /: \/home\/alice\/proj\/\.git\/hooks, \/home\/alice\/proj\/\.git\/config, \/home\/alice\/proj\/\.git\/commondir$/,
+    );
   });
 
   it('a repository without a hooks directory: the absent hooks path is guarded too', async () => {
@@ -354,7 +361,11 @@ describe('git state inside the workspace: guarded, not refused', () => {
       h.sensitiveFiles.protect = [];
     };
     const { landlock } = await compiled('default', 'alice', { mutateHost: noHooks });
-    expect(valuesOf(landlock, 'guard')).toEqual(['/home/alice/proj/.git/config', '/home/alice/proj/.git/hooks']);
+    expect(valuesOf(landlock, 'guard')).toEqual([
+      '/home/alice/proj/.git/config',
+      '/home/alice/proj/.git/hooks',
+      '/home/alice/proj/.git/commondir',
+    ]);
   });
 
   it('in read-only mode nothing needs guarding (the workspace is not writable)', async () => {

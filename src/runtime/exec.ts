@@ -254,18 +254,19 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
   const interrupts: Interrupt[] = [];
   let firstSignal: NodeJS.Signals | undefined;
   let timedOut = false;
+  const endAll = opts.launcherKill ?? 'SIGKILL';
   const forward = (sig: NodeJS.Signals, escalate = true) => {
-    if (escalate && received.has(sig)) return void child.kill(opts.launcherKill ?? 'SIGKILL');
+    if (escalate && received.has(sig)) return void child.kill(endAll);
     if (escalate) received.add(sig);
     firstSignal ??= sig;
     if (opts.supervision === 'supervisor') return void child.kill(sig);
     const init = statusValue(status(), 'child-pid');
     const pid = init === undefined ? undefined : commandPid(init);
-    if (pid === undefined) return void child.kill(opts.launcherKill ?? 'SIGKILL');
+    if (pid === undefined) return void child.kill(endAll);
     try {
       process.kill(pid, sig);
     } catch {
-      child.kill(opts.launcherKill ?? 'SIGKILL');
+      child.kill(endAll);
     }
   };
   const handlers: [NodeJS.Signals, () => void][] = [];
@@ -292,7 +293,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
           timedOut = true;
           forward('SIGTERM', false);
           // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
-          killTimer = setTimeout(() => child.kill(opts.launcherKill ?? 'SIGKILL'), opts.graceMs ?? 2000);
+          killTimer = setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
         }, opts.timeoutMs);
   return {
     interrupts,

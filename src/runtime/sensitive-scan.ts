@@ -24,7 +24,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
-import { sanitizeGitConfig } from '../policy/git-config.js';
+import { parseGitConfig, sanitizeGitConfig } from '../policy/git-config.js';
 import { GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON, withheldOf } from '../policy/guarded-state.js';
 import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
 import {
@@ -231,6 +231,7 @@ export function scanSensitiveFiles(
   walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, read));
   const configs = gitConfigViews(absOf, walk.gitConfigs, read);
   walk.protect.push(...madeHooksDirs(absOf, walk.gitConfigs, walk.protect));
+  walk.protect.push(...hooksPathDirs(absOf, base, walk.gitConfigs));
   const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
   const views = [...git.views, ...configs.views].sort(byPath);
   const unmasked = [...walk.unmasked, ...git.unmasked].sort(byPath);
@@ -383,6 +384,40 @@ function madeHooksDirs(
     }
   }
   return made;
+}
+
+/**
+ * A repository's `core.hooksPath` inside the scanned tree (husky's `.husky/_`, a `githooks/` folder):
+ * git runs the hooks from there, so the directory is protected like `.git/hooks`, and made empty
+ * first where it does not exist yet (as madeHooksDirs does). Relative paths are git's: from the top
+ * of the work tree. A path outside the tree is not the sandbox's to write. The protect list resolves
+ * a link to where it points (scanMountedTrees).
+ */
+function hooksPathDirs(absOf: (rel: string) => string, base: string, gitConfigs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const rel of gitConfigs) {
+    if (rel !== '.git/config' && !rel.endsWith('/.git/config')) continue;
+    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES)?.toString('utf8');
+    if (text === undefined) continue;
+    let section = '';
+    let hooksPath: string | undefined;
+    for (const event of parseGitConfig(text)) {
+      if (event.kind === 'section') section = event.name.toLowerCase();
+      else if (event.kind === 'key' && section === 'core' && event.key.toLowerCase() === 'hookspath')
+        hooksPath = event.value;
+    }
+    if (!hooksPath || hooksPath.startsWith('~')) continue;
+    const top = dirname(dirname(absOf(rel)));
+    const dir = resolve(top, hooksPath);
+    if (dir === base || !dir.startsWith(`${base}/`)) continue;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+    } catch {
+      // A file or a link there (judged where it points), or not writable: protected as it is.
+    }
+    out.push(dir);
+  }
+  return out;
 }
 
 /**

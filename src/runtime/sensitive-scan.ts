@@ -410,14 +410,31 @@ function hooksPathDirs(absOf: (rel: string) => string, base: string, gitConfigs:
     const top = dirname(dirname(absOf(rel)));
     const dir = resolve(top, hooksPath);
     if (dir === base || !dir.startsWith(`${base}/`)) continue;
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
-    } catch {
-      // A file or a link there (judged where it points), or not writable: protected as it is.
-    }
+    makeDirsBelow(base, dir);
     out.push(dir);
   }
   return out;
+}
+
+/**
+ * `dir` and each missing directory between `base` and it, one at a time: a link on the way (a
+ * repository can ship `.husky` -> elsewhere) is never followed, and the walk stops there, as it does
+ * at anything that is not a directory or cannot be made. What exists is protected as it is.
+ */
+function makeDirsBelow(base: string, dir: string): void {
+  let at = base;
+  for (const part of dir.slice(base.length + 1).split('/')) {
+    at = `${at}/${part}`;
+    try {
+      if (!lstatSync(at).isDirectory()) return;
+    } catch {
+      try {
+        mkdirSync(at, { mode: 0o755 });
+      } catch {
+        return;
+      }
+    }
+  }
 }
 
 /**

@@ -134,11 +134,10 @@ describe.skipIf(SKIP_INTEGRATION)('core.hooksPath inside the workspace (husky: .
   for (const backend of ['bwrap', 'landlock'] as const) {
     it(`${backend}: a hook planted there does not run at the host's next commit; control: unsandboxed it does`, async () => {
       const marker = join(t.root, `husky-${backend}.marker`);
-      const plant = `printf '#!/bin/sh\\ntouch ${marker}\\n' > .husky/_/pre-commit && chmod +x .husky/_/pre-commit`;
+      const plant = `mkdir -p .husky/_ && printf '#!/bin/sh\\ntouch ${marker}\\n' > .husky/_/pre-commit && chmod +x .husky/_/pre-commit`;
       const [control, sandboxed] = [freshRepo(), freshRepo()];
       for (const repo of [control, sandboxed]) git(repo, 'config', 'core.hooksPath', '.husky/_');
-      // Absent until now: sbx makes the directory before the run, as husky's install would.
-      mkdirSync(join(control, '.husky/_'), { recursive: true });
+      // .husky is absent until the plant: sbx makes the directory before the run, as husky's install would.
       expect((await runHost(['sh', '-c', plant], { env: t.env, cwd: control })).code).toBe(0);
       expect(hostCommitRuns(control, marker)).toBe(true);
       await runSbx(['--backend', backend, '--', 'sh', '-c', plant], { env: t.env, cwd: sandboxed });

@@ -5,7 +5,6 @@
 // unsandboxed, and the helper driven without a filter shows that Landlock alone lets both through,
 // which is why src/backend/landlock.ts adds its own rules whatever the preset. Root and normal user.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -14,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LANDLOCK_NETWORK_NONE } from '../../../src/backend/landlock.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
-import { collector, type Listener, streamListener } from './listeners.js';
+import { datagramListener, type Listener, streamListener } from './listeners.js';
 import {
   makeTestHost,
   runHost,
@@ -38,7 +37,7 @@ type ProfileName = keyof typeof PROFILES;
 let t: TestHost;
 let probe: string;
 let profiles: Record<ProfileName, string>;
-let udp: { socket: UdpSocket; port: number; listener: Listener };
+let udp: { port: number; listener: Listener };
 let tcp: { port: number; listener: Listener };
 let unix: { path: string; listener: Listener };
 
@@ -62,19 +61,7 @@ beforeAll(async () => {
     }),
   ) as Record<ProfileName, string>;
 
-  const socket = createSocket('udp4');
-  socket.bind(0, '127.0.0.1');
-  await once(socket, 'listening');
-  const udpPort = socket.address().port;
-  const udpListener = collector(
-    () => {
-      const client = createSocket('udp4');
-      client.send('fence\n', udpPort, '127.0.0.1', () => client.close());
-    },
-    () => socket.close(),
-  ) as Listener & { push(m: string): void };
-  socket.on('message', (m) => udpListener.push(m.toString()));
-  udp = { socket, port: udpPort, listener: udpListener };
+  udp = await datagramListener();
 
   const tcpServer = createServer().listen(0, '127.0.0.1');
   await once(tcpServer, 'listening');

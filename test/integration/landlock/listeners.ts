@@ -1,5 +1,7 @@
 // Loopback listeners for the landlock network tests (bypass.test.ts, network-judge.test.ts): what each
 // received, one string per datagram or connection, and a fence to tell that nothing else came.
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
 import type { connect, Server } from 'node:net';
 
 /**
@@ -54,4 +56,21 @@ export function streamListener(server: Server, dial: () => ReturnType<typeof con
     socket.on('error', () => undefined);
   });
   return l;
+}
+
+/** A UDP listener on 127.0.0.1 (an ephemeral port): one string per datagram. */
+export async function datagramListener(): Promise<{ port: number; listener: Listener }> {
+  const socket = createSocket('udp4');
+  socket.bind(0, '127.0.0.1');
+  await once(socket, 'listening');
+  const port = socket.address().port;
+  const listener = collector(
+    () => {
+      const client = createSocket('udp4');
+      client.send('fence\n', port, '127.0.0.1', () => client.close());
+    },
+    () => socket.close(),
+  ) as Listener & { push(m: string): void };
+  socket.on('message', (m) => listener.push(m.toString()));
+  return { port, listener };
 }

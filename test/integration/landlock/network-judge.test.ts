@@ -6,7 +6,6 @@
 // Fast Open. Each beside a control that shows the same probe reaching its listener unsandboxed.
 // Loopback only. Root and normal user alike (the judge needs no privilege).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -27,7 +26,7 @@ import {
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
-import { collector, type Listener, streamListener } from './listeners.js';
+import { datagramListener, type Listener, streamListener } from './listeners.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 const PROBE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'socket-probe.c');
@@ -78,19 +77,7 @@ beforeAll(async () => {
   sink = await tcpSink('127.0.0.1');
   sink2 = await tcpSink('127.0.0.2');
   sink6 = await tcpSink('::1').catch(() => undefined);
-  const socket = createSocket('udp4');
-  socket.bind(0, '127.0.0.1');
-  await once(socket, 'listening');
-  const port = socket.address().port;
-  const listener = collector(
-    () => {
-      const client = createSocket('udp4');
-      client.send('fence\n', port, '127.0.0.1', () => client.close());
-    },
-    () => socket.close(),
-  ) as Listener & { push(m: string): void };
-  socket.on('message', (m) => listener.push(m.toString()));
-  udp = { port, listener };
+  udp = await datagramListener();
 });
 
 afterAll(() => {

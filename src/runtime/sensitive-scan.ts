@@ -228,10 +228,11 @@ export function scanSensitiveFiles(
   const git = decideByGit(absOf, walk.candidates, walk.workTrees, base, maxEntries - walk.scanned, read);
   const scanned = walk.scanned + git.scanned;
   if (git.truncated) return incomplete(scanned);
-  walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, read));
-  const configs = gitConfigViews(absOf, walk.gitConfigs, read);
+  const configText = configReader(absOf, read);
+  walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, configText));
+  const configs = gitConfigViews(absOf, walk.gitConfigs, configText);
   walk.protect.push(...madeHooksDirs(absOf, walk.gitConfigs, walk.protect));
-  walk.protect.push(...hooksPathDirs(absOf, base, walk.gitConfigs));
+  walk.protect.push(...hooksPathDirs(absOf, base, walk.gitConfigs, configText));
   const masks = [...walk.unreadable, ...git.masks, ...configs.masks].sort(byPath);
   const views = [...git.views, ...configs.views].sort(byPath);
   const unmasked = [...walk.unmasked, ...git.unmasked].sort(byPath);
@@ -386,6 +387,20 @@ function madeHooksDirs(
   return made;
 }
 
+/** A git config file's text, read once (bounded, regular files only) for the passes below; undefined when unreadable. */
+type ConfigText = (rel: string) => string | undefined;
+
+function configReader(absOf: (rel: string) => string, read: ScanReader): ConfigText {
+  const texts = new Map<string, string | undefined>();
+  return (rel) => {
+    if (!texts.has(rel)) {
+      read(absOf(rel), 'file');
+      texts.set(rel, readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES)?.toString('utf8'));
+    }
+    return texts.get(rel);
+  };
+}
+
 /**
  * A repository's `core.hooksPath` inside the scanned tree (husky's `.husky/_`, a `githooks/` folder):
  * git runs the hooks from there, so the directory is protected like `.git/hooks`, and made empty
@@ -393,11 +408,16 @@ function madeHooksDirs(
  * of the work tree. A path outside the tree is not the sandbox's to write. The protect list resolves
  * a link to where it points (scanMountedTrees).
  */
-function hooksPathDirs(absOf: (rel: string) => string, base: string, gitConfigs: readonly string[]): string[] {
+function hooksPathDirs(
+  absOf: (rel: string) => string,
+  base: string,
+  gitConfigs: readonly string[],
+  configText: ConfigText,
+): string[] {
   const out: string[] = [];
   for (const rel of gitConfigs) {
     if (rel !== '.git/config' && !rel.endsWith('/.git/config')) continue;
-    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES)?.toString('utf8');
+    const text = configText(rel);
     if (text === undefined) continue;
     let section = '';
     let hooksPath: string | undefined;
@@ -449,15 +469,14 @@ function makeDirsBelow(base: string, dir: string): void {
 function madeWorktreeConfigs(
   absOf: (rel: string) => string,
   gitConfigs: readonly string[],
-  read: ScanReader,
+  configText: ConfigText,
 ): string[] {
   const made: string[] = [];
   const known = new Set(gitConfigs);
   for (const rel of gitConfigs) {
     if (!rel.endsWith('/config') && rel !== 'config') continue;
-    read(absOf(rel), 'file');
-    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
-    if (!text || !/worktreeconfig/i.test(text.toString('utf8'))) continue;
+    const text = configText(rel);
+    if (!text || !/worktreeconfig/i.test(text)) continue;
     const gitDir = dirname(rel);
     const linked = listNames(absOf(`${gitDir}/worktrees`)).map((name) => `${gitDir}/worktrees/${name}`);
     for (const dir of [gitDir, ...linked]) {
@@ -488,17 +507,16 @@ function listNames(dir: string): string[] {
 function gitConfigViews(
   absOf: (rel: string) => string,
   gitConfigs: readonly string[],
-  read: ScanReader,
+  configText: ConfigText,
 ): { masks: SensitiveMask[]; views: SensitiveView[] } {
   const out: { masks: SensitiveMask[]; views: SensitiveView[] } = { masks: [], views: [] };
   for (const rel of gitConfigs) {
-    read(absOf(rel), 'file');
-    const text = readRegularFile(absOf(rel), MAX_GIT_TEXT_BYTES);
-    if (!text) {
+    const text = configText(rel);
+    if (text === undefined) {
       out.masks.push({ path: absOf(rel), what: 'file' });
       continue;
     }
-    const { text: content, removed } = sanitizeGitConfig(text.toString('utf8'));
+    const { text: content, removed } = sanitizeGitConfig(text);
     out.views.push({ path: absOf(rel), content, reason: GIT_CONFIG_VIEW_REASON, ...withheldOf(removed) });
   }
   return out;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host-probe.js';
 import { probeHostFacts } from '../runtime/host-facts.js';
-import { diagnoseHost, type Cause, type HostFacts } from '../policy/host-diagnosis.js';
+import { diagnoseHost, type Cause, type HostFacts } from '../doctor/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';
 import { judgeFix } from '../backend/landlock.js';
 import { isSbxError } from '../errors.js';

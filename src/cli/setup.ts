@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../policy/apparmor-profile.js';
+import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../doctor/apparmor-profile.js';
 import { SbxError } from '../errors.js';
 import { probeBwrap } from '../runtime/host-probe.js';
 import { probeHostFacts } from '../runtime/host-facts.js';

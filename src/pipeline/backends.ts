@@ -149,7 +149,7 @@ const bwrap: Backend = {
     // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
     const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
       import('../runtime/host-facts.js'),
-      import('../policy/host-diagnosis.js'),
+      import('../doctor/host-diagnosis.js'),
     ]);
     const namespaces = isNamespaceFailure(result.stderr?.toString());
     const [cause] = namespaces ? diagnoseUserNamespaces({ uid: host.uid, bwrap: launcher.path, env: host.env }) : [];

@@ -11,7 +11,7 @@ import { readGuarded, type GuardedText } from './guarded-read.js';
 import { mergeProfiles, type Origins, type ProfileLayer } from './merge.js';
 import type { KeyPositions } from './positions.js';
 import type { Profile } from './schema.js';
-import { closest } from './suggest.js';
+import { closest } from '../suggest.js';
 import { judgeTrust, needsPin, untrustedError, type TrustContext, type TrustState } from './trust.js';
 import { BUILD } from '../version.js';
 

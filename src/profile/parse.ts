@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { SbxError } from '../errors.js';
 import type { KeyPositions } from './positions.js';
 import { ProfileSchema, type Profile } from './schema.js';
-import { closest } from './suggest.js';
+import { closest } from '../suggest.js';
 
 /** Aliases a profile may expand: a profile needs few, a "billion laughs" document needs thousands. */
 const MAX_ALIAS_COUNT = 50;

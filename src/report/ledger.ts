@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
-import { breakStaleLock, createLock, holdsLock, releaseLock } from './lock-file.js';
+import { breakStaleLock, createLock, holdsLock, releaseLock } from '../runtime/lock-file.js';
 import type { Violation, ViolationSource } from '../policy/violation.js';
 import { userDirs } from '../runtime/user-dirs.js';
 

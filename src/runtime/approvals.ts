@@ -25,7 +25,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { SbxError } from '../errors.js';
 import { isWithin } from '../policy/sensitive.js';
 import { xdgDirs } from '../policy/user-dirs.js';
-import { breakStaleLock, createLock, holdsLock, releaseLock } from '../report/lock-file.js';
+import { breakStaleLock, createLock, holdsLock, releaseLock } from './lock-file.js';
 
 /** How long a denial is remembered. Long enough to stop a retry loop, short enough that a mistaken "deny" heals itself. */
 export const DENY_TTL_MS = 10 * 60_000;

@@ -4,7 +4,7 @@
 // profiles. `root` lets the tests point it at a fixture tree (test/fixtures/hosts-fs/<case>/).
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { diagnoseHost, type Cause, type ContainerKind, type HostFacts } from '../policy/host-diagnosis.js';
+import { diagnoseHost, type Cause, type ContainerKind, type HostFacts } from '../doctor/host-diagnosis.js';
 
 const MAX_BYTES = 64 * 1024;
 const MAX_PROFILES = 400;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { dataFilePath, type Session } from '../backend/launch.js';
 import type { Mount } from '../policy/types.js';
-import { isProcessAlive } from '../report/lock-file.js';
+import { isProcessAlive } from './lock-file.js';
 import { xdgRuntimeDir } from '../policy/user-dirs.js';
 
 export interface SessionHandle extends Session {

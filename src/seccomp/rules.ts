@@ -1,7 +1,7 @@
 // Settings → rules (validated, sorted), and rules → the per-syscall checks one arch needs.
 // Both compilers (BPF and Kafel) consume the same plan, so they cannot disagree about ordering.
 import { SbxError } from '../errors.js';
-import { closest } from '../profile/suggest.js';
+import { closest } from '../suggest.js';
 import { ERRNO_VALUES, isKnownSyscall, knownSyscallNames, syscallNumber } from './arch.js';
 import { IO_URING_SYSCALLS, presetRules } from './sets.js';
 import type { SeccompArch, SeccompArgTest, SeccompErrno, SeccompRule, SeccompSettings } from './types.js';

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../../../src/policy/apparmor-profile.js';
+import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../../../src/doctor/apparmor-profile.js';
 import { writeProfile } from '../../../src/cli/setup.js';
 import { probeHostFacts } from '../../../src/runtime/host-facts.js';
 import { sbxErrorOf } from '../../helpers/errors.js';

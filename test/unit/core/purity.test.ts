@@ -29,14 +29,16 @@ const ts = (dir: string) =>
     .map((f) => `${dir}/${f}`);
 
 const PURE_FILES = [
-  ...['schema', 'parse', 'merge', 'variables', 'suggest'].map((f) => `profile/${f}.ts`),
+  ...['schema', 'parse', 'merge', 'variables'].map((f) => `profile/${f}.ts`),
   'profile/schema-secrets.ts',
   'profile/schema-command-rules.ts',
   ...ts('policy'),
   ...ts('preflight'),
   ...ts('backend'),
   ...ts('export'),
+  ...ts('doctor'),
   'errors.ts',
+  'suggest.ts',
 ].sort();
 
 /** Every module specifier a file names: static and type imports, re-exports, dynamic import(), require(). */

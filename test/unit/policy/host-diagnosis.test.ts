@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeCause, diagnoseHost, isNamespaceFailure } from '../../../src/policy/host-diagnosis.js';
+import { describeCause, diagnoseHost, isNamespaceFailure } from '../../../src/doctor/host-diagnosis.js';
 import { diagnoseUserNamespaces, probeHostFacts } from '../../../src/runtime/host-facts.js';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';

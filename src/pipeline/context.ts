@@ -103,10 +103,15 @@ export function profileSearch(
 
 /**
  * The one place a run reads its process: the ambient facts, each defaulted from the caller's option
- * when it gave one (`hostEnv`, `cwd`, `tty`). Throws USAGE for a malformed trusted hash.
+ * when it gave one (`hostEnv`, `cwd`, `tty`). Throws USAGE for a malformed trusted hash. `options`:
+ * the settings of `requested` when the caller needed them first (run.ts opens the ledger with them).
  */
-export function runContext(requested: RunOptions, hooks: RunHooks, sessionId: string): RunContext {
-  const options = runSettings(requested);
+export function runContext(
+  requested: RunOptions,
+  hooks: RunHooks,
+  sessionId: string,
+  options: RunSettings = runSettings(requested),
+): RunContext {
   const env = Object.freeze(definedOnly(requested.hostEnv ?? process.env));
   const cwd = requested.cwd ?? process.cwd();
   const dirs = Object.freeze(userDirs(env));

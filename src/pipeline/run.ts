@@ -238,13 +238,14 @@ export async function runPipeline(requested: RunOptions, hooks: RunHooks = {}): 
   const started = nowMs();
   const record = new RunRecord(newSessionId());
   // The ledger opens before the context: a refusal while building it (a malformed trusted hash) is recorded too.
-  const { audit, profile } = runSettings(requested);
-  const trail = audit ? openAuditTrail(audit.file, record.sessionId, profile) : undefined;
+  const settings = runSettings(requested);
+  const { audit } = settings;
+  const trail = audit ? openAuditTrail(audit.file, record.sessionId, settings.profile) : undefined;
   const cleanup = new CleanupStack();
   const located: Located = {};
   try {
     throwIfAborted(requested.signal);
-    const ctx = runContext(requested, hooks, record.sessionId);
+    const ctx = runContext(requested, hooks, record.sessionId, settings);
     const run = { ctx, record, cleanup, located };
     const r = await resolve(run);
     const outcome = await runResolved(r, run, trail);

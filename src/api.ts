@@ -17,7 +17,7 @@ export type { BackendChoice, Launcher } from './pipeline/backends.js';
 export type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/options.js';
 export { DEFAULT_CAPTURE_LIMIT_BYTES } from './pipeline/options.js';
 export { landlockHelperPath } from './pipeline/backends.js';
-export { profileSearch } from './pipeline/prepare.js';
+export { profileSearch } from './pipeline/context.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
 

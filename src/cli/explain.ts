@@ -159,10 +159,10 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
 
 /** What would enforce each limit on this host, as `sbx doctor` says it, or why a run would be refused (stage 6). */
 async function describeLimits(policy: Policy): Promise<string[]> {
-  const { planRunLimits } = await import('../pipeline/limits.js');
+  const { planLimitsOn } = await import('../pipeline/limits.js');
   const { describePlan } = await import('../limits/plan.js');
   try {
-    const planned = await planRunLimits(policy);
+    const planned = await planLimitsOn(policy, { env: process.env, uid: process.getuid?.() ?? 0 });
     return planned ? describePlan(planned.plan).map((line) => `limits    ${line}`) : [];
   } catch (error) {
     if (!isSbxError(error)) throw error;

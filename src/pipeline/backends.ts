@@ -55,8 +55,8 @@ export interface Backend {
   egressOn: 'session-dir' | 'loopback';
   /** Finds the launcher and checks that it can work; throws SbxError (125) when not. */
   probe(ctx: ProbeContext): Promise<Launcher>;
-  /** Policy → the exact launch. */
-  compile(policy: Policy, session: Session, launcher: Launcher, host: Host): Promise<Launch>;
+  /** Policy → the exact launch; `arch` is the run context's (the seccomp filter's architecture). */
+  compile(policy: Policy, session: Session, launcher: Launcher, host: Host, arch: NodeJS.Architecture): Promise<Launch>;
   /** How the runtime spawns and supervises it (runtime/exec.ts). */
   execOptions(session: Session): Pick<ExecOptions, 'supervision' | 'fdDir'>;
   /** How the launch ended; a sandbox that was never built is thrown as its SbxError. */
@@ -130,10 +130,10 @@ const bwrap: Backend = {
     const info = probeBwrap(ctx.env, ctx.cacheDir);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
   },
-  async compile(policy, session, launcher, host) {
+  async compile(policy, session, launcher, host, hostArch) {
     if (launcher.backend !== 'bwrap') throw new Error('bwrap backend given another launcher');
     const { features } = launcher.bwrap;
-    const arch = hostSeccompArch(process.arch);
+    const arch = hostSeccompArch(hostArch);
     return compileBwrap(policy, session, { path: launcher.path, features, stdinIsTty: host.stdinIsTty, arch });
   },
   execOptions: () => ({ supervision: 'status-fd' }),
@@ -186,11 +186,11 @@ const nsjail: Backend = {
   async probe(ctx) {
     return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
   },
-  async compile(policy, session, launcher, host) {
+  async compile(policy, session, launcher, host, hostArch) {
     // nsjail does not search PATH: it gets the command's path inside.
     const execPath = locateCommand(policy);
     const { compileNsjail } = await import('../backend/nsjail.js');
-    const arch = hostSeccompArch(process.arch);
+    const arch = hostSeccompArch(hostArch);
     return compileNsjail(policy, session, {
       path: launcher.path,
       stdinIsTty: host.stdinIsTty,
@@ -241,10 +241,10 @@ const landlock: Backend = {
     const { probeLandlock } = await import('../runtime/landlock-probe.js');
     return { backend: 'landlock', ...probeLandlock(landlockHelperPath()), chosenBy: ctx.choice };
   },
-  async compile(policy, session, launcher, host) {
+  async compile(policy, session, launcher, host, hostArch) {
     const { compileLandlock } = await import('../backend/landlock.js');
     const { uid, gid, stdinIsTty } = host;
-    const arch = hostSeccompArch(process.arch);
+    const arch = hostSeccompArch(hostArch);
     // Only an allow-list network needs the judge, so only such a run pays for trying it.
     const { probeNetworkJudge } = await import('../runtime/landlock-probe.js');
     const unavailable = policy.network.kind === 'filtered' ? probeNetworkJudge(launcher.path) : undefined;

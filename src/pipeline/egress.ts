@@ -9,18 +9,24 @@ import type { Policy } from '../policy/types.js';
 import type { Backend } from './backends.js';
 import type { EgressProxy } from '../runtime/network/index.js';
 import type { CleanupStack } from './cleanup.js';
-import type { RunOptions } from './options.js';
+import type { RunContext } from './context.js';
 
-export async function startEgress(
-  policy: Policy,
-  session: Session,
-  options: RunOptions,
-  cleanup: CleanupStack,
-  on: Backend['egressOn'],
-  uid: number,
-): Promise<EgressProxy | undefined> {
+export async function startEgress({
+  ctx,
+  policy,
+  session,
+  backend,
+  cleanup,
+}: {
+  ctx: RunContext;
+  policy: Policy;
+  session: Session;
+  backend: Backend;
+  cleanup: CleanupStack;
+}): Promise<EgressProxy | undefined> {
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return undefined;
+  const on = backend.egressOn;
   const network = await import('../runtime/network/index.js');
   if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
     const published = await network.bindPublishedPorts(net.publish);
@@ -29,12 +35,13 @@ export async function startEgress(
     cleanup.defer(() => bridges.close());
   }
   if (net.rules.allow.length === 0) return undefined;
+  const { resolve } = ctx.options;
   const proxy = await network.startEgressProxy({
     // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
     rules: net.rules,
     socketDir: session.dir,
-    ...(on === 'loopback' ? { loopback: { uid } } : {}),
-    ...(options.resolve ? { resolve: options.resolve } : {}),
+    ...(on === 'loopback' ? { loopback: { uid: ctx.uid } } : {}),
+    ...(resolve ? { resolve } : {}),
   });
   cleanup.defer(() => proxy.close());
   return proxy;

@@ -5,19 +5,29 @@ import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import { execLaunch } from '../runtime/exec.js';
 import type { Pins } from '../runtime/pins.js';
 import type { Backend, LaunchResult, Launcher } from './backends.js';
-import type { RunSettings } from './options.js';
+import type { RunContext } from './context.js';
 import type { Derived } from './policy.js';
 
-export async function execute(
-  backend: Backend,
-  launcher: Launcher,
-  launch: Launch,
-  derived: Derived,
-  session: Session,
-  options: RunSettings,
-  pins: Pins,
-  limits: PreparedLimits | undefined,
-): Promise<LaunchResult> {
+export async function execute({
+  ctx,
+  backend,
+  launcher,
+  launch,
+  derived,
+  session,
+  pins,
+  limits,
+}: {
+  ctx: RunContext;
+  backend: Backend;
+  launcher: Launcher;
+  launch: Launch;
+  derived: Derived;
+  session: Session;
+  pins: Pins;
+  limits: PreparedLimits | undefined;
+}): Promise<LaunchResult> {
+  const { options } = ctx;
   const timeoutMs = derived.policy.limits.timeoutMs;
   const result = await execLaunch(launch, {
     stdio: options.stdio,

@@ -3,26 +3,29 @@
 // command rules and, under `default: ask`, an approval (runtime/command-gate.ts).
 import { admitCommand } from '../runtime/command-gate.js';
 import { locateCommand } from '../runtime/command.js';
-import type { CompileSettings, RunHooks, RunOptions } from './options.js';
+import type { RunContext } from './context.js';
 import type { Derived } from './policy.js';
 
-export async function gate(
-  options: RunOptions & CompileSettings,
-  hooks: RunHooks,
-  derived: Derived,
-  sessionId: string,
-  secrets: string[],
-): Promise<void> {
+export async function gate({
+  ctx,
+  derived,
+  secrets,
+}: {
+  ctx: RunContext;
+  derived: Derived;
+  secrets: readonly string[];
+}): Promise<void> {
+  const { options } = ctx;
   locateCommand(derived.policy);
   await admitCommand({
     policy: derived.policy,
     host: derived.host,
-    sessionId,
+    sessionId: ctx.sessionId,
     allowDenylisted: options.allowDenylistedCommands,
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     secrets,
-    door: hooks.door ?? 'library',
+    door: ctx.door,
     ...(options.onNotice ? { onNotice: options.onNotice } : {}),
   });
 }

@@ -4,9 +4,9 @@ import type { Launch, Session } from '../backend/launch.js';
 import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import type { Backend, Launcher } from './backends.js';
 import type { CleanupStack } from './cleanup.js';
-import type { PlannedLimits } from './limits.js';
+import { cgroupHost, type PlannedLimits } from './limits.js';
 import type { Derived } from './policy.js';
-import type { Prepared } from './prepare.js';
+import type { RunContext } from './context.js';
 
 export interface Launched {
   launch: Launch;
@@ -14,19 +14,29 @@ export interface Launched {
   limits?: PreparedLimits;
 }
 
-export async function compileRunLaunch(
-  backend: Backend,
-  launcher: Launcher,
-  derived: Derived,
-  session: Session,
-  planned: PlannedLimits | undefined,
-  p: Prepared,
-  cleanup: CleanupStack,
-): Promise<Launched> {
-  const launch = await backend.compile(derived.policy, session, launcher, derived.host);
+export async function compileRunLaunch({
+  ctx,
+  backend,
+  launcher,
+  derived,
+  session,
+  planned,
+  cleanup,
+}: {
+  ctx: RunContext;
+  backend: Backend;
+  launcher: Launcher;
+  derived: Derived;
+  session: Session;
+  planned: PlannedLimits | undefined;
+  cleanup: CleanupStack;
+}): Promise<Launched> {
+  const launch = await backend.compile(derived.policy, session, launcher, derived.host, ctx.arch);
   if (!planned) return { launch };
-  await planned.apply.sweepStaleCgroups();
-  const limits = await planned.apply.prepareLimits(planned.plan, session, { env: p.env });
+  // The environment and uid the plan was probed with (pipeline/limits.ts): one host view per run.
+  const host = cgroupHost(ctx);
+  await planned.apply.sweepStaleCgroups(host);
+  const limits = await planned.apply.prepareLimits(planned.plan, session, host);
   cleanup.defer(() => limits.cleanup());
   return { launch: { ...launch, ...limits.wrap(launch) }, limits };
 }

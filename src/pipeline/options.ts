@@ -1,7 +1,6 @@
-// What a caller asks of a run (the library's options, which the CLI builds too), the defaults of those
-// the stages act on (applied once, where the pipeline starts, not in the stage that reads them), and
-// what the pipeline learns as it goes.
-import type { RunFacts } from '../errors.js';
+// What a caller asks of a run (the library's options, which the CLI builds too) and what compile()
+// returns. The defaults are applied once, where the pipeline starts (pipeline/context.ts), never in
+// the stage that reads them.
 import type { RunRequest } from '../policy/derive.js';
 import type { Lifted } from '../report/outcome.js';
 import type { Policy } from '../policy/types.js';
@@ -97,33 +96,7 @@ export interface RunHooks {
   door?: Door;
 }
 
-/** What run() learns as it goes: every refusal carries it (SbxError.run). */
-export type KnownFacts = Omit<RunFacts, 'durationMs'>;
-
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;
-
-/** CompileOptions as the stages read them: every option a stage acts on has its value. */
-export type CompileSettings = CompileOptions & Required<Pick<CompileOptions, 'allowDenylistedCommands'>>;
-
-/** RunOptions as the stages read them: every option a stage acts on has its value. */
-export type RunSettings = RunOptions &
-  CompileSettings &
-  Required<Pick<RunOptions, 'stdio' | 'captureLimitBytes' | 'forwardSignals'>>;
-
-/** The defaults of CompileOptions, each applied here and nowhere else (the doc comments above name them). */
-export function compileSettings<T extends CompileOptions>(options: T): T & CompileSettings {
-  return { ...options, allowDenylistedCommands: options.allowDenylistedCommands ?? false };
-}
-
-/** The defaults of RunOptions, each applied here and nowhere else (the doc comments above name them). */
-export function runSettings(options: RunOptions): RunSettings {
-  return {
-    ...compileSettings(options),
-    stdio: options.stdio ?? 'inherit',
-    captureLimitBytes: options.captureLimitBytes ?? DEFAULT_CAPTURE_LIMIT_BYTES,
-    forwardSignals: options.forwardSignals ?? false,
-  };
-}
 
 /** What compile() returns: the resolved policy and the exact launch, without running anything. */
 export interface Compiled {

@@ -11,11 +11,13 @@ import type { EgressStats } from '../runtime/network/index.js';
 import type { LaunchResult } from './backends.js';
 import type { Ending } from '../report/ending.js';
 import type { PlannedLimits } from './limits.js';
-import type { ProfileInfo, RunSettings } from './options.js';
+import type { RunContext } from './context.js';
+import type { ProfileInfo } from './options.js';
 import type { Derived } from './policy.js';
 
-export interface RunRecord {
-  sessionId: string;
+/** Everything the run produced, from its context to its ending. */
+export interface OutcomeInput {
+  ctx: RunContext;
   profile: ProfileInfo;
   backend: Outcome['backend'];
   approximations: string[];
@@ -43,13 +45,13 @@ function scrubValues(env: Record<string, string>, secretEnv: Record<string, stri
 }
 
 /** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
-async function capturedView(r: RunRecord, options: RunSettings): Promise<Outcome['captured']> {
+async function capturedView(r: OutcomeInput): Promise<Outcome['captured']> {
   const { stdout, stderr, streamBytes } = r.result;
   if (!stdout || !stderr) return undefined;
   const { scrubCapture } = await import('../report/scrub.js');
   const secrets = scrubValues(r.derived.host.env, r.secretEnv);
   const view = (buf: Buffer, total: number): CapturedText => {
-    const { text, droppedBytes, hits } = scrubCapture(buf, options.captureLimitBytes, { secrets }, total);
+    const { text, droppedBytes, hits } = scrubCapture(buf, r.ctx.options.captureLimitBytes, { secrets }, total);
     return { text, droppedBytes, redactions: hits };
   };
   return {
@@ -59,20 +61,20 @@ async function capturedView(r: RunRecord, options: RunSettings): Promise<Outcome
 }
 
 /** What the policy masked, but for what the backend left readable (pipeline/policy.ts withExposed). */
-function maskedPaths(r: RunRecord): string[] {
+function maskedPaths(r: OutcomeInput): string[] {
   const shown = new Set(r.lifted.unmasked.map((u) => u.path));
   return r.derived.policy.mounts.flatMap((m) =>
     (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' && !shown.has(m.target) ? [m.target] : [],
   );
 }
 
-export async function outcomeOf(r: RunRecord, options: RunSettings): Promise<Outcome> {
+export async function outcomeOf(r: OutcomeInput): Promise<Outcome> {
   const { policy, hash } = r.derived;
   const { ending, result, egress, collected } = r;
-  const captured = await capturedView(r, options);
+  const captured = await capturedView(r);
   const violations: Violation[] = ending.violations;
   return {
-    sessionId: r.sessionId,
+    sessionId: r.ctx.sessionId,
     profile: r.profile,
     backend: r.backend,
     ...(r.approximations.length > 0 ? { approximations: r.approximations } : {}),

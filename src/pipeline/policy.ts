@@ -39,8 +39,8 @@ import { compileEgressRules } from '../policy/egress.js';
 import { sensitivePaths } from '../policy/sensitive.js';
 import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
 import { probeToolchains } from '../runtime/toolchains.js';
+import type { RunContext } from './context.js';
 import type { CompileOptions, Lifted } from './options.js';
-import type { Prepared } from './prepare.js';
 import { WarmCache } from './warm.js';
 
 export interface Derived {
@@ -133,8 +133,8 @@ async function scanSensitive(
  * sbx's session directories hold every run's mask source (`empty`, bound by path) and egress sockets:
  * hidden wherever a bind would show them, so no sandbox can swap another run's files.
  */
-function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
-  const sessions = pins.probe(sessionBase(p.env, p.uid));
+function sessionMask(ctx: RunContext, pins: Pins): Sensitive['masks'] {
+  const sessions = pins.probe(sessionBase(ctx.env, ctx.uid));
   return sessions.exists && sessions.type === 'dir' ? [{ path: sessions.real, dir: true }] : [];
 }
 
@@ -143,14 +143,14 @@ function sessionMask(p: Prepared, pins: Pins): Sensitive['masks'] {
  * chain must end at the very directory that was pinned: one swapped since is refused.
  */
 function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'], extra: readonly string[]) {
-  const { resolved, options, prepared: p, pins } = input;
-  const homes = [...new Set([p.home, passwdHome()].filter((h): h is string => h !== undefined))];
-  const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(process.execPath)) };
-  const state = hostStatePaths(homes, p.env, sessionBase(p.env, p.uid), install);
+  const { resolved, ctx, pins } = input;
+  const homes = [...new Set([ctx.dirs.home, passwdHome()].filter((h): h is string => h !== undefined))];
+  const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(ctx.execPath)) };
+  const state = hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install);
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
-  for (const path of [...writableBindPaths(resolved.profile, options, vars), ...extra]) {
+  for (const path of [...writableBindPaths(resolved.profile, ctx.options, vars), ...extra]) {
     const f = paths[path];
     const fd = f?.exists ? pins.fdOf(f.real) : undefined;
     if (!f?.exists || fd === undefined || chains[f.real]) continue;
@@ -167,13 +167,9 @@ function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'
 
 /** What the policy stage works from: the request, its resolved profile, and the run so far. */
 export interface PolicyInput {
-  options: CompileOptions;
+  ctx: RunContext;
   resolved: ResolvedProfile;
-  prepared: Prepared;
   pins: Pins;
-  sessionId: string;
-  /** Keep host walks warm between runs (library: pipeline/warm.ts). */
-  warm: boolean;
 }
 
 /**
@@ -181,10 +177,11 @@ export interface PolicyInput {
  * top level above the cwd (policy/project-root.ts), with the reason the CLI and explain show.
  */
 function chooseWorkspace(input: PolicyInput, baseVars: Omit<Variables, 'workspace'>) {
-  const { options, resolved, prepared: p } = input;
+  const { ctx, resolved } = input;
+  const { options } = ctx;
   const workspace = requestedWorkspace(resolved.profile, options, baseVars);
   if (options.workspace !== undefined || resolved.profile.workspace?.path !== undefined) return { workspace };
-  const root = detectProjectRoot(workspace, p.home, p.uid);
+  const root = detectProjectRoot(workspace, ctx.dirs.home, ctx.uid);
   return root ? { workspace: root.path, detected: root.reason } : { workspace };
 }
 
@@ -213,9 +210,10 @@ function probeWorktree(
 
 /** The host as the core may know it: every path the profile touches, probed and pinned. */
 async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variables }> {
-  const { options, resolved, prepared: p, pins, sessionId, warm } = input;
+  const { ctx, resolved, pins } = input;
+  const { options, warm } = ctx;
   const profile = resolved.profile;
-  const baseVars = { home: p.home, cwd: p.cwd, session: sessionId };
+  const baseVars = { home: ctx.dirs.home, cwd: ctx.cwd, session: ctx.sessionId };
   const { workspace, detected } = chooseWorkspace(input, baseVars);
   const wsFact = pins.probe(workspace);
   // Refused before anything walks it: the secret scan below would read /proc (and fail part-way) or
@@ -223,7 +221,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   workspaceRealPath({ paths: { [workspace]: wsFact } }, { workspace }, profile.mode ?? 'workspace-write');
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
   const paths: Host['paths'] = Object.fromEntries(
-    pathsToProbe(profile, options, vars, p.env).map((path) => [path, pins.probe(path)]),
+    pathsToProbe(profile, options, vars, ctx.env).map((path) => [path, pins.probe(path)]),
   );
   const worktree = probeWorktree(wsFact, profile, pins, paths);
   const requestedRoots = sensitiveScanRoots(profile, options, vars);
@@ -233,7 +231,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     return f.exists && f.type === 'dir' ? [f.real] : [];
   });
   const { hostState, chains } = probeHostState(input, vars, paths, worktree ? [worktree.commonDir] : []);
-  const own = sbxOwnDirs(vars, p.env);
+  const own = sbxOwnDirs(vars, ctx.env);
   const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
   const toolchains = probeHostToolchains(input, vars);
@@ -241,7 +239,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   // The run's --unmask globs are sensitive.except for this run only, kept apart so the report can say who let a file in.
   const unmask = options.unmask ?? [];
   const ruleInput = { ...(profile.sensitive ?? {}), ...(unmask.length > 0 ? { unmask } : {}) };
-  const rules = needsRules ? await loadSensitiveRules(ruleInput, p.search.cacheDir) : undefined;
+  const rules = needsRules ? await loadSensitiveRules(ruleInput, ctx.search.cacheDir) : undefined;
   const scanned = rules
     ? await scanSensitive(scanRoots, ruleInput, rules, pins, warm)
     : { masks: [], protect: [], views: [], unmasked: [] };
@@ -253,26 +251,28 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
           files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
           skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
         },
-        p.search.cacheDir,
+        ctx.search.cacheDir,
       )
     : undefined;
   const tools = toolchains && toolRules ? scanToolchains(toolchains, toolRules, pins) : toolchains;
-  const sandboxKeepsRoot = p.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
+  const sandboxKeepsRoot = ctx.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
   const host: Host = {
-    uid: p.uid,
-    gid: p.gid,
-    home: p.home,
-    cwd: p.cwd,
-    stdinIsTty: options.tty ?? Boolean(process.stdin.isTTY),
-    env: p.env,
+    uid: ctx.uid,
+    gid: ctx.gid,
+    home: ctx.dirs.home,
+    cwd: ctx.cwd,
+    stdinIsTty: ctx.tty,
+    env: ctx.env,
     paths,
     hostState,
     chains,
     rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(rootOnlyScanRoots(profile, vars), warm) : [],
-    sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(p, pins)] },
-    bridge: { node: realpathSync(process.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
-    ...(globalView && profile.mode !== 'danger' ? { gitGlobal: readGitGlobalConfigs(p.home, p.env, p.uid) } : {}),
+    sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx, pins)] },
+    bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
+    ...(globalView && profile.mode !== 'danger'
+      ? { gitGlobal: readGitGlobalConfigs(ctx.dirs.home, ctx.env, ctx.uid) }
+      : {}),
     ...(worktree ? { gitWorktree: worktree } : {}),
     ...(tools ? { toolchains: tools } : {}),
     ...(detected !== undefined ? { workspaceDetected: detected } : {}),
@@ -293,14 +293,23 @@ function realOrEmpty(path: string): string[] {
  * may overlap a credential store, sbx's own state or the session directories.
  */
 function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFacts | undefined {
-  const { resolved, prepared: p, pins, options } = input;
+  const { resolved, ctx, pins } = input;
   if (resolved.profile.toolchains !== true || resolved.profile.mode === 'danger') return undefined;
-  const own = sbxOwnDirs(vars, p.env);
-  const forbidden = [...sensitivePaths(p.home, p.env), own.config, own.state, own.cache, sessionBase(p.env, p.uid)];
+  const own = sbxOwnDirs(vars, ctx.env);
+  const forbidden = [
+    ...sensitivePaths(ctx.dirs.home, ctx.env),
+    own.config,
+    own.state,
+    own.cache,
+    sessionBase(ctx.env, ctx.uid),
+  ];
   // The workspace counts in every mode: the repository is the adversary even when nothing is writable.
-  const requested = writableBindPaths(resolved.profile, options, vars);
+  const requested = writableBindPaths(resolved.profile, ctx.options, vars);
   const adversarial = [...requested, ...requested.flatMap((path) => realOrEmpty(path))];
-  return probeToolchains({ env: p.env, home: p.home, uid: p.uid, gid: p.gid, forbidden, adversarial }, pins);
+  return probeToolchains(
+    { env: ctx.env, home: ctx.dirs.home, uid: ctx.uid, gid: ctx.gid, forbidden, adversarial },
+    pins,
+  );
 }
 
 /**
@@ -400,7 +409,8 @@ export function withExposed(lifted: Lifted, exposed: readonly string[]): Lifted 
 }
 
 export async function derive(input: PolicyInput): Promise<Derived> {
-  const { options, resolved, pins } = input;
+  const { ctx, resolved, pins } = input;
+  const { options } = ctx;
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, vars } = await probeHost(input);
   const policy = derivePolicy({

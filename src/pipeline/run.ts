@@ -1,6 +1,7 @@
-// The run, stage by stage: prepare → trust → policy → secrets → gate → limits → session → egress →
-// ssh-agent → launch → exec → ending → report. Each stage is a module of this directory with one job; this file
-// only sequences them, records what the run has learnt (every refusal carries it), and owns the one
+// The run, stage by stage: context → trust → policy → secrets → gate → limits → session → egress →
+// ssh-agent → launch → exec → ending → report. Each stage is a module of this directory with one job
+// and one argument (the frozen RunContext and what earlier stages produced); this file only sequences
+// them, appends what each learnt to the run's record (every refusal carries it), and owns the one
 // cleanup stack that undoes whatever the stages created. docs/ARCHITECTURE.md draws the same line.
 import { nowMs } from '../runtime/clock.js';
 import { isSbxError, SbxError } from '../errors.js';
@@ -21,19 +22,11 @@ import { execute } from './exec.js';
 import { gate } from './gate.js';
 import { compileRunLaunch } from './launch.js';
 import { enforcedLimits, planRunLimits } from './limits.js';
-import {
-  type CompileOptions,
-  type Compiled,
-  compileSettings,
-  type KnownFacts,
-  type RunHooks,
-  type RunOptions,
-  type RunSettings,
-  runSettings,
-} from './options.js';
+import type { CompileOptions, Compiled, RunHooks, RunOptions } from './options.js';
 import { outcomeOf } from './outcome.js';
 import { type Derived, derive, liftedOf, withExposed } from './policy.js';
-import { type Prepared, prepare } from './prepare.js';
+import { type RunContext, runContext, runSettings } from './context.js';
+import { RunRecord } from './record.js';
 import { loadRunSecrets } from './secrets.js';
 import { openRunSession } from './session.js';
 import { terminalWarnings } from './terminal.js';
@@ -43,7 +36,6 @@ import type { RuleSources } from '../profile/positions.js';
 
 /** Everything up to the policy: what both run() and compile() do. */
 interface Resolved {
-  prepared: Prepared;
   profile: ResolvedProfile;
   backend: Backend;
   launcher: Launcher;
@@ -76,136 +68,137 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   });
 }
 
-/** Stages prepare and trust: the pins, the prepared options and the trusted profile with its rule sources. */
-async function trusted(options: CompileOptions, cleanup: CleanupStack, known: KnownFacts, located: Located) {
+/** One run's own state besides its context: what it has learnt, what undoes it, where its rules were written. */
+interface Run {
+  ctx: RunContext;
+  record: RunRecord;
+  cleanup: CleanupStack;
+  located: Located;
+}
+
+/** Stage trust: the pins and the trusted profile with its rule sources. */
+async function trusted({ ctx, record, cleanup, located }: Run) {
   // The pinned mount sources live as long as the run, whatever ends it.
   const pins = openPins();
   cleanup.defer(() => pins.close());
-  const prepared = prepare(options);
-  const profile = await trustProfile(options, prepared, known);
-  const sources = ruleSourcesOf(options, profile.positions);
+  const { resolved, profile } = await trustProfile({ ctx });
+  record.append({ profile });
+  const sources = ruleSourcesOf(ctx.options, resolved.positions);
   located.sources = sources;
-  return { pins, prepared, profile, sources };
+  return { pins, resolved, sources };
 }
 
-/** Stages prepare, trust and policy; the backend is chosen once the profile (which may name one) is known. */
-async function resolve(
-  options: CompileOptions,
-  cleanup: CleanupStack,
-  known: KnownFacts,
-  warm: boolean,
-  located: Located = {},
-): Promise<Resolved> {
-  const { pins, prepared, profile, sources } = await trusted(options, cleanup, known, located);
-  const choice = options.backend ?? profile.profile.backend ?? 'bwrap';
-  const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
-  const { backend, launcher } = await chooseBackend(ctx);
-  known.backend = launcher.backend;
-  const derived = await derive({ options, resolved: profile, prepared, pins, sessionId: known.sessionId, warm });
-  known.policyHash = derived.hash;
-  return { prepared, profile, backend, launcher, derived, pins, sources };
+/** Stages trust and policy; the backend is chosen once the profile (which may name one) is known. */
+async function resolve(run: Run): Promise<Resolved> {
+  const { ctx, record } = run;
+  const { pins, resolved, sources } = await trusted(run);
+  const choice = ctx.options.backend ?? resolved.profile.backend ?? 'bwrap';
+  const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice };
+  const { backend, launcher } = await chooseBackend(probe);
+  record.append({ backend: launcher.backend });
+  const derived = await derive({ ctx, resolved, pins });
+  record.append({ policyHash: derived.hash });
+  return { profile: resolved, backend, launcher, derived, pins, sources };
+}
+
+/** A run that records nothing and runs nothing (compile, admit, resolvePolicy): its context, a record and a cleanup stack. */
+async function dryRun<T>(requested: CompileOptions, hooks: RunHooks, body: (run: Run) => Promise<T>): Promise<T> {
+  const record = new RunRecord(newSessionId());
+  const cleanup = new CleanupStack();
+  return locating(async (located) => {
+    const ctx = runContext(requested, hooks, record.sessionId);
+    return body({ ctx, record, cleanup, located });
+  }).finally(() => cleanup.unwind());
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compileRun(requested: CompileOptions): Promise<Compiled> {
-  const options = compileSettings(requested);
-  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
-  const cleanup = new CleanupStack();
-  return locating(async (located) => {
-    const r = await resolve(options, cleanup, known, false, located);
-    const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
-    const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
+  return dryRun(requested, {}, async (run) => {
+    const { ctx } = run;
+    const r = await resolve(run);
+    const session = plannedSession(ctx.env, ctx.uid, ctx.sessionId);
+    const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host, ctx.arch);
     const { policy, host } = r.derived;
-    const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands);
+    const decided = decideCommandOnHost(policy, host, ctx.options.allowDenylistedCommands);
     // `sbx explain --json` names each refusing rule's line, as a run's report would.
     const commandDecision =
       decided.verdict === 'deny'
         ? { ...decided, violations: locateViolations(decided.violations, r.sources) }
         : decided;
     const profile = describeProfile(r.profile);
-    const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
-    return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
-  }).finally(() => cleanup.unwind());
+    const lifted = withExposed(liftedOf(r.derived, ctx.options), await r.backend.exposed(policy));
+    return { sessionId: ctx.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
+  });
 }
 
 /**
- * Stages prepare, trust, policy and the gate, with no approver and no ledger: returns when run() with
+ * Stages context, trust, policy and the gate, with no approver and no ledger: returns when run() with
  * these options would pass its gate (a remembered approval included), throws the refusal otherwise.
  * Nothing is created or run. `sbx hook` answers an agent with it; the wrapped `sbx run` judges again.
  */
 export async function admitRun(requested: CompileOptions, hooks: RunHooks): Promise<void> {
-  const options = compileSettings(requested);
-  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
-  const cleanup = new CleanupStack();
   // Located as compile() and run() do, so the hook's deny names the rule's profile line.
-  return locating(async (located) => {
-    const r = await resolve(options, cleanup, known, false, located);
-    await gate(options, hooks, r.derived, known.sessionId, []);
-  }).finally(() => cleanup.unwind());
+  return dryRun(requested, hooks, async (run) => {
+    const r = await resolve(run);
+    await gate({ ctx: run.ctx, derived: r.derived, secrets: [] });
+  });
 }
 
 /**
- * Stages prepare, trust and policy only, with no launcher probed: the Policy an exporter compiles for
+ * Stages context, trust and policy only, with no launcher probed: the Policy an exporter compiles for
  * another engine (`sbx export`).
  */
-export async function resolvePolicy(options: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
-  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
-  const cleanup = new CleanupStack();
+export async function resolvePolicy(requested: CompileOptions): Promise<Pick<Compiled, 'profile' | 'policy'>> {
   // Located as compile() does: a refusal while resolving the policy names its rule's profile line.
-  return locating(async (located) => {
-    const { pins, prepared, profile } = await trusted(options, cleanup, known, located);
-    const derived = await derive({
-      options,
-      resolved: profile,
-      prepared,
-      pins,
-      sessionId: known.sessionId,
-      warm: false,
-    });
-    return { profile: describeProfile(profile), policy: derived.policy };
-  }).finally(() => cleanup.unwind());
+  return dryRun(requested, {}, async (run) => {
+    const { pins, resolved } = await trusted(run);
+    const derived = await derive({ ctx: run.ctx, resolved, pins });
+    return { profile: describeProfile(resolved), policy: derived.policy };
+  });
 }
 
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
 async function runResolved(
   r: Resolved,
-  options: RunSettings,
-  hooks: RunHooks,
-  known: KnownFacts,
+  { ctx, record, cleanup }: Run,
   trail: AuditTrail | undefined,
-  cleanup: CleanupStack,
 ): Promise<Outcome> {
+  const { options } = ctx;
   const { policy, hash } = r.derived;
-  hooks.checkPolicy?.(policy);
+  ctx.checkPolicy?.(policy);
   throwIfAborted(options.signal);
-  const audit = { profile: r.profile.name, policyHash: hash, backend: r.launcher.backend };
-  const context = { ...audit, workspace: policy.workspace.host, secrets: [] as string[] };
-  trail?.prepared(context, policy);
-  const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
-  context.secrets.push(...Object.values(secretEnv));
-  known.command = redactArgv(policy.command, context.secrets);
-  await gate(options, hooks, r.derived, known.sessionId, context.secrets);
+  trail?.prepared(
+    { profile: r.profile.name, policyHash: hash, backend: r.launcher.backend, workspace: policy.workspace.host },
+    policy,
+  );
+  const secretEnv = await loadRunSecrets({ ctx, resolved: r.profile, derived: r.derived });
+  const secrets = Object.values(secretEnv);
+  trail?.redact(secrets);
+  record.append({ command: redactArgv(policy.command, secrets) });
+  await gate({ ctx, derived: r.derived, secrets });
   // The approval may have taken a while.
   throwIfAborted(options.signal);
-  const limits = await planRunLimits(policy);
-  const session = openRunSession(r.prepared, known.sessionId, policy, secretEnv, cleanup);
-  const proxy = await startEgress(policy, session, options, cleanup, r.backend.egressOn, r.prepared.uid);
-  await startSshAgent(policy, session, r.prepared, cleanup);
-  const { launch, limits: applied } = await compileRunLaunch(
-    r.backend,
-    r.launcher,
-    r.derived,
-    proxy?.ports ? { ...session, egressPorts: proxy.ports } : session,
-    limits,
-    r.prepared,
+  const limits = await planRunLimits({ ctx, policy });
+  const opened = openRunSession({ ctx, policy, secretEnv, cleanup });
+  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, cleanup });
+  await startSshAgent({ ctx, policy, session: opened, cleanup });
+  const session = proxy?.ports ? { ...opened, egressPorts: proxy.ports } : opened;
+  const { backend, launcher, derived, pins } = r;
+  const { launch, limits: applied } = await compileRunLaunch({
+    ctx,
+    backend,
+    launcher,
+    derived,
+    session,
+    planned: limits,
     cleanup,
-  );
+  });
   // Said before the command starts, so it comes before anything the command could type.
-  const warnings = terminalWarnings(policy.seccomp, r.derived.host.stdinIsTty);
+  const warnings = terminalWarnings(policy.seccomp, derived.host.stdinIsTty);
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
-  const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins, applied);
+  const result = await execute({ ctx, backend, launcher, launch, derived, session, pins, limits: applied });
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
   const ended = endingOf({
@@ -217,11 +210,24 @@ async function runResolved(
     seccomp: policy.seccomp.rules.length > 0,
   });
   const ending = { ...ended, violations: locateViolations(ended.violations, r.sources) };
-  const approximations = await r.backend.approximations(policy);
+  const approximations = await backend.approximations(policy);
   const profile = describeProfile(r.profile);
-  const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
-  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings, lifted };
-  return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
+  const lifted = withExposed(liftedOf(derived, options), await backend.exposed(policy));
+  return outcomeOf({
+    ctx,
+    profile,
+    backend: launcher.backend,
+    approximations,
+    warnings,
+    lifted,
+    derived,
+    secretEnv,
+    limits,
+    collected,
+    egress,
+    result,
+    ending,
+  });
 }
 
 /**
@@ -229,30 +235,30 @@ async function runResolved(
  * command rule, an abort before the start); the error's `run` names the session and what was known.
  */
 export async function runPipeline(requested: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
-  const options = runSettings(requested);
-  const warm = hooks.warm ?? false;
   const started = nowMs();
-  const known: KnownFacts = { sessionId: newSessionId(), profile: null };
-  const trail = options.audit
-    ? openAuditTrail(options.audit.file, known.sessionId, options.profile ?? 'default')
-    : undefined;
+  const record = new RunRecord(newSessionId());
+  // The ledger opens before the context: a refusal while building it (a malformed trusted hash) is recorded too.
+  const settings = runSettings(requested);
+  const { audit } = settings;
+  const trail = audit ? openAuditTrail(audit.file, record.sessionId, settings.profile) : undefined;
   const cleanup = new CleanupStack();
   const located: Located = {};
   try {
-    throwIfAborted(options.signal);
-    const capture = options.stdio === 'capture' ? { tty: false } : {};
-    const r = await resolve({ ...options, ...capture }, cleanup, known, warm, located);
-    const outcome = await runResolved(r, options, hooks, known, trail, cleanup);
+    throwIfAborted(requested.signal);
+    const ctx = runContext(requested, hooks, record.sessionId, settings);
+    const run = { ctx, record, cleanup, located };
+    const r = await resolve(run);
+    const outcome = await runResolved(r, run, trail);
     await cleanup.unwind();
     trail?.ran(outcome);
     return outcome;
   } catch (error) {
     await cleanup.unwind().catch(() => {});
     if (isSbxError(error)) {
-      error.run ??= { ...known, durationMs: nowMs() - started };
+      error.run ??= { ...record.known(), durationMs: nowMs() - started };
       if (located.sources) locateError(error, located.sources);
       // Refusals are the records an auditor looks for first.
-      trail?.refused(error, options.shell !== undefined ? shellArgv(options.shell) : (options.command ?? []));
+      trail?.refused(error, requested.shell !== undefined ? shellArgv(requested.shell) : (requested.command ?? []));
     }
     throw error;
   }

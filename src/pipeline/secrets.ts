@@ -2,16 +2,25 @@
 // Policy, argv or a message (runtime/secrets.ts). Its module loads only for profiles that have secrets.
 import type { ResolvedProfile } from '../profile/load.js';
 import type { Derived } from './policy.js';
-import type { Prepared } from './prepare.js';
+import type { RunContext } from './context.js';
 
-export async function loadRunSecrets(
-  resolved: ResolvedProfile,
-  derived: Derived,
-  p: Prepared,
-): Promise<Record<string, string>> {
+export async function loadRunSecrets({
+  ctx,
+  resolved,
+  derived,
+}: {
+  ctx: RunContext;
+  resolved: ResolvedProfile;
+  derived: Derived;
+}): Promise<Record<string, string>> {
   const wanted = resolved.profile.secrets;
   if (!wanted?.length) return {};
   const { loadSecrets } = await import('../runtime/secrets.js');
-  const context = { configHome: p.configHome, env: p.env, uid: p.uid, workspace: derived.policy.workspace.host };
+  const context = {
+    configHome: ctx.dirs.configHome,
+    env: ctx.env,
+    uid: ctx.uid,
+    workspace: derived.policy.workspace.host,
+  };
   return (await loadSecrets(wanted, context)).vars;
 }

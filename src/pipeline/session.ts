@@ -4,16 +4,20 @@ import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
 import { openSession, writeFileMounts } from '../runtime/session.js';
 import type { CleanupStack } from './cleanup.js';
-import type { Prepared } from './prepare.js';
+import type { RunContext } from './context.js';
 
-export function openRunSession(
-  p: Prepared,
-  sessionId: string,
-  policy: Policy,
-  secretEnv: Record<string, string>,
-  cleanup: CleanupStack,
-): Session {
-  const session = openSession(p.env, p.uid, sessionId);
+export function openRunSession({
+  ctx,
+  policy,
+  secretEnv,
+  cleanup,
+}: {
+  ctx: RunContext;
+  policy: Policy;
+  secretEnv: Record<string, string>;
+  cleanup: CleanupStack;
+}): Session {
+  const session = openSession(ctx.env, ctx.uid, ctx.sessionId);
   cleanup.defer(() => session.close());
   writeFileMounts(session, policy.mounts);
   return { ...session, secretEnv };

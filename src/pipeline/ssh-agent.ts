@@ -4,17 +4,22 @@ import type { Session } from '../backend/launch.js';
 import { SbxError } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import type { CleanupStack } from './cleanup.js';
-import type { Prepared } from './prepare.js';
+import type { RunContext } from './context.js';
 
-export async function startSshAgent(
-  policy: Policy,
-  session: Session,
-  prepared: Prepared,
-  cleanup: CleanupStack,
-): Promise<void> {
+export async function startSshAgent({
+  ctx,
+  policy,
+  session,
+  cleanup,
+}: {
+  ctx: RunContext;
+  policy: Policy;
+  session: Session;
+  cleanup: CleanupStack;
+}): Promise<void> {
   if (!policy.sshAgent) return;
   // The invoking environment as the door read it: never anything the sandbox could set.
-  const upstream = prepared.env.SSH_AUTH_SOCK;
+  const upstream = ctx.env.SSH_AUTH_SOCK;
   if (!upstream?.startsWith('/')) {
     throw new SbxError('SSH_AGENT_UNAVAILABLE', 'ssh_agent: SSH_AUTH_SOCK is not set to a socket path', {
       hint: 'run sbx where your ssh-agent is reachable (`eval "$(ssh-agent)"; ssh-add`), or remove ssh_agent from the profile',

@@ -2,8 +2,8 @@
 // its owner and content are trusted (profile/trust.ts: project profiles need a pin).
 import { loadProfile, type ResolvedProfile } from '../profile/load.js';
 import { VERSION } from '../version.js';
-import type { CompileOptions, KnownFacts, ProfileInfo } from './options.js';
-import type { Prepared } from './prepare.js';
+import type { RunContext } from './context.js';
+import type { ProfileInfo } from './options.js';
 
 export function describeProfile(resolved: ResolvedProfile): ProfileInfo {
   return {
@@ -15,13 +15,14 @@ export function describeProfile(resolved: ResolvedProfile): ProfileInfo {
   };
 }
 
-export async function trustProfile(
-  options: CompileOptions,
-  prepared: Prepared,
-  known: KnownFacts,
-): Promise<ResolvedProfile> {
-  const resolved = await loadProfile(options.profile ?? 'default', prepared.search, VERSION);
-  known.profile = describeProfile(resolved);
-  options.onProfile?.(known.profile);
-  return resolved;
+/** The trusted profile, and what the run learns of it (SbxError.run, the report). */
+export async function trustProfile({
+  ctx,
+}: {
+  ctx: RunContext;
+}): Promise<{ resolved: ResolvedProfile; profile: ProfileInfo }> {
+  const resolved = await loadProfile(ctx.options.profile, ctx.search, VERSION);
+  const profile = describeProfile(resolved);
+  ctx.options.onProfile?.(profile);
+  return { resolved, profile };
 }

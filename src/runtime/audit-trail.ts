@@ -9,19 +9,19 @@ import type { Policy } from '../policy/types.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
 import type { Outcome } from '../report/outcome.js';
 
-/** What is known of the run once its policy is resolved. `secrets` fills in when they are loaded. */
-export interface RunContext {
+/** What is known of the run once its policy is resolved. */
+export interface AuditContext {
   profile: string;
   policyHash: string;
   backend: string;
   workspace: string;
-  /** Values to redact from argv; the array is filled in place once the secrets are read. */
-  secrets: string[];
 }
 
 export interface AuditTrail {
   /** Checks the ledger's place against the policy (throws AUDIT_FILE) and remembers the context. */
-  prepared(context: RunContext, policy: Policy): void;
+  prepared(context: AuditContext, policy: Policy): void;
+  /** The secret values, once read: every argv recorded from then on has them redacted. */
+  redact(secrets: readonly string[]): void;
   ran(outcome: Outcome): void;
   refused(error: SbxError, argv: readonly string[]): void;
 }
@@ -65,7 +65,8 @@ export function openAuditTrail(file: string, sessionId: string, requestedProfile
     // appendAuditRecord says why when it writes.
   }
   const time = new Date().toISOString();
-  let context: RunContext | undefined;
+  let context: AuditContext | undefined;
+  let secrets: readonly string[] = [];
   // Before prepared(), what the run had learnt when it was refused (SbxError.run) stands in.
   const base = (argv: readonly string[], known?: RunFacts) => ({
     v: 1 as const,
@@ -76,13 +77,16 @@ export function openAuditTrail(file: string, sessionId: string, requestedProfile
     policyHash: context?.policyHash ?? known?.policyHash ?? '',
     backend: context?.backend ?? known?.backend ?? '',
     workspace: context?.workspace ?? '',
-    argv: redactArgv(argv, context?.secrets ?? []),
+    argv: redactArgv(argv, secrets),
   });
   const append = (record: AuditRecord) => appendAuditRecordOrWarn(file, record);
   return {
     prepared(c, policy) {
       context = c;
       checkLedgerOutside(file, policy);
+    },
+    redact(values) {
+      secrets = [...values];
     },
     ran(outcome) {
       append({

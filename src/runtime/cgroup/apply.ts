@@ -56,8 +56,10 @@ export interface PreparedLimits {
 export interface PrepareOptions {
   /** A fake cgroupfs root (tests): cgroup paths in the plan already point into it; also used for /proc/self/limits. */
   root?: string;
-  /** PATH (to find systemd-run) and XDG_RUNTIME_DIR. Default: process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** PATH (to find systemd-run) and XDG_RUNTIME_DIR. Default: process.env (the pipeline passes its context's). */
+  env?: Readonly<NodeJS.ProcessEnv>;
+  /** Whose /run/user directory a user manager's scope lends when XDG_RUNTIME_DIR is unset. Default: ours. */
+  uid?: number;
 }
 
 /** Session ids become directory and unit names: nothing that could climb out of the parent. */
@@ -216,6 +218,7 @@ function wrapper(
   dirs: readonly string[],
   rlimits: ReturnType<typeof effectiveRlimits>,
   env: Record<string, string | undefined>,
+  uid: number,
   systemdRun: string | undefined,
 ): PreparedLimits['wrap'] {
   const cg = plan.cgroup;
@@ -228,7 +231,7 @@ function wrapper(
     // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
     // environment lacks it and take it back in the trampoline.
     const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
-    const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${process.getuid?.() ?? 0}`;
+    const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${uid}`;
     const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
     const scope = {
       systemdRun,
@@ -266,7 +269,7 @@ export async function prepareLimits(
   return {
     cgroupDirs: dirs,
     rlimits,
-    wrap: wrapper(plan, name, dirs, rlimits, env, systemdRun),
+    wrap: wrapper(plan, name, dirs, rlimits, env, opts.uid ?? process.getuid?.() ?? 0, systemdRun),
     watch(launcherPid, alive) {
       watchdog?.start(launcherPid, alive);
     },

@@ -11,8 +11,8 @@ export interface ProbeOptions {
   root?: string;
   /** Path of the file to read instead of `<root>/proc/self/cgroup`. */
   procSelfCgroup?: string;
-  /** PATH, XDG_RUNTIME_DIR. Default: process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** PATH, XDG_RUNTIME_DIR. Default: process.env (the pipeline passes its context's). */
+  env?: Readonly<NodeJS.ProcessEnv>;
   /** The uid the sandbox will run as. Default: ours. */
   uid?: number;
 }

@@ -4,13 +4,12 @@ import type { Launch, Session } from '../backend/launch.js';
 import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import { execLaunch } from '../runtime/exec.js';
 import type { Pins } from '../runtime/pins.js';
-import type { Backend, LaunchResult, Launcher } from './backends.js';
+import type { ChosenBackend, LaunchResult } from '../backend/registry.js';
 import type { RunSettings } from './options.js';
 import type { Derived } from './policy.js';
 
 export async function execute(
-  backend: Backend,
-  launcher: Launcher,
+  backend: ChosenBackend,
   launch: Launch,
   derived: Derived,
   session: Session,
@@ -30,5 +29,5 @@ export async function execute(
     pins,
     ...(limits ? { watch: limits.watch } : {}),
   });
-  return backend.read(result, derived.host, launcher);
+  return backend.read(result, derived.host);
 }

@@ -12,14 +12,14 @@ import { type AuditTrail, openAuditTrail } from '../runtime/audit-trail.js';
 import { decideCommandOnHost } from '../runtime/command-gate.js';
 import { openPins, type Pins } from '../runtime/pins.js';
 import { newSessionId, plannedSession } from '../runtime/session.js';
-import { type Backend, chooseBackend, type Launcher } from './backends.js';
+import { type ChosenBackend, chooseBackend } from '../backend/registry.js';
 import { CleanupStack } from './cleanup.js';
 import { startEgress } from './egress.js';
 import { startSshAgent } from './ssh-agent.js';
 import { endingOf } from '../report/ending.js';
 import { execute } from './exec.js';
 import { gate } from './gate.js';
-import { compileRunLaunch } from './launch.js';
+import { compileRunLaunch, plannedLaunch } from './launch.js';
 import { enforcedLimits, planRunLimits } from './limits.js';
 import {
   type CompileOptions,
@@ -45,8 +45,7 @@ import type { RuleSources } from '../profile/positions.js';
 interface Resolved {
   prepared: Prepared;
   profile: ResolvedProfile;
-  backend: Backend;
-  launcher: Launcher;
+  backend: ChosenBackend;
   derived: Derived;
   pins: Pins;
   sources: RuleSources;
@@ -99,11 +98,11 @@ async function resolve(
   const { pins, prepared, profile, sources } = await trusted(options, cleanup, known, located);
   const choice = options.backend ?? profile.profile.backend ?? 'bwrap';
   const ctx = { env: prepared.env, cacheDir: prepared.search.cacheDir, uid: prepared.uid, choice };
-  const { backend, launcher } = await chooseBackend(ctx);
-  known.backend = launcher.backend;
+  const backend = await chooseBackend(ctx);
+  known.backend = backend.name;
   const derived = await derive({ options, resolved: profile, prepared, pins, sessionId: known.sessionId, warm });
   known.policyHash = derived.hash;
-  return { prepared, profile, backend, launcher, derived, pins, sources };
+  return { prepared, profile, backend, derived, pins, sources };
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */
@@ -114,7 +113,7 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
   return locating(async (located) => {
     const r = await resolve(options, cleanup, known, false, located);
     const session = plannedSession(r.prepared.env, r.prepared.uid, known.sessionId);
-    const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host);
+    const launches = await plannedLaunch(r.backend, r.derived, session, r.prepared);
     const { policy, host } = r.derived;
     const decided = decideCommandOnHost(policy, host, options.allowDenylistedCommands);
     // `sbx explain --json` names each refusing rule's line, as a run's report would.
@@ -124,7 +123,8 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
         : decided;
     const profile = describeProfile(r.profile);
     const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
-    return { sessionId: known.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
+    const launcher = r.backend.launcher;
+    return { sessionId: known.sessionId, profile, policy, ...launches, launcher, commandDecision, lifted };
   }).finally(() => cleanup.unwind());
 }
 
@@ -178,7 +178,7 @@ async function runResolved(
   const { policy, hash } = r.derived;
   hooks.checkPolicy?.(policy);
   throwIfAborted(options.signal);
-  const audit = { profile: r.profile.name, policyHash: hash, backend: r.launcher.backend };
+  const audit = { profile: r.profile.name, policyHash: hash, backend: r.backend.name };
   const context = { ...audit, workspace: policy.workspace.host, secrets: [] as string[] };
   trail?.prepared(context, policy);
   const secretEnv = await loadRunSecrets(r.profile, r.derived, r.prepared);
@@ -193,7 +193,6 @@ async function runResolved(
   await startSshAgent(policy, session, r.prepared, cleanup);
   const { launch, limits: applied } = await compileRunLaunch(
     r.backend,
-    r.launcher,
     r.derived,
     proxy?.ports ? { ...session, egressPorts: proxy.ports } : session,
     limits,
@@ -205,7 +204,7 @@ async function runResolved(
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
-  const result = await execute(r.backend, r.launcher, launch, r.derived, session, options, r.pins, applied);
+  const result = await execute(r.backend, launch, r.derived, session, options, r.pins, applied);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
   const ended = endingOf({
@@ -220,7 +219,7 @@ async function runResolved(
   const approximations = await r.backend.approximations(policy);
   const profile = describeProfile(r.profile);
   const lifted = withExposed(liftedOf(r.derived, options), await r.backend.exposed(policy));
-  const record = { sessionId: known.sessionId, profile, backend: r.launcher.backend, approximations, warnings, lifted };
+  const record = { sessionId: known.sessionId, profile, backend: r.backend.name, approximations, warnings, lifted };
   return outcomeOf({ ...record, derived: r.derived, secretEnv, limits, collected, egress, result, ending }, options);
 }
 

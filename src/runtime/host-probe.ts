@@ -19,7 +19,7 @@ import {
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
-import type { BwrapHost } from '../backend/bwrap.js';
+import type { BwrapHost } from '../backend/bwrap/compile.js';
 import type { PathFact } from '../policy/host.js';
 import { readGuarded } from '../profile/guarded-read.js';
 

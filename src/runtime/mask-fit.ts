@@ -4,7 +4,7 @@
 // nothing but masked entries are masked whole instead (policy/mask-collapse.ts decides which; this
 // reads which directories qualify). Below it nothing is read and the masks stay as they are.
 import { type Dirent, readdirSync } from 'node:fs';
-import { BWRAP_MAX_ARGS, compileMask } from '../backend/bwrap.js';
+import { BWRAP_MAX_ARGS, compileMask } from '../backend/bwrap/compile.js';
 import { collapseMasks, type MaskEntry, maskArgs } from '../policy/mask-collapse.js';
 import { isInside, mountedTrees, readPathOf } from './mounted-trees.js';
 import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';

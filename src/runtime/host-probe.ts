@@ -201,7 +201,7 @@ const INSTALL_NSJAIL_HINT =
 
 /**
  * Locate nsjail (SBX_NSJAIL overrides) and check it runs and has the new mount API sbx compiles
- * for (backend/nsjail.ts: --experimental_mnt new, kernel 5.12+).
+ * for (backend/nsjail/compile.ts: --experimental_mnt new, kernel 5.12+).
  */
 export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo {
   const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH);

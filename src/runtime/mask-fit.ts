@@ -14,7 +14,7 @@ import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';
  * arguments for a built-in profile (test/golden/*.bwrap.argv), plus 3 per environment variable, per
  * bind and per root-only file, plus the command: 1,000 leaves room for all of it in any ordinary
  * run. The backend still counts the whole launch exactly and refuses one past the limit
- * (LAUNCH_TOO_LARGE, backend/bwrap.ts).
+ * (LAUNCH_TOO_LARGE, backend/bwrap/compile.ts).
  */
 export const MASK_BUDGET_ARGS = BWRAP_MAX_ARGS - 1000;
 

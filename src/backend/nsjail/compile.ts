@@ -2,7 +2,7 @@
 // once (-Mo) and supervises the command from outside its namespaces: the command is pid 1 inside.
 // Every nsjail default that would change the sandbox is overridden in the argv (time_limit 600,
 // nice 19, rlimit_fsize 1MiB, rlimit_nofile 32, ...), so the argv says what the sandbox is; only the
-// environment travels apart, as a config on fd 4. nsjail logs to fd 3 (nsjail-status.ts).
+// environment travels apart, as a config on fd 4. nsjail logs to fd 3 (status.ts).
 // What nsjail cannot express is refused by name (NSJAIL_GAPS), never dropped.
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
@@ -347,7 +347,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
       ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n')
       : [];
   const args = [
-    // Its log goes to a pipe sbx reads (nsjail-status.ts), not to the terminal; first, so that errors
+    // Its log goes to a pipe sbx reads (status.ts), not to the terminal; first, so that errors
     // in the options that follow are logged there too.
     '--log_fd',
     String(STATUS_FD),

@@ -3,7 +3,7 @@
 // io_uring's IORING_OP_SOCKET (a UDP datagram and a host unix socket) and TCP Fast Open (a send that
 // connects). Each beside a control that shows the probe reaching the test's loopback listeners
 // unsandboxed, and the helper driven without a filter shows that Landlock alone lets both through,
-// which is why src/backend/landlock.ts adds its own rules whatever the preset. Root and normal user.
+// which is why src/backend/landlock/compile.ts adds its own rules whatever the preset. Root and normal user.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';

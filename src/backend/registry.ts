@@ -5,12 +5,20 @@
 import { isSbxError, SbxError } from '../errors.js';
 import type { Host } from '../policy/host.js';
 import type { Policy } from '../policy/types.js';
-import type { ExecResult } from '../runtime/exec.js';
+import type { ExecOptions, ExecResult } from '../runtime/exec.js';
 import { type BwrapLauncher, bwrap } from './bwrap/backend.js';
 import { type LandlockLauncher, landlock } from './landlock/backend.js';
 import type { Launch, Session } from './launch.js';
 import { type NsjailLauncher, nsjail } from './nsjail/backend.js';
-import type { Backend, BackendDescription, BackendName, LaunchResult, ProbeContext } from './unit.js';
+import type {
+  Backend,
+  BackendDescription,
+  BackendName,
+  ExecResultUnder,
+  LaunchResult,
+  ProbeContext,
+  Supervision,
+} from './unit.js';
 
 export type { BackendChoice, BackendName, LaunchResult, ProbeContext } from './unit.js';
 
@@ -21,28 +29,41 @@ export const BACKENDS = { bwrap, nsjail, landlock } as const;
 
 /** A backend bound to the launcher it probed: what a run (and `sbx explain`) holds. */
 export interface ChosenBackend
-  extends Pick<
-    Backend<Launcher>,
-    'name' | 'egressOn' | 'execOptions' | 'gaps' | 'approximations' | 'exposed' | 'expand'
-  > {
+  extends Pick<Backend<Launcher>, 'name' | 'egressOn' | 'gaps' | 'approximations' | 'exposed' | 'expand'> {
   launcher: Launcher;
+  /** How runtime/exec.ts spawns and supervises it. */
+  execOptions: (session: Session) => Pick<ExecOptions, 'supervision' | 'fdDir' | 'launcherKill'>;
   compile: (policy: Policy, session: Session, host: Host) => Promise<Launch>;
   read: (result: ExecResult, host: Host) => Promise<LaunchResult>;
   describe: (policy: Policy, launch: Launch, quote: (argv: string[]) => string) => Promise<BackendDescription>;
 }
 
-function bind<L extends Launcher>(unit: Backend<L>, launcher: L): ChosenBackend {
+/**
+ * runtime/exec.ts returns a supervisor's result exactly when asked to supervise that way (its resultOf):
+ * checked here once, for every unit, rather than in each unit's read.
+ */
+function resultUnder<S extends Supervision>(supervision: S, result: ExecResult): ExecResultUnder<S> {
+  if ((result.kind === 'supervised') !== (supervision === 'supervisor')) {
+    const why = `internal error: a launch supervised by ${supervision} ended as ${result.kind}`;
+    throw new SbxError('INTERNAL', why, {
+      hint: 'this is a bug in sbx: please report it with the command line and profile',
+    });
+  }
+  return result as ExecResultUnder<S>;
+}
+
+function bind<L extends Launcher, S extends Supervision>(unit: Backend<L, S>, launcher: L): ChosenBackend {
   return {
     name: unit.name,
     egressOn: unit.egressOn,
-    execOptions: unit.execOptions,
+    execOptions: (session) => ({ supervision: unit.supervision, ...unit.execOptions(session) }),
     gaps: unit.gaps,
     approximations: unit.approximations,
     exposed: unit.exposed,
     expand: unit.expand,
     launcher,
     compile: (policy, session, host) => unit.compile(policy, session, launcher, host),
-    read: (result, host) => unit.read(result, host, launcher),
+    read: async (result, host) => unit.read(resultUnder(unit.supervision, result), host, launcher),
     describe: (policy, launch, quote) => unit.describe(policy, launch, launcher, quote),
   };
 }

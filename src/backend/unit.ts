@@ -21,6 +21,17 @@ export interface LauncherBase {
   chosenBy: BackendChoice;
 }
 
+/** How runtime/exec.ts supervises a launcher: which of its results a launch can end in. */
+export type Supervision = NonNullable<ExecOptions['supervision']>;
+
+/**
+ * The results runtime/exec.ts returns under a supervision: a launcher with a status descriptor either
+ * reports the command (`ran`) or failed to build the sandbox; a supervising one's log says which.
+ */
+export type ExecResultUnder<S extends Supervision> = S extends 'supervisor'
+  ? Extract<ExecResult, { kind: 'supervised' }>
+  : Exclude<ExecResult, { kind: 'supervised' }>;
+
 export interface ProbeContext {
   env: Record<string, string | undefined>;
   /** sbx's cache directory (probe results keyed by the launcher binary), when caching is on. */
@@ -54,7 +65,7 @@ export interface BackendDescription {
  * One backend. Properties, not methods: TypeScript checks a property's parameters strictly, so a
  * `Backend<BwrapLauncher>` is no `Backend<Launcher>` and cannot be handed another backend's launcher.
  */
-export interface Backend<L extends LauncherBase> {
+export interface Backend<L extends LauncherBase, S extends Supervision = Supervision> {
   name: L['backend'];
   /** It creates user namespaces: where the host forbids them, `--backend auto` passes it by. */
   needsUserNamespaces: boolean;
@@ -68,10 +79,12 @@ export interface Backend<L extends LauncherBase> {
   probe: (ctx: ProbeContext) => Promise<L>;
   /** Policy → the exact launch. */
   compile: (policy: Policy, session: Session, launcher: L, host: Host) => Promise<Launch>;
-  /** How the runtime spawns and supervises it (runtime/exec.ts). */
-  execOptions: (session: Session) => Pick<ExecOptions, 'supervision' | 'fdDir' | 'launcherKill'>;
+  /** Who reports on the command (runtime/exec.ts): the launcher's status descriptor, or the launcher as supervisor. */
+  supervision: S;
+  /** How else the runtime spawns it (runtime/exec.ts). */
+  execOptions: (session: Session) => Pick<ExecOptions, 'fdDir' | 'launcherKill'>;
   /** How the launch ended; a sandbox that was never built is thrown as its SbxError. */
-  read: (result: ExecResult, host: Host, launcher: L) => Promise<LaunchResult>;
+  read: (result: ExecResultUnder<S>, host: Host, launcher: L) => Promise<LaunchResult>;
   /** What it refuses or enforces more weakly than bwrap for this policy, one line each (explain). */
   gaps: (policy: Policy) => Promise<string[]>;
   /** What a run of this policy gets approximately (the report lists them): its `weaker` gaps in use; none for bwrap. */
@@ -112,7 +125,7 @@ export function ranResult(result: Extract<ExecResult, { kind: 'ran' }>): LaunchR
 
 /** A supervising launcher's (nsjail's) run: the status its log gave, with what was captured. */
 export function supervisedResult(
-  result: Extract<ExecResult, { kind: 'supervised' }>,
+  result: ExecResultUnder<'supervisor'>,
   ended: Pick<LaunchResult, 'status' | 'timedOut' | 'observed'>,
 ): LaunchResult {
   return { ...ended, durationMs: result.durationMs, interrupts: result.interrupts, ...capturedOf(result) };

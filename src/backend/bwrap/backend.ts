@@ -12,10 +12,11 @@ export interface BwrapLauncher extends LauncherBase {
   bwrap: BwrapInfo;
 }
 
-export const bwrap: Backend<BwrapLauncher> = {
+export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   name: 'bwrap',
   needsUserNamespaces: true,
   egressOn: 'session-dir',
+  supervision: 'status-fd',
   async probe(ctx) {
     const info = probeBwrap(ctx.env, ctx.cacheDir);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
@@ -25,7 +26,7 @@ export const bwrap: Backend<BwrapLauncher> = {
     const arch = hostSeccompArch(process.arch);
     return compileBwrap(policy, session, { path: launcher.path, features, stdinIsTty: host.stdinIsTty, arch });
   },
-  execOptions: () => ({ supervision: 'status-fd' }),
+  execOptions: () => ({}),
   async read(result, host, launcher) {
     if (result.kind === 'ran') {
       const { removeCreatedCommondirs } = await import('../../runtime/git-commondir.js');
@@ -34,7 +35,6 @@ export const bwrap: Backend<BwrapLauncher> = {
       const started = Date.now() - result.durationMs - 50;
       return { ...ranResult(result), observed: removeCreatedCommondirs(host.sensitiveFiles.views, started) };
     }
-    if (result.kind === 'supervised') throw new Error('bwrap does not supervise');
     // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
     const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
       import('../../runtime/host-facts.js'),

@@ -16,10 +16,11 @@ export function landlockHelperPath(): string {
   return join(packageRoot(), 'dist', 'sbx-landlock');
 }
 
-export const landlock: Backend<LandlockLauncher> = {
+export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
   name: 'landlock',
   needsUserNamespaces: false,
   egressOn: 'loopback',
+  supervision: 'status-fd',
   async probe(ctx) {
     const { probeLandlock } = await import('../../runtime/landlock-probe.js');
     return { backend: 'landlock', ...probeLandlock(landlockHelperPath()), chosenBy: ctx.choice };
@@ -35,7 +36,7 @@ export const landlock: Backend<LandlockLauncher> = {
     return compileLandlock(policy, session, { path: launcher.path, stdinIsTty, arch, uid, gid, ...judge });
   },
   // SIGTERM, never SIGKILL: the helper then ends the command itself and restores what it guards.
-  execOptions: () => ({ supervision: 'status-fd', launcherKill: 'SIGTERM' }),
+  execOptions: () => ({ launcherKill: 'SIGTERM' }),
   async read(result) {
     if (result.kind === 'ran') {
       const [{ landlockNetworkViolations }, { guardViolations }] = await Promise.all([
@@ -45,7 +46,6 @@ export const landlock: Backend<LandlockLauncher> = {
       const observed = [...landlockNetworkViolations(result.status), ...guardViolations(result.status)];
       return { ...ranResult(result), observed };
     }
-    if (result.kind === 'supervised') throw new Error('sbx-landlock does not supervise');
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;
     throw new SbxError('SANDBOX_SETUP', message, {
       hint: 'see its configuration with `sbx explain --backend landlock -- CMD`; where user namespaces work, use bwrap',

@@ -9,10 +9,12 @@ export interface NsjailLauncher extends LauncherBase {
   backend: 'nsjail';
 }
 
-export const nsjail: Backend<NsjailLauncher> = {
+export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   name: 'nsjail',
   needsUserNamespaces: true,
   egressOn: 'session-dir',
+  // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
+  supervision: 'supervisor',
   async probe(ctx) {
     return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
   },
@@ -30,9 +32,8 @@ export const nsjail: Backend<NsjailLauncher> = {
     });
   },
   // nsjail open()s /proc/self/fd/N, which fails on node's socketpair pipes: data goes in files.
-  execOptions: (session) => ({ supervision: 'supervisor', fdDir: session.dir }),
+  execOptions: (session) => ({ fdDir: session.dir }),
   async read(result) {
-    if (result.kind !== 'supervised') throw new Error('nsjail runs supervised');
     const { nsjailSetupError, parseNsjailStatus } = await import('./status.js');
     const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
     if (!status.started) throw nsjailSetupError(status);

@@ -2,7 +2,6 @@
 // compiles and reads with that launcher and no other. Pure fixtures: no launcher is probed or run.
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, backendOf, chooseBackend, type Launcher } from '../../../src/backend/registry.js';
-import { SbxError } from '../../../src/errors.js';
 import { FIXTURE_BWRAP, FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
 
 const BWRAP: Launcher = {
@@ -50,11 +49,37 @@ describe('backendOf', () => {
   });
 });
 
+describe('supervision: which results a unit reads', () => {
+  const session = { ...FIXTURE_SESSION };
+  it('each unit says how runtime/exec.ts supervises it (nsjail supervises, with its data in files)', () => {
+    expect(backendOf(BWRAP).execOptions(session)).toEqual({ supervision: 'status-fd' });
+    expect(backendOf(NSJAIL).execOptions(session)).toEqual({ supervision: 'supervisor', fdDir: session.dir });
+    expect(backendOf(LANDLOCK).execOptions(session)).toEqual({ supervision: 'status-fd', launcherKill: 'SIGTERM' });
+  });
+
+  it("a result of the other supervision never reaches a unit's read: INTERNAL (125), checked once in the registry", async () => {
+    const { host } = await runPipeline('default', 'alice');
+    const supervised = {
+      kind: 'supervised' as const,
+      code: 0,
+      signal: null,
+      log: '',
+      durationMs: 1,
+      timedOut: false,
+      interrupts: [],
+    };
+    await expect(backendOf(LANDLOCK).read(supervised, host)).rejects.toMatchObject({ code: 'INTERNAL' });
+    const failed = { kind: 'setup-failed' as const, code: 1, signal: null, durationMs: 1 };
+    await expect(backendOf(NSJAIL).read(failed, host)).rejects.toMatchObject({ code: 'INTERNAL' });
+    // Control: the same setup failure under its own supervision is read as the unit's own refusal.
+    await expect(backendOf(LANDLOCK).read(failed, host)).rejects.toMatchObject({ code: 'SANDBOX_SETUP' });
+  });
+});
+
 describe('chooseBackend', () => {
   it('a named backend that is missing is refused (BWRAP_MISSING), never swapped for another', async () => {
     const env = { PATH: '/nonexistent', SBX_NSJAIL: undefined };
     const ctx = { env, cacheDir: undefined, uid: 1000 };
-    await expect(chooseBackend({ ...ctx, choice: 'bwrap' })).rejects.toThrow(SbxError);
     await expect(chooseBackend({ ...ctx, choice: 'bwrap' })).rejects.toMatchObject({ code: 'BWRAP_MISSING' });
   });
 });

@@ -50,20 +50,6 @@ export function sessionDirSource(session: Session, mount: { subdir?: string }): 
   return mount.subdir === undefined ? session.dir : `${session.dir}/${mount.subdir}`;
 }
 
-/** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */
-export const EGRESS_HTTP_SOCKET = 'egress-http.sock';
-export const EGRESS_SOCKS_SOCKET = 'egress-socks.sock';
-
-/** network.host_ports: sbx listens on this socket and relays each connection to the host's 127.0.0.1:`port`. */
-export function hostPortSocket(port: number): string {
-  return `host-port-${port}.sock`;
-}
-
-/** network.publish: the bridge keeps a connection open on this socket for sbx to hand the next host client to. */
-export function publishSocket(port: number): string {
-  return `publish-${port}.sock`;
-}
-
 /**
  * A signal sbx passed on because its user or caller asked: `user`, a SIGINT/SIGTERM/SIGHUP/SIGQUIT sent
  * to sbx (forwarded, or a terminal's ^C that reached the command directly); `caller`, the library's

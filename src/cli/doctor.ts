@@ -5,7 +5,7 @@ import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host-probe.
 import { probeHostFacts } from '../runtime/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../doctor/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';
-import { judgeFix } from '../backend/landlock.js';
+import { judgeFix } from '../backend/landlock/compile.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
 import { probeCgroupFacts } from '../runtime/cgroup/probe.js';

@@ -2,7 +2,8 @@
 import { compile, type CommandDecision, type Compiled, type Launch } from '../api.js';
 import type { Verdict } from '../preflight/command-rules.js';
 import { isSbxError } from '../errors.js';
-import { backendOf } from '../pipeline/backends.js';
+import { backendOf } from '../backend/registry.js';
+import { SHELL } from '../runtime/cgroup/trampoline.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { Lifted } from '../report/outcome.js';
 import { shellJoin } from './quote.js';
@@ -131,7 +132,9 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
   if (flags.json) {
     const { launch, launcher } = compiled;
     const backend = backendOf(launcher);
-    const argv = await backend.expand(launch);
+    // `argv` is the launcher's, expanded; `wrapper` what starts it, when limits apply.
+    const argv = await backend.expand(compiled.launcherLaunch ?? launch);
+    const wrapper = wrapperOf(compiled);
     const fds = launch.fds.map((f) => ({
       purpose: f.purpose,
       ...('data' in f ? { base64: Buffer.from(f.data).toString('base64') } : {}),
@@ -142,7 +145,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
         {
           profile: compiled.profile,
           policy: compiled.policy,
-          launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds },
+          launch: { file: launch.file, args: launch.args, argv, env: launch.env, fds, ...(wrapper ? { wrapper } : {}) },
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
           lifted: compiled.lifted,
@@ -170,11 +173,33 @@ async function describeLimits(policy: Policy): Promise<string[]> {
   }
 }
 
+/** The limits wrapper's own argv (its file and the args before the launcher's file), when `launch` has one. */
+function wrapperOf(compiled: Compiled): string[] | undefined {
+  const inner = compiled.launcherLaunch;
+  if (!inner) return undefined;
+  const { file, args } = compiled.launch;
+  return [file, ...args.slice(0, args.length - inner.args.length - 1)];
+}
+
+/** What explain prints of the limits wrapper: why it is there, then its argv, which the launcher's follows. */
+function describeWrapper(wrapper: string[]): string[] {
+  const how =
+    wrapper[0] === SHELL
+      ? "sbx's trampoline (a shell: builtins only) moves itself into this run's cgroup, sets the rlimits, then execs the launcher"
+      : 'a transient systemd scope holds the cgroup limits; the shell in it sets the rlimits, then execs the launcher';
+  return [
+    `# limits: what sbx spawns is this wrapper, so that nothing the command runs is ever outside the limits: ${how} below.`,
+    "# (the cgroup is named after this explain's session id; a run gets its own)",
+    shellJoin(wrapper),
+  ];
+}
+
 /** `sbx explain`'s text: also what the `explain` tool of `sbx mcp` answers (cli/mcp.ts). */
 export async function explainLines(compiled: Compiled): Promise<string[]> {
   const p = compiled.policy;
   const backend = backendOf(compiled.launcher);
-  const described = await backend.describe(p, compiled.launch, compiled.launcher, shellJoin);
+  const launch = compiled.launcherLaunch ?? compiled.launch;
+  const described = await backend.describe(p, launch, shellJoin);
   const out: string[] = [];
   out.push(
     `profile   ${compiled.profile.name} (${compiled.profile.source}: ${compiled.profile.file})${compiled.profile.shadows ? ', shadows the built-in' : ''}`,
@@ -216,12 +241,14 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
       (own.length > 0 ? `; ${backend.name}'s own: ${own.join(' ')}` : ''),
   );
   out.push(...(await describeLimits(p)));
-  const pins = describePins(compiled.launch);
+  const pins = describePins(launch);
   if (pins.length > 0) out.push('mount sources, opened and checked once; the launcher mounts these descriptors:');
   out.push(...pins);
   out.push('');
   const gaps = await backend.gaps(p);
   if (gaps.length > 0) out.push(`${backend.name} differs from bwrap here:`, ...gaps.map((g) => `  ${g}`), '');
+  const wrapper = wrapperOf(compiled);
+  if (wrapper) out.push(...describeWrapper(wrapper));
   out.push(...described.lines);
   return out;
 }

@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 // Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports (as in profiles.ts).
 import { stringify } from 'yaml';
 import { derive, SbxError } from '../api.js';
-import type { ExportGap } from '../export/gaps.js';
+import type { Gap } from '../backend/shared/gap.js';
 import { DEFAULT_PROXY_PORT } from '../policy/proxy-rules.js';
 import { isWithin } from '../policy/sensitive.js';
 import type { Policy } from '../policy/types.js';
@@ -62,7 +62,7 @@ function refuseWritableByPolicy(policy: Policy, path: string, flag: string): voi
   });
 }
 
-function printGaps(gaps: readonly ExportGap[]): void {
+function printGaps(gaps: readonly Gap[]): void {
   for (const g of gaps) process.stderr.write(`sbx export: ${g.effect} ${g.key}: ${g.detail}\n`);
 }
 

@@ -58,7 +58,7 @@ interface Unavailable {
   error: SbxError;
 }
 
-/** The backend probes' refusals (pipeline/backends.ts, runtime/host-probe.ts): facts of the host, not of the request. */
+/** The backend probes' refusals (backend/registry.ts, runtime/host-probe.ts): facts of the host, not of the request. */
 const HOST_CODES = new Set([
   'BWRAP_MISSING',
   'NSJAIL_MISSING',

@@ -91,7 +91,9 @@ async function addRunCommand(program: Command): Promise<void> {
 async function addExplainCommand(program: Command): Promise<void> {
   const explain = program
     .command('explain')
-    .description('show the resolved policy and the exact launcher argv, shell-quoted; runs nothing')
+    .description(
+      "show the resolved policy and the exact launcher argv, shell-quoted (with limits, after the wrapper that starts it in the run's cgroup, as run spawns it); runs nothing",
+    )
     .argument('[command...]', 'the command (default: sh)')
     .passThroughOptions()
     .option('--json', 'machine-readable output');

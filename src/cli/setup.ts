@@ -1,6 +1,6 @@
 // `sbx setup`: the host changes that need root, printed before they are made. Today: Ubuntu 23.10+'s
 // AppArmor restriction on unprivileged user namespaces, fixed by a profile for the bwrap sbx uses
-// (policy/apparmor-profile.ts). Idempotent: an identical profile is not rewritten, only reloaded.
+// (doctor/apparmor-profile.ts). Idempotent: an identical profile is not rewritten, only reloaded.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

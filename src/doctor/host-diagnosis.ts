@@ -66,7 +66,7 @@ function sysctlFix(line: string): string {
 }
 
 /**
- * Where no namespace can be made, the landlock backend needs none (src/backend/landlock.ts): the fix
+ * Where no namespace can be made, the landlock backend needs none (src/backend/landlock/compile.ts): the fix
  * that changes nothing on the host. It isolates less than bwrap, so it is offered, never chosen here.
  */
 export const LANDLOCK_ALTERNATIVE =

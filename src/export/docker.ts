@@ -7,7 +7,8 @@
 import { SYSTEM_BIND_REASON } from '../policy/derive.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
-import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
+import type { Gap } from '../backend/shared/gap.js';
+import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
 
@@ -23,7 +24,7 @@ export interface DockerOptions {
 export interface DockerExport {
   argv: string[];
   files: ExportFile[];
-  gaps: ExportGap[];
+  gaps: Gap[];
 }
 
 const MASK_DIR_BYTES = 4096;

@@ -1,20 +1,9 @@
 // What an export target cannot say the way bwrap does: the shape every exporter reports it in, and
 // the refusal when a policy needs what the target cannot honour. Pure.
+import type { Gap } from '../backend/shared/gap.js';
 import { SbxError } from '../errors.js';
 
 export type ExportTarget = 'docker' | 'oci' | 'k8s';
-
-export interface ExportGap {
-  /** The Policy field (`limits.timeoutMs`, `mounts.symlink`) or target behaviour (`docker.*`). */
-  key: string;
-  /**
-   * refused: the export fails. weaker: the target enforces less. equivalent: differently, nothing lost.
-   * omitted: a convenience of this host's that the target cannot carry (the exporting user's
-   * toolchains in HOME): the target gets less access, never less isolation.
-   */
-  effect: 'refused' | 'weaker' | 'equivalent' | 'omitted';
-  detail: string;
-}
 
 /** A file the export needs beside its output (the seccomp profile, generated files, the bundle's root). */
 export type ExportFile =
@@ -24,9 +13,9 @@ export type ExportFile =
 
 /** Collects gaps as a compiler walks the policy; each key is reported once. */
 export class GapList {
-  readonly items: ExportGap[] = [];
+  readonly items: Gap[] = [];
 
-  add(key: string, effect: ExportGap['effect'], detail: string): void {
+  add(key: string, effect: Gap['effect'], detail: string): void {
     if (!this.items.some((g) => g.key === key && g.detail === detail)) this.items.push({ key, effect, detail });
   }
 

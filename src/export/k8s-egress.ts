@@ -9,7 +9,7 @@
 // DNS included (under `sbx run` the sandbox resolves nothing either: the proxy does): it learns the
 // proxy's address from the Service variables the kubelet sets (enableServiceLinks) and Kubernetes'
 // `$(VAR)` expansion in env values.
-import { proxyEnv } from '../backend/proxy-env.js';
+import { proxyEnv } from '../backend/shared/proxy-env.js';
 import { BRIDGE_DIR } from '../policy/derive.js';
 import type { EgressRules, HostPattern } from '../policy/egress.js';
 import { proxyRuleArgs } from '../policy/proxy-rules.js';

@@ -12,7 +12,8 @@ import { isToolchainMount } from '../policy/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { isCredentialName } from '../policy/env.js';
-import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
+import type { Gap } from '../backend/shared/gap.js';
+import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
 import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
@@ -43,7 +44,7 @@ type Json = Record<string, unknown>;
 export interface K8sExport {
   manifests: Json[];
   files: ExportFile[];
-  gaps: ExportGap[];
+  gaps: Gap[];
 }
 
 const LABEL = SANDBOX_LABEL;

@@ -8,7 +8,8 @@
 import { posix } from 'node:path';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
-import { type ExportFile, type ExportGap, GapList, unenforcedLimit } from './gaps.js';
+import type { Gap } from '../backend/shared/gap.js';
+import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
 import { foldRemounts } from './remounts.js';
 import { type SeccompProfile, seccompProfileOf } from './seccomp.js';
 
@@ -67,7 +68,7 @@ export interface OciConfig {
 export interface OciExport {
   config: OciConfig;
   files: ExportFile[];
-  gaps: ExportGap[];
+  gaps: Gap[];
 }
 
 /** The container's uid and gid 0 (the runtime's own setup) on the host: nobody. */

@@ -6,7 +6,7 @@
 // its launcher connects the command to the proxy and to host ports itself, and refuses publish.
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
-import type { Backend } from './backends.js';
+import type { ChosenBackend } from '../backend/registry.js';
 import type { EgressProxy } from '../runtime/network/index.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context.js';
@@ -21,7 +21,7 @@ export async function startEgress({
   ctx: RunContext;
   policy: Policy;
   session: Session;
-  backend: Backend;
+  backend: ChosenBackend;
   cleanup: CleanupStack;
 }): Promise<EgressProxy | undefined> {
   const net = policy.network;

@@ -4,14 +4,13 @@ import type { Launch, Session } from '../backend/launch.js';
 import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import { execLaunch } from '../runtime/exec.js';
 import type { Pins } from '../runtime/pins.js';
-import type { Backend, LaunchResult, Launcher } from './backends.js';
+import type { ChosenBackend, LaunchResult } from '../backend/registry.js';
 import type { RunContext } from './context.js';
 import type { Derived } from './policy.js';
 
 export async function execute({
   ctx,
   backend,
-  launcher,
   launch,
   derived,
   session,
@@ -19,8 +18,7 @@ export async function execute({
   limits,
 }: {
   ctx: RunContext;
-  backend: Backend;
-  launcher: Launcher;
+  backend: ChosenBackend;
   launch: Launch;
   derived: Derived;
   session: Session;
@@ -40,5 +38,5 @@ export async function execute({
     pins,
     ...(limits ? { watch: limits.watch } : {}),
   });
-  return backend.read(result, derived.host, launcher);
+  return backend.read(result, derived.host);
 }

@@ -9,7 +9,7 @@ import type { Approver } from '../runtime/command-gate.js';
 import type { StdioMode } from '../runtime/exec.js';
 import type { Launch } from '../backend/launch.js';
 import type { CommandDecision } from '../preflight/command-rules.js';
-import type { BackendChoice, Launcher } from './backends.js';
+import type { BackendChoice, Launcher } from '../backend/registry.js';
 import type { Door } from '../preflight/advice.js';
 
 export interface CompileOptions extends RunRequest {
@@ -103,7 +103,15 @@ export interface Compiled {
   sessionId: string;
   profile: ProfileInfo;
   policy: Policy;
+  /**
+   * Exactly what run() would spawn: the launcher's launch, started through the limits wrapper
+   * (runtime/cgroup/trampoline.ts: a shell, or a systemd scope, that moves itself into the run's cgroup
+   * and sets its rlimits, then execs the launcher) when the policy has limits. With nothing to wrap it,
+   * or limits run() would refuse, the launcher's launch alone.
+   */
   launch: Launch;
+  /** When `launch` is wrapped: the launcher's own launch (what `sbx explain` expands), its file and args the tail of `launch`'s. */
+  launcherLaunch?: Launch;
   launcher: Launcher;
   /** What the command rules say of this command (an `ask` is put to the user only by run()). */
   commandDecision: CommandDecision;

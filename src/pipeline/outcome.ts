@@ -8,7 +8,7 @@ import { redactArgv } from '../report/ledger.js';
 import type { CapturedText, Lifted, Outcome } from '../report/outcome.js';
 import type { CollectedLimits } from '../runtime/cgroup/apply.js';
 import type { EgressStats } from '../runtime/network/index.js';
-import type { LaunchResult } from './backends.js';
+import type { LaunchResult } from '../backend/registry.js';
 import type { Ending } from '../report/ending.js';
 import type { PlannedLimits } from './limits.js';
 import type { RunContext } from './context.js';

@@ -13,14 +13,14 @@ import { type AuditTrail, openAuditTrail } from '../runtime/audit-trail.js';
 import { decideCommandOnHost } from '../runtime/command-gate.js';
 import { openPins, type Pins } from '../runtime/pins.js';
 import { newSessionId, plannedSession } from '../runtime/session.js';
-import { type Backend, chooseBackend, type Launcher } from './backends.js';
+import { type ChosenBackend, chooseBackend } from '../backend/registry.js';
 import { CleanupStack } from './cleanup.js';
 import { startEgress } from './egress.js';
 import { startSshAgent } from './ssh-agent.js';
 import { endingOf } from '../report/ending.js';
 import { execute } from './exec.js';
 import { gate } from './gate.js';
-import { compileRunLaunch } from './launch.js';
+import { compileRunLaunch, plannedLaunch } from './launch.js';
 import { enforcedLimits, planRunLimits } from './limits.js';
 import type { CompileOptions, Compiled, RunHooks, RunOptions } from './options.js';
 import { outcomeOf } from './outcome.js';
@@ -37,8 +37,7 @@ import type { RuleSources } from '../profile/positions.js';
 /** Everything up to the policy: what both run() and compile() do. */
 interface Resolved {
   profile: ResolvedProfile;
-  backend: Backend;
-  launcher: Launcher;
+  backend: ChosenBackend;
   derived: Derived;
   pins: Pins;
   sources: RuleSources;
@@ -94,11 +93,11 @@ async function resolve(run: Run): Promise<Resolved> {
   const { pins, resolved, sources } = await trusted(run);
   const choice = ctx.options.backend ?? resolved.profile.backend ?? 'bwrap';
   const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice };
-  const { backend, launcher } = await chooseBackend(probe);
-  record.append({ backend: launcher.backend });
+  const backend = await chooseBackend(probe);
+  record.append({ backend: backend.name });
   const derived = await derive({ ctx, resolved, pins });
   record.append({ policyHash: derived.hash });
-  return { profile: resolved, backend, launcher, derived, pins, sources };
+  return { profile: resolved, backend, derived, pins, sources };
 }
 
 /** A run that records nothing and runs nothing (compile, admit, resolvePolicy): its context, a record and a cleanup stack. */
@@ -117,7 +116,7 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
     const { ctx } = run;
     const r = await resolve(run);
     const session = plannedSession(ctx.env, ctx.uid, ctx.sessionId);
-    const launch = await r.backend.compile(r.derived.policy, session, r.launcher, r.derived.host, ctx.arch);
+    const launches = await plannedLaunch({ ctx, backend: r.backend, derived: r.derived, session });
     const { policy, host } = r.derived;
     const decided = decideCommandOnHost(policy, host, ctx.options.allowDenylistedCommands);
     // `sbx explain --json` names each refusing rule's line, as a run's report would.
@@ -127,7 +126,8 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
         : decided;
     const profile = describeProfile(r.profile);
     const lifted = withExposed(liftedOf(r.derived, ctx.options), await r.backend.exposed(policy));
-    return { sessionId: ctx.sessionId, profile, policy, launch, launcher: r.launcher, commandDecision, lifted };
+    const launcher = r.backend.launcher;
+    return { sessionId: ctx.sessionId, profile, policy, ...launches, launcher, commandDecision, lifted };
   });
 }
 
@@ -168,7 +168,7 @@ async function runResolved(
   ctx.checkPolicy?.(policy);
   throwIfAborted(options.signal);
   trail?.prepared(
-    { profile: r.profile.name, policyHash: hash, backend: r.launcher.backend, workspace: policy.workspace.host },
+    { profile: r.profile.name, policyHash: hash, backend: r.backend.name, workspace: policy.workspace.host },
     policy,
   );
   const secretEnv = await loadRunSecrets({ ctx, resolved: r.profile, derived: r.derived });
@@ -183,11 +183,10 @@ async function runResolved(
   const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, cleanup });
   await startSshAgent({ ctx, policy, session: opened, cleanup });
   const session = proxy?.ports ? { ...opened, egressPorts: proxy.ports } : opened;
-  const { backend, launcher, derived, pins } = r;
+  const { backend, derived, pins } = r;
   const { launch, limits: applied } = await compileRunLaunch({
     ctx,
     backend,
-    launcher,
     derived,
     session,
     planned: limits,
@@ -198,7 +197,7 @@ async function runResolved(
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
-  const result = await execute({ ctx, backend, launcher, launch, derived, session, pins, limits: applied });
+  const result = await execute({ ctx, backend, launch, derived, session, pins, limits: applied });
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
   const ended = endingOf({
@@ -216,7 +215,7 @@ async function runResolved(
   return outcomeOf({
     ctx,
     profile,
-    backend: launcher.backend,
+    backend: backend.name,
     approximations,
     warnings,
     lifted,

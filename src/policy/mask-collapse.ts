@@ -1,6 +1,6 @@
 // Which sensitive-file masks become whole-directory masks when there are too many to launch: each
 // mask is several bwrap arguments and bubblewrap refuses more than BWRAP_MAX_ARGS in all
-// (backend/bwrap.ts), so a tree with thousands of `.env.*` fixtures could not run at all. Pure: the
+// (backend/bwrap/compile.ts), so a tree with thousands of `.env.*` fixtures could not run at all. Pure: the
 // directories that hold nothing but masked entries are read from the disk by runtime/mask-fit.ts.
 
 export interface MaskEntry {

@@ -5,7 +5,7 @@
 import type { Interrupt } from '../backend/launch.js';
 import { ErrorCatalogue, type ErrorCode, ExitCode } from '../errors.js';
 import type { Violation, ViolationSource } from '../policy/violation.js';
-import { signalName } from '../backend/signals.js';
+import { signalName } from '../backend/shared/signals.js';
 
 /** What became of a command that ran, as the backend read it from its launcher. */
 export interface EndingFacts {

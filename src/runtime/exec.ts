@@ -5,6 +5,7 @@ import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSy
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { statusChildPid, statusExitCode } from '../backend/bwrap/status.js';
 import type { ExtraFd, Interrupt, Launch } from '../backend/launch.js';
 import { SbxError } from '../errors.js';
 
@@ -229,12 +230,6 @@ function collect(stream: Readable | null, maxBytes: number): () => { buf: Buffer
   return () => ({ buf: Buffer.concat(chunks), total });
 }
 
-/** A number from bwrap's JSON status lines (`child-pid`, `exit-code`). */
-function statusValue(statusText: string, key: string): number | undefined {
-  const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(statusText);
-  return m ? Number(m[1]) : undefined;
-}
-
 interface Supervision {
   interrupts: Interrupt[];
   /** Signals sbx was sent (a second of the same kind kills the sandbox). */
@@ -260,7 +255,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     if (escalate) received.add(sig);
     firstSignal ??= sig;
     if (opts.supervision === 'supervisor') return void child.kill(sig);
-    const init = statusValue(status(), 'child-pid');
+    const init = statusChildPid(status());
     const pid = init === undefined ? undefined : commandPid(init);
     if (pid === undefined) return void child.kill(endAll);
     try {
@@ -320,11 +315,11 @@ function resultOf(
   const [code, signal] = exit;
   const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts, status: statusText };
   if (opts.supervision === 'supervisor') return { kind: 'supervised', code, signal, log: statusText, ...ran };
-  const childCode = statusValue(statusText, 'exit-code');
+  const childCode = statusExitCode(statusText);
   if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
   // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
   // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
-  const started = statusValue(statusText, 'child-pid') !== undefined;
+  const started = statusChildPid(statusText) !== undefined;
   if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
     return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
   }

@@ -1,4 +1,4 @@
-// The facts policy/host-diagnosis.ts judges, read from /proc, /sys and /etc/apparmor.d. Bounded so an odd
+// The facts doctor/host-diagnosis.ts judges, read from /proc, /sys and /etc/apparmor.d. Bounded so an odd
 // filesystem cannot hang or flood sbx: only regular files are read (O_NONBLOCK, so a FIFO planted
 // where a file should be returns at once), at most MAX_BYTES each, at most MAX_PROFILES AppArmor
 // profiles. `root` lets the tests point it at a fixture tree (test/fixtures/hosts-fs/<case>/).

@@ -19,7 +19,7 @@ import {
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { SbxError } from '../errors.js';
-import type { BwrapHost } from '../backend/bwrap.js';
+import type { BwrapHost } from '../backend/bwrap/compile.js';
 import type { PathFact } from '../policy/host.js';
 import { readGuarded } from '../profile/guarded-read.js';
 
@@ -201,7 +201,7 @@ const INSTALL_NSJAIL_HINT =
 
 /**
  * Locate nsjail (SBX_NSJAIL overrides) and check it runs and has the new mount API sbx compiles
- * for (backend/nsjail.ts: --experimental_mnt new, kernel 5.12+).
+ * for (backend/nsjail/compile.ts: --experimental_mnt new, kernel 5.12+).
  */
 export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo {
   const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH);

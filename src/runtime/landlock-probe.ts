@@ -59,7 +59,7 @@ export function userNamespacesBlocked(uid: number, bwrap: string, env: Record<st
  * can: `sbx-landlock --probe-judge` tries the whole mechanism once on a child (seccomp user
  * notification, the listener passed over a socketpair, pidfd_getfd, process_vm_readv), which an outer
  * seccomp profile, a ptrace policy or a listener already on the process can each forbid. Only runs
- * with an allow-list network pay for it (pipeline/backends.ts); the landlock compiler refuses them
+ * with an allow-list network pay for it (backend/landlock/backend.ts); the landlock compiler refuses them
  * by name when it fails.
  */
 export function probeNetworkJudge(helper: string): string | undefined {

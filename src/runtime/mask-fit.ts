@@ -4,7 +4,7 @@
 // nothing but masked entries are masked whole instead (policy/mask-collapse.ts decides which; this
 // reads which directories qualify). Below it nothing is read and the masks stay as they are.
 import { type Dirent, readdirSync } from 'node:fs';
-import { BWRAP_MAX_ARGS, compileMask } from '../backend/bwrap.js';
+import { BWRAP_MAX_ARGS, compileMask } from '../backend/bwrap/compile.js';
 import { collapseMasks, type MaskEntry, maskArgs } from '../policy/mask-collapse.js';
 import { isInside, mountedTrees, readPathOf } from './mounted-trees.js';
 import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';
@@ -14,7 +14,7 @@ import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';
  * arguments for a built-in profile (test/golden/*.bwrap.argv), plus 3 per environment variable, per
  * bind and per root-only file, plus the command: 1,000 leaves room for all of it in any ordinary
  * run. The backend still counts the whole launch exactly and refuses one past the limit
- * (LAUNCH_TOO_LARGE, backend/bwrap.ts).
+ * (LAUNCH_TOO_LARGE, backend/bwrap/compile.ts).
  */
 export const MASK_BUDGET_ARGS = BWRAP_MAX_ARGS - 1000;
 

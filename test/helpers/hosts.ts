@@ -3,8 +3,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BwrapHost } from '../../src/backend/bwrap.js';
-import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap.js';
+import type { BwrapHost } from '../../src/backend/bwrap/compile.js';
+import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap/compile.js';
 import type { Launch, Session } from '../../src/backend/launch.js';
 import { derivePolicy, pathsToProbe, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
 import type { Host } from '../../src/policy/host.js';

@@ -37,7 +37,7 @@ export interface CollectedLimits {
 
 export interface PreparedLimits {
   /** Wrap the sandbox launcher so that it starts inside the cgroup and under the rlimits: race-free, the untrusted command never runs outside. */
-  wrap(launch: LaunchCommand): { file: string; args: string[] };
+  wrap: LimitsWrapper['wrap'];
   /**
    * Start the memory watchdog on the launcher's pid, when the plan has one: runtime/exec.ts calls it
    * once spawned and `alive` turns false the moment it reaps the launcher.
@@ -108,6 +108,20 @@ function enableControllers(parent: string, controllers: readonly CgroupControlle
   for (const c of controllers) if (!enabled.includes(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
 }
 
+/**
+ * The session's cgroup directories, as createCgroups makes them: one under the v2 parent, or one per
+ * v1 controller in the order of `parents` (collectFrom relies on that order). None for a systemd scope
+ * or an rlimit-only plan. Pure: compile() shows them without creating anything.
+ */
+function sessionCgroupDirs(cgroup: CgroupPlan, name: string): { dir: string; controller?: CgroupController }[] {
+  if (cgroup.kind === 'cgroup-v2') return [{ dir: join(cgroup.parent, name) }];
+  if (cgroup.kind !== 'cgroup-v1') return [];
+  return (Object.entries(cgroup.parents) as [CgroupController, string][]).map(([controller, parent]) => ({
+    dir: join(parent, name),
+    controller,
+  }));
+}
+
 /** Create and configure the session cgroup(s), pushing each directory to `created` as soon as it exists. */
 function createCgroups(cgroup: CgroupPlan, name: string, fake: boolean, created: string[]): void {
   // Errors name the directory being worked on: fs messages name only the file, and not always that.
@@ -118,19 +132,12 @@ function createCgroups(cgroup: CgroupPlan, name: string, fake: boolean, created:
       throw new Error(`${dir}: ${(e as Error).message}`, { cause: e });
     }
   };
-  if (cgroup.kind === 'cgroup-v2') {
-    const dir = join(cgroup.parent, name);
-    step(cgroup.parent, () => enableControllers(cgroup.parent, cgroup.controllers));
+  if (cgroup.kind !== 'cgroup-v2' && cgroup.kind !== 'cgroup-v1') return;
+  if (cgroup.kind === 'cgroup-v2') step(cgroup.parent, () => enableControllers(cgroup.parent, cgroup.controllers));
+  for (const { dir, controller } of sessionCgroupDirs(cgroup, name)) {
     step(dir, () => makeCgroup(dir, fake));
     created.push(dir);
-    step(dir, () => configureV2(dir, cgroup.settings));
-  } else if (cgroup.kind === 'cgroup-v1') {
-    for (const [controller, parent] of Object.entries(cgroup.parents) as [CgroupController, string][]) {
-      const dir = join(parent, name);
-      step(dir, () => makeCgroup(dir, fake));
-      created.push(dir);
-      step(dir, () => configureV1(controller, dir, cgroup.settings));
-    }
+    step(dir, () => (controller ? configureV1(controller, dir, cgroup.settings) : configureV2(dir, cgroup.settings)));
   }
 }
 
@@ -211,19 +218,39 @@ function requireSystemdRun(env: Record<string, string | undefined>): string {
   });
 }
 
-/** The launch started inside the session's cgroup: through a systemd scope, or sbx's shell trampoline. */
-function wrapper(
+/** What starts the launcher inside the session's cgroup(s) and under the rlimits, for one session. */
+export interface LimitsWrapper {
+  /** The launcher's command behind the wrapper: a systemd scope, or sbx's shell trampoline. */
+  wrap(launch: LaunchCommand): { file: string; args: string[] };
+  /** The session cgroup directories it moves itself into (none for systemd scopes and rlimit-only plans). */
+  readonly cgroupDirs: readonly string[];
+  /** The rlimits the trampoline sets, after clamping to sbx's own hard limits. */
+  readonly rlimits: readonly Rlimit[];
+}
+
+/**
+ * The wrapper a plan starts the launcher with, for this session. It reads (sbx's own hard limits, the
+ * uid's tasks, PATH for systemd-run) and creates nothing: compile() shows it as run() would spawn it,
+ * and prepareLimits() hands it out once the cgroups exist.
+ */
+export function planLimitsWrapper(
   plan: LimitPlan,
-  name: string,
-  dirs: readonly string[],
-  rlimits: ReturnType<typeof effectiveRlimits>,
-  env: Record<string, string | undefined>,
-  uid: number,
-  systemdRun: string | undefined,
-): PreparedLimits['wrap'] {
+  sessionId: string,
+  opts: Pick<PrepareOptions, 'root' | 'env' | 'uid'> = {},
+): LimitsWrapper {
+  if (!SESSION_ID.test(sessionId)) {
+    throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(sessionId)} cannot name a cgroup`, {
+      hint: 'session ids are letters, digits, "_", "." and "-"',
+    });
+  }
   const cg = plan.cgroup;
-  const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
-  return (launch) => {
+  const env = opts.env ?? process.env;
+  const name = sessionCgroupName(sessionId);
+  const rlimits = effectiveRlimits(plan, opts.root ?? '');
+  const systemdRun = cg.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
+  const cgroupDirs = sessionCgroupDirs(cg, name).map((d) => d.dir);
+  const procsFiles = cgroupDirs.map((d) => join(d, 'cgroup.procs'));
+  const wrap = (launch: LaunchCommand) => {
     if (cg.kind !== 'systemd-scope' || systemdRun === undefined) {
       const argv = shellTrampoline(procsFiles, rlimits);
       return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
@@ -231,7 +258,7 @@ function wrapper(
     // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
     // environment lacks it and take it back in the trampoline.
     const lend = cg.manager === 'user' && launch.env?.XDG_RUNTIME_DIR === undefined;
-    const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${uid}`;
+    const runtimeDir = xdgRuntimeDir(env) ?? `/run/user/${opts.uid ?? process.getuid?.() ?? 0}`;
     const envBin = findOnPath('env', { PATH: '/usr/bin:/bin' }) ?? '/usr/bin/env';
     const scope = {
       systemdRun,
@@ -243,6 +270,7 @@ function wrapper(
     const argv = systemdScopeArgv(scope, rlimits);
     return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
   };
+  return { wrap, cgroupDirs, rlimits };
 }
 
 export async function prepareLimits(
@@ -250,26 +278,18 @@ export async function prepareLimits(
   session: { id: string; dir: string },
   opts: PrepareOptions = {},
 ): Promise<PreparedLimits> {
-  if (!SESSION_ID.test(session.id)) {
-    throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(session.id)} cannot name a cgroup`, {
-      hint: 'session ids are letters, digits, "_", "." and "-"',
-    });
-  }
   const fake = opts.root !== undefined;
-  const env = opts.env ?? process.env;
-  const name = sessionCgroupName(session.id);
-  const rlimits = effectiveRlimits(plan, opts.root ?? '');
-  // Checked before anything is created: a missing systemd-run leaves no cgroup behind.
-  const systemdRun = plan.cgroup.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
-  const dirs = await createSessionCgroups(plan, name, fake);
+  // Planned before anything is created: a bad session id or a missing systemd-run leaves no cgroup behind.
+  const wrapper = planLimitsWrapper(plan, session.id, opts);
+  const dirs = await createSessionCgroups(plan, sessionCgroupName(session.id), fake);
   const watchdog: MemoryWatchdog | undefined = plan.watchdog
     ? memoryWatchdog({ ...plan.watchdog, display: limitDisplay(plan, 'memory') })
     : undefined;
   let cleaned = false;
   return {
     cgroupDirs: dirs,
-    rlimits,
-    wrap: wrapper(plan, name, dirs, rlimits, env, opts.uid ?? process.getuid?.() ?? 0, systemdRun),
+    rlimits: wrapper.rlimits,
+    wrap: wrapper.wrap,
     watch(launcherPid, alive) {
       watchdog?.start(launcherPid, alive);
     },

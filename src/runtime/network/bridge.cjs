@@ -160,6 +160,6 @@ async function main(argv) {
 }
 
 // Required rather than run: the landlock backend's tests compare its proxy variables with these
-// (src/backend/proxy-env.ts), which must stay the same list.
+// (src/backend/shared/proxy-env.ts), which must stay the same list.
 if (require.main === module) main(process.argv.slice(2)).catch((e) => die(e.message, 125));
 else module.exports = { proxyEnv };

@@ -11,7 +11,7 @@ import type { Server, Socket } from 'node:net';
 import { connect, createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { hostPortSocket, publishSocket } from '../../backend/launch.js';
+import { hostPortSocket, publishSocket } from '../../backend/shared/sockets.js';
 import { SbxError } from '../../errors.js';
 import { checkSocketPath } from './proxy.js';
 

@@ -7,7 +7,7 @@
 //
 // Records host and port only: URLs (paths, queries, userinfo) and headers carry secrets and never
 // reach a violation, an event or the stats.
-import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET } from '../../backend/launch.js';
+import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET } from '../../backend/shared/sockets.js';
 import type { Server } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 import { rmSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // run() with captured stdio, the same isolation as the CLI, refusals as SbxError, and compile().
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DIST_API,
@@ -100,12 +100,34 @@ describe.skipIf(SKIP_INTEGRATION)('library API (dist/api.js, real bwrap)', () =>
     expect(readdirSync(t.workspace)).not.toContain('ran-lib');
   });
 
+  it('compile() with limits (-p untrusted): the launch is the wrapper run() spawns, bwrap behind it, and no cgroup is made', async () => {
+    const c = await api.compile({ profile: 'untrusted', command: ['make'], cwd: t.workspace, hostEnv: t.env });
+    const inner = c.launcherLaunch!;
+    expect(inner.file).toMatch(/\/bwrap$/);
+    expect(inner.args).toEqual(['--args', '4', '--', 'make']);
+    // The wrapper (runtime/cgroup/trampoline.ts: the shell, or a systemd scope then the shell) comes first,
+    // the launcher's file and args close it unchanged, and its descriptors are the launcher's.
+    expect(c.launch.file).not.toBe(inner.file);
+    expect(c.launch.args).toContain('sbx-limits');
+    expect(c.launch.args.slice(-inner.args.length - 1)).toEqual([inner.file, ...inner.args]);
+    expect(c.launch.fds).toEqual(inner.fds);
+    // Planned, not made: each session cgroup it names is absent, beside its parent, which exists (the control).
+    const procs = c.launch.args.filter((a) => a.endsWith('/cgroup.procs'));
+    for (const file of procs) {
+      expect(file).toContain(`/sbx-${c.sessionId}/`);
+      expect(existsSync(dirname(file)), file).toBe(false);
+      expect(existsSync(dirname(dirname(file))), file).toBe(true);
+    }
+  });
+
   it('compile(): the launch is bwrap, its options (carried on the --args descriptor) start with --unshare-user', async () => {
     const c = await api.compile({ command: ['make', 'test'], cwd: t.workspace, hostEnv: t.env });
     expect(c.launch.file).toMatch(/\/bwrap$/);
     expect(c.launch.env).toEqual({});
     // Options travel on a pipe (`--args FD`), never in bwrap's world-readable argv; only the command stays there.
     expect(c.launch.args).toEqual(['--args', '4', '--', 'make', 'test']);
+    // No limits: nothing wraps the launcher.
+    expect(c.launcherLaunch).toBeUndefined();
     const argsFd = c.launch.fds[Number(c.launch.args[1]) - 3];
     expect(argsFd?.purpose).toBe('args');
     const options = new TextDecoder()

@@ -287,6 +287,6 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock with network.a
     );
     expect(lines).toContain('net=filtered');
     expect(lines).toContain('connect=<proxy-http-port>');
-    expect(lines.some((l) => /^ {2}approximated network\.filtered:/.test(l))).toBe(true);
+    expect(lines.some((l) => /^ {2}weaker network\.filtered:/.test(l))).toBe(true);
   });
 });

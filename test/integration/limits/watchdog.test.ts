@@ -223,6 +223,12 @@ describe.skipIf(SKIP_INTEGRATION || !HAS('python3'))('-p untrusted without a wri
       /^limits {4}memory 2GiB → watchdog \(approximate\): approximate: per-process data limit \+ tree watchdog, .*: RLIMIT_DATA 2GiB per process/,
     );
     expect(limits.find((l) => l.includes('cpus 2'))).toMatch(/→ none \(not enforced\)/);
+    // The exact spawn: the limits wrapper's lines, then bwrap's (cli/explain.ts describeWrapper).
+    const lines = r.out.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('# limits: what sbx spawns is this wrapper'));
+    expect(at, r.out).toBeGreaterThan(0);
+    expect(lines[at + 2]).toMatch(/^\/bin\/sh -c '.*' sbx-limits .*--$/);
+    expect(lines[at + 3]).toMatch(/^# bubblewrap /);
     const profile = join(t.root, 'requires-memory-explain.yaml');
     writeFileSync(profile, 'extends: untrusted\nlimits:\n  required: [memory]\n');
     const refused = await sbxRaw(['explain', '-p', profile, '--', 'true']);

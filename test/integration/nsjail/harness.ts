@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Session } from '../../../src/backend/launch.js';
-import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail.js';
-import { parseNsjailStatus, type NsjailStatus } from '../../../src/backend/nsjail-status.js';
+import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail/compile.js';
+import { parseNsjailStatus, type NsjailStatus } from '../../../src/backend/nsjail/status.js';
 import {
   derivePolicy,
   pathsToProbe,

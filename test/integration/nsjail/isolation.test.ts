@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { nsjailSetupError } from '../../../src/backend/nsjail-status.js';
+import { nsjailSetupError } from '../../../src/backend/nsjail/status.js';
 import { derive, findNsjail, makeFixture, runLaunch, SECRET_ENV, type Fixture, type RunOptions } from './harness.js';
 
 const found = findNsjail();

@@ -9,8 +9,8 @@ import {
   landlockApproximations,
   landlockExposed,
   type LandlockHost,
-} from '../../../src/backend/landlock.js';
-import { LANDLOCK_GAPS } from '../../../src/backend/landlock-gaps.js';
+} from '../../../src/backend/landlock/compile.js';
+import { LANDLOCK_GAPS } from '../../../src/backend/landlock/gaps.js';
 import type { Launch } from '../../../src/backend/launch.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Host } from '../../../src/policy/host.js';
@@ -259,7 +259,7 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
   it('explain lists the refusals and approximations without compiling', async () => {
     const p = await runPipeline('default', 'alice', { request: { allowDomains: ['example.com'] } });
     const gaps = describeLandlockGaps(p.policy);
-    expect(gaps.some((g) => g.startsWith('approximated network.filtered:'))).toBe(true);
+    expect(gaps.some((g) => g.startsWith('weaker network.filtered:'))).toBe(true);
     expect(gaps.some((g) => g.startsWith('refused network.kind:'))).toBe(false);
     expect(gaps.some((g) => g.startsWith('refused mounts.mask:'))).toBe(true);
   });
@@ -323,7 +323,7 @@ describe('an allow-list network: the helper judges connect() and reaches only th
 
 describe('LANDLOCK_GAPS', () => {
   it('names each feature once', () => {
-    const features = LANDLOCK_GAPS.map((g) => g.feature);
+    const features = LANDLOCK_GAPS.map((g) => g.key);
     expect(new Set(features).size).toBe(features.length);
   });
 });

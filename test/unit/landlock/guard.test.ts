@@ -1,7 +1,7 @@
 // sbx-landlock's restore report (native/sbx-guard.c) read back as violations: one per path put back,
 // and one when the helper guarded paths but never reported the restore.
 import { describe, expect, it } from 'vitest';
-import { guardViolations } from '../../../src/backend/landlock-guard.js';
+import { guardViolations } from '../../../src/backend/landlock/guard.js';
 
 describe('guardViolations', () => {
   it('names each reverted path with its change, as git-state violations', () => {

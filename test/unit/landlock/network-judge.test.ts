@@ -3,8 +3,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { landlockNetworkViolations } from '../../../src/backend/landlock-status.js';
-import { proxyEnv } from '../../../src/backend/proxy-env.js';
+import { landlockNetworkViolations } from '../../../src/backend/landlock/status.js';
+import { proxyEnv } from '../../../src/backend/shared/proxy-env.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 describe('landlockNetworkViolations', () => {

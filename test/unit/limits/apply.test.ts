@@ -17,7 +17,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
 import { parseLimits } from '../../../src/limits/parse.js';
 import { type LimitPlan, planLimits } from '../../../src/limits/plan.js';
-import { prepareLimits, sweepStaleCgroups } from '../../../src/runtime/cgroup/apply.js';
+import { planLimitsWrapper, prepareLimits, sweepStaleCgroups } from '../../../src/runtime/cgroup/apply.js';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { delegateToAnyone, fakeCgroupfs, V1_CPU, V1_MEMORY, V1_PIDS, V2_USER_PARENT } from './fake-cgroupfs.js';
@@ -298,6 +298,30 @@ describe('cgroup v1 (fake)', () => {
       code: 'LIMIT_UNENFORCEABLE',
       message: expect.stringMatching(/EEXIST/),
     });
+  });
+});
+
+describe('planLimitsWrapper: what compile() shows, with nothing created', () => {
+  const LAUNCH = { file: '/usr/bin/bwrap', args: ['--args', '4', '--', 'true'] };
+
+  it.each([
+    ['v2', v2Setup],
+    ['v1', v1Setup],
+  ] as const)('%s: the same wrapper and cgroups prepareLimits then makes, none made before', async (_kind, setup) => {
+    const { root, plan } = setup();
+    const planned = planLimitsWrapper(plan, 't9', { root });
+    expect(planned.cgroupDirs.length).toBeGreaterThan(0);
+    for (const dir of planned.cgroupDirs) expect(existsSync(dir), dir).toBe(false);
+    const limits = await prepareLimits(plan, session('t9'), { root });
+    expect(limits.cgroupDirs).toEqual(planned.cgroupDirs);
+    for (const dir of limits.cgroupDirs) expect(existsSync(dir), dir).toBe(true);
+    expect(limits.wrap(LAUNCH)).toEqual(planned.wrap(LAUNCH));
+    await limits.cleanup();
+  });
+
+  it('refuses a session id that could name another directory, as prepareLimits does', () => {
+    const { plan } = v2Setup();
+    expect(() => planLimitsWrapper(plan, '../escape')).toThrow(SbxError);
   });
 });
 

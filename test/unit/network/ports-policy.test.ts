@@ -1,8 +1,8 @@
 // network.host_ports and network.publish, from the profile to the bridge's argv: what derivePolicy
 // makes of them (and refuses), the command bwrap and nsjail start, and landlock's refusal by name.
 import { describe, expect, it } from 'vitest';
-import { compileLandlock } from '../../../src/backend/landlock.js';
-import { commandOf } from '../../../src/backend/bwrap.js';
+import { compileLandlock } from '../../../src/backend/landlock/compile.js';
+import { commandOf } from '../../../src/backend/shared/bridge.js';
 import { SbxError } from '../../../src/errors.js';
 import { mergeProfiles } from '../../../src/profile/merge.js';
 import type { Policy } from '../../../src/policy/types.js';

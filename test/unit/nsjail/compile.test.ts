@@ -1,7 +1,8 @@
 // compileNsjail beyond the golden files: host options, the mapping of each limit, the environment
 // split, and every refusal (BACKEND_UNSUPPORTED by name, never a silently weaker sandbox).
 import { describe, expect, it } from 'vitest';
-import { compileNsjail, describeNsjailGaps, NSJAIL_GAPS } from '../../../src/backend/nsjail.js';
+import { compileNsjail, describeNsjailGaps } from '../../../src/backend/nsjail/compile.js';
+import { NSJAIL_GAPS } from '../../../src/backend/nsjail/gaps.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import { FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
@@ -275,7 +276,7 @@ describe('compileNsjail refusals', () => {
 
 describe('gaps', () => {
   it('every refusal the compiler raises is listed as refused', () => {
-    const refused = NSJAIL_GAPS.filter((g) => g.effect === 'refused').map((g) => g.feature);
+    const refused = NSJAIL_GAPS.filter((g) => g.effect === 'refused').map((g) => g.key);
     expect(refused).toEqual(
       expect.arrayContaining([
         'namespaces.user',
@@ -285,7 +286,7 @@ describe('gaps', () => {
         'limits.fileSizeBytes',
       ]),
     );
-    const features = NSJAIL_GAPS.map((g) => g.feature);
+    const features = NSJAIL_GAPS.map((g) => g.key);
     expect(new Set(features).size).toBe(features.length);
   });
 

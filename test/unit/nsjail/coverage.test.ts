@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileNsjail, NSJAIL_GAPS } from '../../../src/backend/nsjail.js';
+import { compileNsjail } from '../../../src/backend/nsjail/compile.js';
+import { NSJAIL_GAPS } from '../../../src/backend/nsjail/gaps.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import { builtinProfileNames, FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
 import { SRC_DIR } from '../../helpers/paths.js';
@@ -101,7 +102,7 @@ function covers(feature: string, path: string): boolean {
 
 function gapFor(path: string) {
   return NSJAIL_GAPS.find(
-    (g) => covers(g.feature, path) || (g.feature === 'mounts.reason' && /^mounts\.[\w-]+\.reason$/.test(path)),
+    (g) => covers(g.key, path) || (g.key === 'mounts.reason' && /^mounts\.[\w-]+\.reason$/.test(path)),
   );
 }
 

@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileNsjail, expandNsjailLaunch } from '../../../src/backend/nsjail.js';
+import { compileNsjail, expandNsjailLaunch } from '../../../src/backend/nsjail/compile.js';
 import { SbxError } from '../../../src/errors.js';
 import { isCredentialName } from '../../../src/policy/env.js';
 import type { Launch } from '../../../src/backend/launch.js';

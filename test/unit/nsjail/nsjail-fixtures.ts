@@ -1,7 +1,7 @@
 // The fixed NsjailHost the nsjail unit tests compile for (beside the fixture hosts and session of
 // test/helpers/hosts.ts), and the pipeline through compileNsjail.
 import type { Launch } from '../../../src/backend/launch.js';
-import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail.js';
+import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail/compile.js';
 import { FIXTURE_SESSION, runPipeline, type Pipeline } from '../../helpers/hosts.js';
 
 /** The fixture command is `sh -c 'echo hi'`; the runtime finds sh on the sandbox PATH. */

@@ -11,7 +11,7 @@ import {
   parseNsjailStatus,
   type NsjailExit,
   type NsjailStatus,
-} from '../../../src/backend/nsjail-status.js';
+} from '../../../src/backend/nsjail/status.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 

@@ -58,7 +58,7 @@ describe('limits: one environment per run', () => {
     } as unknown as PlannedLimits['apply'];
     const arches: unknown[] = [];
     const backend = {
-      compile: async (_p: unknown, _s: unknown, _l: unknown, _h: unknown, arch: unknown) => {
+      compile: async (_p: unknown, _s: unknown, _h: unknown, arch: unknown) => {
         arches.push(arch);
         return { file: '/usr/bin/bwrap', args: ['--'], env: {}, fds: [] };
       },
@@ -67,7 +67,6 @@ describe('limits: one environment per run', () => {
     const launched = await compileRunLaunch({
       ctx,
       backend: backend as never,
-      launcher: {} as never,
       derived: { policy: POLICY, host: {} as never, hash: 'h' },
       session: { id: 's-1', dir: '/nonexistent' } as never,
       planned: { plan: planned.plan, apply },

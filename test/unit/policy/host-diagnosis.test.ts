@@ -1,4 +1,4 @@
-// Every cause policy/host-diagnosis.ts tells apart, read by runtime/host-facts.ts from a fixture /proc, /sys
+// Every cause doctor/host-diagnosis.ts tells apart, read by runtime/host-facts.ts from a fixture /proc, /sys
 // and /etc tree (test/fixtures/hosts-fs/<case>/), with the exact message and fix the user sees.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

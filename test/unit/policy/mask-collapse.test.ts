@@ -2,7 +2,7 @@
 // policy/mask-collapse.ts turns into whole-directory masks, and that the budget runtime/mask-fit.ts
 // fits them into leaves room for the rest of every built-in profile's launch.
 import { describe, expect, it } from 'vitest';
-import { BWRAP_MAX_ARGS, compileBwrap, compileMask, expandArgsFd } from '../../../src/backend/bwrap.js';
+import { BWRAP_MAX_ARGS, compileBwrap, compileMask, expandArgsFd } from '../../../src/backend/bwrap/compile.js';
 import { collapseMasks, type MaskEntry, maskArgs } from '../../../src/policy/mask-collapse.js';
 import { MASK_BUDGET_ARGS } from '../../../src/runtime/mask-fit.js';
 import { sbxErrorOf } from '../../helpers/errors.js';

@@ -1,9 +1,9 @@
 // The ssh-agent filter's decisions (src/policy/ssh-agent.ts) on bytes, and what `ssh_agent` puts in the
 // Policy and each backend's launch. The sockets and a real agent are test/integration/ssh-agent/.
 import { describe, expect, it } from 'vitest';
-import { compileBwrap, expandArgsFd } from '../../../src/backend/bwrap.js';
-import { compileLandlock } from '../../../src/backend/landlock.js';
-import { compileNsjail } from '../../../src/backend/nsjail.js';
+import { compileBwrap, expandArgsFd } from '../../../src/backend/bwrap/compile.js';
+import { compileLandlock } from '../../../src/backend/landlock/compile.js';
+import { compileNsjail } from '../../../src/backend/nsjail/compile.js';
 import { ExitCode, SbxError } from '../../../src/errors.js';
 import {
   AGENT_FAILURE_FRAME,

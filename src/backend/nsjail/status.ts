@@ -5,9 +5,9 @@
 // reapProc), 128+N when nsjail itself got a fatal signal N and killed the sandbox (nsjail.cc
 // standaloneMode), and 255 when it could not start the command (0xff, or LOG_F's _exit(0xff)). 255 is
 // also a status a command may exit with, so the log decides: only a reaped command ran.
-import { SbxError } from '../errors.js';
-import type { Violation } from '../policy/violation.js';
-import { SIGNAL_NAMES, signalName } from './signals.js';
+import { SbxError } from '../../errors.js';
+import type { Violation } from '../../policy/violation.js';
+import { SIGNAL_NAMES, signalName } from '../shared/signals.js';
 
 /** How the nsjail process ended (node's 'close' event). */
 export interface NsjailExit {

@@ -2,15 +2,16 @@
 // once (-Mo) and supervises the command from outside its namespaces: the command is pid 1 inside.
 // Every nsjail default that would change the sandbox is overridden in the argv (time_limit 600,
 // nice 19, rlimit_fsize 1MiB, rlimit_nofile 32, ...), so the argv says what the sandbox is; only the
-// environment travels apart, as a config on fd 4. nsjail logs to fd 3 (nsjail-status.ts).
+// environment travels apart, as a config on fd 4. nsjail logs to fd 3 (status.ts).
 // What nsjail cannot express is refused by name (NSJAIL_GAPS), never dropped.
 import { posix } from 'node:path';
-import { SbxError } from '../errors.js';
-import { isWithin } from '../policy/sensitive.js';
-import type { Mount, Policy } from '../policy/types.js';
-import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
-import { commandOf } from './bwrap.js';
-import { dataFilePath, type Launch, type Session, sessionDirSource } from './launch.js';
+import { SbxError } from '../../errors.js';
+import { isWithin } from '../../policy/sensitive.js';
+import type { Mount, Policy } from '../../policy/types.js';
+import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
+import { commandOf } from '../shared/bridge.js';
+import { dataFilePath, type Launch, type Session, sessionDirSource } from '../launch.js';
+import { NSJAIL_GAPS } from './gaps.js';
 
 export interface NsjailHost {
   /** Absolute path of the nsjail binary. */
@@ -27,214 +28,6 @@ export interface NsjailHost {
    */
   execPath?: string;
 }
-
-export interface NsjailGap {
-  /** The Policy field (`limits.cpuTimeSec`, `mounts.dev`) or backend behaviour (`nsjail.*`). */
-  feature: string;
-  effect: 'refused' | 'weaker' | 'equivalent';
-  detail: string;
-}
-
-/** Where nsjail differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
-export const NSJAIL_GAPS: readonly NsjailGap[] = [
-  {
-    feature: 'nsjail.die-with-parent',
-    effect: 'weaker',
-    detail:
-      'nsjail has no --die-with-parent: if sbx itself is SIGKILLed, nsjail and the sandbox run on until the command exits (the command has PR_SET_PDEATHSIG=SIGKILL towards nsjail only)',
-  },
-  {
-    feature: 'nsjail.init',
-    effect: 'weaker',
-    detail:
-      'the command is pid 1 of its namespace (no init): signals it has no handler for are not delivered from outside, so SIGINT/SIGTERM to nsjail end the sandbox with SIGKILL (exit 128+the signal nsjail got), and orphans are reaped only if the command reaps them',
-  },
-  {
-    feature: 'nsjail.bind-flags',
-    effect: 'weaker',
-    detail:
-      'binds are not nosuid,nodev as bwrap makes them: set-uid bits are inert under no_new_privs, device nodes under a bound host path stay usable as their permissions allow',
-  },
-  {
-    feature: 'nsjail.argv',
-    effect: 'weaker',
-    detail:
-      "host paths and the Kafel policy are on nsjail's argv, which /proc/PID/cmdline shows every local user (bwrap gets all its options on a descriptor); the environment is not: it is in the config nsjail reads from fd 4",
-  },
-  {
-    feature: 'nsjail.rlimits',
-    effect: 'equivalent',
-    detail:
-      'nsjail sets soft = hard for every rlimit: unset ones become the current hard limit (a soft NOFILE of 1024 rises to the hard one), STACK keeps the soft one; the command cannot raise a limit later',
-  },
-  {
-    feature: 'nsjail.x32',
-    effect: 'weaker',
-    detail:
-      'Kafel cannot refuse the x32 ABI as a range; each denied syscall is also denied under its x32 number (seccomp/kafel.ts)',
-  },
-  {
-    feature: 'nsjail.mount-api',
-    effect: 'equivalent',
-    detail:
-      '--experimental_mnt new (kernel 5.12+): read-only binds are read-only with every mount below them; the legacy API leaves host submounts under a read-only bind writable, so it is never used; submounts under writable binds become read-only (stricter than bwrap)',
-  },
-  {
-    feature: 'nsjail.nested-userns',
-    effect: 'refused',
-    detail:
-      'nsjail cannot set user.max_user_namespaces=0 inside (bwrap --disable-userns); nested user namespaces are closed only by seccomp rules denying CLONE_NEWUSER for unshare and clone, and clone3: a policy without them is refused',
-  },
-  {
-    feature: 'namespaces.user',
-    effect: 'refused',
-    detail: 'a shared user namespace: the identity mapping needs one (as with bwrap)',
-  },
-  {
-    feature: 'mounts.bind',
-    effect: 'weaker',
-    detail:
-      'bind sources go to nsjail as paths, which it resolves again after sbx checked them: nsjail mounts in its own ' +
-      'mount namespace, where a descriptor sbx opened cannot be bound (open_tree: EINVAL), and it has no check after ' +
-      "mounting as bwrap's --bind-fd has. Whoever can write a directory above a source (another sandbox sharing the " +
-      'workspace) could swap it for a symlink in between; use bwrap for workspaces other processes write',
-  },
-  {
-    feature: 'mounts.paths',
-    effect: 'refused',
-    detail: "a mount source, target or link containing ':' (nsjail splits --bindmount/--mount/--symlink on it)",
-  },
-  {
-    feature: 'mounts.root-bind',
-    effect: 'refused',
-    detail:
-      "a bind at / (mode: danger): nsjail's new mount API attaches later mounts (masks, /dev, /proc) to the root tmpfs underneath it, so they would not apply (nsjail then fails), and the legacy API cannot make mask tmpfs read-only",
-  },
-  {
-    feature: 'mounts.host-mountpoint',
-    effect: 'refused',
-    detail:
-      'a mount inside a host bind whose mount point may not exist: nsjail creates mount points before it makes anything read-only, so it would create them on the host',
-  },
-  {
-    feature: 'mounts.proc',
-    effect: 'equivalent',
-    detail:
-      'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused',
-  },
-  {
-    feature: 'mounts.dev',
-    effect: 'equivalent',
-    detail:
-      'a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links and a 64MiB /dev/shm (bwrap: same nodes on a writable tmpfs, /dev/shm unbounded)',
-  },
-  {
-    feature: 'mounts.remount-ro',
-    effect: 'equivalent',
-    detail:
-      "nsjail has no remount step: the mount at the target is made read-only itself, which nsjail applies once every mount is in place; a target that is not a mount point is refused; `/` is nsjail's read-only root (no --rw)",
-  },
-  {
-    feature: 'mounts.bind.optional',
-    effect: 'equivalent',
-    detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)',
-  },
-  { feature: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
-  {
-    feature: 'mounts.file',
-    effect: 'equivalent',
-    detail: 'the content is written to the session directory by the runtime and bound read-only, as with bwrap',
-  },
-  {
-    feature: 'limits.memoryBytes',
-    effect: 'equivalent',
-    detail:
-      "enforced by sbx's LimitPlan around nsjail, as for bwrap (the limits trampoline execs nsjail inside the session cgroup). nsjail's own --cgroup_* flags are not used: on v2 they create the cgroup at the hierarchy root (escaping the cgroup that bounds sbx) and need root, on v1 a pre-made parent, and they set no memory.oom.group nor report peaks",
-  },
-  {
-    feature: 'limits.pids',
-    effect: 'equivalent',
-    detail:
-      "enforced by sbx's LimitPlan (cgroup, or the RLIMIT_NPROC fallback, which --rlimit_nproc hard hands down from the trampoline)",
-  },
-  {
-    feature: 'limits.cpus',
-    effect: 'equivalent',
-    detail: "enforced by sbx's LimitPlan (cpu.max / cfs quota); nsjail's --max_cpus is CPU affinity, not a quota",
-  },
-  {
-    feature: 'limits.cpuTimeSec',
-    effect: 'weaker',
-    detail:
-      'nsjail sets RLIMIT_CPU soft = hard, so the kernel sends SIGKILL at the limit instead of SIGXCPU: enforced exactly, but reported as a kill by SIGKILL, not as a cpu-time violation',
-  },
-  {
-    feature: 'limits.fileSizeBytes',
-    effect: 'refused',
-    detail: 'a file-size limit that is not a whole number of MiB (nsjail --rlimit_fsize counts MiB)',
-  },
-  {
-    feature: 'limits.addressSpaceBytes',
-    effect: 'equivalent',
-    detail: "RLIMIT_AS set by sbx's limits trampoline on nsjail, handed down to the command by --rlimit_as hard",
-  },
-  { feature: 'limits.required', effect: 'equivalent', detail: 'checked by planLimits before launch, as for bwrap' },
-  { feature: 'profile', effect: 'equivalent', detail: 'metadata (the command sees it as SBX_PROFILE in env.vars)' },
-  { feature: 'mode', effect: 'equivalent', detail: 'already expressed by the mounts derivePolicy built for it' },
-  { feature: 'workspace', effect: 'equivalent', detail: 'expressed by its bind in mounts and by cwd' },
-  { feature: 'env.dropped', effect: 'equivalent', detail: 'report only: dropped names never reach nsjail' },
-  {
-    feature: 'commands',
-    effect: 'equivalent',
-    detail: 'judged by preflight before any launcher starts, the same for every backend',
-  },
-  {
-    feature: 'toolchainsSkipped',
-    effect: 'equivalent',
-    detail: 'explain only: the PATH entries in HOME left out, and why; the toolchains shown are binds in mounts',
-  },
-  {
-    feature: 'exposeWorkspaceSecrets',
-    effect: 'equivalent',
-    detail: "the landlock backend's opt-in to run with workspace secrets readable; nsjail masks them as bwrap does",
-  },
-  {
-    feature: 'shell',
-    effect: 'equivalent',
-    detail: 'judged by preflight like commands; the launcher runs `command`, which derivePolicy built from it',
-  },
-  {
-    feature: 'env.secrets',
-    effect: 'equivalent',
-    detail:
-      "names only: the values come with the session (Session.secretEnv) and travel in the fd 4 config like every variable, never on nsjail's argv",
-  },
-  {
-    feature: 'network.kind',
-    effect: 'equivalent',
-    detail:
-      'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount',
-  },
-  { feature: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
-  { feature: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
-  {
-    feature: 'sshAgent',
-    effect: 'equivalent',
-    detail:
-      "enforced by sbx's agent filter outside the sandbox; its socket is a session-dir mount, SSH_AUTH_SOCK is in env.vars",
-  },
-  {
-    feature: 'network.hostPorts',
-    effect: 'equivalent',
-    detail: "relayed by the bridge (commandOf) over the session-dir mount to sbx's port bridges outside",
-  },
-  {
-    feature: 'network.publish',
-    effect: 'equivalent',
-    detail: "relayed by sbx's host listeners over the session-dir mount to the bridge (commandOf)",
-  },
-  { feature: 'seccomp.preset', effect: 'equivalent', detail: 'the rules it resolved to are what is enforced' },
-];
 
 const STATUS_FD = 3;
 const CONFIG_FD = 4;
@@ -554,7 +347,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
       ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n')
       : [];
   const args = [
-    // Its log goes to a pipe sbx reads (nsjail-status.ts), not to the terminal; first, so that errors
+    // Its log goes to a pipe sbx reads (status.ts), not to the terminal; first, so that errors
     // in the options that follow are logged there too.
     '--log_fd',
     String(STATUS_FD),
@@ -616,7 +409,7 @@ export function expandNsjailLaunch(launch: Launch): string[] {
 
 /** Policy features the nsjail backend uses (gap keys). */
 function featuresUsed(policy: Policy): Set<string> {
-  const used = new Set(NSJAIL_GAPS.filter((g) => g.feature.startsWith('nsjail.')).map((g) => g.feature));
+  const used = new Set(NSJAIL_GAPS.filter((g) => g.key.startsWith('nsjail.')).map((g) => g.key));
   for (const m of policy.mounts) used.add(`mounts.${m.kind}`);
   for (const [key, value] of Object.entries(policy.limits))
     if (value !== undefined && key !== 'required') used.add(`limits.${key}`);
@@ -629,8 +422,6 @@ export function describeNsjailGaps(policy: Policy): string[] {
   const used = featuresUsed(policy);
   return [
     ...refused.map((r) => `refused ${r.feature}: ${r.message}`),
-    ...NSJAIL_GAPS.filter((g) => g.effect === 'weaker' && used.has(g.feature)).map(
-      (g) => `weaker ${g.feature}: ${g.detail}`,
-    ),
+    ...NSJAIL_GAPS.filter((g) => g.effect === 'weaker' && used.has(g.key)).map((g) => `weaker ${g.key}: ${g.detail}`),
   ];
 }

@@ -1,21 +1,11 @@
 // Policy + Session + BwrapHost → Launch for bubblewrap. Pure. Per bubblewrap's SECURITY.md the
 // protection is entirely in these arguments, so each piece is one small function and the whole argv is
 // golden-tested.
-import { SbxError } from '../errors.js';
-import { BRIDGE_DIR } from '../policy/derive.js';
-import type { Mount, Policy } from '../policy/types.js';
-import { assembleSeccompFilter, type SeccompArch } from '../seccomp/index.js';
-import {
-  dataFilePath,
-  EGRESS_HTTP_SOCKET,
-  EGRESS_SOCKS_SOCKET,
-  type ExtraFd,
-  sessionDirSource,
-  hostPortSocket,
-  type Launch,
-  publishSocket,
-  type Session,
-} from './launch.js';
+import { SbxError } from '../../errors.js';
+import type { Mount, Policy } from '../../policy/types.js';
+import { assembleSeccompFilter, type SeccompArch } from '../../seccomp/index.js';
+import { dataFilePath, type ExtraFd, type Launch, type Session, sessionDirSource } from '../launch.js';
+import { commandOf } from '../shared/bridge.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
@@ -180,28 +170,6 @@ function checkArgCount(policy: Policy, host: BwrapHost, count: number): void {
           'or split the tree: move them into directories of their own, which sbx then masks whole'
         : 'pass a long argument list through a file or stdin instead (e.g. xargs inside the sandbox)',
   });
-}
-
-/**
- * The command bwrap starts: the user's, or the bridge in front of it. The bridge listens on 127.0.0.1
- * inside (the proxy's ports, each host port), forwards to sbx's sockets in the session directory, and
- * starts the command once every listener is bound (runtime/network/bridge.cjs).
- */
-export function commandOf(policy: Policy): string[] {
-  const net = policy.network;
-  if (net.kind !== 'filtered' || !net.bridge) return policy.command;
-  const session = `${BRIDGE_DIR}/session`;
-  return [
-    `${BRIDGE_DIR}/node`,
-    `${BRIDGE_DIR}/bridge.cjs`,
-    ...(net.rules.allow.length > 0
-      ? ['--proxy', `${session}/${EGRESS_HTTP_SOCKET}`, `${session}/${EGRESS_SOCKS_SOCKET}`]
-      : []),
-    ...net.hostPorts.flatMap((p) => ['--host-port', String(p), `${session}/${hostPortSocket(p)}`]),
-    ...net.publish.flatMap((p) => ['--publish', String(p), `${session}/${publishSocket(p)}`]),
-    '--',
-    ...policy.command,
-  ];
 }
 
 /** The argv as bwrap sees it once `--args FD` is read: for display (`explain`) and golden tests. */

@@ -3,7 +3,7 @@
 // come from the monitor, outside the sandbox (the command never holds the descriptor), and carry only
 // the judge's own phrases and the numbers it formatted; each is still parsed as data, never trusted
 // for more than its fields' shapes.
-import type { Violation } from '../policy/violation.js';
+import type { Violation } from '../../policy/violation.js';
 
 /** The rule of a connection that did not go through sbx's proxy (its key: the profile's `network`). */
 export const DIRECT_RULE = 'network.direct';

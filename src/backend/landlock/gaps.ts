@@ -1,31 +1,27 @@
 // The landlock backend's reviewed gaps: where it differs from bwrap, feature by feature. Pure data.
-// `refused` entries are what src/backend/landlock.ts refuses by name (BACKEND_UNSUPPORTED); `approximated`
-// ones are named in the report of every run that gets them; `equivalent` ones say why nothing is lost.
-export interface LandlockGap {
-  /** The Policy field or backend behaviour (`landlock.*`). */
-  feature: string;
-  effect: 'refused' | 'approximated' | 'equivalent';
-  detail: string;
-}
+// `refused` entries are what landlock/compile.ts refuses by name (BACKEND_UNSUPPORTED); `weaker` ones
+// (the approximations) are named in the report of every run that gets them; `equivalent` ones say why
+// nothing is lost.
+import type { Gap } from '../shared/gap.js';
 
 /** Where landlock differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */
-export const LANDLOCK_GAPS: readonly LandlockGap[] = [
+export const LANDLOCK_GAPS: readonly Gap[] = [
   {
-    feature: 'mode',
+    key: 'mode',
     effect: 'refused',
     detail:
       'mode: danger binds the host root writable: there is nothing left for Landlock to confine, and ' +
       'bwrap is the backend for it',
   },
   {
-    feature: 'mounts.bind',
+    key: 'mounts.bind',
     effect: 'refused',
     detail:
       'a bind whose target differs from its source (mountAt, --bind SRC:DEST): without a mount ' +
       'namespace a path cannot appear elsewhere',
   },
   {
-    feature: 'mounts.mask',
+    key: 'mounts.mask',
     effect: 'refused',
     detail:
       'a mask inside a read-write grant (a sensitive file in the workspace), or a git config whose view ' +
@@ -35,14 +31,14 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'granting their siblings one by one',
   },
   {
-    feature: 'mounts.mask.exposed',
-    effect: 'approximated',
+    key: 'mounts.mask.exposed',
+    effect: 'weaker',
     detail:
       'with --expose-workspace-secrets: these files are readable (and in a writable tree writable) by the command, ' +
       'as on the host',
   },
   {
-    feature: 'mounts.read-only-inside',
+    key: 'mounts.read-only-inside',
     effect: 'refused',
     detail:
       'a read-only path inside a read-write grant other than git hooks and sbx policy files (a --ro-bind ' +
@@ -50,8 +46,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'hooks, git config views and .sbx are guarded instead (mounts.guarded)',
   },
   {
-    feature: 'mounts.guarded',
-    effect: 'approximated',
+    key: 'mounts.guarded',
+    effect: 'weaker',
     detail:
       'read-only under bwrap, writable here: snapshotted before the command starts and put back after it ' +
       'and every process it left have exited (a renamed directory is moved back, what replaced it is ' +
@@ -59,40 +55,40 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'command run during the sandboxed run sees what the command planted',
   },
   {
-    feature: 'mounts.file',
+    key: 'mounts.file',
     effect: 'refused',
     detail:
       'a generated file over a granted path other than a git config or exclude view: there is nothing to ' +
       'put it over. The git views are the host files here, guarded where writable: a config without ' +
       'credentials loses nothing, one with credentials exposes them (mounts.mask)',
   },
-  { feature: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
+  { key: 'mounts.tmpfs', effect: 'refused', detail: 'a tmpfs other than the private /tmp and HOME' },
   {
-    feature: 'mounts.session-dir',
+    key: 'mounts.session-dir',
     effect: 'refused',
     detail:
       'the session directory mount of ssh_agent: without a ' +
       'mount namespace the socket cannot appear inside, and unix sockets cannot be created (see landlock.unix-sockets)',
   },
-  { feature: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
-  { feature: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
+  { key: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
+  { key: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
   {
-    feature: 'identity',
+    key: 'identity',
     effect: 'refused',
     detail:
       "an identity other than the caller's (`user: root` as a normal user): the uid mapping needs a " +
       'user namespace',
   },
   {
-    feature: 'identity.root',
-    effect: 'approximated',
+    key: 'identity.root',
+    effect: 'weaker',
     detail:
       'sbx runs as root: the command runs as uid 0 without any capability instead of as 65534 in a user ' +
       "namespace. The kernel's view is the same (bwrap's 65534 is host root too): it owns root's files, " +
       'so root-only system files stay masked',
   },
   {
-    feature: 'network.kind',
+    key: 'network.kind',
     effect: 'refused',
     detail:
       "an allow-list network where the helper's network judge cannot work (network.filtered): seccomp user " +
@@ -100,8 +96,8 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'policy, or another listener already on the process (`sbx doctor` names the step)',
   },
   {
-    feature: 'network.filtered',
-    effect: 'approximated',
+    key: 'network.filtered',
+    effect: 'weaker',
     detail:
       "an allow-list network without a network namespace: the command shares the host's network, Landlock " +
       "denies it every TCP connect and bind, and the helper's monitor judges its connect() calls (seccomp " +
@@ -112,54 +108,54 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       "sends with MSG_FASTOPEN (see network.tcp-fastopen). The host's interfaces stay visible (netlink)",
   },
   {
-    feature: 'network.publish',
+    key: 'network.publish',
     effect: 'refused',
     detail:
       'network.publish: the command cannot listen, since without a network namespace a listening socket ' +
       "would take connections from the host's network",
   },
   {
-    feature: 'network.unix_sockets',
+    key: 'network.unix_sockets',
     effect: 'refused',
     detail: 'network.unix_sockets: no unix socket can be created (landlock.unix-sockets)',
   },
   {
-    feature: 'hostname',
-    effect: 'approximated',
+    key: 'hostname',
+    effect: 'weaker',
     detail:
       "the profile's hostname is not set (it needs a UTS namespace): the command sees the host's " +
       'hostname, not the one named',
   },
   {
-    feature: 'env.path',
-    effect: 'approximated',
+    key: 'env.path',
+    effect: 'weaker',
     detail:
       "PATH entries outside every grant are dropped from the command's PATH (the shell would stop at " +
       'them with EACCES instead of looking further; under bwrap they are absent)',
   },
   {
-    feature: 'env.vars',
+    key: 'env.vars',
     effect: 'refused',
     detail: "a variable name with '=' or NUL, or a value with NUL (the helper's configuration is " + 'NUL-separated)',
   },
   {
-    feature: 'mounts.tmp',
-    effect: 'approximated',
+    key: 'mounts.tmp',
+    effect: 'weaker',
     detail:
       'the private /tmp is a directory in the session directory, granted read-write, with TMPDIR (and ' +
       'XDG_RUNTIME_DIR, unless the policy passes one: a nested sbx keeps its sessions there) naming it; /tmp itself is not writable (programs that ignore TMPDIR fail there). Removed with the ' +
       'session, unbounded in size',
   },
   {
-    feature: 'mounts.home',
-    effect: 'approximated',
+    key: 'mounts.home',
+    effect: 'weaker',
     detail:
       'the private HOME is a directory in the session directory, granted read-write, with HOME naming ' +
       'it; the host HOME path is not readable',
   },
   {
-    feature: 'mounts.proc-host',
-    effect: 'approximated',
+    key: 'mounts.proc-host',
+    effect: 'weaker',
     detail:
       "/proc is the host's, read-only: host processes are visible, and other processes' command lines " +
       'are readable (secrets passed as arguments included); their memory, environment and fds are closed ' +
@@ -167,24 +163,24 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       '/proc/self, a different /proc/PID for each process the command starts, and the rules are fixed before it starts',
   },
   {
-    feature: 'mounts.dev-nodes',
-    effect: 'approximated',
+    key: 'mounts.dev-nodes',
+    effect: 'weaker',
     detail:
       '/dev: only null, zero, full, random, urandom and tty are granted (read, write, ioctl), and the ' +
       "terminal or file the command's stdin, stdout and stderr are (so /dev/stdout reopens); no " +
       '/dev/pts, /dev/ptmx, /dev/shm (no new pseudo-terminals, no POSIX shared memory)',
   },
   {
-    feature: 'mounts.masked-parents',
-    effect: 'approximated',
+    key: 'mounts.masked-parents',
+    effect: 'weaker',
     detail:
       'a read-only directory above a masked directory (/etc when root-only directories are masked) cannot ' +
       'be listed; one above masked files only can (their names show, as under bwrap, their content does ' +
       'not). Names created in either later are not readable',
   },
   {
-    feature: 'namespaces.pid',
-    effect: 'approximated',
+    key: 'namespaces.pid',
+    effect: 'weaker',
     detail:
       "no pid namespace: the command sees the host's processes (Landlock's signal scoping, ABI 6, stops " +
       'it signalling any outside its sandbox). What it leaves running is reparented to the helper and ' +
@@ -193,20 +189,20 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'restored (mounts.guarded; the report says so)',
   },
   {
-    feature: 'namespaces.ipc',
-    effect: 'approximated',
+    key: 'namespaces.ipc',
+    effect: 'weaker',
     detail:
       'no IPC namespace: SysV IPC objects of the host are reachable as their permissions allow; ' +
       'abstract unix sockets are scoped (ABI 6)',
   },
   {
-    feature: 'namespaces.uts',
-    effect: 'approximated',
+    key: 'namespaces.uts',
+    effect: 'weaker',
     detail: "no UTS namespace: the command sees the host's hostname",
   },
   {
-    feature: 'network.none',
-    effect: 'approximated',
+    key: 'network.none',
+    effect: 'weaker',
     detail:
       "no network namespace (the host's interfaces are visible through netlink): TCP bind and connect " +
       'are denied by Landlock (ABI 4) and socket() refuses every family but netlink (seccomp), so UDP, ' +
@@ -214,24 +210,24 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'keeps it out)',
   },
   {
-    feature: 'network.tcp-fastopen',
-    effect: 'approximated',
+    key: 'network.tcp-fastopen',
+    effect: 'weaker',
     detail:
       'sendto, sendmsg and sendmmsg with MSG_FASTOPEN fail with EOPNOTSUPP (seccomp), as on a kernel ' +
       "with client Fast Open off: the kernel's fastopen path connects without the check Landlock's " +
       'connect rule hangs on. TCP_FASTOPEN_CONNECT needs connect(), which Landlock checks',
   },
   {
-    feature: 'seccomp.io_uring',
-    effect: 'approximated',
+    key: 'seccomp.io_uring',
+    effect: 'weaker',
     detail:
       'io_uring_setup, io_uring_enter and io_uring_register fail with EPERM although the profile allows ' +
       "them (seccomp: off or io_uring: true): io_uring's IORING_OP_SOCKET creates sockets past the " +
       'socket() rule that keeps unix sockets, and under network none UDP and raw ones, out',
   },
   {
-    feature: 'landlock.unix-sockets',
-    effect: 'approximated',
+    key: 'landlock.unix-sockets',
+    effect: 'weaker',
     detail:
       'socket(AF_UNIX) is refused (EAFNOSUPPORT) whatever the network: Landlock does not govern ' +
       'connect() to pathname sockets, so the command could otherwise reach every socket the caller may ' +
@@ -240,35 +236,35 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       '(EOPNOTSUPP), since its sendto() reaches any pathname datagram socket the caller may write (/dev/log)',
   },
   {
-    feature: 'mounts.bind.pinned',
+    key: 'mounts.bind.pinned',
     effect: 'equivalent',
     detail:
       'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as ' +
       'bwrap --bind-fd: a path swapped for a symlink afterwards is not followed',
   },
   {
-    feature: 'landlock.nested-userns',
+    key: 'landlock.nested-userns',
     effect: 'equivalent',
     detail:
       'nested namespaces stay confined: a Landlock domain is inherited and cannot be left, and it ' +
       'forbids mount changes',
   },
   {
-    feature: 'landlock.capabilities',
+    key: 'landlock.capabilities',
     effect: 'equivalent',
     detail:
       'every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in a ' +
       'container keeps its uid but loses CAP_DAC_OVERRIDE',
   },
   {
-    feature: 'limits',
+    key: 'limits',
     effect: 'equivalent',
     detail:
       "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 " +
       '(no core files in granted trees)',
   },
   {
-    feature: 'seccomp',
+    key: 'seccomp',
     effect: 'equivalent',
     detail:
       "the policy's rules, as bwrap gets them, installed last by the helper, plus the backend's own " +
@@ -277,12 +273,12 @@ export const LANDLOCK_GAPS: readonly LandlockGap[] = [
       'to the helper (network.filtered)',
   },
   {
-    feature: 'mounts.symlink',
+    key: 'mounts.symlink',
     effect: 'equivalent',
     detail: "the host's own link is what the command resolves (derivePolicy copies the host's merged-/usr links)",
   },
   {
-    feature: 'mounts.remount-ro',
+    key: 'mounts.remount-ro',
     effect: 'equivalent',
     detail: 'the tree it names is granted read-only; `/` is never granted, so it stays unwritable',
   },

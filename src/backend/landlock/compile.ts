@@ -4,20 +4,20 @@
 // path itself, and everything not granted is denied. What that cannot express is refused by name
 // (LANDLOCK_GAPS); what it expresses differently is an approximation the report lists.
 import { posix } from 'node:path';
-import { SbxError } from '../errors.js';
-import { BRIDGE_DIR, DEFAULT_HOSTNAME } from '../policy/derive.js';
+import { SbxError } from '../../errors.js';
+import { BRIDGE_DIR, DEFAULT_HOSTNAME } from '../../policy/derive.js';
 import {
   GIT_CONFIG_VIEW_REASON,
   GIT_EXCLUDE_VIEW_REASON,
   GIT_HOOKS_REASON,
   OWN_POLICY_REASON,
-} from '../policy/guarded-state.js';
-import { isWithin } from '../policy/sensitive.js';
-import type { Mount, Policy } from '../policy/types.js';
-import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../seccomp/index.js';
-import type { Launch, Session } from './launch.js';
-import { LANDLOCK_GAPS } from './landlock-gaps.js';
-import { proxyEnv } from './proxy-env.js';
+} from '../../policy/guarded-state.js';
+import { isWithin } from '../../policy/sensitive.js';
+import type { Mount, Policy } from '../../policy/types.js';
+import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
+import type { Launch, Session } from '../launch.js';
+import { LANDLOCK_GAPS } from './gaps.js';
+import { proxyEnv } from '../shared/proxy-env.js';
 
 export interface LandlockHost {
   /** Absolute path of sbx-landlock. */
@@ -572,8 +572,8 @@ export function expandLandlockLaunch(launch: Launch): string[] {
 /** The approximations a run of this policy gets (the report lists them). They do not depend on the session. */
 export function landlockApproximations(policy: Policy): string[] {
   const g = assess(policy, DESCRIBED_SESSION);
-  return LANDLOCK_GAPS.filter((gap) => gap.effect === 'approximated' && g.approximations.has(gap.feature)).map(
-    (gap) => `${gap.feature}: ${gap.detail}${listedOf(g, gap.feature)}`,
+  return LANDLOCK_GAPS.filter((gap) => gap.effect === 'weaker' && g.approximations.has(gap.key)).map(
+    (gap) => `${gap.key}: ${gap.detail}${listedOf(g, gap.key)}`,
   );
 }
 
@@ -587,8 +587,8 @@ function listedOf(g: Grants, feature: string): string {
   return items ? `: ${items.join(', ')}` : '';
 }
 
-/** For `sbx explain --backend landlock`: what would be refused, and what is approximated. */
+/** For `sbx explain --backend landlock`: what would be refused, and what it enforces more weakly (approximates). */
 export function describeLandlockGaps(policy: Policy): string[] {
   const refused = assess(policy, DESCRIBED_SESSION).refusals.map((r) => `refused ${r.feature}: ${r.message}`);
-  return [...refused, ...landlockApproximations(policy).map((a) => `approximated ${a}`)];
+  return [...refused, ...landlockApproximations(policy).map((a) => `weaker ${a}`)];
 }

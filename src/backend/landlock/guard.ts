@@ -1,7 +1,7 @@
 // What sbx-landlock's restore reported on its status descriptor (native/sbx-guard.c), as violations.
 // Pure. The lines come from sbx's own helper, outside the sandbox; the paths in them were named by
 // the command (a file it planted), so they are only ever shown, never used.
-import type { Violation } from '../policy/violation.js';
+import type { Violation } from '../../policy/violation.js';
 
 const RULE = 'landlock.guard';
 

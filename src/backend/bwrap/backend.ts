@@ -1,0 +1,69 @@
+// The bwrap unit: its launcher probed (runtime/host-probe.ts), the Policy compiled (compile.ts, loaded
+// with the launch path: bwrap is the default), its status read (status.ts, by runtime/exec.ts) and a
+// failed setup diagnosed. No gaps: bwrap is what the others are measured against.
+import { SbxError } from '../../errors.js';
+import { type BwrapInfo, probeBwrap } from '../../runtime/host-probe.js';
+import { hostSeccompArch } from '../../seccomp/index.js';
+import { type Backend, type LauncherBase, lastWords, OWN_NAMESPACE, ranResult } from '../unit.js';
+import { compileBwrap, expandArgsFd, expandPinnedFds } from './compile.js';
+
+export interface BwrapLauncher extends LauncherBase {
+  backend: 'bwrap';
+  bwrap: BwrapInfo;
+}
+
+export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
+  name: 'bwrap',
+  needsUserNamespaces: true,
+  egressOn: 'session-dir',
+  supervision: 'status-fd',
+  async probe(ctx) {
+    const info = probeBwrap(ctx.env, ctx.cacheDir);
+    return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
+  },
+  async compile(policy, session, launcher, host, hostArch) {
+    const { features } = launcher.bwrap;
+    const arch = hostSeccompArch(hostArch);
+    return compileBwrap(policy, session, { path: launcher.path, features, stdinIsTty: host.stdinIsTty, arch });
+  },
+  execOptions: () => ({}),
+  async read(result, host, launcher) {
+    if (result.kind === 'ran') {
+      const { removeCreatedCommondirs } = await import('../../runtime/git-commondir.js');
+      // The run's start, 50 ms early: the kernel stamps ctime from a clock up to a tick (≤ 10 ms)
+      // behind; bwrap's own setup takes longer than that before the command can write anything.
+      const started = Date.now() - result.durationMs - 50;
+      return { ...ranResult(result), observed: removeCreatedCommondirs(host.sensitiveFiles.views, started) };
+    }
+    // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
+    const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
+      import('../../runtime/host-facts.js'),
+      import('../../doctor/host-diagnosis.js'),
+    ]);
+    const namespaces = isNamespaceFailure(result.stderr?.toString());
+    const [cause] = namespaces ? diagnoseUserNamespaces({ uid: host.uid, bwrap: launcher.path, env: host.env }) : [];
+    const message = `bwrap could not build the sandbox (exit ${result.code ?? result.signal})${lastWords(result)}`;
+    throw new SbxError('SANDBOX_SETUP', message, {
+      hint: cause ? describeCause(cause) : 'run `sbx doctor`, and `sbx explain -- CMD` to see the exact bwrap command',
+    });
+  },
+  gaps: async () => [],
+  approximations: async () => [],
+  exposed: async () => [],
+  expand: async (launch) => expandArgsFd(launch),
+  async describe(_policy, launch, launcher, quote) {
+    const seccomp = launch.fds.some((f) => f.purpose === 'seccomp');
+    // The inline form runs as is from a shell: it leaves out the descriptors only sbx provides.
+    const argv = expandPinnedFds(expandArgsFd(launch), launch);
+    const sbxOnly = ['--json-status-fd', '--seccomp'];
+    const inline = argv.filter((a, i) => !sbxOnly.includes(a) && !sbxOnly.includes(argv[i - 1] ?? ''));
+    const filter = seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : '';
+    const lines = [
+      `# ${launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${filter}. ` +
+        `Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`,
+      '# (paths where sbx passes the pinned descriptors listed above)',
+      quote([launch.file, ...inline]),
+    ];
+    return { ...OWN_NAMESPACE, seccompAdded: [], lines };
+  },
+};

@@ -1,0 +1,59 @@
+// The nsjail unit: its launcher probed (runtime/host-probe.ts), the Policy compiled (compile.ts) and
+// nsjail's log read (status.ts), both loaded only for runs that use nsjail; its gaps (gaps.ts) named.
+import { locateCommand } from '../../runtime/command.js';
+import { probeNsjail } from '../../runtime/host-probe.js';
+import { hostSeccompArch } from '../../seccomp/index.js';
+import { type Backend, type LauncherBase, OWN_NAMESPACE, supervisedResult } from '../unit.js';
+
+export interface NsjailLauncher extends LauncherBase {
+  backend: 'nsjail';
+}
+
+export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
+  name: 'nsjail',
+  needsUserNamespaces: true,
+  egressOn: 'session-dir',
+  // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
+  supervision: 'supervisor',
+  async probe(ctx) {
+    return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
+  },
+  async compile(policy, session, launcher, host, hostArch) {
+    // nsjail does not search PATH: it gets the command's path inside.
+    const execPath = locateCommand(policy);
+    const { compileNsjail } = await import('./compile.js');
+    const arch = hostSeccompArch(hostArch);
+    return compileNsjail(policy, session, {
+      path: launcher.path,
+      stdinIsTty: host.stdinIsTty,
+      arch,
+      uid: host.uid,
+      execPath,
+    });
+  },
+  // nsjail open()s /proc/self/fd/N, which fails on node's socketpair pipes: data goes in files.
+  execOptions: (session) => ({ fdDir: session.dir }),
+  async read(result) {
+    const { nsjailSetupError, parseNsjailStatus } = await import('./status.js');
+    const status = parseNsjailStatus({ code: result.code, signal: result.signal }, result.log);
+    if (!status.started) throw nsjailSetupError(status);
+    // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
+    const timedOut = result.timedOut || status.timedOut;
+    const observed = status.violations.filter((v) => v.kind !== 'timeout');
+    return supervisedResult(result, { status: status.code, timedOut, observed });
+  },
+  gaps: async (policy) => (await import('./compile.js')).describeNsjailGaps(policy),
+  approximations: async () => [],
+  exposed: async () => [],
+  expand: async (launch) => (await import('./compile.js')).expandNsjailLaunch(launch),
+  async describe(_policy, launch, launcher, quote) {
+    const expanded = (await import('./compile.js')).expandNsjailLaunch(launch);
+    const config = expanded.findIndex((a) => a.startsWith('# fd '));
+    const lines = [
+      `# ${launcher.version} at ${launcher.path}. sbx reads its log on fd 3 and passes the environment as a config on fd 4:`,
+      quote(config < 0 ? expanded : expanded.slice(0, config)),
+      ...(config < 0 ? [] : expanded.slice(config)),
+    ];
+    return { ...OWN_NAMESPACE, seccompAdded: [], lines };
+  },
+};

@@ -9,7 +9,7 @@ export type { Policy, Mount } from './policy/types.js';
 export type { Violation } from './policy/violation.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
-export type { RunRequest } from './policy/derive.js';
+export type { RunRequest } from './policy/derive/request.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/command-gate.js';
 export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './preflight/command-rules.js';

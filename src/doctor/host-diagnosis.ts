@@ -28,7 +28,7 @@ export interface HostFacts {
   inUserNamespace: boolean;
   /** Mount points under /proc (Docker masks /proc/kcore, /proc/sys, ... so a new procfs may not be mounted). */
   procMasked: boolean;
-  /** SBX_SESSION_ID: sbx sets it inside every sandbox it builds (policy/derive.ts). */
+  /** SBX_SESSION_ID: sbx sets it inside every sandbox it builds (policy/derive/command-env.ts). */
   outerSbxSession: string | undefined;
   /** WSL1 has no user namespaces at all; WSL2 is a real Linux kernel. */
   wsl: 1 | 2 | undefined;

@@ -4,7 +4,7 @@
 // policy mounts is said on the argv: the workspace and the profile's binds from the host, /tmp and
 // HOME as bounded tmpfs, masks over what is secret, generated files from the export directory. What
 // Docker cannot say is a gap (reported), or refused by name when it would weaken the sandbox.
-import { SYSTEM_BIND_REASON } from '../policy/derive.js';
+import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';

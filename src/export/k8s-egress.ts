@@ -10,7 +10,7 @@
 // proxy's address from the Service variables the kubelet sets (enableServiceLinks) and Kubernetes'
 // `$(VAR)` expansion in env values.
 import { proxyEnv } from '../backend/shared/proxy-env.js';
-import { BRIDGE_DIR } from '../policy/derive.js';
+import { BRIDGE_DIR } from '../policy/derive/network.js';
 import type { EgressRules, HostPattern } from '../policy/egress.js';
 import { proxyRuleArgs } from '../policy/proxy-rules.js';
 import type { Mount, NetworkPolicy } from '../policy/types.js';

@@ -7,7 +7,7 @@
 // the seccomp profile is the one sbx writes (Localhost, copied to each node's kubelet seccomp
 // directory), or the runtime's default on request.
 import { posix } from 'node:path';
-import { SYSTEM_BIND_REASON } from '../policy/derive.js';
+import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
 import { isToolchainMount } from '../policy/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';

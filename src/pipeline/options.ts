@@ -1,7 +1,7 @@
 // What a caller asks of a run (the library's options, which the CLI builds too) and what compile()
 // returns. The defaults are applied once, where the pipeline starts (pipeline/context.ts), never in
 // the stage that reads them.
-import type { RunRequest } from '../policy/derive.js';
+import type { RunRequest } from '../policy/derive/request.js';
 import type { Lifted } from '../report/outcome.js';
 import type { Policy } from '../policy/types.js';
 import type { ProfileSource } from '../profile/load.js';

@@ -1,21 +1,14 @@
 // Stage 3, policy: the host probed for exactly what the profile touches (each path pinned as it is
 // probed, so every check runs on the descriptor that will be mounted; the mounted trees walked for
-// secret-looking files), then the Policy derived from profile, request and host (policy/derive.ts).
+// secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
+// core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
-import {
-  derivePolicy,
-  fact,
-  pathsToProbe,
-  requestedWorkspace,
-  rootOnlyScanRoots,
-  sbxOwnDirs,
-  sensitiveScanRoots,
-  workspaceRealPath,
-  writableBindPaths,
-} from '../policy/derive.js';
+import { derivePolicy } from '../policy/derive/index.js';
+import { fact, type ProbePlan, probePlanOf } from '../policy/derive/probe-plan.js';
+import { requestedWorkspace, workspaceRealPath } from '../policy/derive/workspace.js';
 import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
 import type { Host, PathFact } from '../policy/host.js';
 import { isWithin } from '../policy/sensitive.js';
@@ -59,7 +52,7 @@ type Sensitive = Host['sensitiveFiles'];
 const rootOnlyCache = new WarmCache<Host['rootOnly']>();
 
 /** Root-only system files (masked when the sandbox keeps uid 0): walked once per change when warm. */
-async function rootOnlyEntries(roots: string[], warm: boolean): Promise<Host['rootOnly']> {
+async function rootOnlyEntries(roots: readonly string[], warm: boolean): Promise<Host['rootOnly']> {
   if (!warm) return scanRootOnly(roots);
   // The roots' own identity is part of the key: a root replaced or re-linked is a new walk.
   const key = JSON.stringify(roots.map((root) => [root, probePath(root)]));
@@ -142,15 +135,15 @@ function sessionMask(ctx: RunContext, pins: Pins): Sensitive['masks'] {
  * The user's host state (policy/host-state.ts) and the writable binds' chains, by identity. A bind's
  * chain must end at the very directory that was pinned: one swapped since is refused.
  */
-function probeHostState(input: PolicyInput, vars: Variables, paths: Host['paths'], extra: readonly string[]) {
-  const { resolved, ctx, pins } = input;
+function probeHostState(input: PolicyInput, plan: ProbePlan, paths: Host['paths'], extra: readonly string[]) {
+  const { ctx, pins } = input;
   const homes = [...new Set([ctx.dirs.home, passwdHome()].filter((h): h is string => h !== undefined))];
   const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(ctx.execPath)) };
   const state = hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install);
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
-  for (const path of [...writableBindPaths(resolved.profile, ctx.options, vars), ...extra]) {
+  for (const path of [...plan.writable, ...extra]) {
     const f = paths[path];
     const fd = f?.exists ? pins.fdOf(f.real) : undefined;
     if (!f?.exists || fd === undefined || chains[f.real]) continue;
@@ -208,8 +201,8 @@ function probeWorktree(
   return worktree;
 }
 
-/** The host as the core may know it: every path the profile touches, probed and pinned. */
-async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variables }> {
+/** The host as the core may know it: every path of the probe plan probed and pinned, the mounted trees scanned. */
+async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbePlan }> {
   const { ctx, resolved, pins } = input;
   const { options, warm } = ctx;
   const profile = resolved.profile;
@@ -220,21 +213,19 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
   // all of / before derivePolicy, which checks it again, could refuse it.
   workspaceRealPath({ paths: { [workspace]: wsFact } }, { workspace }, profile.mode ?? 'workspace-write');
   const vars: Variables = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
-  const paths: Host['paths'] = Object.fromEntries(
-    pathsToProbe(profile, options, vars, ctx.env).map((path) => [path, pins.probe(path)]),
-  );
+  const plan = probePlanOf(profile, options, vars, ctx.env);
+  const paths: Host['paths'] = Object.fromEntries(plan.paths.map((path) => [path, pins.probe(path)]));
   const worktree = probeWorktree(wsFact, profile, pins, paths);
-  const requestedRoots = sensitiveScanRoots(profile, options, vars);
-  const scanRoots = requestedRoots.flatMap((path) => {
+  const scanRoots = plan.scanRoots.flatMap((path) => {
     // A scan root the plan missed would go unscanned, its secrets shown: that throws, as in derive.
     const f = fact({ paths }, path);
     return f.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const { hostState, chains } = probeHostState(input, vars, paths, worktree ? [worktree.commonDir] : []);
-  const own = sbxOwnDirs(vars, ctx.env);
-  const mounted = profile.mode === 'danger' ? ['/'] : [...requestedRoots, ...scanRoots];
+  const { hostState, chains } = probeHostState(input, plan, paths, worktree ? [worktree.commonDir] : []);
+  const own = plan.ownDirs;
+  const mounted = profile.mode === 'danger' ? ['/'] : [...plan.scanRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
-  const toolchains = probeHostToolchains(input, vars);
+  const toolchains = probeHostToolchains(input, plan);
   const needsRules = scanRoots.length > 0 || worktree !== undefined;
   // The run's --unmask globs are sensitive.except for this run only, kept apart so the report can say who let a file in.
   const unmask = options.unmask ?? [];
@@ -267,7 +258,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     paths,
     hostState,
     chains,
-    rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(rootOnlyScanRoots(profile, vars), warm) : [],
+    rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(plan.rootOnlyRoots, warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx, pins)] },
     bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
     ...(globalView && profile.mode !== 'danger'
@@ -277,7 +268,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; vars: Variab
     ...(tools ? { toolchains: tools } : {}),
     ...(detected !== undefined ? { workspaceDetected: detected } : {}),
   };
-  return { host, vars };
+  return { host, plan };
 }
 
 function realOrEmpty(path: string): string[] {
@@ -292,10 +283,10 @@ function realOrEmpty(path: string): string[] {
  * The toolchains on the PATH inside HOME (runtime/toolchains.ts), when the profile shows them. No root
  * may overlap a credential store, sbx's own state or the session directories.
  */
-function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFacts | undefined {
+function probeHostToolchains(input: PolicyInput, plan: ProbePlan): ToolchainFacts | undefined {
   const { resolved, ctx, pins } = input;
   if (resolved.profile.toolchains !== true || resolved.profile.mode === 'danger') return undefined;
-  const own = sbxOwnDirs(vars, ctx.env);
+  const own = plan.ownDirs;
   const forbidden = [
     ...sensitivePaths(ctx.dirs.home, ctx.env),
     own.config,
@@ -304,7 +295,7 @@ function probeHostToolchains(input: PolicyInput, vars: Variables): ToolchainFact
     sessionBase(ctx.env, ctx.uid),
   ];
   // The workspace counts in every mode: the repository is the adversary even when nothing is writable.
-  const requested = writableBindPaths(resolved.profile, ctx.options, vars);
+  const requested = plan.writable;
   const adversarial = [...requested, ...requested.flatMap((path) => realOrEmpty(path))];
   return probeToolchains(
     { env: ctx.env, home: ctx.dirs.home, uid: ctx.uid, gid: ctx.gid, forbidden, adversarial },
@@ -412,14 +403,14 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   const { ctx, resolved, pins } = input;
   const { options } = ctx;
   checkAllowPrivate(options.allowPrivate ?? []);
-  const { host, vars } = await probeHost(input);
+  const { host, plan } = await probeHost(input);
   const policy = derivePolicy({
     profileName: resolved.name,
     profileHash: resolved.hash,
     profile: resolved.profile,
     request: options,
     host,
-    vars,
+    plan,
   });
   refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned

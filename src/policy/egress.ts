@@ -330,7 +330,7 @@ function unmap(text: string): string | undefined {
 
 /**
  * Validate and normalise the profile's `network` lists. Throws PROFILE_INVALID naming the entry.
- * `flagsFrom`: the index in `allow` where entries from --allow-domain begin (derive.ts appends them).
+ * `flagsFrom`: the index in `allow` where entries from --allow-domain begin (policy/derive/network.ts appends them).
  */
 export function compileEgressRules(input: {
   allow: string[];
@@ -367,7 +367,7 @@ function validPort(port: number): boolean {
   return Number.isInteger(port) && port >= 1 && port <= 65535;
 }
 
-/** Refused by the deny entry at `index`: the Policy's deny list is the profile's network.deny, in order (derive.ts). */
+/** Refused by the deny entry at `index`: the Policy's deny list is the profile's network.deny, in order (policy/derive/network.ts). */
 function deniedBy(rules: EgressRules, index: number, destination: string): EgressDecision {
   const detail = `${destination} matches network.deny "${rules.deny[index]!.text}"`;
   return { allowed: false, rule: 'network.deny', detail, key: `network.deny[${index}]` };

@@ -4,7 +4,7 @@
 // after it (native/sbx-guard.c). Named once here so that the compiler recognises what derivePolicy
 // and the sensitive scan produced.
 
-/** A repository's hooks directory, bound read-only over itself (policy/derive.ts bindReadOnly). */
+/** A repository's hooks directory, bound read-only over itself (policy/derive/overlay.ts bindReadOnly). */
 export const GIT_HOOKS_REASON = 'sensitive: git hooks stay read-only';
 /** The user's sbx config dir or a project's .sbx, wherever a writable bind shows it. */
 export const OWN_POLICY_REASON = "sbx's policy files stay read-only";

@@ -37,7 +37,7 @@ export interface Host {
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */
   rootOnly: { path: string; dir: boolean }[];
   /**
-   * Secret-looking files found in the mounted trees (sensitiveScanRoots) by runtime/sensitive-scan.ts:
+   * Secret-looking files found in the mounted trees (the probe plan's scanRoots) by runtime/sensitive-scan.ts:
    * `masks` are hidden (`tracked`: git tracks the file with other content, so its stand-in must be
    * unreadable), `protect` (git hooks) bound read-only over themselves, `views` (git config without
    * credentials, exclude lists) shown with generated content. Host realpaths.

@@ -10,7 +10,7 @@
 // directory, and stops at a filesystem boundary (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default).
 import { posix } from 'node:path';
 import { isWithin } from './sensitive.js';
-import { FORBIDDEN_ROOTS } from './derive.js';
+import { FORBIDDEN_ROOTS } from './derive/bind-checks.js';
 
 /** What the runtime found in one parent directory. */
 export interface ParentFact {
@@ -23,7 +23,7 @@ export interface ParentFact {
 
 /**
  * Directories that are never a project's top level, whatever they hold: those that may never be a
- * workspace (policy/derive.ts), and the shared parents of many users' or projects' trees.
+ * workspace (policy/derive/bind-checks.ts), and the shared parents of many users' or projects' trees.
  */
 const SYSTEM_DIRS = new Set([
   ...FORBIDDEN_ROOTS,

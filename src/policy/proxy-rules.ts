@@ -1,9 +1,9 @@
 // The rules `sbx proxy` serves, and the argv that hands them to it (what `sbx export k8s` writes into
 // the proxy's Deployment). Pure.
 //
-// The lists are compiled by compileEgressRules, the one compiler `sbx run` uses (derive.ts): a profile's
-// network.allow, network.deny and network.allow_private, then the flags on top, in the order derive.ts
-// appends --allow-domain and --allow-private. Without a profile the flags are the whole policy: that is
+// The lists are compiled by compileEgressRules, the one compiler `sbx run` uses
+// (policy/derive/network.ts): a profile's network.allow, network.deny and network.allow_private, then
+// the flags on top, in the order derive appends --allow-domain and --allow-private. Without a profile the flags are the whole policy: that is
 // how the exported proxy runs, with no profile file to find, trust or keep in step with its rules.
 import { SbxError } from '../errors.js';
 import type { Profile } from '../profile/schema.js';

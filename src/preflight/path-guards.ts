@@ -40,7 +40,7 @@ export interface PathRoot {
 /**
  * The mount points of the policy, in order, as the guards see them: a private tmpfs (the sandbox's
  * /tmp and HOME) and a read-only bind the profile or the caller asked for (read_only, --ro-bind:
- * policy/derive.ts gives them those reasons) hold nothing of the host a command could not be given
+ * policy/derive/ gives them those reasons) hold nothing of the host a command could not be given
  * anyway, so naming them is fine (writes there fail or vanish). System binds and writable binds
  * other than the workspace stay out of bounds. The innermost mount point decides.
  */

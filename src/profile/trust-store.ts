@@ -1,7 +1,7 @@
 // The user's trust pins for project profiles: $XDG_STATE_HOME/sbx/trust.json, 0600 in a 0700 dir
 // owned by the user. Whoever can write it decides which policy a repository may set, so it is read
 // under the same guards as a profile (and the state dir is hidden from every sandbox by
-// policy/derive.ts ownRoots), written atomically, and a corrupt one trusts nothing.
+// policy/derive/probe-plan.ts keepOut), written atomically, and a corrupt one trusts nothing.
 import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSbxError, SbxError } from '../errors.js';

@@ -1,7 +1,7 @@
 // Where bin/sbx.js lets Node keep its compile cache (Node 22.1+: the V8 code of the modules it loads,
 // about 4 ms of a launch). Node's default, os.tmpdir()/node-compile-cache, is a directory any local
 // user can create first and fill with code that sbx would then run. Here: sbx's own cache dir, which
-// every sandbox has hidden (policy/derive.ts ownRoots), and only while nobody else can write to it or
+// every sandbox has hidden (policy/derive/probe-plan.ts keepOut), and only while nobody else can write to it or
 // to a directory above it (the rule of profile/guarded-read.ts). Bundled alone as
 // dist/compile-cache.js: it runs before the CLI is loaded.
 import { lstatSync, mkdirSync, realpathSync } from 'node:fs';

@@ -219,7 +219,7 @@ export function landlockGoldenText(expanded: readonly string[]): string {
 /**
  * The writable host binds of a launch, as [source, target] pairs, are the workspace and nothing but
  * directories inside it bound over themselves (the parents of protected git state, pinned so they
- * cannot be renamed: policy/derive.ts pinParents); none in read-only mode.
+ * cannot be renamed: policy/derive/overlay.ts pinParents); none in read-only mode.
  */
 export function expectOnlyWorkspaceWritable(
   pairs: readonly (readonly (string | undefined)[])[],

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import type { BwrapHost } from '../../src/backend/bwrap/compile.js';
 import { compileBwrap, expandArgsFd } from '../../src/backend/bwrap/compile.js';
 import type { Launch, Session } from '../../src/backend/launch.js';
-import { derivePolicy, pathsToProbe, requestedWorkspace, type RunRequest } from '../../src/policy/derive.js';
+import { derivePolicy } from '../../src/policy/derive/index.js';
+import { type ProbePlan, probePlanOf } from '../../src/policy/derive/probe-plan.js';
+import type { RunRequest } from '../../src/policy/derive/request.js';
+import { requestedWorkspace } from '../../src/policy/derive/workspace.js';
 import type { Host } from '../../src/policy/host.js';
 import { hostStatePaths, type PathChain } from '../../src/policy/host-state.js';
 import type { Policy } from '../../src/policy/types.js';
@@ -79,8 +82,8 @@ export function withHostState(host: Host): Host {
  * fixture does not name is absent there. Any other path derivePolicy asks for throws INTERNAL, as at
  * run time, so a derivation that reads past the plan fails these tests too.
  */
-export function withProbePlan(host: Host, profile: Profile, request: RunRequest, vars: Variables): Host {
-  for (const path of pathsToProbe(profile, request, vars, host.env)) host.paths[path] ??= { exists: false };
+export function withProbePlan(host: Host, plan: ProbePlan): Host {
+  for (const path of plan.paths) host.paths[path] ??= { exists: false };
   return host;
 }
 
@@ -103,12 +106,12 @@ export function deriveOnFixture(
   withHostState(host);
   options.after?.(host);
   const request: RunRequest = { command: ['true'], ...options.request };
-  const vars = fixtureVars(host, profile, request);
-  withProbePlan(host, profile, request, vars);
-  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
+  const plan = fixturePlan(host, profile, request);
+  withProbePlan(host, plan);
+  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, plan });
 }
 
-/** Variables as the runtime builds them (src/api.ts): workspace is the realpath of the requested one. */
+/** Variables as the policy stage builds them (pipeline/policy.ts): workspace is the realpath of the requested one. */
 export function fixtureVars(
   host: Host,
   profile: Profile,
@@ -119,6 +122,11 @@ export function fixtureVars(
   const requested = requestedWorkspace(profile, request, base);
   const fact = host.paths[requested];
   return { ...base, workspace: fact?.exists ? fact.real : requested };
+}
+
+/** The probe plan the policy stage would make for this fixture (probe-plan.ts), on fixtureVars. */
+export function fixturePlan(host: Host, profile: Profile, request: RunRequest): ProbePlan {
+  return probePlanOf(profile, request, fixtureVars(host, profile, request), host.env);
 }
 
 /** Load a built-in profile through the real loader, with empty project/user dirs and no cache. */
@@ -142,7 +150,8 @@ export function requestFor(profileName: string, extra: Partial<RunRequest> = {})
 export interface Pipeline {
   resolved: ResolvedProfile;
   host: Host;
-  vars: Variables;
+  request: RunRequest;
+  plan: ProbePlan;
   policy: Policy;
   launch: Launch;
   /** `[file, ...args]`: what a golden file holds. */
@@ -165,20 +174,20 @@ export async function runPipeline(
   options.mutateHost?.(host);
   withHostState(host);
   const request = requestFor(profileName, options.request);
-  const vars = fixtureVars(host, resolved.profile, request);
-  withProbePlan(host, resolved.profile, request, vars);
+  const plan = fixturePlan(host, resolved.profile, request);
+  withProbePlan(host, plan);
   const policy = derivePolicy({
     profileName: resolved.name,
     profileHash: resolved.hash,
     profile: resolved.profile,
     request,
     host,
-    vars,
+    plan,
   });
   const launch = compileBwrap(policy, FIXTURE_SESSION, {
     ...FIXTURE_BWRAP,
     stdinIsTty: host.stdinIsTty,
     ...options.bwrap,
   });
-  return { resolved, host, vars, policy, launch, argv: [launch.file, ...expandArgsFd(launch)] };
+  return { resolved, host, request, plan, policy, launch, argv: [launch.file, ...expandArgsFd(launch)] };
 }

@@ -5,7 +5,8 @@
 // (LANDLOCK_GAPS); what it expresses differently is an approximation the report lists.
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
-import { BRIDGE_DIR, DEFAULT_HOSTNAME } from '../../policy/derive.js';
+import { DEFAULT_HOSTNAME } from '../../policy/derive/identity.js';
+import { BRIDGE_DIR } from '../../policy/derive/network.js';
 import {
   GIT_CONFIG_VIEW_REASON,
   GIT_EXCLUDE_VIEW_REASON,
@@ -113,7 +114,7 @@ function mountGrants(policy: Policy, session: Session): Grants {
 }
 
 /**
- * The bwrap bridge's files and sockets (derive.ts bridgeLayers): for a namespace this backend does not
+ * The bwrap bridge's files and sockets (policy/derive/network.ts bridgeLayers): for a namespace this backend does not
  * build. Here the helper's network judge connects the command to the proxy on the host's loopback.
  */
 function isBridgeMount(m: Mount, policy: Policy): boolean {

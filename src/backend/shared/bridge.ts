@@ -1,7 +1,7 @@
 // The in-sandbox bridge (runtime/network/bridge.cjs) as the backends that have a network namespace
 // start it. Pure. bwrap and nsjail both start the command through it; landlock needs none (its launcher
 // connects the command itself), so this lives apart from any one backend.
-import { BRIDGE_DIR } from '../../policy/derive.js';
+import { BRIDGE_DIR } from '../../policy/derive/network.js';
 import type { Policy } from '../../policy/types.js';
 import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, hostPortSocket, publishSocket } from './sockets.js';
 

@@ -4,7 +4,7 @@
 // host_ports: each socket leads to exactly one destination, the host's 127.0.0.1:PORT, fixed here when
 // the socket is made. The sandbox sends only bytes, never an address, so it cannot reach another port
 // or another host through it.
-// publish: the sandbox's view of the session directory is read-only (policy/derive.ts bridgeLayers),
+// publish: the sandbox's view of the session directory is read-only (policy/derive/network.ts bridgeLayers),
 // so it cannot make a socket sbx would connect to; instead the bridge keeps a spare connection open on
 // sbx's socket, and sbx hands the next host client to it with one byte (PUBLISH_GO).
 import type { Server, Socket } from 'node:net';

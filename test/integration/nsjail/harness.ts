@@ -20,13 +20,10 @@ import type { Readable } from 'node:stream';
 import type { Session } from '../../../src/backend/launch.js';
 import { compileNsjail, type NsjailHost } from '../../../src/backend/nsjail/compile.js';
 import { parseNsjailStatus, type NsjailStatus } from '../../../src/backend/nsjail/status.js';
-import {
-  derivePolicy,
-  pathsToProbe,
-  requestedWorkspace,
-  rootOnlyScanRoots,
-  type RunRequest,
-} from '../../../src/policy/derive.js';
+import { derivePolicy } from '../../../src/policy/derive/index.js';
+import { probePlanOf } from '../../../src/policy/derive/probe-plan.js';
+import type { RunRequest } from '../../../src/policy/derive/request.js';
+import { requestedWorkspace } from '../../../src/policy/derive/workspace.js';
 import type { Host } from '../../../src/policy/host.js';
 import { hostStatePaths } from '../../../src/policy/host-state.js';
 import { pathChain } from '../../../src/runtime/path-chain.js';
@@ -118,6 +115,7 @@ export async function derive(
     const workspace = requestedWorkspace(resolved.profile, req, baseVars);
     const wsFact = probePath(workspace);
     const vars = { ...baseVars, workspace: wsFact.exists ? wsFact.real : workspace };
+    const plan = probePlanOf(resolved.profile, req, vars, env);
     const keepsRoot = uid === 0 && resolved.profile.user !== 'root' && resolved.profile.mode !== 'danger';
     const host: Host = {
       uid,
@@ -126,10 +124,10 @@ export async function derive(
       cwd: fx.workspace,
       stdinIsTty: false,
       env,
-      paths: probePaths(pathsToProbe(resolved.profile, req, vars, env)),
+      paths: probePaths(plan.paths),
       hostState: hostStatePaths([fx.home], env).map((s) => ({ ...s, chain: pathChain(s.path) })),
       chains: Object.fromEntries([fx.workspace, realpathSync(fx.workspace)].map((p) => [p, pathChain(p)])),
-      rootOnly: keepsRoot ? scanRootOnly(rootOnlyScanRoots(resolved.profile, vars)) : [],
+      rootOnly: keepsRoot ? scanRootOnly(plan.rootOnlyRoots) : [],
       sensitiveFiles: { masks: [], protect: [], views: [] },
       bridge: { node: realpathSync(process.execPath), script: '/nonexistent/bridge.cjs' },
     };
@@ -139,7 +137,7 @@ export async function derive(
       profile: resolved.profile,
       request: req,
       host,
-      vars,
+      plan,
     });
     return { policy, host };
   } finally {

@@ -67,6 +67,12 @@ const CASES: [string, string, Verdict][] = [
   ['src/backend/registry.ts', '../runtime/exec.js', 'allowed'],
   ['src/backend/unit.ts', '../runtime/exec.js', 'allowed'],
   ['src/policy/x.ts', 'node:path', 'allowed'],
+  // policy/derive/, one level down, is the same pure core.
+  ['src/policy/derive/x.ts', '../../runtime/pins.js', 'refused'],
+  ['src/policy/derive/x.ts', '../../pipeline/policy.js', 'refused'],
+  ['src/policy/derive/x.ts', 'node:fs', 'refused'],
+  ['src/policy/derive/x.ts', '../host.js', 'allowed'],
+  ['src/policy/derive/x.ts', '../../profile/schema.js', 'allowed'],
   // report/ending.ts, the one pure file in report/, imports the core only.
   ['src/report/ending.ts', 'node:fs', 'refused'],
   ['src/report/ending.ts', './ledger.js', 'refused'],

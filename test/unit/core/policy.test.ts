@@ -2,7 +2,9 @@
 // mapping and the sandbox-path → host-path walk. All pure; the hosts are fixtures.
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
-import { pathsToProbe, requestedWorkspace, type RunRequest, workspaceRealPath } from '../../../src/policy/derive.js';
+import { probePlanOf } from '../../../src/policy/derive/probe-plan.js';
+import type { RunRequest } from '../../../src/policy/derive/request.js';
+import { requestedWorkspace, workspaceRealPath } from '../../../src/policy/derive/workspace.js';
 import { buildEnv, isCredentialName, type EnvInput } from '../../../src/policy/env.js';
 import type { Host } from '../../../src/policy/host.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
@@ -698,8 +700,8 @@ describe('derivePolicy: what it builds', () => {
     expect(policy.env.dropped).toContainEqual({ name: 'GITHUB_TOKEN', reason: 'not-allowed' });
   });
 
-  it('pathsToProbe names the workspace, every bind source and the credential stores', () => {
-    const paths = pathsToProbe(
+  it('the probe plan names the workspace, every bind source and the credential stores', () => {
+    const { paths } = probePlanOf(
       { read_only: ['~/tools'], writable_roots: [{ path: '${cwd}/out', optional: true }] },
       { command: [], binds: [{ source: 'rel', access: 'ro' }] },
       VARS,

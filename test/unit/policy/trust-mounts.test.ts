@@ -3,12 +3,12 @@
 // inside a writable host bind must land on an existing path (bwrap would create its mount point on
 // the host); sbx's config dir and the project's .sbx are bound read-only over themselves.
 import { describe, expect, it } from 'vitest';
-import { pathsToProbe, type RunRequest } from '../../../src/policy/derive.js';
+import type { RunRequest } from '../../../src/policy/derive/request.js';
 import type { Host, PathFact } from '../../../src/policy/host.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { fixtureVars, loadHost, deriveOnFixture } from '../../helpers/hosts.js';
+import { deriveOnFixture, fixturePlan, loadHost } from '../../helpers/hosts.js';
 
 const fact = (real: string, type: 'dir' | 'file' | 'socket'): PathFact => ({ exists: true, real, type, uid: 1000 });
 
@@ -131,7 +131,7 @@ describe("sbx's policy files", () => {
     const host = loadHost('alice');
     const profile: Profile = { writable_roots: ['/srv/out'] };
     const request: RunRequest = { command: ['true'] };
-    const paths = pathsToProbe(profile, request, fixtureVars(host, profile, request), host.env);
+    const { paths } = fixturePlan(host, profile, request);
     expect(paths).toEqual(
       expect.arrayContaining(['/home/alice/.config/sbx', '/home/alice/proj/.sbx', '/srv/out/.sbx', '/home/alice']),
     );

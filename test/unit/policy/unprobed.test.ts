@@ -3,20 +3,21 @@
 // 23). Each case removes one fact from a fully probed fixture, beside the control that keeps it.
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
-import { derivePolicy, type RunRequest } from '../../../src/policy/derive.js';
+import { derivePolicy } from '../../../src/policy/derive/index.js';
+import type { RunRequest } from '../../../src/policy/derive/request.js';
 import type { Mount, Policy } from '../../../src/policy/types.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { fixtureVars, loadHost, withHostState, withProbePlan } from '../../helpers/hosts.js';
+import { fixturePlan, loadHost, withHostState, withProbePlan } from '../../helpers/hosts.js';
 
 /** derivePolicy on alice's fixture with the whole probe plan filled, less the `unprobed` paths. */
 function deriveWithout(profile: Profile, request: RunRequest, unprobed: readonly string[]): Policy {
   const host = withHostState(loadHost('alice'));
   host.sensitiveFiles = { masks: [], protect: [], views: [] };
-  const vars = fixtureVars(host, profile, request);
-  withProbePlan(host, profile, request, vars);
+  const plan = fixturePlan(host, profile, request);
+  withProbePlan(host, plan);
   for (const path of unprobed) delete host.paths[path];
-  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, vars });
+  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, plan });
 }
 
 const maskTargets = (policy: Policy) =>

@@ -8,7 +8,7 @@
 // once Node runs, a descriptor the caller never opened cannot be told from one of Node's. The shell
 // still has the caller's table: `[ -e /proc/self/fd/N ]` (a stat, which opens nothing), minus the
 // shell's own descriptor on this script (-ef "$0"). SBX_CALLER_FDS lists the numbers found open and
-// is always set here, so a value from the caller's environment never reaches Node; src/cli/run.ts
+// is always set here, so a value from the caller's environment never reaches Node; src/cli/run-command.ts
 // accepts --report-fd N only when N is listed. A missed flag (it follows `--` as another flag's
 // value) is refused, never confused.
 // As JavaScript it is a string and a comment. Beyond that this file stays thin: `sbx --version`

@@ -2,7 +2,7 @@
 // types nothing has checked. Every bad value is an SbxError (OPTIONS_INVALID) naming the key, before
 // anything is read or run: `command: 'ls'` would otherwise run `l` (a string indexes like an array).
 // Loaded lazily by src/api.ts: zod costs a plain CLI launch ~100 ms, and the CLI's options come from its
-// own typed parser (src/cli/options.ts), so the CLI calls the unchecked door (test/unit/core/api-options).
+// own typed parser (src/cli/run-flags.ts), so the CLI calls the unchecked door (test/unit/api-options.test.ts).
 import { z } from 'zod';
 import { SbxError } from './errors.js';
 import type { Approver } from './runtime/command-gate.js';

@@ -1,7 +1,7 @@
 // The library door (`import { run, compile } from 'sbx-sandbox'`): options checked by a strict schema
 // (api-options.ts), then the pipeline (pipeline/run.ts) that sbx's own CLI also uses.
 import type { Outcome } from './report/outcome.js';
-import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/options.js';
+import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/run-options.js';
 import { admitRun, compileRun, resolvePolicy, runPipeline } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
@@ -14,10 +14,10 @@ export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/comman
 export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './preflight/command-rules.js';
 export type { BackendChoice, Launcher } from './backend/registry.js';
-export type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/options.js';
-export { DEFAULT_CAPTURE_LIMIT_BYTES } from './pipeline/options.js';
+export type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/run-options.js';
+export { DEFAULT_CAPTURE_LIMIT_BYTES } from './pipeline/run-options.js';
 export { landlockHelperPath } from './backend/landlock/backend.js';
-export { profileSearch } from './pipeline/context.js';
+export { profileSearch } from './pipeline/context-stage.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
 
@@ -27,7 +27,7 @@ export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } fro
  */
 export async function run(options: RunOptions): Promise<Outcome> {
   const checked = (await import('./api-options.js')).checkRunOptions(options);
-  // A library caller is long-lived: host walks stay warm between its runs (pipeline/warm.ts), unless
+  // A library caller is long-lived: host walks stay warm between its runs (runtime/warm-cache.ts), unless
   // SBX_NO_CACHE (in hostEnv or this process's environment) asks for every cache off.
   const warm = !checked.hostEnv?.SBX_NO_CACHE && !process.env.SBX_NO_CACHE;
   return runPipeline(checked, { warm });
@@ -35,7 +35,7 @@ export async function run(options: RunOptions): Promise<Outcome> {
 
 /**
  * run() without the option check: for sbx's own CLI, whose options come from its typed parser
- * (src/cli/options.ts) and which cannot afford zod on every launch. Library callers use run().
+ * (src/cli/run-flags.ts) and which cannot afford zod on every launch. Library callers use run().
  */
 export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise<Outcome> {
   return runPipeline(options, { door: 'cli', ...hooks });

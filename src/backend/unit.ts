@@ -70,7 +70,7 @@ export interface Backend<L extends LauncherBase, S extends Supervision = Supervi
   /** It creates user namespaces: where the host forbids them, `--backend auto` passes it by. */
   needsUserNamespaces: boolean;
   /**
-   * Where the egress proxy listens (pipeline/egress.ts): `session-dir`, on sockets the bridge inside the
+   * Where the egress proxy listens (pipeline/egress-stage.ts): `session-dir`, on sockets the bridge inside the
    * sandbox's network namespace reaches; `loopback`, on the host's 127.0.0.1, where the launcher itself
    * connects the command (sbx-landlock's network judge) and host ports need no relay.
    */

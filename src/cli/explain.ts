@@ -13,7 +13,7 @@ const UNMASKED_SHOWN = 20;
 
 /** A path from the workspace may hold control characters: quoted then, so it cannot repaint the terminal. */
 const quotePath = (p: string) => (/[\x00-\x1f\x7f-\x9f]/.test(p) ? JSON.stringify(p) : p);
-import { toRunOptions, type RunFlags } from './options.js';
+import { toRunOptions, type RunFlags } from './run-flags.js';
 
 function describeMount(m: Mount): string {
   switch (m.kind) {
@@ -162,7 +162,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
 
 /** What would enforce each limit on this host, as `sbx doctor` says it, or why a run would be refused (stage 6). */
 async function describeLimits(policy: Policy): Promise<string[]> {
-  const { planLimitsOn } = await import('../pipeline/limits.js');
+  const { planLimitsOn } = await import('../pipeline/limits-stage.js');
   const { describePlan } = await import('../limits/plan.js');
   try {
     const planned = await planLimitsOn(policy, { env: process.env, uid: process.getuid?.() ?? 0 });

@@ -18,7 +18,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
-import type { ExportFile } from '../export/gaps.js';
+import type { ExportFile } from '../export/export-gaps.js';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, O_RDONLY, O_DIRECTORY } = constants;
 

@@ -8,12 +8,12 @@ import { stringify } from 'yaml';
 import { derive, SbxError } from '../api.js';
 import type { Gap } from '../backend/shared/gap.js';
 import { DEFAULT_PROXY_PORT } from '../policy/proxy-rules.js';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
 import { xdgDirs } from '../policy/user-dirs.js';
 import { hostSeccompArch } from '../seccomp/index.js';
 import { refuseForeignDir, writeExportFiles } from './export-write.js';
-import { toRunOptions, type RunFlags } from './options.js';
+import { toRunOptions, type RunFlags } from './run-flags.js';
 import { shellJoin } from './quote.js';
 
 export interface ExportFlags extends RunFlags {

@@ -12,7 +12,7 @@
 // Every answer but "not a shell tool" is `deny` or `allow` with the command wrapped: nothing here can
 // produce an allow that runs the agent's own command unwrapped.
 import { isAbsolute, resolve } from 'node:path';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import { singleQuote } from './quote.js';
 
 export const HOOK_AGENTS = ['claude-code', 'gemini-cli'] as const;

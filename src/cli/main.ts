@@ -1,8 +1,8 @@
 // The CLI door. `sbx run` with well-formed flags goes straight to the library; everything else goes
 // through commander (loaded lazily). Only this file prints sbx's own errors and sets the exit code.
 import { ExitCode, isSbxError, type SbxError } from '../errors.js';
-import { parseRunArgv } from './options.js';
-import { runCommand } from './run.js';
+import { parseRunArgv } from './run-flags.js';
+import { runCommand } from './run-command.js';
 
 /** commander signals help, --version and usage errors by throwing (exitOverride). */
 function isCommanderError(error: unknown): error is { code: string; exitCode: number } {

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { compile, runUnchecked, SbxError, type ProfileInfo, type RunOptions } from '../api.js';
 import { isSbxError } from '../errors.js';
 import { shellArgv } from '../policy/command-line.js';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import { ledgerPath } from '../report/ledger.js';
 import { reportFromError, reportFromOutcome } from '../report/report.js';
 import { reportSchema } from '../report/report-schema.js';
@@ -199,7 +199,7 @@ async function runTool(
     const options = runOptions(fixed, args, signal, notices);
     const outcome = await runUnchecked(options, {
       door: 'mcp',
-      // The library's warm cache: a server runs many commands over the same trees (pipeline/warm.ts).
+      // The library's warm cache: a server runs many commands over the same trees (runtime/warm-cache.ts).
       warm: !process.env.SBX_NO_CACHE,
       checkPolicy: (policy) => {
         if (policy.workspace.host === fixed.workspace) return;

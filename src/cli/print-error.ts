@@ -7,7 +7,7 @@ import { invokingView, showSource, type SourceView } from '../report/source-line
 /**
  * Each part one line, control characters visible: a message may quote a path or a value from the
  * repository, and a newline in it would start a line of its own (on a terminal, or a workflow
- * command in a GitHub Actions log, where this prints after sbx resumes them: cli/github.ts). The
+ * command in a GitHub Actions log, where this prints after sbx resumes them: cli/actions-mode.ts). The
  * runner also reads the legacy `##[command]` form anywhere in a line, so a `#` opening one is shown
  * as `\x23` too.
  */

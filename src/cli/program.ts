@@ -2,8 +2,8 @@
 // parser declines (help, other commands, a malformed flag).
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
-import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './options.js';
-import { runCommand } from './run.js';
+import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './run-flags.js';
+import { runCommand } from './run-command.js';
 
 const EXAMPLES = `
 Examples:
@@ -227,8 +227,8 @@ function addProxyCommand(program: Command): void {
     .option('--json-log', 'each event as a JSON object on its line')
     .option('--trust-profile <sha256[,...]>', 'trust the project profile with this chain hash (see `sbx trust --help`)')
     .addHelpText('after', PROXY_HELP)
-    .action(async (flags: import('./proxy.js').ProxyFlags) => {
-      const { proxyCommand } = await import('./proxy.js');
+    .action(async (flags: import('./proxy-command.js').ProxyFlags) => {
+      const { proxyCommand } = await import('./proxy-command.js');
       await proxyCommand(flags);
     });
 }
@@ -264,8 +264,8 @@ function addTrustCommand(program: Command): void {
     .option('--dry-run', 'show what would be trusted (the content, or the diff since it was trusted) and pin nothing')
     .option('--yes', 'pin without asking for confirmation (needed without a terminal)')
     .addHelpText('after', TRUST_HELP)
-    .action(async (name: string | undefined, flags: import('./trust.js').TrustFlags) => {
-      const { trustCommand } = await import('./trust.js');
+    .action(async (name: string | undefined, flags: import('./trust-command.js').TrustFlags) => {
+      const { trustCommand } = await import('./trust-command.js');
       await trustCommand(name, flags);
     });
 }
@@ -278,8 +278,8 @@ function addApprovalsCommands(program: Command): void {
     .command('list')
     .description('each remembered answer: profile, fingerprint, the command, the answer, when it expires')
     .option('--json', 'one JSON record per line')
-    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
-      const { listApprovals } = await import('./approvals.js');
+    .action(async (flags: import('./approvals-command.js').ApprovalsFlags) => {
+      const { listApprovals } = await import('./approvals-command.js');
       listApprovals(flags);
     });
   approvals
@@ -287,15 +287,15 @@ function addApprovalsCommands(program: Command): void {
     .description('forget the answer whose fingerprint starts with PREFIX (the next run asks again)')
     .argument('<prefix>', 'a fingerprint, or an unambiguous prefix of one (4+ hex digits)')
     .action(async (prefix: string) => {
-      const { revokeApproval } = await import('./approvals.js');
+      const { revokeApproval } = await import('./approvals-command.js');
       await revokeApproval(prefix);
     });
   approvals
     .command('clear')
     .description('forget every remembered answer (asks on a terminal)')
     .option('--yes', 'do not ask: needed without a terminal')
-    .action(async (flags: import('./approvals.js').ApprovalsFlags) => {
-      const { clearApprovals } = await import('./approvals.js');
+    .action(async (flags: import('./approvals-command.js').ApprovalsFlags) => {
+      const { clearApprovals } = await import('./approvals-command.js');
       await clearApprovals(flags);
     });
 }

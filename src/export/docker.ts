@@ -8,7 +8,7 @@ import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
+import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
 

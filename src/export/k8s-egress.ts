@@ -14,7 +14,7 @@ import { BRIDGE_DIR } from '../policy/derive/network.js';
 import type { EgressRules, HostPattern } from '../policy/egress.js';
 import { proxyRuleArgs } from '../policy/proxy-rules.js';
 import type { Mount, NetworkPolicy } from '../policy/types.js';
-import type { GapList } from './gaps.js';
+import type { GapList } from './export-gaps.js';
 
 type Json = Record<string, unknown>;
 type Filtered = Extract<NetworkPolicy, { kind: 'filtered' }>;

@@ -13,7 +13,7 @@ import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { isCredentialName } from '../policy/env.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
+import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
 import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';

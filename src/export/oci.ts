@@ -9,7 +9,7 @@ import { posix } from 'node:path';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './gaps.js';
+import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
 import { foldRemounts } from './remounts.js';
 import { type SeccompProfile, seccompProfileOf } from './seccomp.js';
 

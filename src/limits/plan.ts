@@ -11,7 +11,7 @@
 // (docs/DESIGN.md, "Limits").
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
-import { LIMIT_KEYS, LIMIT_NAMES, limitValue } from './parse.js';
+import { LIMIT_KEYS, LIMIT_NAMES, limitValue } from './parse-limits.js';
 import type {
   CgroupController,
   CgroupPlan,

@@ -2,10 +2,10 @@
 // library option) of this run set instead. Every violation and refusal is located with them at the
 // edge, once (profile/positions.ts): the pure stages name key paths, never files or lines.
 import type { SbxError } from '../errors.js';
-import { LIMIT_KEYS, LIMIT_NAMES, limitFlag } from '../limits/parse.js';
+import { LIMIT_KEYS, LIMIT_NAMES, limitFlag } from '../limits/parse-limits.js';
 import type { Violation } from '../policy/violation.js';
 import { locateSource, locateViolation, type KeyPositions, type RuleSources } from '../profile/positions.js';
-import type { CompileOptions } from './options.js';
+import type { CompileOptions } from './run-options.js';
 
 /** The profile keys this request overrides, and the flag that did. `--allow-domain` only when no profile line lists the allow-list. */
 export function ruleSourcesOf(options: CompileOptions, positions: KeyPositions): RuleSources {

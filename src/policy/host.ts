@@ -52,7 +52,7 @@ export interface Host {
   gitWorktree?: { gitDir: string; commonDir: string };
   /**
    * The user's toolchains: PATH entries inside HOME and their roots, pinned and owner-checked by
-   * runtime/toolchains.ts. Absent when the profile turns them off (toolchains: false) or in danger mode.
+   * runtime/toolchain-probe.ts. Absent when the profile turns them off (toolchains: false) or in danger mode.
    */
   toolchains?: ToolchainFacts;
   /** Why the workspace is not the cwd, when sbx chose the project's top level (policy/project-root.ts). */

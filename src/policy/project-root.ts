@@ -9,7 +9,7 @@
 // project, and a writable HOME is refused anyway: policy/host-state.ts), never picks a system
 // directory, and stops at a filesystem boundary (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default).
 import { posix } from 'node:path';
-import { isWithin } from './sensitive.js';
+import { isWithin } from '../path-within.js';
 import { FORBIDDEN_ROOTS } from './derive/bind-checks.js';
 
 /** What the runtime found in one parent directory. */

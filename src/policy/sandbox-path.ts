@@ -1,7 +1,7 @@
 // Maps a path as the sandboxed command sees it back to the host file behind it, by walking the mount
 // list from the top. Pure. Used to find the command on the sandbox PATH before anything is spawned.
 import { posix } from 'node:path';
-import { isWithin } from './sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { Mount } from './types.js';
 
 /** The host path behind `path` inside the sandbox, or undefined if it is not backed by a host file. */

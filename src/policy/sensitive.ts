@@ -38,8 +38,3 @@ export function sensitivePaths(home: string, env: Record<string, string>, extra:
   }
   return paths;
 }
-
-/** Whether `path` is `root` or inside it (both absolute and normalised). */
-export function isWithin(path: string, root: string): boolean {
-  return path === root || root === '/' || path.startsWith(root + '/');
-}

@@ -1,9 +1,9 @@
 // The user's own toolchains (nvm, pyenv, rustup, ...): which PATH entries inside HOME sbx shows
-// read-only, and the toolchain root each belongs to. Pure: the runtime (runtime/toolchains.ts)
+// read-only, and the toolchain root each belongs to. Pure: the runtime (runtime/toolchain-probe.ts)
 // resolves and pins the paths and checks their owners; this file only knows layouts, by the path
 // relative to HOME, as the tools create them.
 import { posix } from 'node:path';
-import { isWithin } from './sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { Mount } from './types.js';
 
 /** One known layout: a PATH entry's realpath (relative to HOME) → the roots it needs, relative to HOME. */
@@ -79,7 +79,7 @@ export const TOOLCHAIN_LAYOUTS: readonly Layout[] = [
   { name: 'bun', entry: /^\.bun\/bin$/, roots: ['.bun/bin'] },
   { name: 'pnpm', entry: /^\.local\/share\/pnpm$/, roots: ['.local/share/pnpm'] },
   { name: 'pipx', entry: /^\.local\/share\/pipx\/venvs\/([^/]+)\/bin$/, roots: ['.local/share/pipx/venvs/$1'] },
-  // Directories of links to tools elsewhere: the directory, and the links' targets (runtime/toolchains.ts).
+  // Directories of links to tools elsewhere: the directory, and the links' targets (runtime/toolchain-probe.ts).
   { name: 'local bin', entry: /^(\.local\/bin|bin)$/, roots: ['$1'] },
 ];
 

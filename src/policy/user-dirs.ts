@@ -1,7 +1,8 @@
 // HOME and the XDG base directories, validated before anything is read from or written below them.
-// Pure: the passwd entry's home arrives as a function (runtime/user-dirs.ts passes os.userInfo).
+// Pure: the passwd entry's home arrives as a function (runtime/invoking-user.ts passes os.userInfo).
 // Every reader of HOME / XDG_* goes through here, so `HOME=/proc` cannot send a profile search, a
 // tree scan or the trust store into /proc (it once spun forever walking it).
+import { isWithin } from '../path-within.js';
 import { posix } from 'node:path';
 import { SbxError } from '../errors.js';
 
@@ -19,7 +20,7 @@ export interface UserDirs {
 }
 
 export function isPseudoFsPath(path: string): boolean {
-  return PSEUDO_ROOTS.some((root) => path === root || path.startsWith(root + '/'));
+  return PSEUDO_ROOTS.some((root) => isWithin(path, root));
 }
 
 /** Absolute, no `.`/`..` segment (it could climb out of what was checked), no NUL, not a pseudo filesystem. */

@@ -3,6 +3,7 @@
 // leads out (realpath containment). Outside the workspace, what the sandbox itself makes private
 // (its /tmp and HOME, empty each session) and what the profile binds read-only for the command (the
 // agent's tools) may be named too. Pure: the realpaths arrive as facts probed by the runtime.
+import { isWithin } from '../path-within.js';
 import { posix } from 'node:path';
 import type { PathFact } from '../policy/host.js';
 import type { Mount } from '../policy/types.js';
@@ -60,10 +61,6 @@ function isNamedRoot(path: string, roots: readonly PathRoot[]): boolean {
   let best: PathRoot | undefined;
   for (const root of roots) if (isWithin(path, root.path) && root.path.length >= (best?.path.length ?? 0)) best = root;
   return best?.named ?? false;
-}
-
-function isWithin(path: string, root: string): boolean {
-  return path === root || root === '/' || path.startsWith(`${root}/`);
 }
 
 /**

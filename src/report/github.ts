@@ -1,5 +1,5 @@
 // A report as GitHub Actions shows it: `::error` workflow commands (annotations) and the step
-// summary's Markdown. Pure: cli/github.ts reads the runner's environment and writes the lines.
+// summary's Markdown. Pure: cli/actions-mode.ts reads the runner's environment and writes the lines.
 //
 // Violation details, paths and hosts come from the sandboxed command and the repository it runs
 // in: every such text is escaped here so it stays data, one line of one command (docs/SECURITY.md,

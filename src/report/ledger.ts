@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from '../runtime/lock-file.js';
 import type { Violation, ViolationSource } from '../policy/violation.js';
-import { userDirs } from '../runtime/user-dirs.js';
+import { userDirs } from '../runtime/invoking-user.js';
 
 interface RecordBase {
   v: 1;

@@ -2,7 +2,7 @@
 // and writes it after; a command that can write its directory could unlink or replace it, or plant
 // a symlink there for the next run, and the caller would read a forged report. Pure: the caller
 // resolves the path (parent realpath + name, no symlink at the name) and opens it with O_NOFOLLOW.
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
 
 /**

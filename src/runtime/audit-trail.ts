@@ -4,7 +4,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { type RunFacts, SbxError } from '../errors.js';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
 import type { Outcome } from '../report/outcome.js';

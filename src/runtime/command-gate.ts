@@ -14,9 +14,9 @@ import {
   type CommandLine,
 } from '../preflight/command-rules.js';
 import { rootsOf } from '../preflight/path-guards.js';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import { appendAuditRecordOrWarn, redactArgv, type AuditRecord } from '../report/ledger.js';
-import { readGitRemoteFacts } from './git-remotes.js';
+import { readGitRemoteFacts } from './git-remote-facts.js';
 import { probePaths } from './host-probe.js';
 
 /** `deny` is remembered for 10 minutes; `deny-once` (Enter at the prompt) refuses this run only. */
@@ -141,7 +141,7 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
   const argv = policy.command;
   const { detail } = decision;
   const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import(
-    './approvals.js'
+    './approval-store.js'
   );
   const profile = policy.profile.name;
   const fingerprint = fingerprintOf(profile, argv);

@@ -6,7 +6,7 @@
 // dist/compile-cache.js: it runs before the CLI is loaded.
 import { lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { userDirs } from './user-dirs.js';
+import { userDirs } from './invoking-user.js';
 
 /** Owned by `uid` or root, and writable by no one else (a sticky directory such as /tmp excepted). */
 function ownedSafely(path: string, uid: number): boolean {

@@ -12,7 +12,8 @@
 // across mounts fails with EXDEV. Names outside the mounted trees are not shown and need no mask.
 import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { SbxError } from '../errors.js';
-import { isInside, type MountedTree, readPathOf } from './mounted-trees.js';
+import { type MountedTree, readPathOf } from './mounted-trees.js';
+import { isWithin } from '../path-within.js';
 import type { ScanReader } from './sensitive-scan.js';
 
 /** A file with more than one link, by device and inode. */
@@ -51,7 +52,7 @@ export function otherNamesOf(
   const hiddenDirs = masks.filter((m) => m.dir).map((m) => m.path);
   const found: { path: string; dir: boolean }[] = [];
   // Watched themselves: a link made from a directory the warm cache does not watch changes the
-  // file's link count, which inotify reports on the file alone (pipeline/warm.ts).
+  // file's link count, which inotify reports on the file alone (runtime/warm-cache.ts).
   const noteLinked = (path: string, isView = false) => {
     const st = statOf(search, path, true);
     if (!st?.isFile() || st.nlink < 2) return;
@@ -70,7 +71,7 @@ export function otherNamesOf(
   for (const dir of hiddenDirs) walkFiles(search, dir, { visit: noteInDir });
   for (const path of views) noteLinked(path, true);
   if (search.linked.size === 0) return [];
-  const isHidden = (path: string) => hiddenDirs.some((dir) => isInside(path, dir));
+  const isHidden = (path: string) => hiddenDirs.some((dir) => isWithin(path, dir));
   const allFound = () => [...search.linked.values()].every((l) => l.names.size >= l.nlink);
   for (const { root } of trees) {
     const visit = (path: string) => {

@@ -46,7 +46,7 @@ export function probePaths(paths: readonly string[]): Record<string, PathFact> {
 
 /**
  * Entries the world may not read under `roots` (pruned at the first such directory). `listing` is
- * told of each directory before the walk reads it: what a cached result depends on (pipeline/warm.ts).
+ * told of each directory before the walk reads it: what a cached result depends on (runtime/warm-cache.ts).
  */
 export function scanRootOnly(
   roots: readonly string[],

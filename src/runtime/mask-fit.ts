@@ -6,7 +6,8 @@
 import { type Dirent, readdirSync } from 'node:fs';
 import { BWRAP_MAX_ARGS, compileMask } from '../backend/bwrap/compile.js';
 import { collapseMasks, type MaskEntry, maskArgs } from '../policy/mask-collapse.js';
-import { isInside, mountedTrees, readPathOf } from './mounted-trees.js';
+import { mountedTrees, readPathOf } from './mounted-trees.js';
+import { isWithin } from '../path-within.js';
 import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';
 
 /**
@@ -46,7 +47,7 @@ export function fitMasks(
   // The directories that may qualify: those above a mask, below its tree's root.
   const candidates = new Set<string>();
   for (const m of masks) {
-    const tree = trees.find((t) => isInside(m.path, t.root));
+    const tree = trees.find((t) => isWithin(m.path, t.root));
     if (!tree) continue;
     for (let dir = parentOf(m.path); dir !== tree.root && !candidates.has(dir); dir = parentOf(dir)) {
       candidates.add(dir);

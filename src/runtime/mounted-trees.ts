@@ -3,6 +3,8 @@
 // its descriptor (/proc/self/fd/N, runtime/pins.ts) reads the tree that will be mounted, not
 // whatever the path holds by then.
 
+import { isWithin } from '../path-within.js';
+
 export interface MountedTree {
   /** The root's host path: every path a scan reports lies under one of these. */
   root: string;
@@ -10,18 +12,14 @@ export interface MountedTree {
   via: string;
 }
 
-export function isInside(path: string, root: string): boolean {
-  return path === root || root === '/' || path.startsWith(`${root}/`);
-}
-
 export function mountedTrees(roots: readonly string[], walkVia?: (root: string) => string | undefined): MountedTree[] {
-  const outer = roots.filter((root) => !roots.some((other) => other !== root && isInside(root, other)));
+  const outer = roots.filter((root) => !roots.some((other) => other !== root && isWithin(root, other)));
   return [...new Set(outer)].map((root) => ({ root, via: walkVia?.(root) ?? root }));
 }
 
 /** Where to read the host path `path` (inside one of `trees`) from. */
 export function readPathOf(trees: readonly MountedTree[], path: string): string {
-  const tree = trees.find((t) => isInside(path, t.root));
+  const tree = trees.find((t) => isWithin(path, t.root));
   if (!tree || tree.via === tree.root) return path;
   if (path === tree.root) return tree.via;
   return tree.via + (tree.root === '/' ? path : path.slice(tree.root.length));

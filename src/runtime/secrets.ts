@@ -5,7 +5,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, 
 import { dirname, join } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { SbxError } from '../errors.js';
-import { isWithin } from '../policy/sensitive.js';
+import { isWithin } from '../path-within.js';
 import type { SecretEntry } from '../profile/schema-secrets.js';
 
 export interface SecretsContext {

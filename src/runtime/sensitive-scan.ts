@@ -56,7 +56,8 @@ import {
   type IndexEntry,
 } from './git-index.js';
 import { otherNamesOf } from './hard-links.js';
-import { isInside, mountedTrees } from './mounted-trees.js';
+import { mountedTrees } from './mounted-trees.js';
+import { isWithin } from '../path-within.js';
 
 /** Far above a large monorepo with its node_modules, low enough to keep a launch under a second. */
 export const DEFAULT_MAX_SCAN_ENTRIES = 200_000;
@@ -119,7 +120,7 @@ export interface SensitiveScan {
  * Told of everything a scan's result depends on: a directory it listed, a file it read or looked for,
  * a symlink it resolved (whose target may lie anywhere), a file whose link count it read (`inode`:
  * changed by a link made in any directory, so only a watch on the file itself sees it). The
- * library's warm cache watches these (pipeline/warm.ts); a plain run passes nothing.
+ * library's warm cache watches these (runtime/warm-cache.ts); a plain run passes nothing.
  */
 export type ScanReader = (path: string, what: 'dir' | 'file' | 'link' | 'inode') => void;
 
@@ -769,7 +770,7 @@ export function scanMountedTrees(
     read(path, what);
     try {
       const real = realpathSync(path);
-      return roots.some((root) => isInside(real, root)) ? { real, dir: statSync(real).isDirectory() } : undefined;
+      return roots.some((root) => isWithin(real, root)) ? { real, dir: statSync(real).isDirectory() } : undefined;
     } catch {
       return undefined;
     }

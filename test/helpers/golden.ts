@@ -32,7 +32,7 @@ export function expectGolden(file: string, argv: readonly string[]): void {
   }
   if (!existsSync(file)) {
     throw new Error(
-      `missing golden file ${relative(REPO_ROOT, file)}: review the argv, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/core/golden.test.ts`,
+      `missing golden file ${relative(REPO_ROOT, file)}: review the argv, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/backend/bwrap/golden.test.ts`,
     );
   }
   expect(
@@ -104,7 +104,7 @@ export function expectGoldenText(file: string, text: string): void {
   }
   if (!existsSync(file)) {
     throw new Error(
-      `missing golden file ${relative(REPO_ROOT, file)}: review it, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/core/golden.test.ts`,
+      `missing golden file ${relative(REPO_ROOT, file)}: review it, then run SBX_UPDATE_GOLDEN=1 npx vitest run test/unit/backend/bwrap/golden.test.ts`,
     );
   }
   expect(

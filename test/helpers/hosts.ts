@@ -9,7 +9,7 @@ import type { Launch, Session } from '../../src/backend/launch.js';
 import { derivePolicy } from '../../src/policy/derive/index.js';
 import { type ProbePlan, probePlanOf } from '../../src/policy/derive/probe-plan.js';
 import type { RunRequest } from '../../src/policy/derive/request.js';
-import { requestedWorkspace } from '../../src/policy/derive/workspace.js';
+import { requestedWorkspace, runVariables } from '../../src/policy/derive/workspace.js';
 import type { Host } from '../../src/policy/host.js';
 import { hostStatePaths, type PathChain } from '../../src/policy/host-state.js';
 import type { Policy } from '../../src/policy/types.js';
@@ -64,7 +64,7 @@ function lexicalChain(host: Host, path: string): PathChain {
 }
 
 /**
- * Fills what the policy stage probes for the host-state check (pipeline/policy.ts), from the
+ * Fills what the policy stage probes for the host-state check (pipeline/policy-stage.ts), from the
  * fixture's paths as they are after a test's edits: every existing real path's chain, and the
  * state paths of the fixture's home.
  */
@@ -78,7 +78,7 @@ export function withHostState(host: Host): Host {
 }
 
 /**
- * The fixture as the disk the policy stage probes (pipeline/policy.ts): a path of the probe plan the
+ * The fixture as the disk the policy stage probes (pipeline/policy-stage.ts): a path of the probe plan the
  * fixture does not name is absent there. Any other path derivePolicy asks for throws INTERNAL, as at
  * run time, so a derivation that reads past the plan fails these tests too.
  */
@@ -111,7 +111,7 @@ export function deriveOnFixture(
   return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, plan });
 }
 
-/** Variables as the policy stage builds them (pipeline/policy.ts): workspace is the realpath of the requested one. */
+/** Variables as the policy stage builds them (pipeline/policy-stage.ts): workspace is the realpath of the requested one. */
 export function fixtureVars(
   host: Host,
   profile: Profile,
@@ -120,8 +120,7 @@ export function fixtureVars(
 ): Variables {
   const base = { home: host.home, cwd: host.cwd, session };
   const requested = requestedWorkspace(profile, request, base);
-  const fact = host.paths[requested];
-  return { ...base, workspace: fact?.exists ? fact.real : requested };
+  return runVariables(base, requested, host.paths[requested] ?? { exists: false });
 }
 
 /** The probe plan the policy stage would make for this fixture (probe-plan.ts), on fixtureVars. */

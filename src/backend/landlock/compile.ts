@@ -13,7 +13,7 @@ import {
   GIT_HOOKS_REASON,
   OWN_POLICY_REASON,
 } from '../../policy/guarded-state.js';
-import { isWithin } from '../../policy/sensitive.js';
+import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
 import type { Launch, Session } from '../launch.js';

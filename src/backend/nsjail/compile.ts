@@ -6,7 +6,7 @@
 // What nsjail cannot express is refused by name (NSJAIL_GAPS), never dropped.
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
-import { isWithin } from '../../policy/sensitive.js';
+import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
 import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
 import { commandOf } from '../shared/bridge.js';

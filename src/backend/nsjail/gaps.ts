@@ -1,7 +1,7 @@
 // The nsjail backend's reviewed gaps: where it differs from bwrap, feature by feature. Pure data.
 // `refused` entries are what nsjail/compile.ts refuses by name (BACKEND_UNSUPPORTED); `weaker` ones are
 // listed by `sbx explain --backend nsjail` where the policy uses them; `equivalent` ones say why nothing is
-// lost. test/unit/nsjail/coverage.test.ts holds every Policy field to an entry.
+// lost. test/unit/backend/nsjail/coverage.test.ts holds every Policy field to an entry.
 import type { Gap } from '../shared/gap.js';
 
 /** Where nsjail differs from bwrap. `refused` entries throw BACKEND_UNSUPPORTED when a policy needs them. */

@@ -5,7 +5,7 @@ import { posix } from 'node:path';
 import { SbxError, type SbxErrorInit } from '../../errors.js';
 import { keySource } from '../../profile/positions.js';
 import type { Host } from '../host.js';
-import { isWithin } from '../sensitive.js';
+import { isWithin } from '../../path-within.js';
 import { fact } from './probe-plan.js';
 
 /** Directories that may never be a workspace or a writable bind: binding them rw would hand over the system. */

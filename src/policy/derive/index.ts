@@ -1,7 +1,7 @@
 // Profile + request + Host → Policy, one subsystem at a time. Pure: all it knows of the disk is what
 // the shell probed from the plan (probe-plan.ts), read through `fact()`. The order of the calls is
 // the order of the refusals a run can meet, and the mounts come out in application order.
-import { parseLimits } from '../../limits/parse.js';
+import { parseLimits } from '../../limits/parse-limits.js';
 import type { Profile } from '../../profile/schema.js';
 import { requestedArgv } from '../command-line.js';
 import type { Host } from '../host.js';

@@ -9,7 +9,7 @@ import type { Profile } from '../../profile/schema.js';
 import type { Variables } from '../../profile/variables.js';
 import type { Host } from '../host.js';
 import type { WritableBind } from '../host-state.js';
-import { isWithin } from '../sensitive.js';
+import { isWithin } from '../../path-within.js';
 import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SESSION_SUBDIR } from '../ssh-agent.js';
 import type { Mode, Mount, Policy } from '../types.js';
 import {

@@ -6,7 +6,7 @@ import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
 import { compileEgressRules } from '../egress.js';
 import type { Host } from '../host.js';
-import { isWithin } from '../sensitive.js';
+import { isWithin } from '../../path-within.js';
 import type { Mode, Mount, NetworkPolicy } from '../types.js';
 import { type BindChecks, credentialStoreError, normalizeTarget } from './bind-checks.js';
 import { fact } from './probe-plan.js';

@@ -1,5 +1,5 @@
 // The probe plan: everything the policy stage must look at on the host before derivePolicy can run,
-// computed once from the profile, the request and the variables. The shell (pipeline/policy.ts)
+// computed once from the profile, the request and the variables. The shell (pipeline/policy-stage.ts)
 // probes, pins and scans what it lists; derivePolicy consumes the same plan (its bind specs, the roots
 // it keeps out) instead of computing them again, and reads the host only through `fact()`, which
 // refuses a path the plan never listed.

@@ -1,6 +1,6 @@
-// The request: what the caller adds to the profile. CompileOptions extends it (pipeline/options.ts),
+// The request: what the caller adds to the profile. CompileOptions extends it (pipeline/run-options.ts),
 // so both doors (CLI flags, library options) reach the probe plan and derivePolicy as this one shape.
-import type { LimitOverrides } from '../../limits/parse.js';
+import type { LimitOverrides } from '../../limits/parse-limits.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
 export interface RunRequest {

@@ -4,8 +4,8 @@ import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
 import { expandPath, type Variables } from '../../profile/variables.js';
-import type { Host } from '../host.js';
-import { isWithin } from '../sensitive.js';
+import type { Host, PathFact } from '../host.js';
+import { isWithin } from '../../path-within.js';
 import type { Mode, Policy } from '../types.js';
 import { credentialStoreError, FORBIDDEN_ROOTS, KERNEL_TARGETS, mountAtTarget } from './bind-checks.js';
 import { fact } from './probe-plan.js';
@@ -23,6 +23,14 @@ export function requestedWorkspace(profile: Profile, request: RunRequest, vars: 
     });
   }
   return posix.resolve(vars.cwd, expandPath(raw, { ...vars, workspace: '' }, 'workspace.path'));
+}
+
+/**
+ * The run's variables once the workspace is chosen: `${workspace}` is the realpath of the workspace when
+ * it exists (what gets bound), else the path as requested (derive refuses it, naming that path).
+ */
+export function runVariables(base: Omit<Variables, 'workspace'>, workspace: string, probed: PathFact): Variables {
+  return { ...base, workspace: probed.exists ? probed.real : workspace };
 }
 
 /** The profile's mode; danger only with the request's consent (--danger). */
@@ -45,7 +53,7 @@ export function modeOf(profile: Profile, request: RunRequest, profileName: strin
  * The workspace's realpath: a directory, and (outside danger mode) neither a system directory nor
  * anywhere in the kernel's trees (`-w /proc/self`, `/sys/...`, `/dev/shm`): no project lives there,
  * and a walk of /proc fails part-way. The policy stage asks it on the probed workspace before it scans
- * the tree for secrets (pipeline/policy.ts), and derivePolicy again on the whole host.
+ * the tree for secrets (pipeline/policy-stage.ts), and derivePolicy again on the whole host.
  */
 export function workspaceRealPath(host: Pick<Host, 'paths'>, vars: Pick<Variables, 'workspace'>, mode: Mode): string {
   const ws = fact(host, vars.workspace);

@@ -6,7 +6,7 @@ import { connect as netConnect, type LookupFunction, type Socket } from 'node:ne
 import { lookup } from 'node:dns/promises';
 import { canonicalIp, decideAddress, decideHost, normaliseHost } from '../../policy/egress.js';
 import type { Violation } from '../../policy/violation.js';
-import type { ProxyContext, Via } from './context.js';
+import type { ProxyContext, Via } from './proxy-context.js';
 
 export type DialResult =
   | { kind: 'connected'; socket: Socket; host: string; address: string; ledger: { discard(): void } }

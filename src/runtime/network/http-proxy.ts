@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { normaliseHost } from '../../policy/egress.js';
 import type { Violation } from '../../policy/violation.js';
-import type { ProxyContext } from './context.js';
+import type { ProxyContext } from './proxy-context.js';
 import { dialChecked, displayHost, type DialResult } from './dial.js';
 import { runTunnel } from './tunnel.js';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 export { startEgressProxy, type EgressProxy, type EgressProxyOptions } from './proxy.js';
 export { listenEgressProxy, type ListeningProxy, type ListeningProxyOptions } from './listener.js';
 export { bindPublishedPorts, startPortBridges, type PortBridges, type PublishedPorts } from './ports.js';
-export type { EgressEvent, EgressStats, EgressTimeouts, DestinationStats, Via } from './context.js';
+export type { EgressEvent, EgressStats, EgressTimeouts, DestinationStats, Via } from './proxy-context.js';
 export { parseClientHello, type ClientHelloResult } from './client-hello.js';
 
 /**

@@ -5,13 +5,13 @@
 // characters). The byte is put back and the connection handed to that front end as if it had accepted it.
 import { createServer, type Server, type Socket } from 'node:net';
 import { SbxError } from '../../errors.js';
-import type { EgressStats } from './context.js';
+import type { EgressStats } from './proxy-context.js';
 import { createFrontEnds, type FrontEndOptions } from './proxy.js';
 
 const SOCKS_VERSION = 0x05;
 
 export interface ListeningProxyOptions extends FrontEndOptions {
-  /** An IP literal: the caller decides which addresses may be served (cli/proxy.ts). */
+  /** An IP literal: the caller decides which addresses may be served (cli/proxy-command.ts). */
   host: string;
   /** 0: an ephemeral port, reported by `port`. */
   port: number;

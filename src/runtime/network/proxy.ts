@@ -21,7 +21,7 @@ import {
   type ProxyState,
   type EgressStats,
   type EgressTimeouts,
-} from './context.js';
+} from './proxy-context.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { isLoopbackPeerOwnedBy } from './loopback-peer.js';

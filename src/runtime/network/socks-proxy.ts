@@ -2,7 +2,7 @@
 // (curl --socks5-hostname, socks5h:// URLs): the name reaches the proxy, which decides and resolves
 // it. ATYP IPv4/IPv6 are accepted too, and then the literal address is all there is to decide on.
 import { createServer, type Server, type Socket } from 'node:net';
-import type { ProxyContext } from './context.js';
+import type { ProxyContext } from './proxy-context.js';
 import { dialChecked } from './dial.js';
 import { runTunnel } from './tunnel.js';
 

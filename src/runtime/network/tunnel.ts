@@ -12,7 +12,7 @@
 import type { Socket } from 'node:net';
 import { normaliseHost } from '../../policy/egress.js';
 import { CLIENT_HELLO_MAX_BYTES, parseClientHello } from './client-hello.js';
-import type { ProxyContext, Via } from './context.js';
+import type { ProxyContext, Via } from './proxy-context.js';
 
 // TLS alert record: fatal (2), access_denied (49). The client is already in tunnel mode, so this is
 // the one refusal it can understand (curl prints "tlsv1 alert access denied").

@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
-import { type LimitsInput, parseLimits } from '../../../src/limits/parse.js';
+import { type LimitsInput, parseLimits } from '../../../src/limits/parse-limits.js';
 import { type LimitPlan, planLimits } from '../../../src/limits/plan.js';
 import type { Violation } from '../../../src/policy/violation.js';
 import { type PreparedLimits, prepareLimits, sweepStaleCgroups } from '../../../src/runtime/cgroup/apply.js';

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseLimits } from '../../../src/limits/parse.js';
+import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { planLimits } from '../../../src/limits/plan.js';
 import type { Report } from '../../../src/report/report.js';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { compileEgressRules } from '../../../src/policy/egress.js';
 import { connectToAddress } from '../../../src/runtime/network/dial.js';
 import { startEgressProxy, type EgressProxy, type EgressProxyOptions } from '../../../src/runtime/network/proxy.js';
-import type { EgressEvent } from '../../../src/runtime/network/context.js';
+import type { EgressEvent } from '../../../src/runtime/network/proxy-context.js';
 
 export const FIXTURES = new URL('./fixtures/', import.meta.url);
 /** Self-signed, SAN allowed.test, denied.test, other.test, 127.0.0.1; valid to 2126 (openssl req -x509). */

@@ -1,4 +1,4 @@
-// Captures the nsjail logs test/unit/nsjail/status.test.ts parses, from real runs of the argv
+// Captures the nsjail logs test/unit/backend/nsjail/status.test.ts parses, from real runs of the argv
 // compileNsjail produces: fixtures/root as root, fixtures/user as an unprivileged user. Runs only when
 // asked (SBX_CAPTURE_NSJAIL_FIXTURES=1), since it rewrites committed files:
 //   SBX_CAPTURE_NSJAIL_FIXTURES=1 npx vitest run test/integration/nsjail/capture-fixtures.test.ts

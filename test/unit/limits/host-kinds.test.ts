@@ -4,11 +4,11 @@
 // and `none` do there.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLimits } from '../../../src/limits/parse.js';
+import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { type HostLimitFacts, planLimits } from '../../../src/limits/plan.js';
 import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
-import { delegateToAnyone, fakeCgroupfs, stubBin, V2_USER_PARENT } from './fake-cgroupfs.js';
+import { delegateToAnyone, fakeCgroupfs, stubBin, V2_USER_PARENT } from '../../helpers/fake-cgroupfs.js';
 
 const UNTRUSTED = {
   memory: '2GiB',

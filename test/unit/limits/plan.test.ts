@@ -1,7 +1,7 @@
 // planLimits: for every kind of host, which mechanism enforces each limit, and when `required` refuses.
 import { describe, expect, it } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
-import { parseLimits } from '../../../src/limits/parse.js';
+import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { mergeProfiles } from '../../../src/profile/merge.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import {

@@ -1,4 +1,4 @@
-// The run context is the one place a run reads its process (pipeline/context.ts): no stage, and no
+// The run context is the one place a run reads its process (pipeline/context-stage.ts): no stage, and no
 // module a stage reaches, reads process.env, process.cwd(), process.stdin, process.execPath,
 // process.arch, process.getuid or process.getgid. Two stages reading such a fact each would be free to
 // disagree (the limits were once probed with process.env but applied with the caller's hostEnv).
@@ -15,7 +15,7 @@ const AMBIENT = /process\.(?:env|cwd|stdin|execPath|arch|getuid|getgid)\b/g;
  * test too, so the list never outlives its reason.
  */
 const ALLOWED: Record<string, { reads: string[]; why: string }> = {
-  'src/pipeline/context.ts': {
+  'src/pipeline/context-stage.ts': {
     reads: [
       'process.env',
       'process.cwd',
@@ -84,7 +84,7 @@ describe('ambient process state', () => {
   it('reaches the stages and the runtime modules they call (the check is not vacuous)', () => {
     for (const f of [
       'src/pipeline/run.ts',
-      'src/pipeline/policy.ts',
+      'src/pipeline/policy-stage.ts',
       'src/runtime/exec.ts',
       'src/runtime/cgroup/probe.ts',
     ])
@@ -102,7 +102,7 @@ describe('ambient process state', () => {
   });
 
   it('sees a read in code, not in a comment (control)', () => {
-    expect(ambientReads('src/pipeline/context.ts')).toContain('process.stdin');
+    expect(ambientReads('src/pipeline/context-stage.ts')).toContain('process.stdin');
     expect(ambientReads('src/pipeline/run.ts')).toEqual([]);
   });
 });

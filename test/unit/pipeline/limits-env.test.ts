@@ -3,12 +3,12 @@
 // with process.env, applied with the caller's hostEnv, so a library caller's XDG_RUNTIME_DIR and PATH
 // (which decide whether a systemd scope is used, and which manager) met this process's.
 import { describe, expect, it, vi } from 'vitest';
-import { parseLimits } from '../../../src/limits/parse.js';
+import { parseLimits } from '../../../src/limits/parse-limits.js';
 import type { HostLimitFacts } from '../../../src/limits/plan.js';
 import type { Policy } from '../../../src/policy/types.js';
-import { runContext } from '../../../src/pipeline/context.js';
-import { compileRunLaunch } from '../../../src/pipeline/launch.js';
-import { type PlannedLimits, planRunLimits } from '../../../src/pipeline/limits.js';
+import { runContext } from '../../../src/pipeline/context-stage.js';
+import { compileRunLaunch } from '../../../src/pipeline/launch-stage.js';
+import { type PlannedLimits, planRunLimits } from '../../../src/pipeline/limits-stage.js';
 import { CleanupStack } from '../../../src/pipeline/cleanup.js';
 
 const FACTS: HostLimitFacts = { uid: 0, cgroup: { kind: 'none' }, systemdRun: false };

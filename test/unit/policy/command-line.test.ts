@@ -2,7 +2,7 @@
 // string is a usage error (the CLI's --shell and the library's `shell` share it).
 import { describe, expect, it } from 'vitest';
 import { requestedArgv, shellArgv } from '../../../src/policy/command-line.js';
-import { toRunOptions, type RunFlags } from '../../../src/cli/options.js';
+import { toRunOptions, type RunFlags } from '../../../src/cli/run-flags.js';
 
 describe('requestedArgv', () => {
   it('the command, or /bin/sh -c -- STRING (a string starting with - is still the script)', () => {

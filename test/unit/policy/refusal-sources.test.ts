@@ -3,7 +3,7 @@
 // reserved variable from env.set or --env, a missing bind source, a bad limit from a key or a flag.
 import { describe, expect, it } from 'vitest';
 import type { Host, PathFact } from '../../../src/policy/host.js';
-import { parseLimits } from '../../../src/limits/parse.js';
+import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { deriveOnFixture } from '../../helpers/hosts.js';
 

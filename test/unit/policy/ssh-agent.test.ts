@@ -22,7 +22,7 @@ import {
 import { widenings } from '../../../src/profile/widen.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { deriveOnFixture, FIXTURE_BWRAP, FIXTURE_SESSION } from '../../helpers/hosts.js';
-import { fixtureNsjailHost } from '../nsjail/nsjail-fixtures.js';
+import { fixtureNsjailHost } from '../backend/nsjail/nsjail-fixtures.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));

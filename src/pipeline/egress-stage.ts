@@ -1,0 +1,48 @@
+// Stage 8, egress: whatever the in-sandbox bridge dials, listening before the sandbox starts. Under an
+// allow-list network, the proxy; for network.host_ports and network.publish, the port bridges, with
+// the published ports bound on the host's 127.0.0.1 first (a taken one refuses the run here, before
+// anything runs). Only runs that need them load and pay for them. A backend without a network
+// namespace (`egressOn: 'loopback'`, landlock) gets the proxy on the host's 127.0.0.1 and no bridges:
+// its launcher connects the command to the proxy and to host ports itself, and refuses publish.
+import type { Session } from '../backend/launch.js';
+import type { Policy } from '../policy/types.js';
+import type { ChosenBackend } from '../backend/registry.js';
+import type { EgressProxy } from '../runtime/network/index.js';
+import type { CleanupStack } from './cleanup.js';
+import type { RunContext } from './context-stage.js';
+
+export async function startEgress({
+  ctx,
+  policy,
+  session,
+  backend,
+  cleanup,
+}: {
+  ctx: RunContext;
+  policy: Policy;
+  session: Session;
+  backend: ChosenBackend;
+  cleanup: CleanupStack;
+}): Promise<EgressProxy | undefined> {
+  const net = policy.network;
+  if (net.kind !== 'filtered' || !net.bridge) return undefined;
+  const on = backend.egressOn;
+  const network = await import('../runtime/network/index.js');
+  if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
+    const published = await network.bindPublishedPorts(net.publish);
+    cleanup.defer(() => published.close());
+    const bridges = await network.startPortBridges({ hostPorts: net.hostPorts, published, socketDir: session.dir });
+    cleanup.defer(() => bridges.close());
+  }
+  if (net.rules.allow.length === 0) return undefined;
+  const { resolve } = ctx.options;
+  const proxy = await network.startEgressProxy({
+    // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
+    rules: net.rules,
+    socketDir: session.dir,
+    ...(on === 'loopback' ? { loopback: { uid: ctx.uid } } : {}),
+    ...(resolve ? { resolve } : {}),
+  });
+  cleanup.defer(() => proxy.close());
+  return proxy;
+}

@@ -1,0 +1,101 @@
+// Stage 12, report: the Outcome a run returns (and the CLI turns into its summary and JSON report):
+// the ending, the limits as planned and what they measured, the proxy's account, what was masked and
+// dropped, and captured output bounded and scrubbed of secret values.
+import type { PlannedLimit } from '../limits/plan.js';
+import { isCredentialName } from '../policy/env.js';
+import type { Violation } from '../policy/violation.js';
+import { redactArgv } from '../report/ledger.js';
+import type { CapturedText, Lifted, Outcome } from '../report/outcome.js';
+import type { CollectedLimits } from '../runtime/cgroup/apply.js';
+import type { EgressStats } from '../runtime/network/index.js';
+import type { LaunchResult } from '../backend/registry.js';
+import type { Ending } from '../report/ending.js';
+import type { PlannedLimits } from './limits-stage.js';
+import type { RunContext } from './context-stage.js';
+import type { ProfileInfo } from './run-options.js';
+import type { Derived } from './policy-stage.js';
+
+/** Everything the run produced, from its context to its ending. */
+export interface OutcomeInput {
+  ctx: RunContext;
+  profile: ProfileInfo;
+  backend: Outcome['backend'];
+  approximations: string[];
+  warnings: string[];
+  lifted: Lifted;
+  derived: Derived;
+  secretEnv: Record<string, string>;
+  limits: PlannedLimits | undefined;
+  collected: CollectedLimits;
+  egress: EgressStats | undefined;
+  result: LaunchResult;
+  ending: Ending;
+}
+
+/** A planned limit as the report shows it: what was asked, what enforced it, and why not exactly. */
+function reportedLimit(l: PlannedLimit): NonNullable<Outcome['limits']>[number] {
+  const { name, display: value, value: base, mechanism, exact, enforced, gap } = l;
+  return { name, value, base, mechanism, exact, enforced, ...(gap ? { reason: gap } : {}) };
+}
+
+/** Values the captured output must not show: injected secrets and every credential-named variable of the invoking environment. */
+function scrubValues(env: Record<string, string>, secretEnv: Record<string, string>): string[] {
+  const credentials = Object.entries(env).filter(([name]) => isCredentialName(name));
+  return [...Object.values(secretEnv), ...credentials.map(([, value]) => value)];
+}
+
+/** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
+async function capturedView(r: OutcomeInput): Promise<Outcome['captured']> {
+  const { stdout, stderr, streamBytes } = r.result;
+  if (!stdout || !stderr) return undefined;
+  const { scrubCapture } = await import('../report/scrub.js');
+  const secrets = scrubValues(r.derived.host.env, r.secretEnv);
+  const view = (buf: Buffer, total: number): CapturedText => {
+    const { text, droppedBytes, hits } = scrubCapture(buf, r.ctx.options.captureLimitBytes, { secrets }, total);
+    return { text, droppedBytes, redactions: hits };
+  };
+  return {
+    stdout: view(stdout, streamBytes?.stdout ?? stdout.length),
+    stderr: view(stderr, streamBytes?.stderr ?? stderr.length),
+  };
+}
+
+/** What the policy masked, but for what the backend left readable (pipeline/policy-stage.ts withExposed). */
+function maskedPaths(r: OutcomeInput): string[] {
+  const shown = new Set(r.lifted.unmasked.map((u) => u.path));
+  return r.derived.policy.mounts.flatMap((m) =>
+    (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' && !shown.has(m.target) ? [m.target] : [],
+  );
+}
+
+export async function outcomeOf(r: OutcomeInput): Promise<Outcome> {
+  const { policy, hash } = r.derived;
+  const { ending, result, egress, collected } = r;
+  const captured = await capturedView(r);
+  const violations: Violation[] = ending.violations;
+  return {
+    sessionId: r.ctx.sessionId,
+    profile: r.profile,
+    backend: r.backend,
+    ...(r.approximations.length > 0 ? { approximations: r.approximations } : {}),
+    ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
+    policyHash: hash,
+    // A secret typed on the command line is still a secret: reports and the ledger show a marker.
+    command: redactArgv(policy.command, Object.values(r.secretEnv)),
+    exitCode: ending.exitCode,
+    setBy: ending.setBy,
+    ...(ending.signal ? { signal: ending.signal } : {}),
+    ...(ending.interruptedBy ? { interruptedBy: ending.interruptedBy } : {}),
+    durationMs: result.durationMs,
+    violations,
+    ...(r.limits ? { limits: r.limits.plan.limits.map(reportedLimit) } : {}),
+    ...(Object.keys(collected.peaks).length > 0 ? { peaks: collected.peaks } : {}),
+    ...(egress ? { network: { connections: egress.connections, violationsDropped: egress.violationsDropped } } : {}),
+    droppedEnv: policy.env.dropped.map((d) => d.name),
+    secrets: policy.env.secrets,
+    masked: maskedPaths(r),
+    lifted: r.lifted,
+    ...(result.stdout ? { stdout: result.stdout, stderr: result.stderr! } : {}),
+    ...(captured ? { captured } : {}),
+  };
+}

@@ -32,6 +32,7 @@ import { compileEgressRules } from '../policy/egress.js';
 import { sensitivePaths } from '../policy/sensitive.js';
 import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
 import { probeToolchains } from '../runtime/toolchain-probe.js';
+import { cachedScan } from '../runtime/scan-cache.js';
 import type { RunContext } from './context-stage.js';
 import type { CompileOptions, Lifted } from './run-options.js';
 import { WarmCache } from '../runtime/warm-cache.js';
@@ -235,17 +236,20 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     ? await scanSensitive(scanRoots, ruleInput, rules, pins, warm)
     : { masks: [], protect: [], views: [], unmasked: [] };
   const sensitive = worktree && rules ? withCommonDir(scanned, worktree.commonDir, rules, pins) : scanned;
-  const toolRules = toolchains?.roots.length
-    ? await loadSensitiveRules(
-        {
-          ...ruleInput,
-          files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
-          skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
-        },
-        ctx.search.cacheDir,
-      )
-    : undefined;
-  const tools = toolchains && toolRules ? scanToolchains(toolchains, toolRules, pins) : toolchains;
+  const toolRuleInput: SensitiveRuleInput = {
+    ...ruleInput,
+    files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
+    skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
+  };
+  const toolRules = toolchains?.roots.length ? await loadSensitiveRules(toolRuleInput, ctx.search.cacheDir) : undefined;
+  const tools =
+    toolchains && toolRules
+      ? scanToolchains(
+          toolchains,
+          { input: toolRuleInput, rules: toolRules, cacheDir: ctx.search.cacheDir, uid: ctx.uid },
+          pins,
+        )
+      : toolchains;
   const sandboxKeepsRoot = ctx.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
   const host: Host = {
@@ -309,7 +313,7 @@ function probeHostToolchains(input: PolicyInput, plan: ProbePlan): ToolchainFact
  * (and explain says so) rather than refusing the run. A git config there is masked, not shown as a
  * view: the tool needs none, and a masked file is what the landlock backend can express.
  */
-function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins): ToolchainFacts {
+function scanToolchains(facts: ToolchainFacts, scan: ToolchainScan, pins: Pins): ToolchainFacts {
   const walkVia = (root: string) => {
     const fd = pins.fdOf(root);
     return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
@@ -323,9 +327,7 @@ function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins
       continue;
     }
     try {
-      const found = scanMountedTrees([root.path], rules, { walkVia });
-      masks.push(...found.masks.map((m) => ({ path: m.path, dir: m.dir })));
-      masks.push(...found.views.map((v) => ({ path: v.path, dir: false })));
+      masks.push(...toolchainMasks(root.path, scan, pins, walkVia));
       roots.push(root);
     } catch (error) {
       if (!(error instanceof SbxError) || error.code !== 'SENSITIVE_SCAN_LIMIT') throw error;
@@ -335,6 +337,35 @@ function scanToolchains(facts: ToolchainFacts, rules: SensitiveRules, pins: Pins
   const bound = new Set(roots.map((r) => r.path));
   const env = Object.fromEntries(Object.entries(facts.env).filter(([, root]) => bound.has(root)));
   return { ...facts, roots, skipped, env, masks };
+}
+
+/** What a toolchain root's secret scan depends on besides the tree itself. */
+interface ToolchainScan {
+  input: SensitiveRuleInput;
+  rules: SensitiveRules;
+  cacheDir: string | undefined;
+  uid: number;
+}
+
+/**
+ * One toolchain root's masks: its scan through the pinned descriptor, kept in sbx's cache between runs
+ * while nothing the scan read has changed (runtime/scan-cache.ts). Its git config is masked too.
+ */
+function toolchainMasks(
+  root: string,
+  scan: ToolchainScan,
+  pins: Pins,
+  walkVia: (root: string) => string | undefined,
+): ToolchainFacts['masks'] {
+  const via = walkVia(root) ?? root;
+  const material = ['toolchain', scan.input, root, pinnedIdentity(root, pins)];
+  return cachedScan({ dir: scan.cacheDir, material, via, root, uid: scan.uid }, (read) => {
+    const found = scanMountedTrees([root], scan.rules, { walkVia, read });
+    return [
+      ...found.masks.map((m) => ({ path: m.path, dir: m.dir })),
+      ...found.views.map((v) => ({ path: v.path, dir: false })),
+    ];
+  });
 }
 
 /** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */

@@ -3,10 +3,21 @@
 // a `toolchains: false` control that gets 127), its root is read-only, and the credentials planted
 // inside it (a node prefix's etc/npmrc, ~/.cargo/credentials.toml) are unreadable.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RACY_MARGIN_MS } from '../../../src/runtime/scan-cache.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import {
   makeTestHost,
@@ -214,6 +225,32 @@ describe.skipIf(SKIP_INTEGRATION).each(['bwrap', 'landlock'])('toolchains on PAT
       expect(inside.out).not.toContain(MARKER);
       expect(inside.out).toMatch(/write:[1-9]/);
       expect(existsSync(join(t.home, '.rustup', 'planted'))).toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe.skipIf(SKIP_INTEGRATION)('the toolchain scan kept between runs (runtime/scan-cache.ts)', () => {
+  it(
+    'a secret added deep in a kept toolchain is masked on the next run; a kept secret stays masked',
+    async () => {
+      const deep = join(t.home, '.pyenv', 'versions', '3.11.2', 'etc', 'keys');
+      mkdirSync(deep, { recursive: true });
+      // Past the racy margin: the tree counts as settled, so the first run keeps its scan.
+      await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 300));
+      const first = await sbx('bwrap', ['true']);
+      expect(first.code, first.err).toBe(0);
+      const kept = readdirSync(join(t.cacheHome, 'sbx')).filter((f) => f.startsWith('tree-scan-'));
+      expect(kept.length).toBeGreaterThan(0);
+      writeFileSync(join(deep, 'credentials'), MARKER);
+      const control = await runHost(['cat', join(deep, 'credentials')], opts());
+      expect(control.out).toContain(MARKER);
+      for (const backend of ['bwrap', 'landlock']) {
+        // Masked: an empty file where the secret was.
+        const inside = await sbx(backend, ['sh', '-c', `cat ${deep}/credentials ${nodeRoot}/etc/npmrc; echo "rc:$?"`]);
+        expect(inside.out, inside.err).toContain('rc:');
+        expect(inside.out).not.toContain(MARKER);
+      }
     },
     TIMEOUT_MS,
   );

@@ -1,0 +1,160 @@
+// A tree scan's result kept on disk between CLI runs, for trees that rarely change: the user's
+// toolchain roots (pyenv, rustup, nvm), whose secret scan walks thousands of directories on every
+// launch (about 60 ms for pyenv plus rustup on the development machine) and whose answer is almost
+// always the same. docs/SECURITY.md ("Toolchain scan cache") has the threat model.
+//
+// A kept result is used only when everything the scan read is as it was: the scan reports each
+// directory it listed, file it read or looked for, and link count it read (runtime/sensitive-scan.ts
+// ScanReader), and each is fingerprinted by device, inode, mode, link count, size, mtime and ctime. A
+// created, removed or renamed entry changes its directory's mtime and ctime; rewritten content
+// changes the file's; a new hard link changes the file's ctime and link count. ctime cannot be set
+// by a process (utimes sets it to now), so nothing short of moving the system clock back replays
+// an old fingerprint. A scan that resolved a symlink (its target may lie anywhere) is not kept.
+//
+// Racing writers: timestamps come from a coarse clock, so a change made in the same tick right after
+// the scan read a directory could leave its mtime as it was. A result is kept only when every
+// timestamp it depends on is older than the scan's start by a margin (git's "racy clean" rule): a
+// tree written to in the last seconds is scanned again next time, until it settles.
+//
+// The file lives in sbx's own cache directory, which no sandbox can write (policy/host-state.ts),
+// and is read like the rules cache beside it: bounded, and only when it and every directory above it
+// belong to the user and nobody else can write them. A missing, foreign, corrupt or stale entry
+// means a fresh scan, never an error.
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, renameSync, type Stats, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readGuarded } from '../profile/guarded-read.js';
+import { BUILD, VERSION } from '../version.js';
+import type { ScanReader } from './sensitive-scan.js';
+
+const FORMAT = 1;
+/** A tree changed less than this long before the scan started is scanned again next time. */
+export const RACY_MARGIN_MS = 2000;
+/** The fingerprints of a tree as large as pyenv plus rustup are a few hundred KiB. */
+const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+
+type ReadKind = Parameters<ScanReader>[1];
+
+interface Entry<T> {
+  format: number;
+  key: string;
+  value: T;
+  /** [path ('@' stands for the tree's walk path), what was read, its fingerprint then]. */
+  reads: [string, ReadKind, string][];
+}
+
+export interface ScanCacheOptions {
+  /** sbx's cache directory; undefined: no cache (the scan runs). */
+  dir: string | undefined;
+  /** Everything the result depends on besides what the scan reads: the rules, the root and its identity. */
+  material: unknown;
+  /** Where the scan walks the tree: the pinned root's /proc/self/fd path, different in every process. */
+  via: string;
+  /**
+   * The tree's host path, where a kept entry is checked (half the cost of a lookup through /proc). What
+   * the path holds now need not be the pinned tree: every fingerprint names its inode, so a tree
+   * swapped in since is a miss, and a kept entry vouches only for the pinned root it was made from
+   * (its identity is part of `material`).
+   */
+  root: string;
+  /** The invoking uid: the owner the entry and its directories must have. */
+  uid: number;
+  /** The scan's start, in ms since the epoch (tests pass a later one to keep a tree they just made). */
+  startedAt?: number;
+}
+
+/** The kept result when everything it read is unchanged; else `scan()`, kept when it may be. */
+export function cachedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) => T): T {
+  if (opts.dir === undefined) return scan(() => {});
+  const key = createHash('sha256')
+    .update(JSON.stringify([FORMAT, BUILD, VERSION, opts.material]))
+    .digest('hex')
+    .slice(0, 32);
+  const file = join(opts.dir, `tree-scan-${key}.json`);
+  const kept = readEntry<T>(file, key, opts);
+  if (kept !== undefined) return kept;
+  const startedAt = opts.startedAt ?? Date.now();
+  const reads: Entry<T>['reads'] = [];
+  let keep = true;
+  const value = scan((path, what) => {
+    if (!keep) return;
+    const stored = storedPath(path, opts.via);
+    if (what === 'link' || stored === undefined) {
+      keep = false;
+      return;
+    }
+    const fp = fingerprint(path, what);
+    if (fp.newest >= startedAt - RACY_MARGIN_MS) keep = false;
+    else reads.push([stored, what, fp.text]);
+  });
+  if (keep) writeEntry(file, { format: FORMAT, key, value, reads });
+  return value;
+}
+
+/** `path` with the walk's /proc prefix as '@'; undefined for another process-specific path. */
+function storedPath(path: string, via: string): string | undefined {
+  if (path === via) return '@';
+  if (path.startsWith(`${via}/`)) return `@${path.slice(via.length)}`;
+  return path.startsWith('/proc/') ? undefined : path;
+}
+
+function livePath(stored: string, root: string): string {
+  return stored === '@' || stored.startsWith('@/') ? (root === '/' ? '' : root) + (stored.slice(1) || '/') : stored;
+}
+
+/**
+ * What a read depended on. A directory or a link count is the object itself (followed: the walk lists
+ * through /proc/self/fd); a file is both the name (a symlink swapped in) and what it reaches.
+ */
+function fingerprint(path: string, what: ReadKind): { text: string; newest: number } {
+  const parts = what === 'file' ? [stat(path, lstatSync), stat(path, statSync)] : [stat(path, statSync)];
+  return { text: parts.map((p) => p.text).join('|'), newest: Math.max(...parts.map((p) => p.newest)) };
+}
+
+function stat(path: string, how: typeof statSync | typeof lstatSync): { text: string; newest: number } {
+  let s: Stats | undefined;
+  try {
+    s = how(path);
+  } catch (error) {
+    return { text: `-${(error as NodeJS.ErrnoException).code ?? 'error'}`, newest: 0 };
+  }
+  if (!s) return { text: '-', newest: 0 };
+  return {
+    text: `${s.dev}:${s.ino}:${s.mode}:${s.nlink}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`,
+    newest: Math.max(s.mtimeMs, s.ctimeMs),
+  };
+}
+
+function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | undefined {
+  let entry: Entry<T>;
+  try {
+    const guard = { what: 'tree scan cache', maxBytes: MAX_ENTRY_BYTES, checkOwner: true, uid: opts.uid };
+    entry = JSON.parse(readGuarded(file, guard).text) as Entry<T>;
+  } catch {
+    return undefined;
+  }
+  // A scan lists its root first: an entry that read nothing vouches for nothing.
+  if (entry?.format !== FORMAT || entry.key !== key || !Array.isArray(entry.reads) || entry.value === undefined)
+    return undefined;
+  if (entry.reads[0]?.[0] !== '@' || entry.reads[0][1] !== 'dir') return undefined;
+  for (const read of entry.reads) {
+    if (!Array.isArray(read) || read.length !== 3) return undefined;
+    const [stored, what, text] = read;
+    if (typeof stored !== 'string' || (what !== 'dir' && what !== 'file' && what !== 'inode')) return undefined;
+    if (fingerprint(livePath(stored, opts.root), what).text !== text) return undefined;
+  }
+  return entry.value;
+}
+
+function writeEntry(file: string, entry: Entry<unknown>): void {
+  const text = JSON.stringify(entry);
+  if (text.length > MAX_ENTRY_BYTES) return;
+  try {
+    mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // The cache is an optimisation: a read-only or full disk must not stop a run.
+  }
+}

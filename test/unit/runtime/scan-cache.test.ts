@@ -1,0 +1,193 @@
+// The tree-scan cache (runtime/scan-cache.ts) around the real secret scan: a settled tree's result is
+// kept and reused without walking it; every change the scan could have seen (a file created deep in
+// the tree, content rewritten, a directory swapped, a hard link made, a looked-for file appearing) is a
+// miss, each beside a control that reuses the entry; a tree written to just before the scan, a scan
+// that resolved a symlink, and an entry sbx cannot vouch for are never used.
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cachedScan, type ScanCacheOptions } from '../../../src/runtime/scan-cache.js';
+import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../../../src/runtime/sensitive-scan.js';
+import { makeTempDir, writeTree } from '../../helpers/tmp.js';
+
+const uid = process.getuid?.() ?? 0;
+/** A start well after the tree was made: its timestamps count as settled. */
+const settled = () => Date.now() + 60_000;
+
+async function setup(files: Record<string, string>) {
+  const base = makeTempDir('sbx-scan-cache-');
+  const root = join(base, 'tree');
+  const dir = join(base, 'cache');
+  mkdirSync(root);
+  mkdirSync(dir, { mode: 0o700 });
+  writeTree(root, files);
+  const rules = await loadSensitiveRules({}, undefined);
+  let walks = 0;
+  const scan = (opts: Partial<ScanCacheOptions> = {}) =>
+    cachedScan({ dir, material: ['test', root], via: root, root, uid, startedAt: settled(), ...opts }, (read) => {
+      walks++;
+      return scanMountedTrees([root], rules, { read }).masks.map((m) => m.path);
+    });
+  return { root, dir, scan, walks: () => walks };
+}
+
+describe('tree scan cache', () => {
+  it('keeps a settled tree: the second run uses the entry without walking', async () => {
+    const t = await setup({ 'a/b/c/.env': 'SECRET=1', 'a/b/readme.txt': 'x' });
+    const first = t.scan();
+    expect(first).toEqual([join(t.root, 'a/b/c/.env')]);
+    expect(t.scan()).toEqual(first);
+    expect(t.walks()).toBe(1);
+    expect(readdirSync(t.dir).filter((f) => f.startsWith('tree-scan-'))).toHaveLength(1);
+  });
+
+  it('misses when a secret appears in a directory deep in the tree (control: unchanged, kept)', async () => {
+    const t = await setup({ 'a/b/c/readme.txt': 'x' });
+    expect(t.scan()).toEqual([]);
+    expect(t.scan()).toEqual([]);
+    expect(t.walks()).toBe(1);
+    writeFileSync(join(t.root, 'a/b/c/id_rsa'), 'KEY');
+    expect(t.scan()).toEqual([join(t.root, 'a/b/c/id_rsa')]);
+    expect(t.walks()).toBe(2);
+  });
+
+  it('misses when a file the scan read is rewritten: a public key that became a private key', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const pub = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const t = await setup({ 'certs/server.pem': pub });
+    expect(t.scan()).toEqual([]);
+    expect(t.scan()).toEqual([]);
+    expect(t.walks()).toBe(1);
+    writeFileSync(join(t.root, 'certs/server.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    expect(t.scan()).toEqual([join(t.root, 'certs/server.pem')]);
+  });
+
+  it('misses when a listed directory is swapped for another with the same names', async () => {
+    const t = await setup({ 'lib/x/readme.txt': 'x', 'other/x/readme.txt': 'x', 'other/x/.env': 'S=1' });
+    t.scan();
+    renameSync(join(t.root, 'lib/x'), join(t.root, 'lib/old'));
+    renameSync(join(t.root, 'other/x'), join(t.root, 'lib/x'));
+    expect(t.scan()).toContain(join(t.root, 'lib/x/.env'));
+    expect(t.walks()).toBe(2);
+  });
+
+  it('misses when a masked file gets another name by a hard link (its link count was read)', async () => {
+    const t = await setup({ 'a/.env': 'S=1', 'b/readme.txt': 'x' });
+    t.scan();
+    expect(t.scan()).toEqual([join(t.root, 'a/.env')]);
+    expect(t.walks()).toBe(1);
+    linkSync(join(t.root, 'a/.env'), join(t.root, 'b/notes.txt'));
+    expect(t.scan()).toEqual([join(t.root, 'a/.env'), join(t.root, 'b/notes.txt')]);
+  });
+
+  it('misses when a file the scan looked for and did not find appears', () => {
+    const base = makeTempDir('sbx-scan-cache-');
+    const dir = join(base, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const looked = join(base, 'maybe');
+    let walks = 0;
+    const scan = () =>
+      cachedScan({ dir, material: 'm', via: base, root: base, uid, startedAt: settled() }, (read: ScanReader) => {
+        walks++;
+        read(base, 'dir');
+        read(looked, 'file');
+        return walks;
+      });
+    expect(scan()).toBe(1);
+    expect(scan()).toBe(1);
+    writeFileSync(looked, 'now here');
+    expect(scan()).toBe(2);
+  });
+
+  it('does not keep a tree changed just before the scan started (the racy margin)', async () => {
+    const t = await setup({ 'a/readme.txt': 'x' });
+    t.scan({ startedAt: Date.now() });
+    t.scan({ startedAt: Date.now() });
+    expect(t.walks()).toBe(2);
+    expect(readdirSync(t.dir)).toEqual([]);
+  });
+
+  it('does not keep a scan that resolved a symlink (its target may lie anywhere)', async () => {
+    const t = await setup({ 'a/readme.txt': 'x' });
+    symlinkSync('/etc/hostname', join(t.root, 'a/.env'));
+    t.scan();
+    t.scan();
+    expect(t.walks()).toBe(2);
+  });
+
+  it('uses no entry it cannot vouch for: corrupt, for another key, writable by others, or another owner', async () => {
+    const t = await setup({ 'a/.env': 'S=1' });
+    const expected = [join(t.root, 'a/.env')];
+    t.scan();
+    const [name] = readdirSync(t.dir);
+    const file = join(t.dir, name!);
+    const genuine = readFileSync(file, 'utf8');
+    // Control: the entry as sbx wrote it is used.
+    expect(t.scan()).toEqual(expected);
+    expect(t.walks()).toBe(1);
+    writeFileSync(file, '{not json');
+    expect(t.scan()).toEqual(expected);
+    expect(t.walks()).toBe(2);
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(genuine), key: 'another' }));
+    expect(t.scan()).toEqual(expected);
+    expect(t.walks()).toBe(3);
+    writeFileSync(file, genuine);
+    chmodSync(file, 0o666);
+    expect(t.scan()).toEqual(expected);
+    expect(t.walks()).toBe(4);
+    if (uid === 0) {
+      writeFileSync(file, genuine, { mode: 0o600 });
+      chownSync(file, 65534, 65534);
+      expect(t.scan()).toEqual(expected);
+      expect(t.walks()).toBe(5);
+    }
+  });
+
+  it('without a cache directory scans every time and writes nothing', async () => {
+    const t = await setup({ 'a/.env': 'S=1' });
+    t.scan({ dir: undefined });
+    t.scan({ dir: undefined });
+    expect(t.walks()).toBe(2);
+    expect(readdirSync(t.dir)).toEqual([]);
+  });
+
+  it('keeps the walk path out of the entry: another descriptor on the same tree finds it', async () => {
+    const t = await setup({ 'a/readme.txt': 'x' });
+    const fds = [openSync(t.root, 'r'), openSync(t.root, 'r')];
+    let walks = 0;
+    const scan = (fd: number, extra?: string) => {
+      const via = `/proc/self/fd/${fd}`;
+      return cachedScan({ dir: t.dir, material: 'm', via, root: t.root, uid, startedAt: settled() }, (read) => {
+        walks++;
+        read(via, 'dir');
+        read(`${via}/a`, 'dir');
+        if (extra) read(extra, 'dir');
+        return walks;
+      });
+    };
+    try {
+      expect(scan(fds[0]!)).toBe(1);
+      expect(scan(fds[1]!)).toBe(1);
+      // Control: the entry vouches for the tree's contents, checked at the root path.
+      writeFileSync(join(t.root, 'a/new'), 'x');
+      expect(scan(fds[1]!)).toBe(2);
+      // A read through another process-specific path cannot be checked later: not kept.
+      expect(scan(fds[0]!, `/proc/self/fd/${fds[1]}/a`)).toBe(2);
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
+  });
+});

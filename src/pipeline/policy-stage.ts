@@ -35,7 +35,7 @@ import { probeToolchains } from '../runtime/toolchain-probe.js';
 import { cachedScan } from '../runtime/scan-cache.js';
 import type { RunContext } from './context-stage.js';
 import type { CompileOptions, Lifted } from './run-options.js';
-import { WarmCache } from '../runtime/warm-cache.js';
+import { type WalkWatch, WarmCache } from '../runtime/warm-cache.js';
 
 export interface Derived {
   policy: Policy;
@@ -116,11 +116,16 @@ async function scanSensitive(
   const key = JSON.stringify([ruleInput, roots.map((root) => [root, pinnedIdentity(root, pins)])]);
   // Each directory is watched before the scan reads it or a file in it; a file whose link count the
   // scan read is watched itself (runtime/hard-links.ts).
-  return sensitiveCache.get(key, (w) =>
-    scan((path, what) =>
-      what === 'link' ? w.unwatchable() : w.watch(what === 'dir' || what === 'inode' ? path : dirname(path)),
-    ),
-  );
+  return sensitiveCache.get(key, (w) => scan(watchingReader(w)));
+}
+
+/**
+ * A scan's reads as the warm cache watches them: each directory before the scan lists it or reads a
+ * file in it; a file whose link count was read, itself; a resolved symlink cannot be watched.
+ */
+function watchingReader(w: WalkWatch): ScanReader {
+  return (path, what) =>
+    what === 'link' ? w.unwatchable() : w.watch(what === 'dir' || what === 'inode' ? path : dirname(path));
 }
 
 /**
@@ -244,9 +249,9 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
   const toolRules = toolchains?.roots.length ? await loadSensitiveRules(toolRuleInput, ctx.search.cacheDir) : undefined;
   const tools =
     toolchains && toolRules
-      ? scanToolchains(
+      ? await scanToolchains(
           toolchains,
-          { input: toolRuleInput, rules: toolRules, cacheDir: ctx.search.cacheDir, uid: ctx.uid },
+          { input: toolRuleInput, rules: toolRules, cacheDir: ctx.search.cacheDir, uid: ctx.uid, warm },
           pins,
         )
       : toolchains;
@@ -313,7 +318,7 @@ function probeHostToolchains(input: PolicyInput, plan: ProbePlan): ToolchainFact
  * (and explain says so) rather than refusing the run. A git config there is masked, not shown as a
  * view: the tool needs none, and a masked file is what the landlock backend can express.
  */
-function scanToolchains(facts: ToolchainFacts, scan: ToolchainScan, pins: Pins): ToolchainFacts {
+async function scanToolchains(facts: ToolchainFacts, scan: ToolchainScan, pins: Pins): Promise<ToolchainFacts> {
   const walkVia = (root: string) => {
     const fd = pins.fdOf(root);
     return fd === undefined ? undefined : `/proc/self/fd/${fd}`;
@@ -327,7 +332,7 @@ function scanToolchains(facts: ToolchainFacts, scan: ToolchainScan, pins: Pins):
       continue;
     }
     try {
-      masks.push(...toolchainMasks(root.path, scan, pins, walkVia));
+      masks.push(...(await toolchainMasks(root.path, scan, pins, walkVia)));
       roots.push(root);
     } catch (error) {
       if (!(error instanceof SbxError) || error.code !== 'SENSITIVE_SCAN_LIMIT') throw error;
@@ -345,27 +350,43 @@ interface ToolchainScan {
   rules: SensitiveRules;
   cacheDir: string | undefined;
   uid: number;
+  /** A library caller's: the scan is kept in memory while inotify reports no change. */
+  warm: boolean;
 }
 
+type ToolchainMasks = ToolchainFacts['masks'];
+const toolchainCache = new WarmCache<ToolchainMasks>();
+/** Roots the warm cache could not keep (more directories than it may watch): the disk cache serves them. */
+const unwatchableRoots = new Set<string>();
+
 /**
- * One toolchain root's masks: its scan through the pinned descriptor, kept in sbx's cache between runs
- * while nothing the scan read has changed (runtime/scan-cache.ts). Its git config is masked too.
+ * One toolchain root's masks: its scan through the pinned descriptor (its git config masked too). A CLI
+ * run keeps it in sbx's cache between runs while nothing the scan read has changed
+ * (runtime/scan-cache.ts); a library caller keeps it in memory while nothing is reported changed
+ * (runtime/warm-cache.ts), which costs nothing per call, and falls back to the disk cache for a root
+ * too large to watch.
  */
-function toolchainMasks(
+async function toolchainMasks(
   root: string,
   scan: ToolchainScan,
   pins: Pins,
   walkVia: (root: string) => string | undefined,
-): ToolchainFacts['masks'] {
-  const via = walkVia(root) ?? root;
-  const material = ['toolchain', scan.input, root, pinnedIdentity(root, pins)];
-  return cachedScan({ dir: scan.cacheDir, material, via, root, uid: scan.uid }, (read) => {
+): Promise<ToolchainMasks> {
+  const material = JSON.stringify(['toolchain', scan.input, root, pinnedIdentity(root, pins)]);
+  const walk = (read: ScanReader): ToolchainMasks => {
     const found = scanMountedTrees([root], scan.rules, { walkVia, read });
     return [
       ...found.masks.map((m) => ({ path: m.path, dir: m.dir })),
       ...found.views.map((v) => ({ path: v.path, dir: false })),
     ];
-  });
+  };
+  if (scan.warm && !unwatchableRoots.has(material)) {
+    const masks = await toolchainCache.get(material, (w) => walk(watchingReader(w)));
+    if (!toolchainCache.has(material)) unwatchableRoots.add(material);
+    return masks;
+  }
+  const via = walkVia(root) ?? root;
+  return cachedScan({ dir: scan.cacheDir, material, via, root, uid: scan.uid }, walk);
 }
 
 /** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */

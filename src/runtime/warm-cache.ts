@@ -58,6 +58,11 @@ export class WarmCache<T> {
     for (const key of [...this.entries.keys()]) this.drop(key);
   }
 
+  /** Whether a result is kept for `key` (a walk that could not be watched is not). */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -107,4 +107,21 @@ describe.skipIf(SKIP_INTEGRATION)('warm sensitive scan (library, real bwrap)', (
     symlinkSync('conf/app.txt', join(t.workspace, '.env'));
     expect(await cat('conf/app.txt')).not.toContain(SECRET);
   });
+  it('a token the host writes deep in a toolchain root on PATH between runs is masked', async () => {
+    t = makeTestHost('warm-toolchain');
+    chmodSync(t.home, 0o755);
+    const root = join(t.home, '.nvm', 'versions', 'node', 'v20.0.0');
+    mkdirSync(join(root, 'bin'), { recursive: true });
+    mkdirSync(join(root, 'lib', 'deep'), { recursive: true });
+    writeFileSync(join(root, 'bin', 'tool'), '#!/bin/sh\necho tool-ran\n', { mode: 0o755 });
+    t.env.PATH = `${join(root, 'bin')}:/usr/bin:/bin`;
+    const ran = await api.run(options(['tool']));
+    expect(ran.stdout?.toString()).toContain('tool-ran');
+    writeFileSync(join(root, 'lib', 'deep', 'credentials'), SECRET);
+    expect(await cat(join(root, 'lib', 'deep', 'credentials'))).not.toContain(SECRET);
+    // Control: the host reads it, and a toolchain file of no secret-looking name is shown.
+    expect(spawnSync('cat', [join(root, 'lib', 'deep', 'credentials')], { encoding: 'utf8' }).stdout).toContain(SECRET);
+    writeFileSync(join(root, 'lib', 'deep', 'notes.txt'), SECRET);
+    expect(await cat(join(root, 'lib', 'deep', 'notes.txt'))).toContain(SECRET);
+  });
 });

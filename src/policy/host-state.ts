@@ -132,7 +132,11 @@ export function hostStatePaths(
   const ownDirs = (dirs: ReturnType<typeof xdgDirs>) => {
     add(posix.join(dirs.configHome, 'sbx'), "sbx's own profiles and secrets", 'tree');
     add(posix.join(dirs.stateHome, 'sbx'), "sbx's own state (trust pins, approvals, audit ledger)", 'tree');
-    add(posix.join(dirs.cacheHome, 'sbx'), "sbx's own caches (profiles, rules, toolchain scans, Node's compiled code)", 'tree');
+    add(
+      posix.join(dirs.cacheHome, 'sbx'),
+      "sbx's own caches (profiles, rules, toolchain scans, Node's compiled code)",
+      'tree',
+    );
   };
   for (const home of homes) add(home, 'your home directory', 'contents');
   // Every run's mask source and proxy sockets live there (runtime/session.ts).

@@ -11,6 +11,7 @@ import { isSbxError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import {
   formatHookAnswer,
+  HOOK_AGENTS,
   type HookAgent,
   type HookAnswer,
   readHookInput,
@@ -21,6 +22,31 @@ import { formatError } from './print-error.js';
 
 export interface HookFlags {
   profile: string;
+}
+
+/**
+ * `sbx hook AGENT [-p NAME | --profile NAME | --profile=NAME]` read without commander, whose loading
+ * costs every tool call an agent makes about 12 ms. Only these plain forms: anything else (help, another
+ * flag, a repeated or empty one, an unknown agent) is undefined and goes through commander, which
+ * says what is wrong; the defaults are commander's (program.ts addHookCommand).
+ */
+export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flags: HookFlags } | undefined {
+  let agent: HookAgent | undefined;
+  let profile: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    let value: string | undefined;
+    if (arg === '-p' || arg === '--profile') value = args[++i];
+    else if (arg.startsWith('--profile=')) value = arg.slice('--profile='.length);
+    else if (!arg.startsWith('-') && agent === undefined) {
+      agent = HOOK_AGENTS.find((a) => a === arg);
+      if (!agent) return undefined;
+      continue;
+    } else return undefined;
+    if (profile !== undefined || value === undefined || value === '' || value.startsWith('-')) return undefined;
+    profile = value;
+  }
+  return agent ? { agent, flags: { profile: profile ?? 'agent' } } : undefined;
 }
 
 /** Far above any real tool call (a 100 KB command is 100 KB of JSON); a bigger input is refused unread. */

@@ -1,5 +1,6 @@
-// The CLI door. `sbx run` with well-formed flags goes straight to the library; everything else goes
-// through commander (loaded lazily). Only this file prints sbx's own errors and sets the exit code.
+// The CLI door. `sbx run` with well-formed flags goes straight to the library, and `sbx hook AGENT`
+// to its command; everything else goes through commander (loaded lazily). Only this file prints
+// sbx's own errors and sets the exit code.
 import { ExitCode, isSbxError, type SbxError } from '../errors.js';
 import { parseRunArgv } from './run-flags.js';
 import { runCommand } from './run-command.js';
@@ -41,6 +42,15 @@ export async function main(argv: string[]): Promise<void> {
       if (error.code !== 'EPIPE') throw error;
       process.exit(process.exitCode ?? 0);
     });
+    // An agent's hook runs before every tool call: its plain form skips commander too.
+    if (argv[2] === 'hook') {
+      const hook = await import('./hook.js');
+      const parsed = hook.parseHookArgv(argv.slice(3));
+      if (parsed) {
+        await hook.hookCommand(parsed.agent, parsed.flags);
+        return;
+      }
+    }
     const { buildProgram } = await import('./program.js');
     await (await buildProgram()).parseAsync(argv);
   } catch (error) {

@@ -1,0 +1,35 @@
+// `sbx hook`'s commander-free reader (cli/hook.ts parseHookArgv): the plain forms an agent's settings
+// use are read as commander reads them; everything else is left to commander (undefined), which prints
+// help or the usage error.
+import { describe, expect, it } from 'vitest';
+import { parseHookArgv } from '../../../src/cli/hook.js';
+
+describe('parseHookArgv', () => {
+  it.each([
+    [['claude-code'], 'claude-code', 'agent'],
+    [['gemini-cli'], 'gemini-cli', 'agent'],
+    [['claude-code', '-p', 'mine'], 'claude-code', 'mine'],
+    [['-p', 'mine', 'claude-code'], 'claude-code', 'mine'],
+    [['claude-code', '--profile', './p.yaml'], 'claude-code', './p.yaml'],
+    [['claude-code', '--profile=mine'], 'claude-code', 'mine'],
+  ])('%j → %s under %s', (args, agent, profile) => {
+    expect(parseHookArgv(args)).toEqual({ agent, flags: { profile } });
+  });
+
+  it.each([
+    [[]],
+    [['--help']],
+    [['claude-code', '--help']],
+    [['codex']],
+    [['claude-code', 'gemini-cli']],
+    [['claude-code', '-p']],
+    [['claude-code', '-p', '--help']],
+    [['claude-code', '--profile=']],
+    [['claude-code', '-p', 'a', '-p', 'b']],
+    [['claude-code', '-pmine']],
+    [['claude-code', '--']],
+    [['claude-code', '--unknown']],
+  ])('%j is left to commander', (args) => {
+    expect(parseHookArgv(args)).toBeUndefined();
+  });
+});

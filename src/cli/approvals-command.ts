@@ -12,7 +12,7 @@ import {
   openApprovalStore,
 } from '../runtime/approval-store.js';
 import { printable } from './printable.js';
-import { openTty, type PromptIo, readLine } from './prompt.js';
+import { confirmOnTerminal } from './prompt.js';
 import { shellJoin } from './quote.js';
 
 export interface ApprovalsFlags {
@@ -101,26 +101,6 @@ export async function revokeApproval(prefix: string, nowMs = Date.now()): Promis
   // The same fingerprint under several profiles is impossible (the profile is hashed into it).
   const gone = await forgetDecisions(s, (e) => fingerprints.has(e.fingerprint), nowMs);
   for (const e of gone) out(`sbx: forgot ${answerOf(e)} for ${printable(e.profile)}: ${commandOf(e)}`);
-}
-
-/** One line from the terminal: y or yes confirms, anything else (Enter, EOF) does not. */
-export async function confirm(question: string, io: PromptIo): Promise<boolean> {
-  io.output.write(`${question} [y/N] `);
-  const line = await readLine(io.input);
-  if (line === undefined) io.output.write('\n');
-  return /^\s*(y|yes)\s*$/i.test(line ?? '');
-}
-
-/** Asks on the controlling terminal; without one, `--yes` is required (a script must say it means it). */
-export async function confirmOnTerminal(question: string, flagHint: string): Promise<void> {
-  const tty = openTty();
-  if (!tty) throw new SbxError('USAGE', 'no terminal to confirm on', { hint: `pass --yes to confirm ${flagHint}` });
-  try {
-    if (!(await confirm(question, tty)))
-      throw new SbxError('USAGE', 'not confirmed: nothing changed', { hint: `answer y, or pass --yes` });
-  } finally {
-    tty.close();
-  }
 }
 
 export async function clearApprovals(flags: ApprovalsFlags, nowMs = Date.now()): Promise<void> {

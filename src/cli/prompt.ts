@@ -1,9 +1,11 @@
-// The approval question (docs/DESIGN.md, "Approvals"). Asked on the controlling terminal, not on
-// stdin/stdout: those belong to the command, and a pipe on stdin must never answer for the user.
+// Questions on the controlling terminal: the approval question (docs/DESIGN.md, "Approvals") and the
+// y/N confirmation `sbx trust` and `sbx approvals clear` ask. Never on stdin/stdout: those belong to
+// the command, and a pipe on stdin must never answer for the user.
 import { closeSync, openSync } from 'node:fs';
 import { ReadStream, WriteStream, isatty } from 'node:tty';
 import { shellJoin } from './quote.js';
 
+import { SbxError } from '../errors.js';
 import type { ApprovalAnswer, ApprovalRequest } from '../runtime/command-gate.js';
 
 export type { ApprovalAnswer };
@@ -119,6 +121,26 @@ export async function askOnTerminal(request: ApprovalRequest): Promise<ApprovalA
   if (!tty) return undefined;
   try {
     return await askApproval(request, tty);
+  } finally {
+    tty.close();
+  }
+}
+
+/** One line from the terminal: y or yes confirms, anything else (Enter, EOF) does not. */
+export async function confirm(question: string, io: PromptIo): Promise<boolean> {
+  io.output.write(`${question} [y/N] `);
+  const line = await readLine(io.input);
+  if (line === undefined) io.output.write('\n');
+  return /^\s*(y|yes)\s*$/i.test(line ?? '');
+}
+
+/** Asks on the controlling terminal; without one, `--yes` is required (a script must say it means it). */
+export async function confirmOnTerminal(question: string, flagHint: string): Promise<void> {
+  const tty = openTty();
+  if (!tty) throw new SbxError('USAGE', 'no terminal to confirm on', { hint: `pass --yes to confirm ${flagHint}` });
+  try {
+    if (!(await confirm(question, tty)))
+      throw new SbxError('USAGE', 'not confirmed: nothing changed', { hint: `answer y, or pass --yes` });
   } finally {
     tty.close();
   }

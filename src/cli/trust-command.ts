@@ -148,7 +148,7 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean, ye
     return;
   }
   if (!yes) {
-    const { confirmOnTerminal } = await import('./approvals-command.js');
+    const { confirmOnTerminal } = await import('./prompt.js');
     await confirmOnTerminal(
       `sbx: trust profile "${printable(resolved.name)}" as shown?`,
       `sbx trust ${printable(name)}`,

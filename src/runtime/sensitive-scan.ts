@@ -120,7 +120,10 @@ export interface SensitiveScan {
  * Told of everything a scan's result depends on: a directory it listed, a file it read or looked for,
  * a symlink it resolved (whose target may lie anywhere), a file whose link count it read (`inode`:
  * changed by a link made in any directory, so only a watch on the file itself sees it). The
- * library's warm cache watches these (runtime/warm-cache.ts); a plain run passes nothing.
+ * library's warm cache watches these (runtime/warm-cache.ts), the toolchain scans' disk cache
+ * fingerprints them (runtime/scan-cache.ts), and a plain run passes nothing. Every file whose content
+ * a decision reads must be told, even inside a listed directory: an edit in place changes no
+ * directory's timestamps.
  */
 export type ScanReader = (path: string, what: 'dir' | 'file' | 'link' | 'inode') => void;
 
@@ -670,7 +673,12 @@ function maskUntrackedBelow(
       }
       const entryOf = byPathInTree.get(inTree);
       if (!entryOf) masks.push({ path, what: 'file' });
-      else if (!verifyTracked(path, entryOf)) masks.push({ path, what: 'file', tracked: true });
+      else {
+        // Its content decides: reported like every file the scan reads (an edit in place changes no
+        // directory's timestamps, so the disk cache of runtime/scan-cache.ts must check the file).
+        read(path, 'file');
+        if (!verifyTracked(path, entryOf)) masks.push({ path, what: 'file', tracked: true });
+      }
     }
   }
   return { masks, scanned, truncated: false };

@@ -16,6 +16,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -27,14 +28,14 @@ const uid = process.getuid?.() ?? 0;
 /** A start well after the tree was made: its timestamps count as settled. */
 const settled = () => Date.now() + 60_000;
 
-async function setup(files: Record<string, string>) {
+async function setup(files: Record<string, string>, ruleFiles: string[] = []) {
   const base = makeTempDir('sbx-scan-cache-');
   const root = join(base, 'tree');
   const dir = join(base, 'cache');
   mkdirSync(root);
   mkdirSync(dir, { mode: 0o700 });
   writeTree(root, files);
-  const rules = await loadSensitiveRules({}, undefined);
+  const rules = await loadSensitiveRules(ruleFiles.length > 0 ? { files: ruleFiles } : {}, undefined);
   let walks = 0;
   const scan = (opts: Partial<ScanCacheOptions> = {}) =>
     cachedScan({ dir, material: ['test', root], via: root, root, uid, startedAt: settled(), ...opts }, (read) => {
@@ -73,6 +74,22 @@ describe('tree scan cache', () => {
     expect(t.walks()).toBe(1);
     writeFileSync(join(t.root, 'certs/server.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     expect(t.scan()).toEqual([join(t.root, 'certs/server.pem')]);
+  });
+
+  it('misses when a tracked file in a masked directory is edited in place (no directory changes)', async () => {
+    // A directory rule masks `vault/` whole but for what git tracks there with its indexed content.
+    const t = await setup({ 'vault/app.yml': 'mode: dev\n' }, ['vault/']);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', ...args], { cwd: t.root });
+    git('init', '-q');
+    git('add', 'vault/app.yml');
+    git('commit', '-qm', 'init');
+    // Control: tracked with its indexed content, it is shown; the kept entry is reused.
+    expect(t.scan()).toEqual([]);
+    expect(t.scan()).toEqual([]);
+    expect(t.walks()).toBe(1);
+    writeFileSync(join(t.root, 'vault/app.yml'), 'token: s3cr3t\n');
+    expect(t.scan()).toEqual([join(t.root, 'vault/app.yml')]);
   });
 
   it('misses when a listed directory is swapped for another with the same names', async () => {

@@ -16,18 +16,31 @@
 // timestamp it depends on is older than the scan's start by a margin (git's "racy clean" rule): a
 // tree written to in the last seconds is scanned again next time, until it settles.
 //
+// Only local filesystems (ext4, xfs, btrfs, tmpfs, overlayfs, ...): on NFS, SMB or FUSE a stat can
+// answer from a client's attribute cache, so a walk there is never kept.
+//
 // The file lives in sbx's own cache directory, which no sandbox can write (policy/host-state.ts),
 // and is read like the rules cache beside it: bounded, and only when it and every directory above it
 // belong to the user and nobody else can write them. A missing, foreign, corrupt or stale entry
 // means a fresh scan, never an error.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, renameSync, type Stats, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync, type Stats, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readGuarded } from '../profile/guarded-read.js';
 import { BUILD, VERSION } from '../version.js';
 import type { ScanReader } from './sensitive-scan.js';
 
 const FORMAT = 1;
+
+/**
+ * Local filesystems whose timestamps the kernel keeps itself, in nanoseconds, and whose attributes are
+ * never served from a client's cache (statfs f_type): ext2/3/4, xfs, btrfs, tmpfs, overlayfs, f2fs,
+ * zfs, bcachefs. On NFS, SMB or FUSE a stat may answer from a cache, or the server may keep coarse
+ * times, so a walk there is never kept.
+ */
+const LOCAL_FILESYSTEMS = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0xf2f52010, 0x2fc12fc1, 0xca451a4e,
+]);
 /** A tree changed less than this long before the scan started is scanned again next time. */
 export const RACY_MARGIN_MS = 2000;
 /** The fingerprints of a tree as large as pyenv plus rustup are a few hundred KiB. */
@@ -75,6 +88,7 @@ export function cachedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) =
   if (kept !== undefined) return kept;
   const startedAt = opts.startedAt ?? Date.now();
   const reads: Entry<T>['reads'] = [];
+  const devices = new Map<number, boolean>();
   let keep = true;
   const value = scan((path, what) => {
     if (!keep) return;
@@ -84,7 +98,7 @@ export function cachedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) =
       return;
     }
     const fp = fingerprint(path, what);
-    if (fp.newest >= startedAt - RACY_MARGIN_MS) keep = false;
+    if (fp.newest >= startedAt - RACY_MARGIN_MS || !onLocalFilesystem(path, fp.devices, devices)) keep = false;
     else reads.push([stored, what, fp.text]);
   });
   if (keep) writeEntry(file, { format: FORMAT, key, value, reads });
@@ -106,12 +120,16 @@ function livePath(stored: string, root: string): string {
  * What a read depended on. A directory or a link count is the object itself (followed: the walk lists
  * through /proc/self/fd); a file is both the name (a symlink swapped in) and what it reaches.
  */
-function fingerprint(path: string, what: ReadKind): { text: string; newest: number } {
+function fingerprint(path: string, what: ReadKind): { text: string; newest: number; devices: number[] } {
   const parts = what === 'file' ? [stat(path, lstatSync), stat(path, statSync)] : [stat(path, statSync)];
-  return { text: parts.map((p) => p.text).join('|'), newest: Math.max(...parts.map((p) => p.newest)) };
+  return {
+    text: parts.map((p) => p.text).join('|'),
+    newest: Math.max(...parts.map((p) => p.newest)),
+    devices: parts.flatMap((p) => (p.dev === undefined ? [] : [p.dev])),
+  };
 }
 
-function stat(path: string, how: typeof statSync | typeof lstatSync): { text: string; newest: number } {
+function stat(path: string, how: typeof statSync | typeof lstatSync): { text: string; newest: number; dev?: number } {
   let s: Stats | undefined;
   try {
     s = how(path);
@@ -122,7 +140,25 @@ function stat(path: string, how: typeof statSync | typeof lstatSync): { text: st
   return {
     text: `${s.dev}:${s.ino}:${s.mode}:${s.nlink}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`,
     newest: Math.max(s.mtimeMs, s.ctimeMs),
+    dev: s.dev,
   };
+}
+
+/** Whether every device a fingerprint names is a local filesystem (statfs once per device). */
+function onLocalFilesystem(path: string, devices: number[], known: Map<number, boolean>): boolean {
+  for (const dev of devices) {
+    let local = known.get(dev);
+    if (local === undefined) {
+      try {
+        local = LOCAL_FILESYSTEMS.has(statfsSync(path).type);
+      } catch {
+        local = false;
+      }
+      known.set(dev, local);
+    }
+    if (!local) return false;
+  }
+  return true;
 }
 
 function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | undefined {

@@ -145,6 +145,26 @@ describe('tree scan cache', () => {
     expect(t.walks()).toBe(2);
   });
 
+  it('does not keep a walk that read anything on a filesystem not known to be local (sysfs here; NFS, FUSE)', async () => {
+    const t = await setup({ 'a/readme.txt': 'x' });
+    let walks = 0;
+    const scan = (extra?: string) =>
+      cachedScan(
+        { dir: t.dir, material: extra ?? 'none', via: t.root, root: t.root, uid, startedAt: settled() },
+        (read) => {
+          walks++;
+          read(t.root, 'dir');
+          if (extra) read(extra, 'dir');
+          return walks;
+        },
+      );
+    // Control: the same walk without it is kept.
+    expect(scan()).toBe(1);
+    expect(scan()).toBe(1);
+    expect(scan('/sys/kernel')).toBe(2);
+    expect(scan('/sys/kernel')).toBe(3);
+  });
+
   it('uses no entry it cannot vouch for: corrupt, for another key, writable by others, or another owner', async () => {
     const t = await setup({ 'a/.env': 'S=1' });
     const expected = [join(t.root, 'a/.env')];

@@ -221,7 +221,15 @@ function excludeLine(rel: string, dir: boolean): string | undefined {
 export function scanSensitiveFiles(
   root: string,
   rules: SensitiveRules,
-  opts: { maxEntries?: number; read?: ScanReader } = {},
+  opts: {
+    maxEntries?: number;
+    read?: ScanReader;
+    /**
+     * `root` is a pinned descriptor's /proc path: it has no parents to search for an enclosing
+     * repository (scanMountedTrees says why a tracked file there is masked).
+     */
+    pinned?: boolean;
+  } = {},
 ): SensitiveScan {
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_SCAN_ENTRIES;
   const read = opts.read ?? ignoreRead;
@@ -229,11 +237,12 @@ export function scanSensitiveFiles(
   const absOf = (rel: string) => (rel === '' ? base : base === '/' ? `/${rel}` : `${base}/${rel}`);
   const walk = walkTree(absOf, rules, maxEntries, read);
   if (walk.truncated) return incomplete(walk.scanned);
-  const git = decideByGit(absOf, walk.candidates, walk.workTrees, base, maxEntries - walk.scanned, read);
+  const budget = maxEntries - walk.scanned;
+  const git = decideByGit(absOf, walk.candidates, walk.workTrees, { root: base, pinned: opts.pinned }, budget, read);
   const scanned = walk.scanned + git.scanned;
   if (git.truncated) return incomplete(scanned);
   const configText = configReader(absOf, read);
-  walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, configText));
+  walk.gitConfigs.push(...madeWorktreeConfigs(absOf, walk.gitConfigs, configText, read));
   const configs = gitConfigViews(absOf, walk.gitConfigs, configText);
   walk.protect.push(...madeHooksDirs(absOf, walk.gitConfigs, walk.protect));
   walk.protect.push(...hooksPathDirs(absOf, base, walk.gitConfigs, configText));
@@ -474,6 +483,7 @@ function madeWorktreeConfigs(
   absOf: (rel: string) => string,
   gitConfigs: readonly string[],
   configText: ConfigText,
+  read: ScanReader,
 ): string[] {
   const made: string[] = [];
   const known = new Set(gitConfigs);
@@ -482,7 +492,7 @@ function madeWorktreeConfigs(
     const text = configText(rel);
     if (!text || !/worktreeconfig/i.test(text)) continue;
     const gitDir = dirname(rel);
-    const linked = listNames(absOf(`${gitDir}/worktrees`)).map((name) => `${gitDir}/worktrees/${name}`);
+    const linked = linkedWorktrees(absOf(`${gitDir}/worktrees`), read).map((name) => `${gitDir}/worktrees/${name}`);
     for (const dir of [gitDir, ...linked]) {
       const file = `${dir}/config.worktree`;
       if (known.has(file)) continue;
@@ -498,9 +508,15 @@ function madeWorktreeConfigs(
   return made;
 }
 
-/** The names in a directory; none when it is absent or unreadable. */
-function listNames(dir: string): string[] {
+/**
+ * The linked worktrees' directories in `<gitdir>/worktrees`: none when it is absent, unreadable or not
+ * a directory of its own. A repository can ship `worktrees` as a link to anywhere, and sbx would then
+ * create `config.worktree` files there, outside the tree.
+ */
+function linkedWorktrees(dir: string, read: ScanReader): string[] {
+  read(dir, 'dir');
   try {
+    if (!lstatSync(dir).isDirectory()) return [];
     return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name] : []));
   } catch {
     return [];
@@ -544,14 +560,15 @@ function decideByGit(
   absOf: (rel: string) => string,
   candidates: Candidate[],
   workTreeRels: string[],
-  root: string,
+  /** The tree's root; unless pinned, its parents may hold its repository. */
+  { root, pinned }: { root: string; pinned?: boolean },
   budget: number,
   read: ScanReader,
 ): GitDecision {
   const out: GitDecision = { masks: [], views: [], unmasked: [], scanned: 0, truncated: false };
   if (candidates.length === 0) return out;
   const workTrees: WorkTree[] = workTreeRels.map((rel) => ({ rel, prefix: '', gitDir: gitDirOf(absOf(rel), read) }));
-  if (!workTreeRels.includes('')) {
+  if (!pinned && !workTreeRels.includes('')) {
     const above = enclosingWorkTree(root, read);
     if (above) workTrees.push(above);
   }
@@ -789,6 +806,7 @@ export function scanMountedTrees(
     const walked = scanSensitiveFiles(via, rules, {
       maxEntries: Math.max(0, maxEntries - scanned),
       read,
+      pinned: via !== root,
     });
     const scan = via === root ? walked : rebaseScan(walked, via, root);
     if (scan.truncated) {

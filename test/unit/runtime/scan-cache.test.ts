@@ -165,6 +165,27 @@ describe('tree scan cache', () => {
     expect(scan('/sys/kernel')).toBe(3);
   });
 
+  it('keeps a walk through a pinned descriptor with a match and no repository at its root', async () => {
+    // A pinned tree has no parents to search for a repository: nothing under /proc is looked up.
+    const t = await setup({ 'etc/npmrc.pem': 'x', 'bin/tool': 'x' });
+    const fd = openSync(t.root, 'r');
+    const via = `/proc/self/fd/${fd}`;
+    const rules = await loadSensitiveRules({}, undefined);
+    let walks = 0;
+    const scan = () =>
+      cachedScan({ dir: t.dir, material: 'pinned', via, root: t.root, uid, startedAt: settled() }, (read) => {
+        walks++;
+        return scanMountedTrees([t.root], rules, { walkVia: () => via, read }).masks.map((m) => m.path);
+      });
+    try {
+      expect(scan()).toEqual([join(t.root, 'etc/npmrc.pem')]);
+      expect(scan()).toEqual([join(t.root, 'etc/npmrc.pem')]);
+      expect(walks).toBe(1);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('uses no entry it cannot vouch for: corrupt, for another key, writable by others, or another owner', async () => {
     const t = await setup({ 'a/.env': 'S=1' });
     const expected = [join(t.root, 'a/.env')];

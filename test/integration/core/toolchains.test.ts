@@ -240,8 +240,14 @@ describe.skipIf(SKIP_INTEGRATION)('the toolchain scan kept between runs (runtime
       await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 300));
       const first = await sbx('bwrap', ['true']);
       expect(first.code, first.err).toBe(0);
+      // Every toolchain root's walk is kept, nvm's too (a match, no repository at its root).
+      const explain = await runSbxRaw(['explain', '--json', '--', 'true'], opts());
+      const roots = (JSON.parse(explain.out) as { policy: { mounts: { reason: string }[] } }).policy.mounts.filter(
+        (m) => m.reason.startsWith('toolchain ('),
+      );
       const kept = readdirSync(join(t.cacheHome, 'sbx')).filter((f) => f.startsWith('tree-scan-'));
-      expect(kept.length).toBeGreaterThan(0);
+      expect(roots.length).toBeGreaterThanOrEqual(2);
+      expect(kept.length).toBe(roots.length);
       writeFileSync(join(deep, 'credentials'), MARKER);
       const control = await runHost(['cat', join(deep, 'credentials')], opts());
       expect(control.out).toContain(MARKER);

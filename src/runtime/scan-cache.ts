@@ -24,8 +24,18 @@
 // belong to the user and nobody else can write them. A missing, foreign, corrupt or stale entry
 // means a fresh scan, never an error.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, renameSync, type Stats, statfsSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  type Stats,
+  statfsSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readGuarded } from '../profile/guarded-read.js';
 import { BUILD, VERSION } from '../version.js';
 import type { ScanReader } from './sensitive-scan.js';
@@ -43,6 +53,8 @@ const LOCAL_FILESYSTEMS = new Set([
 ]);
 /** A tree changed less than this long before the scan started is scanned again next time. */
 export const RACY_MARGIN_MS = 2000;
+/** Kept entries older than this are removed when a new one is written (pruneStale). */
+const STALE_MS = 30 * 24 * 60 * 60 * 1000;
 /** The fingerprints of a tree as large as pyenv plus rustup are a few hundred KiB. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 
@@ -185,12 +197,37 @@ function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | un
 function writeEntry(file: string, entry: Entry<unknown>): void {
   const text = JSON.stringify(entry);
   if (text.length > MAX_ENTRY_BYTES) return;
+  const dir = dirname(file);
   try {
-    mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, text, { mode: 0o600 });
     renameSync(tmp, file);
   } catch {
     // The cache is an optimisation: a read-only or full disk must not stop a run.
+    return;
+  }
+  pruneStale(dir, Date.now());
+}
+
+/**
+ * Entries written more than STALE_MS ago go when another is written: every sbx build and rule change
+ * keys new ones. A hit never rewrites its entry, so one still in use is walked again once a month.
+ */
+function pruneStale(dir: string, now: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith('tree-scan-')) continue;
+    const path = join(dir, name);
+    try {
+      if (now - lstatSync(path).mtimeMs > STALE_MS) unlinkSync(path);
+    } catch {
+      // Gone already, or not ours to remove: nothing to do.
+    }
   }
 }

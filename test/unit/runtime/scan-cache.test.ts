@@ -7,6 +7,7 @@ import {
   chmodSync,
   chownSync,
   closeSync,
+  existsSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -14,6 +15,7 @@ import {
   readFileSync,
   renameSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -212,6 +214,24 @@ describe('tree scan cache', () => {
       expect(t.scan()).toEqual(expected);
       expect(t.walks()).toBe(5);
     }
+  });
+
+  it('a new entry removes the ones written more than 30 days ago, and only those', async () => {
+    const t = await setup({ 'a/readme.txt': 'x' });
+    const old = join(t.dir, 'tree-scan-old.json');
+    const recent = join(t.dir, 'tree-scan-recent.json');
+    const other = join(t.dir, 'sensitive-rules-old.json');
+    for (const f of [old, recent, other]) writeFileSync(f, '{}');
+    const daysAgo = (n: number) => new Date(Date.now() - n * 24 * 60 * 60 * 1000);
+    utimesSync(old, daysAgo(31), daysAgo(31));
+    utimesSync(recent, daysAgo(29), daysAgo(29));
+    utimesSync(other, daysAgo(90), daysAgo(90));
+    t.scan();
+    const names = readdirSync(t.dir);
+    expect(names).toHaveLength(3);
+    expect(names).toEqual(expect.arrayContaining(['sensitive-rules-old.json', 'tree-scan-recent.json']));
+    expect(names.filter((n) => /^tree-scan-[0-9a-f]{32}\.json$/.test(n))).toHaveLength(1);
+    expect(existsSync(old)).toBe(false);
   });
 
   it('without a cache directory scans every time and writes nothing', async () => {

@@ -32,7 +32,7 @@ import { compileEgressRules } from '../policy/egress.js';
 import { sensitivePaths } from '../policy/sensitive.js';
 import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
 import { probeToolchains } from '../runtime/toolchain-probe.js';
-import { cachedScan } from '../runtime/scan-cache.js';
+import { keptScan, recordedScan } from '../runtime/scan-cache.js';
 import type { RunContext } from './context-stage.js';
 import type { CompileOptions, Lifted } from './run-options.js';
 import { type WalkWatch, WarmCache } from '../runtime/warm-cache.js';
@@ -246,15 +246,19 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     files: [...(ruleInput.files ?? []), ...TOOLCHAIN_SECRET_FILES],
     skip: [...(ruleInput.skip ?? []), ...TOOLCHAIN_SKIP_DIRS],
   };
-  const toolRules = toolchains?.roots.length ? await loadSensitiveRules(toolRuleInput, ctx.search.cacheDir) : undefined;
-  const tools =
-    toolchains && toolRules
-      ? await scanToolchains(
-          toolchains,
-          { input: toolRuleInput, rules: toolRules, cacheDir: ctx.search.cacheDir, uid: ctx.uid, warm },
-          pins,
-        )
-      : toolchains;
+  // Compiled only for a walk: kept walks need no rules.
+  let toolRules: Promise<SensitiveRules> | undefined;
+  const loadToolRules = () => {
+    toolRules ??= loadSensitiveRules(toolRuleInput, ctx.search.cacheDir);
+    return toolRules;
+  };
+  const tools = toolchains?.roots.length
+    ? await scanToolchains(
+        toolchains,
+        { input: toolRuleInput, rules: loadToolRules, cacheDir: ctx.search.cacheDir, uid: ctx.uid, warm },
+        pins,
+      )
+    : toolchains;
   const sandboxKeepsRoot = ctx.uid === 0 && profile.user !== 'root' && profile.mode !== 'danger';
   const globalView = profile.git?.global_config ?? true;
   const host: Host = {
@@ -347,7 +351,8 @@ async function scanToolchains(facts: ToolchainFacts, scan: ToolchainScan, pins: 
 /** What a toolchain root's secret scan depends on besides the tree itself. */
 interface ToolchainScan {
   input: SensitiveRuleInput;
-  rules: SensitiveRules;
+  /** The compiled rules, loaded the first time a walk needs them. */
+  rules: () => Promise<SensitiveRules>;
   cacheDir: string | undefined;
   uid: number;
   /** A library caller's: the scan is kept in memory while inotify reports no change. */
@@ -373,20 +378,23 @@ async function toolchainMasks(
   walkVia: (root: string) => string | undefined,
 ): Promise<ToolchainMasks> {
   const material = JSON.stringify(['toolchain', scan.input, root, pinnedIdentity(root, pins)]);
-  const walk = (read: ScanReader): ToolchainMasks => {
-    const found = scanMountedTrees([root], scan.rules, { walkVia, read });
-    return [
-      ...found.masks.map((m) => ({ path: m.path, dir: m.dir })),
-      ...found.views.map((v) => ({ path: v.path, dir: false })),
-    ];
-  };
+  const walkWith =
+    (rules: SensitiveRules) =>
+    (read: ScanReader): ToolchainMasks => {
+      const found = scanMountedTrees([root], rules, { walkVia, read });
+      return [
+        ...found.masks.map((m) => ({ path: m.path, dir: m.dir })),
+        ...found.views.map((v) => ({ path: v.path, dir: false })),
+      ];
+    };
   if (scan.warm && !unwatchableRoots.has(material)) {
+    const walk = walkWith(await scan.rules());
     const masks = await toolchainCache.get(material, (w) => walk(watchingReader(w)));
     if (!toolchainCache.has(material)) unwatchableRoots.add(material);
     return masks;
   }
-  const via = walkVia(root) ?? root;
-  return cachedScan({ dir: scan.cacheDir, material, via, root, uid: scan.uid }, walk);
+  const cache = { dir: scan.cacheDir, material, via: walkVia(root) ?? root, root, uid: scan.uid };
+  return keptScan<ToolchainMasks>(cache) ?? recordedScan(cache, walkWith(await scan.rules()));
 }
 
 /** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */

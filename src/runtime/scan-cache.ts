@@ -88,16 +88,29 @@ export interface ScanCacheOptions {
   startedAt?: number;
 }
 
-/** The kept result when everything it read is unchanged; else `scan()`, kept when it may be. */
-export function cachedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) => T): T {
-  if (opts.dir === undefined) return scan(() => {});
+/** The entry's file for these options; undefined when there is no cache directory. */
+function entryFile(opts: ScanCacheOptions): { file: string; key: string } | undefined {
+  if (opts.dir === undefined) return undefined;
   const key = createHash('sha256')
     .update(JSON.stringify([FORMAT, BUILD, VERSION, opts.material]))
     .digest('hex')
     .slice(0, 32);
-  const file = join(opts.dir, `tree-scan-${key}.json`);
-  const kept = readEntry<T>(file, key, opts);
-  if (kept !== undefined) return kept;
+  return { file: join(opts.dir, `tree-scan-${key}.json`), key };
+}
+
+/**
+ * The kept result when everything its walk read is unchanged, else undefined. Asked first, so that a
+ * hit loads nothing the walk alone needs (the compiled rules).
+ */
+export function keptScan<T>(opts: ScanCacheOptions): T | undefined {
+  const entry = entryFile(opts);
+  return entry ? readEntry<T>(entry.file, entry.key, opts) : undefined;
+}
+
+/** `scan()`, its result kept when it may be (everything it read is fingerprinted as it reads it). */
+export function recordedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) => T): T {
+  const entry = entryFile(opts);
+  if (entry === undefined) return scan(() => {});
   const startedAt = opts.startedAt ?? Date.now();
   const reads: Entry<T>['reads'] = [];
   const devices = new Map<number, boolean>();
@@ -113,7 +126,7 @@ export function cachedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader) =
     if (fp.newest >= startedAt - RACY_MARGIN_MS || !onLocalFilesystem(path, fp.devices, devices)) keep = false;
     else reads.push([stored, what, fp.text]);
   });
-  if (keep) writeEntry(file, { format: FORMAT, key, value, reads });
+  if (keep) writeEntry(entry.file, { format: FORMAT, key: entry.key, value, reads });
   return value;
 }
 

@@ -24,6 +24,8 @@ function describeMount(m: Mount): string {
     case 'proc':
     case 'dev':
       return `${m.kind.padEnd(5)} ${m.target}`;
+    case 'kernel':
+      return `${m.cover === 'read-only' ? 'ro   ' : 'mask '} ${m.target} (kernel state)`;
     case 'symlink':
       return `link  ${m.target} -> ${m.linkTo}`;
     case 'mask':

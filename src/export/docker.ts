@@ -103,8 +103,13 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
           'equivalent',
           m.kind === 'proc'
             ? "the engine's own procfs for the container's pid namespace, with its masked and read-only paths"
-            : "the engine's own /dev: null, zero, full, random, urandom, tty, a new devpts, a 64 MiB /dev/shm",
+            : "the engine's own /dev: null, zero, full, random, urandom, tty, a new devpts, on a 64 MiB tmpfs",
         );
+      return [];
+    case 'kernel':
+      // Docker's own maskedPaths and readonlyPaths (never lifted: the export asks for no --privileged
+      // and no systempaths=unconfined) are the same list as kernel.ts's.
+      gaps.add('mounts.kernel', 'equivalent', "the engine's default masked and read-only paths under /proc");
       return [];
     case 'symlink':
       if (m.reason !== SYSTEM_BIND_REASON)
@@ -126,7 +131,8 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
     case 'remount-ro':
       if (
         m.target !== '/' &&
-        !policy.mounts.some((o) => (o.kind === 'tmpfs' || o.kind === 'bind') && o.target === m.target)
+        // The engine's own /dev (compileMount's 'dev') is its own: a small tmpfs the command cannot grow.
+        !policy.mounts.some((o) => ['tmpfs', 'bind', 'dev'].includes(o.kind) && o.target === m.target)
       )
         gaps.add('mounts.remount-ro', 'refused', `${m.target} is not a mount of its own to make read-only`);
       return [];

@@ -132,6 +132,10 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
       if (m.target !== `/${m.kind}`) gaps.add(`mounts.${m.kind}`, 'refused', `a ${m.kind} at ${m.target}`);
       else gaps.add(`mounts.${m.kind}`, 'equivalent', `the container runtime's own /${m.kind}`);
       return;
+    case 'kernel':
+      // procMount Default (never Unmasked): the runtime's masked and read-only paths, kernel.ts's list.
+      gaps.add('mounts.kernel', 'equivalent', "the container runtime's default masked and read-only paths under /proc");
+      return;
     case 'symlink':
       if (m.reason !== SYSTEM_BIND_REASON) gaps.add('mounts.symlink', 'refused', `a link at ${m.target}`);
       return;
@@ -160,7 +164,8 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
     case 'remount-ro':
       if (
         m.target !== '/' &&
-        !policy.mounts.some((o) => (o.kind === 'tmpfs' || o.kind === 'bind') && o.target === m.target)
+        // The engine's own /dev (compileMount's 'dev') is its own: a small tmpfs the command cannot grow.
+        !policy.mounts.some((o) => ['tmpfs', 'bind', 'dev'].includes(o.kind) && o.target === m.target)
       )
         gaps.add('mounts.remount-ro', 'refused', `${m.target} is not a volume of its own to mount read-only`);
       return;

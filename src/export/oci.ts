@@ -74,19 +74,25 @@ export interface OciExport {
 /** The container's uid and gid 0 (the runtime's own setup) on the host: nobody. */
 const SETUP_HOST_ID = 65534;
 const CPU_PERIOD_US = 100_000;
-const MIB = 1024 * 1024;
 
-/** bwrap makes every mount nosuid,nodev but the root; read-only binds are recursive (rro), as bwrap's are. */
+/**
+ * bwrap makes every mount nosuid,nodev but the root. A read-only bind is `ro`, not the recursive
+ * `rro` that runc and crun know and runsc refuses (one bundle for all three): a host mount below a
+ * bound directory keeps its own flags (the gap `oci.recursive-ro`).
+ */
 function bind(source: string, target: string, readOnly: boolean): OciMount {
   return {
     destination: target,
     type: 'bind',
     source,
-    options: ['rbind', readOnly ? 'rro' : 'rw', 'nosuid', 'nodev'],
+    options: ['rbind', readOnly ? 'ro' : 'rw', 'nosuid', 'nodev'],
   };
 }
 
-/** A minimal /dev: the runtime adds null, zero, full, random, urandom, tty, ptmx and the fd links. */
+/**
+ * A minimal /dev: the runtime adds null, zero, full, random, urandom, tty, ptmx and the fd links; the
+ * policy's own sized /dev/shm tmpfs goes over it, and its remount makes /dev read-only (readonlyPaths).
+ */
 function devMounts(target: string): OciMount[] {
   return [
     {
@@ -101,12 +107,6 @@ function devMounts(target: string): OciMount[] {
       source: 'devpts',
       options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620'],
     },
-    {
-      destination: `${target}/shm`,
-      type: 'tmpfs',
-      source: 'shm',
-      options: ['nosuid', 'noexec', 'nodev', 'mode=1777', `size=${64 * MIB}`],
-    },
   ];
 }
 
@@ -116,6 +116,8 @@ interface Walk {
   gaps: GapList;
   files: ExportFile[];
   masked: string[];
+  /** kernel.ts's read-only paths, ahead of the policy's remounts in readonlyPaths. */
+  readOnly: string[];
 }
 
 function compileMount(m: Mount, walk: Walk, ordinal: number): OciMount[] {
@@ -141,6 +143,10 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): OciMount[] {
     }
     case 'proc':
       return [{ destination: m.target, type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] }];
+    case 'kernel':
+      // The runtime applies both lists after every mount, as bwrap's binds over the fresh /proc.
+      (m.cover === 'read-only' ? walk.readOnly : walk.masked).push(m.target);
+      return [];
     case 'dev':
       return devMounts(m.target);
     case 'symlink':
@@ -243,7 +249,7 @@ function compileLimits(
 export function exportOci(policy: Policy, options: OciOptions): OciExport {
   const gaps = new GapList();
   const files: ExportFile[] = [{ kind: 'dir', path: `${options.dir}/rootfs`, mode: 0o755 }];
-  const walk: Walk = { policy, options, gaps, files, masked: [] };
+  const walk: Walk = { policy, options, gaps, files, masked: [], readOnly: [] };
   const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   const mounts = policy.mounts.flatMap((m) => compileMount(m, walk, fileMounts.indexOf(m)));
   const remounts = foldRemounts(policy.mounts);
@@ -258,6 +264,18 @@ export function exportOci(policy: Policy, options: OciOptions): OciExport {
     'weaker',
     "the profile's command rules are judged by sbx run before launch; the bundle runs its command as it is",
   );
+  if (mounts.some((m) => m.type === 'bind' && m.options.includes('ro')))
+    gaps.add(
+      'oci.recursive-ro',
+      'weaker',
+      "read-only binds are `ro`, read-only at their own mount: a host mount below a bound directory keeps its own flags (bwrap's are recursive; runc's and crun's `rro` would be too, and runsc refuses it)",
+    );
+  if (policy.seccomp.rules.length > 0)
+    gaps.add(
+      'oci.runsc.seccomp',
+      'weaker',
+      "runsc (gVisor) applies the bundle's seccomp filter only when started with `runsc --oci-seccomp`; without it, gVisor's own kernel stands between the command and the host's, but the profile's denied syscalls reach gVisor's (runc and crun apply it)",
+    );
   const { uid, gid } = policy.identity;
   const { rlimits, resources } = compileLimits(policy, gaps);
   const namespaces = compileNamespaces(policy, gaps);
@@ -286,7 +304,7 @@ export function exportOci(policy: Policy, options: OciOptions): OciExport {
       resources,
       ...(policy.seccomp.rules.length > 0 ? { seccomp: seccompProfileOf(policy.seccomp.rules, options.arch) } : {}),
       maskedPaths: walk.masked,
-      readonlyPaths: remounts.targets,
+      readonlyPaths: [...walk.readOnly, ...remounts.targets],
     },
   };
   if (!remounts.rootReadOnly) gaps.add('mounts.remount-ro', 'refused', 'a writable root (the bundle directory itself)');

@@ -11,6 +11,12 @@ export type Mount =
   | { kind: 'bind'; source: string; target: string; access: 'ro' | 'rw'; optional: boolean; reason: string }
   | { kind: 'tmpfs'; target: string; sizeBytes: number; mode: number; reason: string }
   | { kind: 'proc'; target: string; reason: string }
+  /**
+   * Host-global kernel state under that /proc (policy/derive/kernel.ts): `read-only` keeps it readable
+   * and unwritable, even to a command that is the host's kuid 0; `masked` hides it (`what`: an empty
+   * file or directory over it). Its target is the host's own path of the same kernel object.
+   */
+  | { kind: 'kernel'; target: string; cover: 'read-only' | 'masked'; what: 'file' | 'dir'; reason: string }
   | { kind: 'dev'; target: string; reason: string }
   | { kind: 'symlink'; target: string; linkTo: string; reason: string }
   /** Hide a file (an empty read-only file over it) or a directory (an empty read-only tmpfs). */

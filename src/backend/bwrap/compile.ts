@@ -63,6 +63,14 @@ function compileMount(mount: Mount, session: Session, host: BwrapHost, pinFd: Pi
       return ['--perms', octal(mount.mode), '--size', String(mount.sizeBytes), '--tmpfs', mount.target];
     case 'proc':
       return ['--proc', mount.target];
+    case 'kernel':
+      // Bound by path from the host's /proc: the same kernel object (a sysctl answers for the reader's
+      // namespaces, not the mount's), owned by the kernel, so nothing a sandbox or a user writes can
+      // swap what the path names. bwrap's own cover of /proc/sys is skipped whenever the directory is
+      // 0555 (kernel.ts says why that matters).
+      return mount.cover === 'read-only'
+        ? ['--ro-bind', mount.target, mount.target]
+        : compileMask(mount.what, mount.target, session.emptyFile, host.features.tmpfsSize);
     case 'dev':
       return ['--dev', mount.target];
     case 'symlink':

@@ -155,6 +155,8 @@ function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn:
       }
       break;
     case 'tmpfs':
+      // No /dev/shm is granted at all (mounts.dev-nodes): the host's is shared by every process.
+      if (m.target === '/dev/shm') break;
       if (standIn === undefined) {
         deny(g, 'mounts.tmpfs', `a tmpfs at ${m.target}: only /tmp and HOME have per-session stand-ins`, OTHER_BACKEND);
       } else {
@@ -168,6 +170,8 @@ function grantMount(g: Grants, m: Mount, readOnly: ReadonlySet<string>, standIn:
       g.ro.push('/proc');
       g.approximations.add('mounts.proc-host');
       break;
+    case 'kernel':
+      break; // inside the read-only grant of /proc (mounts.kernel)
     case 'dev':
       if (m.target !== '/dev') deny(g, 'mounts.dev', `/dev at ${m.target}`, OTHER_BACKEND);
       g.dev.push(...DEV_NODES.map((n) => `/dev/${n}`));

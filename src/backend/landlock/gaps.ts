@@ -163,6 +163,13 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
       '/proc/self, a different /proc/PID for each process the command starts, and the rules are fixed before it starts',
   },
   {
+    key: 'mounts.kernel',
+    effect: 'equivalent',
+    detail:
+      "the kernel's host-global state: /proc is granted read-only, so no sysctl, /proc/sysrq-trigger or " +
+      '/proc/irq file opens for writing, whoever runs sbx (mounts.proc-host says what it can read)',
+  },
+  {
     key: 'mounts.dev-nodes',
     effect: 'weaker',
     detail:

@@ -34,8 +34,6 @@ const CONFIG_FD = 4;
 const MIB = 1024 * 1024;
 /** /dev holds mount points only. */
 const DEV_TMPFS_BYTES = 64 * 1024;
-/** Docker's default --shm-size: POSIX semaphores and shm_open (Python multiprocessing) need /dev/shm. */
-const DEV_SHM_BYTES = 64 * MIB;
 const MASK_TMPFS_BYTES = 4096;
 /** The nodes bwrap --dev binds from the host. */
 const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
@@ -115,6 +113,8 @@ function policyRefusals(policy: Policy): Refusal[] {
           hint: `move it to a path without ':', ${OTHER_BACKEND}`,
         });
     }
+    // Nothing to mount (compileMount says why), so nothing to place after procfs.
+    if (m.kind === 'kernel') return;
     if (m.kind === 'remount-ro') {
       const under = placed.findLast((p) => p.target === m.target);
       if (m.target !== '/' && (!under || under.kind === 'symlink')) {
@@ -229,7 +229,6 @@ function compileDev(target: string): string[] {
     `none:${at('pts')}:devpts:newinstance,ptmxmode=0666,mode=620`,
     '--symlink',
     `pts/ptmx:${at('ptmx')}`,
-    ...tmpfs(at('shm'), DEV_SHM_BYTES, 0o1777, false),
     '--symlink',
     `/proc/self/fd:${at('fd')}`,
     ...['stdin', 'stdout', 'stderr'].flatMap((n, fd) => ['--symlink', `/proc/self/fd/${fd}:${at(n)}`]),
@@ -247,6 +246,10 @@ function compileMount(m: Mount, readOnly: boolean, session: Session, ordinal: nu
       // Read-only unless --proc_rw: /proc/sysrq-trigger and friends stay shut even to a child that is
       // host uid 0. nsjail mounts it after all other mounts (cmdline.cc setupMounts).
       return ['--proc_path', m.target];
+    case 'kernel':
+      // Its procfs is read-only as a whole (above), which covers every `read-only` entry; a mask cannot
+      // be placed in it, as nsjail mounts it last: the gap `mounts.kernel` (gaps.ts) says what stays readable.
+      return [];
     case 'dev':
       return compileDev(m.target);
     case 'symlink':

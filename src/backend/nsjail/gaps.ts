@@ -92,10 +92,16 @@ export const NSJAIL_GAPS: readonly Gap[] = [
       'read-only procfs (nsjail --proc_path; bwrap mounts it writable and covers /proc/sys and friends): stricter. nsjail mounts it after every other mount, so a mount below it or a second procfs is refused',
   },
   {
+    key: 'mounts.kernel',
+    effect: 'weaker',
+    detail:
+      "the kernel's host-global state: read-only as all of nsjail's procfs is (sysctls, /proc/sysrq-trigger, /proc/irq), but not masked, as nsjail mounts procfs last: /proc/keys, /proc/timer_list, /proc/interrupts and the like stay readable (/proc/kcore needs CAP_SYS_RAWIO, which the command lacks)",
+  },
+  {
     key: 'mounts.dev',
     effect: 'equivalent',
     detail:
-      'a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links and a 64MiB /dev/shm (bwrap: same nodes on a writable tmpfs, /dev/shm unbounded)',
+      "a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host, a new devpts, ptmx, fd/stdin/stdout/stderr links (bwrap: the same nodes, its /dev made read-only once everything is mounted); the policy's sized /dev/shm tmpfs over it",
   },
   {
     key: 'mounts.remount-ro',

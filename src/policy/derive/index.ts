@@ -60,7 +60,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   const toolchains = toolchainMounts(tools, checks.keepOut, workspace.host);
   const layers = [
     ...(mode === 'danger'
-      ? dangerLayers()
+      ? dangerLayers(host)
       : [
           ...isolatedLayers(binds, vars, mode, workspace, tmpSize, checks),
           ...toolchains.mounts,

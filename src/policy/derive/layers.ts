@@ -21,6 +21,7 @@ import {
   sourceOf,
 } from './bind-checks.js';
 import type { BindSpec, BindSpecs } from './bind-specs.js';
+import { kernelCovers } from './kernel.js';
 import { fact } from './probe-plan.js';
 import type { RunRequest } from './request.js';
 
@@ -75,12 +76,35 @@ function bindLayers(specs: readonly BindSpec[], access: 'ro' | 'rw', reason: str
   return specs.flatMap((spec) => bindLayer(spec, access, reason, checks));
 }
 
-/** mode: danger: the host's own root, writable, with a fresh /dev and /proc. */
-export function dangerLayers(): Mount[] {
+/** Docker's default --shm-size: POSIX semaphores and shm_open (Python multiprocessing) need /dev/shm. */
+export const DEV_SHM_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A minimal /dev, and its /dev/shm as a sized tmpfs of its own: bwrap's is a directory of the /dev
+ * tmpfs, which has no size (half the host's memory) and which finalRemounts (overlay.ts) makes read-only.
+ */
+function devLayers(reason: string): Mount[] {
+  return [
+    { kind: 'dev', target: '/dev', reason },
+    { kind: 'tmpfs', target: '/dev/shm', sizeBytes: DEV_SHM_BYTES, mode: 0o1777, reason: 'POSIX shared memory, sized' },
+  ];
+}
+
+/** The sandbox's own /proc, with the kernel's host-global state covered (kernel.ts). */
+function procLayers(host: Pick<Host, 'paths'>): Mount[] {
+  const covers = kernelCovers((path) => fact(host, path));
+  return [{ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" }, ...covers];
+}
+
+/**
+ * mode: danger: the host's own root, writable, with a fresh /dev and /proc. Its kernel state stays
+ * covered: danger lends the host's files, not the machine's sysctls.
+ */
+export function dangerLayers(host: Pick<Host, 'paths'>): Mount[] {
   return [
     { kind: 'bind', source: '/', target: '/', access: 'rw', optional: false, reason: 'mode: danger (host filesystem)' },
-    { kind: 'dev', target: '/dev', reason: 'minimal /dev' },
-    { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
+    ...devLayers('minimal /dev'),
+    ...procLayers(host),
   ];
 }
 
@@ -96,8 +120,8 @@ export function isolatedLayers(
   const readOnlyMode = mode === 'read-only';
   return [
     ...bindLayers(binds.system, 'ro', SYSTEM_BIND_REASON, checks),
-    { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
-    { kind: 'dev', target: '/dev', reason: 'minimal /dev (null, zero, random, tty, pts)' },
+    ...procLayers(checks.host),
+    ...devLayers('minimal /dev (null, zero, random, tty, pts)'),
     { kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' },
     {
       kind: 'tmpfs',

@@ -64,7 +64,7 @@ export function mountsOf(layers: readonly Mount[], input: OverlayInput): Mount[]
     for (const { path, dir } of host.rootOnly) mask(overlay, path, dir, 'root-only host file');
   }
   if (mode !== 'danger') checkMountPoints(overlay.mounts, host, overlay.hidden);
-  return [...overlay.mounts, ...finalRemounts(mode, input.plan.vars)];
+  return [...overlay.mounts, ...finalRemounts(overlay.mounts, mode, input.plan.vars)];
 }
 
 /**
@@ -173,13 +173,20 @@ function maskSensitive(overlay: Overlay, input: OverlayInput): void {
   }
 }
 
-/** Once everything is in place: HOME read-only in read-only mode, and the sandbox root itself. */
-function finalRemounts(mode: Mode, vars: Variables): Mount[] {
-  if (mode === 'danger') return [];
+/**
+ * Once everything is in place: /dev (an unsized tmpfs that would hold whatever the command wrote there
+ * beyond every memory count: its sized /dev/shm and devpts are mounts of their own and stay writable),
+ * HOME read-only in read-only mode, and the sandbox root itself.
+ */
+function finalRemounts(mounts: readonly Mount[], mode: Mode, vars: Variables): Mount[] {
+  const dev: Mount[] = mounts.some((m) => m.kind === 'dev' && m.target === '/dev')
+    ? [{ kind: 'remount-ro', target: '/dev', reason: '/dev: device nodes and mount points only, nothing new' }]
+    : [];
+  if (mode === 'danger') return dev;
   const root: Mount = { kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' };
-  if (mode !== 'read-only') return [root];
+  if (mode !== 'read-only') return [...dev, root];
   const home = normalizeTarget(vars.home, 'HOME');
-  return [{ kind: 'remount-ro', target: home, reason: 'read-only mode: HOME is not writable' }, root];
+  return [...dev, { kind: 'remount-ro', target: home, reason: 'read-only mode: HOME is not writable' }, root];
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Host, PathFact } from '../host.js';
 import { sensitivePaths } from '../sensitive.js';
 import { xdgDirs } from '../user-dirs.js';
 import { type BindSpecs, bindSpecsOf } from './bind-specs.js';
+import { KERNEL_PATHS } from './kernel.js';
 import type { RunRequest } from './request.js';
 
 export interface ProbePlan {
@@ -113,6 +114,7 @@ export function probePlanOf(
         ...keepOut,
         ...ownPolicy,
         vars.home,
+        ...KERNEL_PATHS,
       ]),
     ],
     binds,

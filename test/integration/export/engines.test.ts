@@ -32,6 +32,9 @@ function probe(cred: string, outside: string, sandboxed: boolean): string {
     'unshare -U true 2>/dev/null && echo USERNS:created || echo USERNS:blocked',
     "grep -Eq '^CapEff:\\s*0+$' /proc/self/status && echo CAPS:none || echo CAPS:some",
     "grep -Eq '^NoNewPrivs:\\s*1' /proc/self/status && echo NNP:set || echo NNP:unset",
+    // A sysctl opened for writing (read and write, no truncation: nothing is written): a root export's
+    // command is the host's uid 0, which the kernel lets write sysctls on the owner bits alone.
+    '(: 1<>/proc/sys/vm/stat_interval) 2>/dev/null && echo SYSCTL:writable || echo SYSCTL:blocked',
   ].join('\n');
 }
 
@@ -45,6 +48,7 @@ const BLOCKED = [
   'USERNS:blocked',
   'CAPS:none',
   'NNP:set',
+  'SYSCTL:blocked',
 ];
 
 beforeAll(async () => {
@@ -76,6 +80,7 @@ describe('control: the same probe unsandboxed', () => {
       'USERNS:created',
       'CAPS:some',
       'NNP:unset',
+      'SYSCTL:writable',
     ]);
   });
 });

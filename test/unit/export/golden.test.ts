@@ -254,7 +254,15 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
     ]);
     expect(config.linux.uidMappings).toContainEqual({ containerID: policy.identity.uid, hostID: h.uid, size: 1 });
     expect(config.linux.uidMappings.every((m) => m.size === 1)).toBe(true);
-    expect(config.linux.maskedPaths).toEqual(policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : [])));
+    // Masks, and the kernel's state as runc's own defaults cover it: the command may be the host's uid 0.
+    const covered = (cover: string) =>
+      policy.mounts.flatMap((m) => (m.kind === 'kernel' && m.cover === cover ? [m.target] : []));
+    expect(config.linux.maskedPaths).toEqual([
+      ...covered('masked'),
+      ...policy.mounts.flatMap((m) => (m.kind === 'mask' ? [m.target] : [])),
+    ]);
+    expect(config.linux.readonlyPaths).toEqual(expect.arrayContaining(['/proc/sys', '/proc/sysrq-trigger', '/dev']));
+    expect(config.linux.readonlyPaths.slice(0, 5)).toEqual(covered('read-only'));
     const rw = config.mounts.filter((m) => m.type === 'bind' && m.options.includes('rw'));
     const wsHost = policy.workspace.host;
     expect(rw.map((m) => m.source).filter((source) => !source.startsWith(`${wsHost}/`))).toEqual(

@@ -89,7 +89,7 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
       expect(result!.files.map((f) => f.path)).toEqual(['/var/lib/sbx-export/k/sbx-test.json']);
       // Only the workspace (and nothing but it) from outside the pod; no hostPath anywhere.
       expect(JSON.stringify(result!.manifests)).not.toContain('hostPath');
-      // Writable: the workspace (not in read-only mode), /tmp, and HOME (not in read-only mode).
+      // Writable: the workspace (not in read-only mode), /tmp, /dev/shm, and HOME (not in read-only mode).
       // (Directories inside the workspace mounted again by subPath, the pinned parents of protected git
       // state, are the workspace itself.)
       const ws = policy.workspace.sandbox;
@@ -98,7 +98,7 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
         .map((v: any) => v.mountPath);
       const readOnly = profile === 'read-only';
       expect(writable.sort()).toEqual(
-        ['/tmp', ...(readOnly ? [] : [policy.env.vars.HOME, policy.workspace.sandbox])].sort(),
+        ['/dev/shm', '/tmp', ...(readOnly ? [] : [policy.env.vars.HOME, policy.workspace.sandbox])].sort(),
       );
       for (const v of spec.volumes.filter((v: any) => v.emptyDir)) expect(v.emptyDir.sizeLimit).toMatch(/^\d+$/);
       // Env: exactly the policy's values; secrets by reference only.

@@ -88,10 +88,23 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
   it('keeps the security invariants', async () => {
     const { argv, host: h, policy, launch } = await runPipeline(profile, host);
     expect(argv[0]).toBe('/usr/bin/bwrap');
-    // Every host bind is a pinned descriptor, each used once; only sbx's own session files go by path.
+    // Every host bind is a pinned descriptor, each used once; only sbx's own session files go by path,
+    // and the kernel's state under /proc, read-only over the fresh procfs (policy/derive/kernel.ts).
     const raw = parseBwrapArgs(argv.slice(1));
     const byPath = mountOps(raw).filter((m) => m.flag === '--bind' || m.flag === '--ro-bind');
-    expect(byPath.filter((m) => !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`))).toEqual([]);
+    const kernel = byPath.filter((m) => m.flag === '--ro-bind' && m.operands[0] === m.operands[1]);
+    expect(kernel.map((m) => m.operands[1])).toEqual([
+      '/proc/bus',
+      '/proc/fs',
+      '/proc/irq',
+      '/proc/sys',
+      '/proc/sysrq-trigger',
+    ]);
+    expect(Math.min(...kernel.map((m) => m.index))).toBeGreaterThan(
+      mountOps(raw).find((m) => m.flag === '--proc')!.index,
+    );
+    const others = byPath.filter((m) => !kernel.includes(m));
+    expect(others.filter((m) => !m.operands[0]!.startsWith(`${FIXTURE_SESSION.dir}/`))).toEqual([]);
     const fdsUsed = mountOps(raw)
       .filter((m) => m.flag.endsWith('-fd'))
       .map((m) => Number(m.operands[0]));
@@ -168,7 +181,14 @@ describe.each(CASES)('$profile × $host', ({ profile, host }) => {
         .filter((m) => !fromSession(m))
         .map((m) => mounts.indexOf(m)),
     );
+    // The kernel's masks go right over the fresh /proc instead: nothing else is ever mounted in it.
+    const inProc = (m: (typeof mounts)[number]) => mountTarget(m).startsWith('/proc/');
+    const readOnlyKernel = new Set(kernel.map((m) => m.operands[1]));
+    expect(
+      mounts.filter(inProc).filter((m) => !masked.has(mountTarget(m)) && !readOnlyKernel.has(mountTarget(m))),
+    ).toEqual([]);
     mounts.forEach((m, j) => {
+      if (inProc(m)) return;
       if (masked.has(mountTarget(m)) && (m.flag === '--tmpfs' || m.operands[0] === FIXTURE_SESSION.emptyFile))
         expect(j, `mask ${mountTarget(m)} after the binds`).toBeGreaterThan(lastBind);
     });

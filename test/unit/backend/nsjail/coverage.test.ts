@@ -231,6 +231,11 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
       'remount-ro': { kind: 'remount-ro', target: '/tmp', reason: 't' },
     };
     for (const kind of mountKinds()) {
+      // Nothing to mount: nsjail's procfs is read-only as a whole; its gap says what stays readable.
+      if (kind === 'kernel') {
+        expect(NSJAIL_GAPS.find((g) => g.key === 'mounts.kernel')?.effect).toBe('weaker');
+        continue;
+      }
       const example = examples[kind];
       expect(example, `an example ${kind} mount in this test`).toBeDefined();
       const withoutProc = kind === 'proc' ? base.mounts.filter((m) => m.kind !== 'proc') : base.mounts;

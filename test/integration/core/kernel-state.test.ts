@@ -6,7 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callRun, connectSbx } from '../mcp/client.js';
 import {
+  DIST_API,
   IS_ROOT,
   makeTestHost,
   requireIntegrationPrerequisites,
@@ -100,6 +102,23 @@ describe.skipIf(SKIP_INTEGRATION)('host-global kernel state (real bwrap via bin/
       expect(got).toMatchObject({ 'ro /dev': true, 'dev file': ROFS, 'shm bytes': 64 * 1024 * 1024 });
     },
   );
+
+  // The library and sbx mcp derive the same policy: the attack came through both doors as well.
+  it('library run() and sbx mcp: the same covers', async () => {
+    const api = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const lib = await api.run({ command: probe, stdio: 'capture', cwd: t.workspace, hostEnv: t.env });
+    expect(lib.exitCode, lib.stderr?.toString()).toBe(0);
+    const refused = IS_ROOT ? ROFS : 'Permission denied';
+    expect(parse(lib.stdout!.toString())).toMatchObject({ core_pattern: refused, 'ro /proc/sys': true });
+    const mcp = await connectSbx([], t.env, t.workspace);
+    try {
+      const r = await callRun(mcp, { command: probe });
+      expect(r.isError, r.text).toBe(false);
+      expect(parse(r.report.captured!.stdout.text)).toMatchObject({ core_pattern: refused, 'ro /proc/sys': true });
+    } finally {
+      await mcp.close();
+    }
+  });
 
   it('danger mode lends the host files, not the kernel: /proc/sys stays read-only', async () => {
     const r = await runSbx(['-p', 'builtin:danger', '--danger', '--', ...probe], opts());

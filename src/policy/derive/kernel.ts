@@ -9,6 +9,7 @@
 // `|/workspace/x` runs x as full root at the next crash. bwrap covers /proc/sys itself only when
 // access(W_OK) on the 0555 directory succeeds, which it never does, so the cover is skipped
 // (bubblewrap.c, SETUP_MOUNT_PROC). docs/SECURITY.md, "Root callers", has the whole model.
+import { SbxError } from '../../errors.js';
 import type { PathFact } from '../host.js';
 import type { Mount } from '../types.js';
 
@@ -44,6 +45,13 @@ export const KERNEL_PATHS: readonly string[] = COVERS.map(([path]) => path);
 
 /** The covers over a fresh /proc, in order, for each path this kernel has (`factOf`: the probe plan's facts). */
 export function kernelCovers(factOf: (path: string) => PathFact): Mount[] {
+  // Every procfs has /proc/sys; the host's view lacks it only when /proc is mounted with subset=pid
+  // (systemd's ProcSubset=pid). The sandbox's fresh procfs would still have one, with nothing to
+  // cover it from: refuse rather than leave it writable.
+  if (!factOf('/proc/sys').exists)
+    throw new SbxError('HOST_SETUP', "this host's /proc has no /proc/sys, so sbx cannot make the sandbox's read-only", {
+      hint: 'run sbx where /proc is a full procfs (not subset=pid: systemd ProcSubset=pid, ProtectProc)',
+    });
   return COVERS.flatMap(([target, cover]): Mount[] => {
     const f = factOf(target);
     if (!f.exists) return [];

@@ -13,6 +13,7 @@ import {
   GIT_HOOKS_REASON,
   OWN_POLICY_REASON,
 } from '../../policy/guarded-state.js';
+import type { CommandLimits, RlimitResource } from '../../limits/types.js';
 import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
@@ -40,7 +41,17 @@ const AF_INET6 = 10;
 const AF_NETLINK = 16;
 /** <linux/net.h>. */
 const SOCK_DGRAM = 2;
-const RLIMIT_CORE = 4;
+/** <asm-generic/resource.h>: the same numbers on x86_64 and aarch64. */
+const RLIMIT_NUMBER: Record<RlimitResource, number> = {
+  CPU: 0,
+  FSIZE: 1,
+  DATA: 2,
+  CORE: 4,
+  NPROC: 6,
+  NOFILE: 7,
+  AS: 9,
+};
+const RLIMIT_CORE = RLIMIT_NUMBER.CORE;
 /** <linux/socket.h>; the same on x86_64 and aarch64. */
 const MSG_FASTOPEN = 0x20000000;
 const DESCRIBED_SESSION: Session = { id: 'session', dir: '<session>', emptyFile: '<session>/empty' };
@@ -539,6 +550,26 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
       ...pins.map((source) => ({ purpose: 'bind' as const, source })),
     ],
   };
+}
+
+/**
+ * The launch with this run's limits in the helper's configuration (backend.ts commandLimits, issue 30):
+ * the rlimits before `rlimit=4:0:0` (a plan's own CORE cannot undo it), the cgroups first of all. The
+ * helper's child applies them, so its monitor keeps sbx's own limits and stays in sbx's cgroup.
+ */
+export function withLandlockCommandLimits(launch: Launch, limits: CommandLimits): Launch {
+  const [config, ...rest] = launch.fds;
+  if (config?.purpose !== 'args') return launch;
+  const records = new TextDecoder().decode(config.data).split('\0').slice(0, -1);
+  const core = records.indexOf(`rlimit=${RLIMIT_CORE}:0:0`);
+  const rlimits = limits.rlimits
+    .map((r) => `rlimit=${RLIMIT_NUMBER[r.resource]}:${r.soft}:${r.hard}`)
+    .filter((r) => !records.includes(r));
+  const cgroups = limits.cgroupProcs.map((p) => `cgroup=${p}`);
+  const at = core < 0 ? records.length : core;
+  const out = [...cgroups, ...records.slice(0, at), ...rlimits, ...records.slice(at)];
+  const data = new TextEncoder().encode(out.map((r) => r + '\0').join(''));
+  return { ...launch, fds: [{ purpose: 'args', data }, ...rest] };
 }
 
 /**

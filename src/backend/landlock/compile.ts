@@ -413,6 +413,12 @@ export const LANDLOCK_NETWORK_FILTERED =
  *   the denial only takes away, programs fall back as they do under the default preset, and
  *   explain and the report name it (seccomp.io_uring). A refusal would turn away every `seccomp: off`
  *   profile, used or not with io_uring, and protect nothing more.
+ * - SysV IPC and POSIX message queues, where the policy asks for an IPC namespace (namespaces.ipc): there
+ *   is none, so an object created inside outlives the run on the host (a 1 GiB segment did, issue 30) and
+ *   the host's own are in reach (ids are listed in /proc/sysvipc; mq_open is not a path Landlock can
+ *   grant). ENOSYS, as a kernel built without them answers, so programs take their fallback. Refused
+ *   rather than removed after the run: telling the run's objects from a stranger's by creator pid races
+ *   with pid reuse, and a removal comes after the host could already use them.
  * - MSG_FASTOPEN on sendto, sendmsg and sendmmsg while Landlock governs TCP: the kernel's fastopen
  *   path connects from inside the send, past the connect hook Landlock's rule hangs on
  *   (test/integration/landlock/bypass.test.ts shows the data arriving without this rule).
@@ -440,9 +446,22 @@ export function landlockSeccompRules(policy: Policy): SeccompRule[] {
     // getrlimit pass pid 0, the caller itself.
     { syscall: 'prlimit64', errno: 'EPERM', when: { arg: 0, op: 'ne-list', value: [0] } },
     ...IO_URING_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'EPERM' })),
+    ...(policy.namespaces.ipc ? HOST_IPC_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'ENOSYS' })) : []),
     ...(landlockGovernsTcp(policy) ? [fastOpen('sendto', 3), fastOpen('sendmsg', 2), fastOpen('sendmmsg', 3)] : []),
   ];
 }
+
+/**
+ * The calls on host-global IPC objects (ipc/ in the kernel): SysV shared memory, message queues and
+ * semaphores, and POSIX message queues. POSIX shared memory and semaphores are files in /dev/shm, which
+ * the helper does not grant.
+ */
+export const HOST_IPC_SYSCALLS: readonly string[] = [
+  ...['shmget', 'shmat', 'shmdt', 'shmctl'],
+  ...['msgget', 'msgsnd', 'msgrcv', 'msgctl'],
+  ...['semget', 'semop', 'semtimedop', 'semctl'],
+  ...['mq_open', 'mq_unlink', 'mq_timedsend', 'mq_timedreceive', 'mq_notify', 'mq_getsetattr'],
+];
 
 /** Landlock's TCP rules are in force unless the policy shares the host's network (ABI 4). */
 function landlockGovernsTcp(policy: Policy): boolean {

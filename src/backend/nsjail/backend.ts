@@ -16,8 +16,8 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
   supervision: 'supervisor',
   // nsjail sets CPU, FSIZE and NOFILE on the command itself from the policy (compile.ts compileRlimits):
-  // sbx's wrapper leaves them off nsjail's supervising parent, which a small file-size limit would kill
-  // at its log's first long write, or a descriptor limit starve (issue 30). AS and NPROC stay on the
+  // sbx's wrapper leaves them off nsjail's supervising parent, which they would only put under the
+  // command's limits (issue 30: a small nofile could starve nsjail's own setup). AS and NPROC stay on the
   // wrapper: nsjail hands them down as `hard`, and NPROC counts the whole uid anyway. The session
   // cgroup holds nsjail too: a kill there ends the whole jail with it, nothing of the host is left to restore.
   commandLimits: {

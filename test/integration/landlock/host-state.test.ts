@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../../helpers/paths.js';
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 const PROBE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'host-state-probe.c');
 /** SysV keys of this test process only: never a stranger's object. */
-const KEY = 0x5b000000 + (process.pid % 0x10000) * 16;
+const KEY = 0x50000000 + process.pid * 16; // pid_max is at most 2^22: below 0x54000000, no two test processes share one
 const keyHex = (key: number) => `0x${key.toString(16).padStart(8, '0')}`;
 /** A /sys file root may open for writing (opened only, never written), the first this kernel has. */
 const SYS_FILE = ['/sys/kernel/mm/transparent_hugepage/enabled', '/sys/kernel/mm/ksm/run', '/sys/power/state'].find(

@@ -71,7 +71,7 @@ export interface PrepareOptions {
   /** Whose /run/user directory a user manager's scope lends when XDG_RUNTIME_DIR is unset. Default: ours. */
   uid?: number;
   /**
-   * What the backend's launcher applies to the command alone (Backend.launcherLimits): left out of the
+   * What the backend's launcher applies to the command alone (Backend.commandLimits): left out of the
    * wrapper, so the launcher's own supervising process keeps sbx's limits (issue 30). A systemd scope
    * holds the launcher whole: its cgroup cannot be left to the launcher.
    */

@@ -19,7 +19,10 @@
  *   net=filtered     deny all TCP to the command, and judge its connect(), listen() and non-TCP socket()
  *                    calls in the monitor (sbx-landlock-net.c): only connect= ports are reached
  *   connect=PORT     under net=filtered, the monitor connects the command's TCP sockets to 127.0.0.1:PORT
- *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal
+ *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal, in the command's process only, once it is
+ *                    confined and just before exec: the monitor keeps sbx's own limits (issue 30)
+ *   cgroup=PATH      a session cgroup's cgroup.procs: the command's process moves itself there before
+ *                    it is confined, the monitor stays where sbx is (it shares no pool with the command)
  *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
  *   cwd=PATH         the command's working directory
  *   setsid=1         start a new session (no controlling terminal: TIOCSTI, CVE-2017-5226)
@@ -88,10 +91,10 @@ static const uint64_t FS_DEVICE = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS
 /* The whole configuration; the process execs or exits soon after parsing, so nothing is freed. */
 struct config {
 	char *ro[MAX_ITEMS], *rw[MAX_ITEMS], *dev[MAX_ITEMS], *except[MAX_ITEMS], *mkdirs[MAX_ITEMS], *pin_path[MAX_ITEMS];
-	char *guard[MAX_ITEMS];
+	char *guard[MAX_ITEMS], *cgroup[MAX_ITEMS];
 	int pin_fd[MAX_ITEMS];
 	char *env[MAX_ITEMS + 1], *argv[MAX_ITEMS + 1], *cwd;
-	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin, n_guard;
+	size_t n_ro, n_rw, n_dev, n_except, n_mkdir, n_env, n_argv, n_tcp, n_rlimit, n_pin, n_guard, n_cgroup;
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
 	int setsid, net_host, net_filtered;
@@ -155,6 +158,7 @@ static void parse_config(struct config *c) {
 		else if (!strcmp(rec, "except")) push(c->except, &c->n_except, v, rec);
 		else if (!strcmp(rec, "mkdir")) push(c->mkdirs, &c->n_mkdir, v, rec);
 		else if (!strcmp(rec, "guard")) push(c->guard, &c->n_guard, v, rec);
+		else if (!strcmp(rec, "cgroup")) push(c->cgroup, &c->n_cgroup, v, rec);
 		else if (!strcmp(rec, "env")) push(c->env, &c->n_env, v, rec);
 		else if (!strcmp(rec, "arg")) push(c->argv, &c->n_argv, v, rec);
 		else if (!strcmp(rec, "cwd")) c->cwd = v;
@@ -357,18 +361,29 @@ static void install_seccomp(const struct config *c) {
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0) die("installing the seccomp filter");
 }
 
-/* The child: confine, then exec. Order matters: rlimits and the bounding set need the capabilities
- * that are dropped next; Landlock and seccomp need no_new_privs; seccomp comes last so that the
- * setup's own system calls are not filtered. */
+/* The command's process into each session cgroup ("0": the writer, cgroup-v2.rst), before anything
+ * else it does is charged: the monitor stays in sbx's cgroup, out of reach of the session's
+ * memory.oom.group kill and pids.max (issue 30). Before Landlock, which would deny the write. */
+static void enter_cgroups(const struct config *c) {
+	for (size_t i = 0; i < c->n_cgroup; i++) {
+		int fd = open(c->cgroup[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1) die("moving into cgroup %s", c->cgroup[i]);
+		close(fd);
+	}
+}
+
+/* The child: confine, then exec. Order matters: the bounding set needs the capabilities that are
+ * dropped next; Landlock and seccomp need no_new_privs; the rlimits come once the setup's own
+ * descriptors are closed (a small RLIMIT_NOFILE must not fail the Landlock rules); seccomp comes
+ * last so that the setup's own system calls are not filtered. */
 static void confine_and_exec(struct config *c, int ready, int judge) {
 	report_fd = ready;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+	enter_cgroups(c);
 	if (c->setsid && setsid() < 0) die("setsid");
 	for (size_t i = 0; i < c->n_mkdir; i++)
 		if (mkdir(c->mkdirs[i], 0700) < 0 && errno != EEXIST) die("mkdir %s", c->mkdirs[i]);
 	if (chdir(c->cwd) < 0) die("chdir %s", c->cwd);
-	for (size_t i = 0; i < c->n_rlimit; i++)
-		if (setrlimit(c->rlimit[i].resource, &c->rlimit[i].value) < 0) die("setrlimit %d", c->rlimit[i].resource);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("PR_SET_NO_NEW_PRIVS");
 	drop_capabilities();
 	landlock(c);
@@ -381,6 +396,9 @@ static void confine_and_exec(struct config *c, int ready, int judge) {
 		close(listener);
 		close(judge);
 	}
+	/* Lowering only: they are clamped to sbx's own hard limits (src/runtime/cgroup/rlimits.ts). */
+	for (size_t i = 0; i < c->n_rlimit; i++)
+		if (setrlimit(c->rlimit[i].resource, &c->rlimit[i].value) < 0) die("setrlimit %d", c->rlimit[i].resource);
 	install_seccomp(c);
 	c->env[c->n_env] = c->argv[c->n_argv] = NULL;
 	environ = c->env;
@@ -479,8 +497,10 @@ int main(int argc, char **argv) {
 	if (judge[1] >= 0) close(judge[1]);
 	/*
 	 * The monitor's own duties must outlive what the command can do to it: with sbx gone, a status
-	 * write would raise SIGPIPE before the restore is done; a file-size or CPU limit reaching the
-	 * monitor would kill it mid-restore. Ignored here, after the fork, so the command keeps the defaults.
+	 * write would raise SIGPIPE before the restore is done. The profile's rlimits and cgroup are the
+	 * command's alone (rlimit=, cgroup= records, applied in the child), so the monitor runs under sbx's
+	 * own limits: were one inherited from further up, a file-size or CPU limit would still not kill it
+	 * mid-restore at the soft limit. Ignored here, after the fork, so the command keeps the defaults.
 	 */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);

@@ -29,7 +29,10 @@ export const BACKENDS = { bwrap, nsjail, landlock } as const;
 
 /** A backend bound to the launcher it probed: what a run (and `sbx explain`) holds. */
 export interface ChosenBackend
-  extends Pick<Backend<Launcher>, 'name' | 'egressOn' | 'gaps' | 'approximations' | 'exposed' | 'expand'> {
+  extends Pick<
+    Backend<Launcher>,
+    'name' | 'egressOn' | 'commandLimits' | 'gaps' | 'approximations' | 'exposed' | 'expand'
+  > {
   launcher: Launcher;
   /** How runtime/exec.ts spawns and supervises it. */
   execOptions: (session: Session) => Pick<ExecOptions, 'supervision' | 'fdDir' | 'launcherKill'>;
@@ -56,6 +59,7 @@ function bind<L extends Launcher, S extends Supervision>(unit: Backend<L, S>, la
   return {
     name: unit.name,
     egressOn: unit.egressOn,
+    commandLimits: unit.commandLimits,
     execOptions: (session) => ({ supervision: unit.supervision, ...unit.execOptions(session) }),
     gaps: unit.gaps,
     approximations: unit.approximations,

@@ -3,6 +3,7 @@
 // launcher, so a unit's compile, read and describe receive the launcher it probed, never another's:
 // backend/registry.ts pairs them once. Part of the shell (it names runtime/exec.ts's results), like
 // the units' backend.ts files; the compilers stay pure.
+import type { CommandLimits, LauncherLimits } from '../limits/types.js';
 import type { Policy } from '../policy/types.js';
 import type { Host } from '../policy/host.js';
 import type { Violation } from '../policy/violation.js';
@@ -81,6 +82,12 @@ export interface Backend<L extends LauncherBase, S extends Supervision = Supervi
   compile: (policy: Policy, session: Session, launcher: L, host: Host, arch: NodeJS.Architecture) => Promise<Launch>;
   /** Who reports on the command (runtime/exec.ts): the launcher's status descriptor, or the launcher as supervisor. */
   supervision: S;
+  /**
+   * The limits the launcher applies to the command alone, so that its own supervising process keeps
+   * sbx's (issue 30: no helper of sbx's shares a limit with the command it watches), and how a launch
+   * is given them; null when sbx's wrapper applies them all, to the launcher itself (bwrap).
+   */
+  commandLimits: CommandLimitsUnit | null;
   /** How else the runtime spawns it (runtime/exec.ts). */
   execOptions: (session: Session) => Pick<ExecOptions, 'fdDir' | 'launcherKill'>;
   /** How the launch ended; a sandbox that was never built is thrown as its SbxError. */
@@ -100,6 +107,14 @@ export interface Backend<L extends LauncherBase, S extends Supervision = Supervi
     launcher: L,
     quote: (argv: string[]) => string,
   ) => Promise<BackendDescription>;
+}
+
+/** A launcher's share of the limits (Backend.commandLimits). */
+export interface CommandLimitsUnit {
+  /** What it applies: the wrapper (runtime/cgroup/apply.ts) leaves these out. */
+  applies: LauncherLimits;
+  /** The launch with this run's values of them in it (the wrapper's `command`). */
+  into: (launch: Launch, limits: CommandLimits) => Promise<Launch>;
 }
 
 /** bwrap and nsjail: `network: none` is a network namespace of its own. */

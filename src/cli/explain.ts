@@ -184,13 +184,17 @@ function wrapperOf(compiled: Compiled): string[] | undefined {
 }
 
 /** What explain prints of the limits wrapper: why it is there, then its argv, which the launcher's follows. */
-function describeWrapper(wrapper: string[]): string[] {
+function describeWrapper(wrapper: string[], launcherApplies: boolean): string[] {
+  // Issue 30: a launcher that limits the command alone has those limits in its own configuration.
+  const own = launcherApplies
+    ? "; what the launcher applies to the command alone is in its own configuration, so that its supervising process keeps sbx's limits"
+    : '';
   const how =
     wrapper[0] === SHELL
       ? "sbx's trampoline (a shell: builtins only) moves itself into this run's cgroup, sets the rlimits, then execs the launcher"
       : 'a transient systemd scope holds the cgroup limits; the shell in it sets the rlimits, then execs the launcher';
   return [
-    `# limits: what sbx spawns is this wrapper, so that nothing the command runs is ever outside the limits: ${how} below.`,
+    `# limits: what sbx spawns is this wrapper, so that nothing the command runs is ever outside the limits: ${how} below${own}.`,
     "# (the cgroup is named after this explain's session id; a run gets its own)",
     shellJoin(wrapper),
   ];
@@ -250,7 +254,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
   const gaps = await backend.gaps(p);
   if (gaps.length > 0) out.push(`${backend.name} differs from bwrap here:`, ...gaps.map((g) => `  ${g}`), '');
   const wrapper = wrapperOf(compiled);
-  if (wrapper) out.push(...describeWrapper(wrapper));
+  if (wrapper) out.push(...describeWrapper(wrapper, backend.commandLimits !== null));
   out.push(...described.lines);
   return out;
 }

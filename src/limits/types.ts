@@ -60,6 +60,25 @@ export interface Rlimit {
   uid?: number;
 }
 
+/**
+ * What a launcher applies to the command alone, so that its own supervising process (sbx-landlock's
+ * monitor, nsjail's parent) keeps sbx's limits and never shares one with the command it watches
+ * (issue 30): the resources whose rlimits it sets in the command's process just before exec, and
+ * whether it moves the command (not itself) into the session cgroup. The limits wrapper leaves those out.
+ */
+export interface LauncherLimits {
+  rlimits: readonly RlimitResource[];
+  cgroup: boolean;
+}
+
+/** What the wrapper left to the launcher (LauncherLimits), in the values of this run. */
+export interface CommandLimits {
+  /** The rlimits to set in the command's process, clamped as the trampoline's are. */
+  rlimits: readonly Rlimit[];
+  /** The session cgroups' cgroup.procs files the command moves itself into. */
+  cgroupProcs: readonly string[];
+}
+
 export interface PlannedLimit {
   name: LimitName;
   /** In the base unit: bytes, count, CPUs, milliseconds (timeout), seconds (cpu-time). */

@@ -4,6 +4,7 @@
 import type { Launch, Session } from '../backend/launch.js';
 import type { ChosenBackend } from '../backend/registry.js';
 import { isSbxError } from '../errors.js';
+import type { LauncherLimits } from '../limits/types.js';
 import type { PreparedLimits } from '../runtime/cgroup/apply.js';
 import type { CleanupStack } from './cleanup.js';
 import { cgroupHost, type PlannedLimits, planRunLimits } from './limits-stage.js';
@@ -36,9 +37,18 @@ export async function compileRunLaunch({
   // The environment and uid the plan was probed with (pipeline/limits-stage.ts): one host view per run.
   const host = cgroupHost(ctx);
   await planned.apply.sweepStaleCgroups(host);
-  const limits = await planned.apply.prepareLimits(planned.plan, session, host);
+  const limits = await planned.apply.prepareLimits(planned.plan, session, { ...host, ...launcherShare(backend) });
   cleanup.defer(() => limits.cleanup());
-  return { launch: { ...launch, ...limits.wrap(launch) }, limits };
+  const own = backend.commandLimits ? await backend.commandLimits.into(launch, limits.command) : launch;
+  return { launch: { ...own, ...limits.wrap(own) }, limits };
+}
+
+/**
+ * What the backend's launcher applies to the command alone (Backend.commandLimits): the wrapper leaves
+ * it out, so the launcher's supervising process never shares a limit with the command (issue 30).
+ */
+function launcherShare(backend: ChosenBackend): { launcher?: LauncherLimits } {
+  return backend.commandLimits ? { launcher: backend.commandLimits.applies } : {};
 }
 
 /** compile()'s launch: what run() would spawn, the limits wrapper included. */
@@ -69,8 +79,13 @@ export async function plannedLaunch({
   try {
     planned = await planRunLimits({ ctx, policy: derived.policy });
     if (!planned) return { launch };
-    const wrapper = planned.apply.planLimitsWrapper(planned.plan, session.id, cgroupHost(ctx));
-    return { launch: { ...launch, ...wrapper.wrap(launch) }, launcherLaunch: launch };
+    const wrapper = planned.apply.planLimitsWrapper(planned.plan, session.id, {
+      ...cgroupHost(ctx),
+      ...launcherShare(backend),
+    });
+    const own = backend.commandLimits ? await backend.commandLimits.into(launch, wrapper.command) : launch;
+    if (!wrapper.wraps) return { launch: own };
+    return { launch: { ...own, ...wrapper.wrap(own) }, launcherLaunch: own };
   } catch (error) {
     if (!isSbxError(error)) throw error;
     return { launch };

@@ -17,6 +17,12 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   needsUserNamespaces: true,
   egressOn: 'session-dir',
   supervision: 'status-fd',
+  // sbx's wrapper applies every limit to bwrap itself (issue 30, docs/SECURITY.md "Landlock: the
+  // command's limits, SysV IPC and kernel state"): bwrap's outer monitor and its pid 1 only wait and
+  // reap, and --die-with-parent and the pid namespace end the whole sandbox with either, so a limit
+  // that kills one fails closed, with nothing of the host left to restore. bwrap has no way to set an
+  // rlimit on the command alone.
+  commandLimits: null,
   async probe(ctx) {
     const info = probeBwrap(ctx.env, ctx.cacheDir);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };

@@ -21,6 +21,15 @@ export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
   needsUserNamespaces: false,
   egressOn: 'loopback',
   supervision: 'status-fd',
+  // Every limit is the command's alone (issue 30). The monitor judges connects and restores guarded
+  // state: a CPU-time limit it inherited killed it while the command hammered denied connects, and
+  // then nothing was restored and the command's descendants outlived sbx; the session cgroup's
+  // memory.oom.group kill would do the same. So sbx's wrapper sets none of them on the helper: its
+  // child sets the rlimits just before exec and moves into the session cgroup before it is confined.
+  commandLimits: {
+    applies: { rlimits: ['CPU', 'FSIZE', 'DATA', 'CORE', 'NPROC', 'NOFILE', 'AS'], cgroup: true },
+    into: async (launch, limits) => (await import('./compile.js')).withLandlockCommandLimits(launch, limits),
+  },
   async probe(ctx) {
     const { probeLandlock } = await import('../../runtime/landlock-probe.js');
     return { backend: 'landlock', ...probeLandlock(landlockHelperPath()), chosenBy: ctx.choice };

@@ -13,6 +13,7 @@ import {
   GIT_HOOKS_REASON,
   OWN_POLICY_REASON,
 } from '../../policy/guarded-state.js';
+import type { CommandLimits, RlimitResource } from '../../limits/types.js';
 import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
 import { IO_URING_SYSCALLS, assembleSeccompFilter, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
@@ -40,7 +41,17 @@ const AF_INET6 = 10;
 const AF_NETLINK = 16;
 /** <linux/net.h>. */
 const SOCK_DGRAM = 2;
-const RLIMIT_CORE = 4;
+/** <asm-generic/resource.h>: the same numbers on x86_64 and aarch64. */
+const RLIMIT_NUMBER: Record<RlimitResource, number> = {
+  CPU: 0,
+  FSIZE: 1,
+  DATA: 2,
+  CORE: 4,
+  NPROC: 6,
+  NOFILE: 7,
+  AS: 9,
+};
+const RLIMIT_CORE = RLIMIT_NUMBER.CORE;
 /** <linux/socket.h>; the same on x86_64 and aarch64. */
 const MSG_FASTOPEN = 0x20000000;
 const DESCRIBED_SESSION: Session = { id: 'session', dir: '<session>', emptyFile: '<session>/empty' };
@@ -406,6 +417,12 @@ export const LANDLOCK_NETWORK_FILTERED =
  *   the denial only takes away, programs fall back as they do under the default preset, and
  *   explain and the report name it (seccomp.io_uring). A refusal would turn away every `seccomp: off`
  *   profile, used or not with io_uring, and protect nothing more.
+ * - SysV IPC and POSIX message queues, where the policy asks for an IPC namespace (namespaces.ipc): there
+ *   is none, so an object created inside outlives the run on the host (a 1 GiB segment did, issue 30) and
+ *   the host's own are in reach (ids are listed in /proc/sysvipc; mq_open is not a path Landlock can
+ *   grant). ENOSYS, as a kernel built without them answers, so programs take their fallback. Refused
+ *   rather than removed after the run: telling the run's objects from a stranger's by creator pid races
+ *   with pid reuse, and a removal comes after the host could already use them.
  * - MSG_FASTOPEN on sendto, sendmsg and sendmmsg while Landlock governs TCP: the kernel's fastopen
  *   path connects from inside the send, past the connect hook Landlock's rule hangs on
  *   (test/integration/landlock/bypass.test.ts shows the data arriving without this rule).
@@ -433,9 +450,22 @@ export function landlockSeccompRules(policy: Policy): SeccompRule[] {
     // getrlimit pass pid 0, the caller itself.
     { syscall: 'prlimit64', errno: 'EPERM', when: { arg: 0, op: 'ne-list', value: [0] } },
     ...IO_URING_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'EPERM' })),
+    ...(policy.namespaces.ipc ? HOST_IPC_SYSCALLS.map((syscall): SeccompRule => ({ syscall, errno: 'ENOSYS' })) : []),
     ...(landlockGovernsTcp(policy) ? [fastOpen('sendto', 3), fastOpen('sendmsg', 2), fastOpen('sendmmsg', 3)] : []),
   ];
 }
+
+/**
+ * The calls on host-global IPC objects (ipc/ in the kernel): SysV shared memory, message queues and
+ * semaphores, and POSIX message queues. POSIX shared memory and semaphores are files in /dev/shm, which
+ * the helper does not grant.
+ */
+export const HOST_IPC_SYSCALLS: readonly string[] = [
+  ...['shmget', 'shmat', 'shmdt', 'shmctl'],
+  ...['msgget', 'msgsnd', 'msgrcv', 'msgctl'],
+  ...['semget', 'semop', 'semtimedop', 'semctl'],
+  ...['mq_open', 'mq_unlink', 'mq_timedsend', 'mq_timedreceive', 'mq_notify', 'mq_getsetattr'],
+];
 
 /** Landlock's TCP rules are in force unless the policy shares the host's network (ABI 4). */
 function landlockGovernsTcp(policy: Policy): boolean {
@@ -543,6 +573,26 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
       ...pins.map((source) => ({ purpose: 'bind' as const, source })),
     ],
   };
+}
+
+/**
+ * The launch with this run's limits in the helper's configuration (backend.ts commandLimits, issue 30):
+ * the rlimits before `rlimit=4:0:0` (a plan's own CORE cannot undo it), the cgroups first of all. The
+ * helper's child applies them, so its monitor keeps sbx's own limits and stays in sbx's cgroup.
+ */
+export function withLandlockCommandLimits(launch: Launch, limits: CommandLimits): Launch {
+  const [config, ...rest] = launch.fds;
+  if (config?.purpose !== 'args') return launch;
+  const records = new TextDecoder().decode(config.data).split('\0').slice(0, -1);
+  const core = records.indexOf(`rlimit=${RLIMIT_CORE}:0:0`);
+  const rlimits = limits.rlimits
+    .map((r) => `rlimit=${RLIMIT_NUMBER[r.resource]}:${r.soft}:${r.hard}`)
+    .filter((r) => !records.includes(r));
+  const cgroups = limits.cgroupProcs.map((p) => `cgroup=${p}`);
+  const at = core < 0 ? records.length : core;
+  const out = [...cgroups, ...records.slice(0, at), ...rlimits, ...records.slice(at)];
+  const data = new TextEncoder().encode(out.map((r) => r + '\0').join(''));
+  return { ...launch, fds: [{ purpose: 'args', data }, ...rest] };
 }
 
 /**

@@ -199,7 +199,10 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
     key: 'namespaces.ipc',
     effect: 'weaker',
     detail:
-      'no IPC namespace: SysV IPC objects of the host are reachable as their permissions allow; ' +
+      'no IPC namespace: SysV IPC (shmget, msgget, semget and every call on their objects) and POSIX ' +
+      'message queues (mq_open...) fail with ENOSYS (seccomp), as on a kernel built without them: an ' +
+      "object created inside would outlive the run on the host, and the host's own would be in reach. " +
+      'POSIX shared memory and semaphores (/dev/shm) fail with EACCES (not granted, mounts.dev-nodes); ' +
       'abstract unix sockets are scoped (ABI 6)',
   },
   {
@@ -267,15 +270,17 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
     key: 'limits',
     effect: 'equivalent',
     detail:
-      "enforced by sbx's LimitPlan around the helper, as for bwrap; the helper also sets RLIMIT_CORE 0 " +
-      '(no core files in granted trees)',
+      "sbx's LimitPlan, as for bwrap, but on the command alone: the helper's child sets the rlimits just " +
+      'before exec and moves itself into the session cgroup, so its monitor (the network judge, the restore ' +
+      "of guarded paths) keeps sbx's own limits and pool; RLIMIT_CORE 0 always (no core files in granted " +
+      'trees). A systemd scope holds the helper whole',
   },
   {
     key: 'seccomp',
     effect: 'equivalent',
     detail:
       "the policy's rules, as bwrap gets them, installed last by the helper, plus the backend's own " +
-      '(landlock.unix-sockets, network.none, network.tcp-fastopen, seccomp.io_uring), even with preset ' +
+      '(landlock.unix-sockets, network.none, network.tcp-fastopen, seccomp.io_uring, namespaces.ipc), even with preset ' +
       "off; those only deny more. Under an allow list a second filter sends the network judge's calls " +
       'to the helper (network.filtered)',
   },

@@ -15,6 +15,15 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   egressOn: 'session-dir',
   // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
   supervision: 'supervisor',
+  // nsjail sets CPU, FSIZE and NOFILE on the command itself from the policy (compile.ts compileRlimits):
+  // sbx's wrapper leaves them off nsjail's supervising parent, which they would only put under the
+  // command's limits (issue 30: a small nofile could starve nsjail's own setup). AS and NPROC stay on the
+  // wrapper: nsjail hands them down as `hard`, and NPROC counts the whole uid anyway. The session
+  // cgroup holds nsjail too: a kill there ends the whole jail with it, nothing of the host is left to restore.
+  commandLimits: {
+    applies: { rlimits: ['CPU', 'FSIZE', 'NOFILE'], cgroup: false },
+    into: async (launch) => launch,
+  },
   async probe(ctx) {
     return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
   },

@@ -4,7 +4,15 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { SbxError } from '../../errors.js';
-import type { CgroupController, CgroupPlan, CgroupSettings, LimitPlan, Rlimit } from '../../limits/plan.js';
+import type {
+  CgroupController,
+  CgroupPlan,
+  CgroupSettings,
+  CommandLimits,
+  LauncherLimits,
+  LimitPlan,
+  Rlimit,
+} from '../../limits/plan.js';
 import { CPU_PERIOD_US, cpuQuotaUs } from '../../limits/plan.js';
 import type { Violation } from '../../policy/violation.js';
 import { effectiveRlimits } from './rlimits.js';
@@ -51,6 +59,8 @@ export interface PreparedLimits {
   readonly cgroupDirs: readonly string[];
   /** The rlimits the trampoline sets, after clamping to sbx's own hard limits. */
   readonly rlimits: readonly Rlimit[];
+  /** What the launcher applies to the command alone (PrepareOptions.launcher); empty without it. */
+  readonly command: CommandLimits;
 }
 
 export interface PrepareOptions {
@@ -60,6 +70,12 @@ export interface PrepareOptions {
   env?: Readonly<NodeJS.ProcessEnv>;
   /** Whose /run/user directory a user manager's scope lends when XDG_RUNTIME_DIR is unset. Default: ours. */
   uid?: number;
+  /**
+   * What the backend's launcher applies to the command alone (Backend.commandLimits): left out of the
+   * wrapper, so the launcher's own supervising process keeps sbx's limits (issue 30). A systemd scope
+   * holds the launcher whole: its cgroup cannot be left to the launcher.
+   */
+  launcher?: LauncherLimits;
 }
 
 /** Session ids become directory and unit names: nothing that could climb out of the parent. */
@@ -226,6 +242,10 @@ export interface LimitsWrapper {
   readonly cgroupDirs: readonly string[];
   /** The rlimits the trampoline sets, after clamping to sbx's own hard limits. */
   readonly rlimits: readonly Rlimit[];
+  /** What the launcher applies to the command alone, in this run's values: none unless PrepareOptions.launcher. */
+  readonly command: CommandLimits;
+  /** Whether `wrap` puts anything in front of the launcher: not when the launcher applies every limit itself. */
+  readonly wraps: boolean;
 }
 
 /**
@@ -236,7 +256,7 @@ export interface LimitsWrapper {
 export function planLimitsWrapper(
   plan: LimitPlan,
   sessionId: string,
-  opts: Pick<PrepareOptions, 'root' | 'env' | 'uid'> = {},
+  opts: Pick<PrepareOptions, 'root' | 'env' | 'uid' | 'launcher'> = {},
 ): LimitsWrapper {
   if (!SESSION_ID.test(sessionId)) {
     throw new SbxError('SANDBOX_SETUP', `session id ${JSON.stringify(sessionId)} cannot name a cgroup`, {
@@ -246,13 +266,25 @@ export function planLimitsWrapper(
   const cg = plan.cgroup;
   const env = opts.env ?? process.env;
   const name = sessionCgroupName(sessionId);
-  const rlimits = effectiveRlimits(plan, opts.root ?? '');
+  const effective = effectiveRlimits(plan, opts.root ?? '');
   const systemdRun = cg.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
   const cgroupDirs = sessionCgroupDirs(cg, name).map((d) => d.dir);
   const procsFiles = cgroupDirs.map((d) => join(d, 'cgroup.procs'));
+  // The launcher's share (issue 30): what it sets on the command alone stays out of the trampoline,
+  // which would otherwise hand it to the launcher's own supervising process too.
+  const byLauncher = new Set(opts.launcher?.rlimits ?? []);
+  const rlimits = effective.filter((r) => !byLauncher.has(r.resource));
+  const command: CommandLimits = {
+    rlimits: effective.filter((r) => byLauncher.has(r.resource)),
+    cgroupProcs: opts.launcher?.cgroup ? procsFiles : [],
+  };
+  const trampolineProcs = opts.launcher?.cgroup ? [] : procsFiles;
+  // Nothing left for the trampoline (landlock: the helper applies every limit): the launcher starts as is.
+  const wraps = systemdRun !== undefined || trampolineProcs.length > 0 || rlimits.length > 0;
   const wrap = (launch: LaunchCommand) => {
+    if (!wraps) return { file: launch.file, args: launch.args };
     if (cg.kind !== 'systemd-scope' || systemdRun === undefined) {
-      const argv = shellTrampoline(procsFiles, rlimits);
+      const argv = shellTrampoline(trampolineProcs, rlimits);
       return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
     }
     // systemd-run --user finds the user manager through XDG_RUNTIME_DIR; lend it when the launcher's
@@ -270,7 +302,7 @@ export function planLimitsWrapper(
     const argv = systemdScopeArgv(scope, rlimits);
     return { file: argv[0]!, args: [...argv.slice(1), launch.file, ...launch.args] };
   };
-  return { wrap, cgroupDirs, rlimits };
+  return { wrap, wraps, cgroupDirs, rlimits, command };
 }
 
 export async function prepareLimits(
@@ -289,6 +321,7 @@ export async function prepareLimits(
   return {
     cgroupDirs: dirs,
     rlimits: wrapper.rlimits,
+    command: wrapper.command,
     wrap: wrapper.wrap,
     watch(launcherPid, alive) {
       watchdog?.start(launcherPid, alive);

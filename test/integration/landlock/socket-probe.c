@@ -25,6 +25,10 @@
  *   thread-unshared ...   so that its descriptor table is not the process's
  *   bindtodevice DEV ADDR PORT  SO_BINDTODEVICE DEV, then connect4 (a 2 s send timeout bounds the SYN)
  *
+ *   hammer PORT           connect() to 127.0.0.1:PORT from a fresh TCP socket, over and over until it is
+ *                         killed (test/integration/landlock/limits.test.ts: each denial costs the judge
+ *                         CPU time); prints "hammer connected" and exits 3 if one ever succeeds
+ *
  * Whatever the network:
  *   dgram-pair PATH       socketpair(AF_UNIX, SOCK_DGRAM), then sendto() the pathname socket PATH
  *   dgram-recv PATH       (unsandboxed) binds a datagram socket at PATH, prints "ready", then the first
@@ -251,6 +255,17 @@ static int dgram_recv(const char *path) {
 	return fputs(buf, stdout), 0;
 }
 
+/* Never returns but when a connect succeeds: the CPU-time limit is what ends it. */
+static int hammer(const char *port) {
+	struct sockaddr_in addr = loopback(port);
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0) return fail("socket");
+		if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return puts("hammer connected"), 3;
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv) {
 	if (argc < 2) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
 	name = argv[1];
@@ -273,6 +288,7 @@ int main(int argc, char **argv) {
 	if (!strcmp(name, "thread") && argc == 4) return thread(0, argv + 2);
 	if (!strcmp(name, "thread-unshared") && argc == 4) return thread(1, argv + 2);
 	if (!strcmp(name, "bindtodevice") && argc == 5) return bind_device(argv[2], argv[3], argv[4]);
+	if (!strcmp(name, "hammer") && argc == 3) return hammer(argv[2]);
 	if (!strcmp(name, "dgram-pair") && argc == 3) return dgram_pair(argv[2]);
 	if (!strcmp(name, "dgram-recv") && argc == 3) return dgram_recv(argv[2]);
 	return fprintf(stderr, "socket-probe: unknown probe %s\n", name), 2;

@@ -9,7 +9,9 @@ import {
   landlockApproximations,
   landlockExposed,
   type LandlockHost,
+  withLandlockCommandLimits,
 } from '../../../../src/backend/landlock/compile.js';
+import { landlock } from '../../../../src/backend/landlock/backend.js';
 import { LANDLOCK_GAPS } from '../../../../src/backend/landlock/gaps.js';
 import type { Launch } from '../../../../src/backend/launch.js';
 import { SbxError } from '../../../../src/errors.js';
@@ -415,5 +417,46 @@ describe('approximated instead of refused', () => {
     const { policy } = await compiled('default', 'alice');
     const proc = landlockApproximations(policy).find((a) => a.startsWith('mounts.proc-host:'));
     expect(proc).toContain("other processes' command lines are readable");
+  });
+});
+
+describe("the command's limits are the helper's child's alone (issue 30)", () => {
+  const LIMITS = {
+    rlimits: [
+      { resource: 'CORE' as const, soft: 0, hard: 0 },
+      { resource: 'CPU' as const, soft: 2, hard: 3 },
+      { resource: 'NOFILE' as const, soft: 64, hard: 64 },
+      { resource: 'AS' as const, soft: 1 << 30, hard: 1 << 30 },
+    ],
+    cgroupProcs: ['/sys/fs/cgroup/sbx-s1/cgroup.procs'],
+  };
+
+  it('puts the cgroups first and the rlimits before the fixed RLIMIT_CORE 0, each once; nothing else moves', async () => {
+    const { landlock } = await compiled('default', 'alice');
+    const before = records(landlock);
+    const after = records(withLandlockCommandLimits(landlock, LIMITS));
+    expect(after[0]).toBe('cgroup=/sys/fs/cgroup/sbx-s1/cgroup.procs');
+    const core = after.indexOf('rlimit=4:0:0');
+    expect(after.slice(core - 3, core + 1)).toEqual([
+      'rlimit=0:2:3',
+      'rlimit=7:64:64',
+      `rlimit=9:${1 << 30}:${1 << 30}`,
+      'rlimit=4:0:0',
+    ]);
+    expect(after.filter((r) => r === 'rlimit=4:0:0')).toHaveLength(1);
+    expect(after.filter((r) => !/^(cgroup|rlimit)=/.test(r))).toEqual(before.filter((r) => !/^rlimit=/.test(r)));
+    expect(withLandlockCommandLimits(landlock, LIMITS).fds.slice(1)).toEqual(landlock.fds.slice(1));
+  });
+
+  it('control: without limits the launch is the same configuration', async () => {
+    const { landlock } = await compiled('default', 'alice');
+    expect(records(withLandlockCommandLimits(landlock, { rlimits: [], cgroupProcs: [] }))).toEqual(records(landlock));
+  });
+
+  it('the unit hands every rlimit resource and the cgroup to the helper', () => {
+    expect([...landlock.commandLimits!.applies.rlimits].sort()).toEqual(
+      ['AS', 'CORE', 'CPU', 'DATA', 'FSIZE', 'NOFILE', 'NPROC'].sort(),
+    );
+    expect(landlock.commandLimits!.applies.cgroup).toBe(true);
   });
 });

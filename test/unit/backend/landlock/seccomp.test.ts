@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compileLandlock,
   describeLandlockGaps,
+  HOST_IPC_SYSCALLS,
   landlockApproximations,
   landlockSeccompRules,
 } from '../../../../src/backend/landlock/compile.js';
@@ -18,6 +19,7 @@ import {
   ALLOW,
   AUDIT_ARCH,
   EAFNOSUPPORT,
+  ENOSYS,
   EOPNOTSUPP,
   EPERM,
   type Verdict,
@@ -108,6 +110,13 @@ describe.each(['x86_64', 'aarch64'] as const)('the filter on %s', (arch) => {
         expect(call('socketpair', 1, type, 0, 0)).toEqual(ALLOW);
     });
 
+    it("refuses SysV IPC and POSIX message queues with ENOSYS: no IPC namespace, their objects are the host's (issue 30)", async () => {
+      const { call } = await compiled();
+      for (const name of HOST_IPC_SYSCALLS) expect(call(name, 0, 1 << 20, 0o1600), name).toEqual(ENOSYS);
+      // POSIX shared memory is a file in /dev/shm (Landlock); the calls around it are untouched.
+      for (const name of ['mmap', 'memfd_create', 'ftruncate']) expect(call(name, 0, 0, 0), name).toEqual(ALLOW);
+    });
+
     it('refuses every socket family but netlink', async () => {
       const { call } = await compiled();
       expect([AF_UNIX, AF_INET, AF_NETLINK].map((family) => call('socket', family, 1, 0))).toEqual([
@@ -163,8 +172,25 @@ describe('what the report and explain say of these rules', () => {
       const { policy } = await landlockFor(profile, { preset: 'off' }, 'x86_64');
       return landlockSeccompRules(policy).map((r) => r.syscall);
     };
-    const always = ['socket', 'socketpair', 'prlimit64', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'];
+    const always = [
+      ...['socket', 'socketpair', 'prlimit64', 'io_uring_setup', 'io_uring_enter', 'io_uring_register'],
+      ...HOST_IPC_SYSCALLS,
+    ];
     expect(await names('default')).toEqual([...always, 'sendto', 'sendmsg', 'sendmmsg']);
     expect(await names('network')).toEqual(always);
+  });
+
+  it('SysV and POSIX mq calls are refused only where the policy asks for an IPC namespace', async () => {
+    const { policy } = await landlockFor('default', { preset: 'off' }, 'x86_64');
+    const shared = { ...policy, namespaces: { ...policy.namespaces, ipc: false } };
+    expect(landlockSeccompRules(policy).filter((r) => HOST_IPC_SYSCALLS.includes(r.syscall))).toHaveLength(18);
+    expect(landlockSeccompRules(shared).filter((r) => HOST_IPC_SYSCALLS.includes(r.syscall))).toEqual([]);
+  });
+
+  it('namespaces.ipc says so, in the report and in explain', async () => {
+    expect(await features('default', { preset: 'default' })).toContain('namespaces.ipc');
+    const { policy } = await landlockFor('default', { preset: 'default' }, 'x86_64');
+    const ipc = describeLandlockGaps(policy).find((g) => g.startsWith('weaker namespaces.ipc:'));
+    expect(ipc).toMatch(/SysV IPC .* ENOSYS/);
   });
 });

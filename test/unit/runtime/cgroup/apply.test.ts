@@ -438,3 +438,54 @@ describe('sweepStaleCgroups (fake)', () => {
     expect([memory, pids, cpu].filter((d) => existsSync(join(d, 'sbx-gone')))).toEqual([]);
   });
 });
+
+describe("a launcher's share: what it applies to the command alone stays out of the trampoline (issue 30)", () => {
+  const LAUNCH = { file: '/usr/lib/sbx/sbx-landlock', args: [] };
+
+  it.each([
+    ['v2', v2Setup],
+    ['v1', v1Setup],
+  ] as const)(
+    '%s: every limit to the launcher: no wrapper at all, the cgroups and rlimits handed over',
+    async (_kind, setup) => {
+      const { root, plan } = setup();
+      const launcher = { rlimits: ['CORE', 'CPU', 'FSIZE', 'NOFILE', 'AS', 'DATA', 'NPROC'] as const, cgroup: true };
+      const limits = await prepareLimits(plan, session('t7'), { root, launcher });
+      expect(limits.wrap(LAUNCH)).toEqual(LAUNCH);
+      expect(limits.rlimits).toEqual([]);
+      expect(limits.command.cgroupProcs).toEqual(limits.cgroupDirs.map((d) => join(d, 'cgroup.procs')));
+      expect(limits.command.rlimits.map((r) => r.resource)).toEqual(['CORE', 'CPU', 'FSIZE', 'NOFILE']);
+      expect(limits.command.rlimits.find((r) => r.resource === 'CPU')).toMatchObject({ soft: 60, hard: 61 });
+      await limits.cleanup();
+    },
+  );
+
+  it('some rlimits to the launcher: the trampoline keeps the cgroups and the rest', async () => {
+    const { root, parent, plan } = v2Setup();
+    const launcher = { rlimits: ['CPU', 'FSIZE', 'NOFILE'] as const, cgroup: false };
+    const limits = await prepareLimits(plan, session('t8'), { root, launcher });
+    const { args } = limits.wrap(LAUNCH);
+    expect(args[1]).toBe(
+      'for f; do shift; [ "$f" = -- ] && break; echo 0 > "$f" || { echo "sbx: cannot move into cgroup $f" >&2; exit 125; }; done; ' +
+        'ulimit -c 0 || { echo "sbx: cannot set resource limits" >&2; exit 125; }; exec "$@"',
+    );
+    expect(args[3]).toBe(join(parent, 'sbx-t8', 'cgroup.procs'));
+    expect(limits.command).toEqual({
+      rlimits: [
+        { resource: 'CPU', soft: 60, hard: 61 },
+        { resource: 'FSIZE', soft: 8 * 1024 ** 2, hard: 8 * 1024 ** 2 },
+        { resource: 'NOFILE', soft: 256, hard: 256 },
+      ],
+      cgroupProcs: [],
+    });
+    await limits.cleanup();
+  });
+
+  it('control: without a launcher share the trampoline sets everything and hands nothing over', async () => {
+    const { root, plan } = v2Setup();
+    const limits = await prepareLimits(plan, session('t9'), { root });
+    expect(limits.wrap(LAUNCH).args[1]).toBe(SCRIPT);
+    expect(limits.command).toEqual({ rlimits: [], cgroupProcs: [] });
+    await limits.cleanup();
+  });
+});

@@ -120,8 +120,10 @@ export interface LimitPlan {
   /** The runtime's wall clock. */
   timeoutMs?: number;
   /**
-   * Memory no cgroup enforces: sbx polls the resident memory of the session's process tree every
-   * `intervalMs` and ends the tree past `memoryBytes` (runtime/memory-watchdog.ts).
+   * Memory no cgroup enforces: sbx polls the memory of the session's process tree (resident, and the
+   * shared memory it holds in files and its tmpfs mounts) every `intervalMs`, every `fastIntervalMs`
+   * while it is above half the limit or grew by an eighth of it since the last poll, and ends the
+   * tree past `memoryBytes` (runtime/memory-watchdog.ts).
    */
-  watchdog?: { memoryBytes: number; intervalMs: number };
+  watchdog?: { memoryBytes: number; intervalMs: number; fastIntervalMs: number };
 }

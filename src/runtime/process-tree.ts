@@ -95,25 +95,63 @@ function kiB(text: string, name: string): number {
 }
 
 /**
+ * Where a process's memory can be read: its own /proc directory, or, when its leader thread has exited
+ * (`pthread_exit` in main, SYS_exit) while other threads run, one of those threads' task directory. The
+ * zombie leader has no mm, so its status has no Rss lines and its smaps_rollup is empty, but the thread
+ * group still holds every page: read through a live thread, or the group would count 0 (issue 30).
+ */
+function memoryDir(pid: number): { dir: string; status: string } | undefined {
+  const status = read(`/proc/${pid}/status`);
+  if (status === undefined) return undefined;
+  if (/^RssAnon:/m.test(status)) return { dir: `/proc/${pid}`, status };
+  for (const tid of numericEntries(`/proc/${pid}/task`)) {
+    const dir = `/proc/${pid}/task/${tid}`;
+    const taskStatus = read(`${dir}/status`);
+    if (taskStatus && /^RssAnon:/m.test(taskStatus)) return { dir, status: taskStatus };
+  }
+  return undefined;
+}
+
+/**
  * Memory a process holds that a memory cgroup would charge and nothing else frees: anonymous pages and
  * shared memory (shmem, memfd, tmpfs mappings). Not its mapped files (binaries, libraries): the page
  * cache is shared with the host and reclaimable. `precise` reads smaps_rollup's proportional share
  * (Pss_*, Linux 5.9+), which splits pages shared by several processes (a fork's copy-on-write heap,
  * one shared mapping) among them; it walks the page tables, so the watchdog asks only past the limit.
  * Without it, RssAnon + RssShmem from status (constant time) counts a shared page in every process:
- * never less than the truth.
+ * never less than the truth. `dir` is where it was read (a live thread's, for a leaderless group).
  */
 export function processMemory(p: TreeProcess, precise: boolean): number {
-  // A zombie's status has no Rss lines: 0.
+  return processMemoryAt(p, precise).bytes;
+}
+
+export function processMemoryAt(p: TreeProcess, precise: boolean): { bytes: number; dir?: string } {
+  // A zombie whose threads are all gone has no Rss lines anywhere: 0.
+  const at = memoryDir(p.pid);
+  if (!at) return { bytes: 0 };
   if (precise) {
-    const rollup = read(`/proc/${p.pid}/smaps_rollup`);
-    if (rollup && /^Pss_Anon:/m.test(rollup)) return kiB(rollup, 'Pss_Anon') + kiB(rollup, 'Pss_Shmem');
+    const rollup = read(`${at.dir}/smaps_rollup`);
+    if (rollup && /^Pss_Anon:/m.test(rollup))
+      return { bytes: kiB(rollup, 'Pss_Anon') + kiB(rollup, 'Pss_Shmem'), dir: at.dir };
   }
-  const status = read(`/proc/${p.pid}/status`);
-  return status ? kiB(status, 'RssAnon') + kiB(status, 'RssShmem') : 0;
+  return { bytes: kiB(at.status, 'RssAnon') + kiB(at.status, 'RssShmem'), dir: at.dir };
 }
 
 const isZombie = (stat: Stat) => stat.state === 'Z' || stat.state === 'X';
+
+/**
+ * Whether a thread group still runs: its leader, or (a zombie leader, see memoryDir) any other thread.
+ * Such a group is still signalled through the leader's pid: kill(2) reaches the whole group.
+ */
+function isGroupLive(pid: number, leader: Stat): boolean {
+  if (!isZombie(leader)) return true;
+  return numericEntries(`/proc/${pid}/task`).some((tid) => {
+    if (tid === pid) return false;
+    const text = read(`/proc/${pid}/task/${tid}/stat`);
+    const state = text?.slice(text.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== undefined && state !== 'Z' && state !== 'X';
+  });
+}
 
 /**
  * The descendants still to kill: alive, and still children of the process they were listed under. A
@@ -123,7 +161,7 @@ const isZombie = (stat: Stat) => stat.state === 'Z' || stat.state === 'X';
 function liveDescendants(tree: readonly TreeProcess[]): TreeProcess[] {
   return tree.filter((p) => {
     const stat = p.parent === undefined ? undefined : statOf(p.pid);
-    return stat !== undefined && stat.ppid === p.parent && !isZombie(stat);
+    return stat !== undefined && stat.ppid === p.parent && isGroupLive(p.pid, stat);
   });
 }
 

@@ -116,7 +116,7 @@ describe('endTree', () => {
 });
 
 describe.skipIf(!HAS_PYTHON)('memoryWatchdog', () => {
-  const limit = { memoryBytes: 128 * MiB, intervalMs: 20, display: '128MiB' };
+  const limit = { memoryBytes: 128 * MiB, intervalMs: 20, fastIntervalMs: 10, display: '128MiB' };
 
   it('ends a tree whose sum passes the limit, though each process is under it', async () => {
     // The outer shell stands in for the launcher (bwrap, the landlock helper): spared, it reports.

@@ -11,6 +11,7 @@ import {
   type Limits,
   planLimits,
   v2SessionParent,
+  WATCHDOG_FAST_INTERVAL_MS,
   WATCHDOG_INTERVAL_MS,
 } from '../../../src/limits/plan.js';
 
@@ -233,12 +234,17 @@ describe('planLimits', () => {
       { resource: 'NPROC', soft: 64, hard: 64, uid: 1000 },
       ...EXACT_RLIMITS,
     ]);
-    expect(plan.watchdog).toEqual({ memoryBytes: 512 * MiB, intervalMs: WATCHDOG_INTERVAL_MS });
+    expect(plan.watchdog).toEqual({
+      memoryBytes: 512 * MiB,
+      intervalMs: WATCHDOG_INTERVAL_MS,
+      fastIntervalMs: WATCHDOG_FAST_INTERVAL_MS,
+    });
     const notes = Object.fromEntries(plan.limits.map((l) => [l.name, l.note]));
     expect(notes.memory).toBe(
       'approximate: per-process data limit + tree watchdog, cgroup v1 is not writable by uid 1000: RLIMIT_DATA 512MiB per ' +
-        "process, and sbx ends the whole sandbox when its processes' resident memory (anonymous and shared, proportional) " +
-        'passes 512MiB, checked every 100ms; page cache, tmpfs files and unmapped shared memory are not counted',
+        "process, and sbx ends the whole sandbox when its processes' memory (anonymous and shared, proportional; " +
+        'memfds and tmpfs files they hold; its own tmpfs mounts) passes 512MiB, sampled every 100ms (10ms near the ' +
+        'limit), so a shorter burst may pass unseen; page cache is not counted',
     );
     expect(plan.limits[0]!.gap).toBe(
       'approximate: per-process data limit + tree watchdog (cgroup v1 is not writable by uid 1000)',
@@ -514,7 +520,11 @@ describe('each host kind × each limit: mechanism, exact, enforced', () => {
     for (const host of [V1_USER, V2_SESSION_NO_SYSTEMD, NONE_USER, NONE_ROOT]) {
       const plan = planLimits(parseLimits({ memory: '2GiB' }), host);
       expect(plan.rlimits.map((r) => r.resource)).toEqual(['CORE', 'DATA']);
-      expect(plan.watchdog).toEqual({ memoryBytes: 2 * 1024 * MiB, intervalMs: WATCHDOG_INTERVAL_MS });
+      expect(plan.watchdog).toEqual({
+        memoryBytes: 2 * 1024 * MiB,
+        intervalMs: WATCHDOG_INTERVAL_MS,
+        fastIntervalMs: WATCHDOG_FAST_INTERVAL_MS,
+      });
     }
   });
 });

@@ -15,6 +15,18 @@ const LIFT_AS = 'lift it with --address-space none';
 
 /** At or above this share of a limit, a failure may well come from it. */
 const NEAR_LIMIT = 0.9;
+/**
+ * Under the watchdog, at or above this share of the limit a failure may come from RLIMIT_DATA: the peak
+ * is sampled (it may miss the top), and one process's data near the limit means the tree held as much.
+ */
+const NEAR_SAMPLED = 0.5;
+/**
+ * How a failed allocation ends a process, when it does not report it in its own words: abort() after
+ * std::bad_alloc, glibc's malloc checks or V8's "heap out of memory" (SIGABRT; SIGTRAP on V8 builds
+ * that trap), a failed allocation dereferenced (SIGSEGV), a page a full tmpfs or memfd cannot back
+ * (SIGBUS), an OOM killer (SIGKILL). A shell passes a child's on as 128+N.
+ */
+const ALLOCATION_SIGNALS = { SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGKILL: 9, SIGSEGV: 11 } as const;
 /** Violation kinds that are a limit firing: the verdict names them, no hint is needed. */
 const LIMIT_KINDS = new Set(['timeout', 'oom', 'pids', 'cpu-time', 'file-size']);
 
@@ -67,6 +79,19 @@ export function limitVerdict(report: Report): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a failed run under the watchdog may have met RLIMIT_DATA: only with evidence (a sampled peak
+ * near the limit, or an end a failed allocation causes), never for any failure (`false` is not one).
+ * A single allocation past the limit that fails at once and is reported as an ordinary error (Python's
+ * MemoryError, exit 1) leaves no trace sbx can see: the program's own message names it.
+ */
+function mayBeDataLimit(report: Report, memory: ReportedLimit): boolean {
+  const peak = report.peaks?.memoryBytes;
+  if (peak !== undefined && peak >= NEAR_SAMPLED * memory.base) return true;
+  const signals = Object.entries(ALLOCATION_SIGNALS);
+  return signals.some(([name, n]) => report.signal === name || report.exitCode === 128 + n);
+}
+
 /** Lines (without the `sbx: hint: ` prefix) for a failed run that no limit visibly ended, but one may have. */
 export function limitHints(report: Report): string[] {
   if (report.exitCode === 0 || report.violations.some((v) => LIMIT_KINDS.has(v.kind))) return [];
@@ -77,14 +102,16 @@ export function limitHints(report: Report): string[] {
     const scope = `SIGKILL under a systemd scope with a ${memory.value} memory limit`;
     hints.push(`${scope} is most likely that limit; ${RAISE.memory}`);
   }
-  if (memory?.mechanism === 'watchdog') {
+  if (memory?.mechanism === 'watchdog' && mayBeDataLimit(report, memory)) {
     // RLIMIT_DATA fails the allocation itself (ENOMEM): the program reports it in its own words.
     const data = `memory ${memory.value} is approximated here: each process may hold at most ${memory.value} of data (RLIMIT_DATA)`;
     hints.push(`${data}, so "out of memory" or MemoryError may come from it; ${RAISE.memory}`);
   }
   const memoryPeak = report.peaks?.memoryBytes;
   if (memory?.enforced && memoryPeak !== undefined && memoryPeak >= NEAR_LIMIT * memory.base) {
-    const peak = `memory peaked at ${formatSize(memoryPeak)} of the ${memory.value} limit (${memory.mechanism})`;
+    const sampled = report.peaks?.memorySampledEveryMs;
+    const how = sampled === undefined ? memory.mechanism : `${memory.mechanism}, sampled every ${sampled}ms`;
+    const peak = `memory peaked at ${formatSize(memoryPeak)} of the ${memory.value} limit (${how})`;
     hints.push(`${peak}: the failure may come from it; ${RAISE.memory}`);
   }
   const pids = limitOf(report, 'pids');

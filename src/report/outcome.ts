@@ -40,8 +40,11 @@ export interface Outcome {
     enforced: boolean;
     reason?: string;
   }[];
-  /** Resource peaks read from the session cgroup, when there was one; memory under the watchdog: the highest sum it polled. */
-  peaks?: { memoryBytes?: number; pids?: number };
+  /**
+   * Resource peaks read from the session cgroup, when there was one; memory under the watchdog: the
+   * highest sum it polled, every `memorySampledEveryMs` (faster near the limit), so approximate.
+   */
+  peaks?: { memoryBytes?: number; memorySampledEveryMs?: number; pids?: number };
   /** Filtered network: what went through the proxy (host, port, bytes), and refusals beyond the kept ones. */
   network?: {
     connections: { host: string; port: number; count: number; bytesIn: number; bytesOut: number }[];

@@ -94,7 +94,16 @@ export const reportSchema = z
       )
       .optional(),
     peaks: z
-      .strictObject({ memoryBytes: z.number().optional(), pids: z.number().optional() })
+      .strictObject({
+        memoryBytes: z.number().optional(),
+        memorySampledEveryMs: z
+          .number()
+          .optional()
+          .describe(
+            'Only under the watchdog: memoryBytes is the highest of samples taken this often (faster near the limit), so approximate: a process that lived between two samples is not in it',
+          ),
+        pids: z.number().optional(),
+      })
       .describe('Read from the session cgroup; memoryBytes under the watchdog: the highest sum it polled')
       .optional(),
     network: z

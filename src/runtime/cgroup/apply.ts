@@ -40,7 +40,7 @@ export interface LaunchCommand {
 
 export interface CollectedLimits {
   violations: Violation[];
-  peaks: { memoryBytes?: number; pids?: number };
+  peaks: { memoryBytes?: number; memorySampledEveryMs?: number; pids?: number };
 }
 
 export interface PreparedLimits {
@@ -331,8 +331,11 @@ export async function prepareLimits(
       if (!watchdog) return collected;
       await watchdog.stop();
       const watched = watchdog.result();
+      // A sampled peak says so: a process that lived between two polls is not in it (issue 30).
       const peaks =
-        watched.peakBytes === undefined ? collected.peaks : { ...collected.peaks, memoryBytes: watched.peakBytes };
+        watched.peakBytes === undefined
+          ? collected.peaks
+          : { ...collected.peaks, memoryBytes: watched.peakBytes, memorySampledEveryMs: plan.watchdog!.intervalMs };
       return { violations: [...collected.violations, ...watched.violations], peaks };
     },
     async cleanup() {

@@ -131,8 +131,30 @@ describe('hints when a limit may be the cause', () => {
 
   it("a failure under the watchdog: RLIMIT_DATA fails allocations in the program's own words", () => {
     const watched = { ...MEMORY_V1, mechanism: 'watchdog', exact: false };
-    expect(summaryLines(report({ exitCode: 1, limits: [watched] })).at(-1)).toBe(
-      'sbx: hint: memory 2GiB is approximated here: each process may hold at most 2GiB of data (RLIMIT_DATA), so "out of memory" or MemoryError may come from it; raise it with --memory SIZE (or --memory none)',
+    const hint =
+      'sbx: hint: memory 2GiB is approximated here: each process may hold at most 2GiB of data (RLIMIT_DATA), so "out of memory" or MemoryError may come from it; raise it with --memory SIZE (or --memory none)';
+    // Evidence: a sampled peak at half the limit or more, a signal a failed allocation ends a process
+    // with, or a shell's 128+N for one.
+    const sampled = (bytes: number) => ({ memoryBytes: bytes, memorySampledEveryMs: 100 });
+    expect(summaryLines(report({ exitCode: 1, limits: [watched], peaks: sampled(GiB) })).at(-1)).toBe(hint);
+    for (const signal of ['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGKILL', 'SIGTRAP'] as const) {
+      const code = { SIGTRAP: 133, SIGABRT: 134, SIGBUS: 135, SIGKILL: 137, SIGSEGV: 139 }[signal];
+      expect(summaryLines(report({ exitCode: code, signal, limits: [watched] })).at(-1)).toBe(hint);
+      expect(summaryLines(report({ exitCode: code, limits: [watched] })).at(-1)).toBe(hint);
+    }
+    // No evidence: `false` (exit 1, a small peak), exit 2, SIGTERM, SIGINT's 130: no hint.
+    for (const r of [
+      report({ exitCode: 1, limits: [watched], peaks: sampled(GiB - 1) }),
+      report({ exitCode: 1, limits: [watched] }),
+      report({ exitCode: 2, limits: [watched], peaks: sampled(4 << 20) }),
+      report({ exitCode: 143, signal: 'SIGTERM', limits: [watched] }),
+      report({ exitCode: 130, limits: [watched] }),
+    ]) {
+      expect(summaryLines(r).filter((l) => l.startsWith('sbx: hint:'))).toEqual([]);
+    }
+    // A peak near the limit says it was sampled.
+    expect(summaryLines(report({ exitCode: 1, limits: [watched], peaks: sampled(1.9 * GiB) })).at(-1)).toBe(
+      'sbx: hint: memory peaked at 1.9GiB of the 2GiB limit (watchdog, sampled every 100ms): the failure may come from it; raise it with --memory SIZE (or --memory none)',
     );
     // The watchdog's own kill is named by the verdict, not hinted at.
     const killed = report({

@@ -53,6 +53,8 @@ const unescapeOctal = (field: string) =>
   field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 
 export interface MountEntry {
+  /** The mount id (fdinfo's `mnt_id` names it). */
+  id: number;
   device: string;
   mountPoint: string;
   fstype: string;
@@ -68,6 +70,7 @@ export function parseMountinfo(text: string): MountEntry[] {
     const dash = fields.indexOf('-');
     if (dash < 6) continue;
     out.push({
+      id: Number(fields[0]),
       device: fields[2]!,
       mountPoint: unescapeOctal(fields[4]!),
       fstype: fields[dash + 1] ?? '',
@@ -90,63 +93,101 @@ function readlinkOr(path: string): string | undefined {
   }
 }
 
+/** One mount namespace of the tree: a member to read it through, and its mounts by id. */
+interface NamespaceView {
+  pid: number;
+  mounts: Map<number, MountEntry>;
+}
+
+/** Each member's mount namespace (one readlink each), each namespace's mountinfo read once. */
+function namespacesOf(tree: readonly TreeProcess[]): {
+  byPid: Map<number, NamespaceView>;
+  byLink: Map<string, NamespaceView>;
+} {
+  const byPid = new Map<number, NamespaceView>();
+  const byLink = new Map<string, NamespaceView>();
+  for (const p of tree) {
+    const link = readlinkOr(`/proc/${p.pid}/ns/mnt`);
+    if (link === undefined) continue;
+    let view = byLink.get(link);
+    if (!view) {
+      const text = read(`/proc/${p.pid}/mountinfo`);
+      if (text === undefined) continue;
+      view = { pid: p.pid, mounts: new Map(parseMountinfo(text).map((m) => [m.id, m])) };
+      byLink.set(link, view);
+    }
+    byPid.set(p.pid, view);
+  }
+  return { byPid, byLink };
+}
+
 /**
  * The used bytes of every writable tmpfs a mount namespace of the tree has and sbx's does not: those
- * were made for the sandbox (bwrap's --tmpfs and --dev, nsjail's tmpfs mounts, a nested namespace's
- * own) and their files live as long as the namespace, mapped or not. A tmpfs sbx also sees (a bind of
- * the host's /dev/shm) is the host's: its files are counted only through the descriptors the tree
- * holds (heldFiles). One mountinfo read per distinct namespace and one statfs per tmpfs, through a
- * member's /proc/PID/root: cheap enough for every poll, and a mount added later is seen.
+ * were made for the sandbox (bwrap's and nsjail's /tmp, HOME, /dev/shm; a nested namespace's own) and
+ * their files live as long as the namespace, mapped or not. A tmpfs sbx also sees (a bind of the
+ * host's /dev/shm) is the host's: its files are counted only through the descriptors the tree holds
+ * (heldFiles). One statfs per tmpfs, through a member's /proc/PID/root: cheap enough for every poll,
+ * and a mount added later is seen. The mount point is the sandbox's to name (and to swap for a
+ * symlink meanwhile): at worst sbx then counts another filesystem's usage against the sandbox.
  */
-function sandboxTmpfs(tree: readonly TreeProcess[], own: OwnMounts): { bytes: number; devices: Set<string> } {
+function sandboxTmpfs(
+  byLink: ReadonlyMap<string, NamespaceView>,
+  own: OwnMounts,
+): { bytes: number; devices: Set<string> } {
   const devices = new Set<string>();
-  const namespaces = new Set<string>([own.namespace]);
   let bytes = 0;
-  for (const p of tree) {
-    const namespace = readlinkOr(`/proc/${p.pid}/ns/mnt`);
-    if (namespace === undefined || namespaces.has(namespace)) continue;
-    namespaces.add(namespace);
-    for (const m of parseMountinfo(read(`/proc/${p.pid}/mountinfo`) ?? '')) {
+  for (const [link, view] of byLink) {
+    if (link === own.namespace) continue;
+    for (const m of view.mounts.values()) {
       if (!m.writable || !MEMORY_FSTYPES.has(m.fstype) || own.devices.has(m.device) || devices.has(m.device)) continue;
       try {
-        const s = statfsSync(`/proc/${p.pid}/root${m.mountPoint}`);
+        const s = statfsSync(`/proc/${view.pid}/root${m.mountPoint}`);
         // A tmpfs mounted with size=0 has no block count (f_blocks 0): its usage cannot be read.
         bytes += Math.max(0, s.blocks - s.bfree) * s.bsize;
         devices.add(m.device);
       } catch {
-        // The process left between the two reads: the next poll reads another member.
-        namespaces.delete(namespace);
+        // The member left between the two reads: the next poll reads through another.
       }
     }
   }
   return { bytes, devices };
 }
 
-/** Whether descriptor `fd` of `pid` was opened for writing (fdinfo's octal flags, O_ACCMODE). */
-function openForWriting(pid: number, fd: string): boolean {
-  const flags = /^flags:\s+([0-7]+)$/m.exec(read(`/proc/${pid}/fdinfo/${fd}`) ?? '')?.[1];
-  return flags !== undefined && (parseInt(flags, 8) & 3) !== 0;
-}
-
 /**
  * Files on a memory filesystem the tree holds open, each once (by device and inode), st_blocks × 512:
  * every unlinked one (a memfd, a deleted tmpfs file: only descriptors and mappings keep it) and every
  * linked one opened for writing (landlock's granted tmpfs paths, a bound host tmpfs). Not a file on a
- * sandbox tmpfs, which sandboxTmpfs counts whole, nor a host tmpfs file only read. One stat per
- * descriptor and one statfs per device per poll.
+ * sandbox tmpfs, which sandboxTmpfs counts whole, nor a host tmpfs file only read.
+ *
+ * fdinfo (flags, mnt_id) is read first, and a descriptor on a mount the process's mountinfo lists as
+ * anything but a memory filesystem is never stat'ed: a stat on a FUSE or network file may block, and
+ * would block sbx's event loop on a filesystem the sandbox may serve. Kernel-internal mounts (memfd's
+ * and SysV's shm, pipes, sockets) are in no mountinfo: those are stat'ed (no I/O), and their type
+ * read by statfs once per device.
  */
-function heldFiles(tree: readonly TreeProcess[], counted: ReadonlySet<string>): { bytes: number; files: Set<string> } {
+function heldFiles(
+  tree: readonly TreeProcess[],
+  byPid: ReadonlyMap<number, NamespaceView>,
+  counted: ReadonlySet<string>,
+): { bytes: number; files: Set<string> } {
   const files = new Set<string>();
   const isMemory = new Map<string, boolean>();
   let bytes = 0;
   for (const p of tree) {
+    const view = byPid.get(p.pid);
     let fds: string[];
     try {
-      fds = readdirSync(`/proc/${p.pid}/fd`);
+      fds = view ? readdirSync(`/proc/${p.pid}/fd`) : [];
     } catch {
       continue;
     }
     for (const fd of fds) {
+      const info = read(`/proc/${p.pid}/fdinfo/${fd}`) ?? '';
+      const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1];
+      const mountId = /^mnt_id:\s+(\d+)$/m.exec(info)?.[1];
+      if (flags === undefined || mountId === undefined) continue;
+      const mount = view!.mounts.get(Number(mountId));
+      if (mount && !MEMORY_FSTYPES.has(mount.fstype)) continue;
       const path = `/proc/${p.pid}/fd/${fd}`;
       let st: BigIntStats | undefined;
       try {
@@ -158,15 +199,16 @@ function heldFiles(tree: readonly TreeProcess[], counted: ReadonlySet<string>): 
       const device = deviceName(st.dev);
       const key = `${device}:${st.ino}`;
       if (counted.has(device) || files.has(key)) continue;
-      if (!isMemory.has(device)) {
+      if (!mount && !isMemory.has(device)) {
         try {
           isMemory.set(device, MEMORY_FILESYSTEMS.has(statfsSync(path).type));
         } catch {
           continue;
         }
       }
-      if (!isMemory.get(device)) continue;
-      if (st.nlink > 0n && !openForWriting(p.pid, fd)) continue;
+      if (!mount && !isMemory.get(device)) continue;
+      // O_ACCMODE: 0 is O_RDONLY.
+      if (st.nlink > 0n && (parseInt(flags, 8) & 3) === 0) continue;
       files.add(key);
       bytes += Number(st.blocks) * 512;
     }
@@ -176,8 +218,9 @@ function heldFiles(tree: readonly TreeProcess[], counted: ReadonlySet<string>): 
 
 /** What the tree holds in shared memory beyond its resident sets (see the file comment). */
 export function heldShmem(tree: readonly TreeProcess[], own: OwnMounts): HeldShmem {
-  const mounts = sandboxTmpfs(tree, own);
-  const held = heldFiles(tree, mounts.devices);
+  const namespaces = namespacesOf(tree);
+  const mounts = sandboxTmpfs(namespaces.byLink, own);
+  const held = heldFiles(tree, namespaces.byPid, mounts.devices);
   return { bytes: mounts.bytes + held.bytes, files: held.files, devices: mounts.devices };
 }
 

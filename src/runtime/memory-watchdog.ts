@@ -8,6 +8,7 @@
 import { MEMORY_APPROXIMATION } from '../limits/plan.js';
 import { formatSize } from '../limits/units.js';
 import type { Violation } from '../policy/violation.js';
+import { nowMs } from './clock.js';
 import { endTree, processMemory, processMemoryAt, processTree } from './process-tree.js';
 import { countedMappings, heldShmem, type OwnMounts, ownMounts } from './shmem-held.js';
 
@@ -19,6 +20,13 @@ export interface WatchdogLimit {
   /** As the user wrote it (`256MiB`), for the violation. */
   display: string;
 }
+
+/**
+ * A poll waits at least this many times as long as the last one took: reading every descriptor of a
+ * large tree costs milliseconds (68 processes with 932 descriptors: about 15ms), and a 10ms interval
+ * must not turn sbx into a busy loop; the watchdog keeps to about a fifth of one core at most.
+ */
+const POLL_COST_FACTOR = 4;
 
 export interface MemoryWatchdog {
   /** Watch the tree under the launcher's pid until `stop`. `alive` turns false once sbx has reaped it. */
@@ -64,7 +72,9 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
       let last = 0;
       const poll = () => {
         if (stopped || !alive()) return stopPolling();
+        const began = nowMs();
         const bytes = treeMemory(launcherPid, limit.memoryBytes, own);
+        const tookMs = nowMs() - began;
         peakBytes = Math.max(peakBytes ?? 0, bytes);
         if (bytes > limit.memoryBytes) {
           fired = bytes;
@@ -77,7 +87,8 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
         // reports their peak too low. Far below it, the slow interval keeps the cost small.
         const near = bytes > limit.memoryBytes / 2 || bytes - last > limit.memoryBytes / 8;
         last = bytes;
-        timer = setTimeout(poll, near ? limit.fastIntervalMs : limit.intervalMs);
+        const intervalMs = near ? limit.fastIntervalMs : limit.intervalMs;
+        timer = setTimeout(poll, Math.max(intervalMs, POLL_COST_FACTOR * tookMs));
       };
       // Not unref'd: while the launcher runs sbx waits for it anyway; stop() clears it on its exit.
       timer = setTimeout(poll, limit.intervalMs);

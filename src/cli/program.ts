@@ -339,7 +339,7 @@ function addHookCommand(program: Command): void {
     .command('hook')
     .description("answer a coding agent's pre-tool hook: run its shell commands in sbx, refuse what sbx refuses")
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
-    .option('-p, --profile <name>', 'the profile the commands run under', 'agent')
+    .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook.js').HookFlags) => {
       const { HOOK_AGENTS } = await import('./hook-protocol.js');

@@ -3,13 +3,13 @@
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
 import { derivePolicy } from '../policy/derive/index.js';
 import { fact, type ProbePlan, probePlanOf } from '../policy/derive/probe-plan.js';
 import { requestedWorkspace, runVariables, workspaceRealPath } from '../policy/derive/workspace.js';
-import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
+import { type HostStateFact, hostStatePaths, type PathChain, profileFileState } from '../policy/host-state.js';
 import type { Host, PathFact } from '../policy/host.js';
 import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
@@ -75,6 +75,42 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
       throw new SbxError('SESSION_DIR', message, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
     }
     paths[dir] = pins.probe(dir);
+  }
+}
+
+/**
+ * Each writable root's `.sbx` (plan.ownPolicy past the config dir) that does not exist yet: created
+ * empty (0755, a project directory) before the run, so that it is held read-only inside like an
+ * existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
+ * `.sbx/profiles/agent.yaml`, and every later hook call, MCP call and `sbx mcp` start that resolves
+ * the name from here is refused until the user notices (issue 31 §3). A `.sbx` that is a file or a
+ * dangling link stays as it is (EEXIST): a profile found through it is a project profile, pinned.
+ * Where sbx may not create it, neither may the sandbox, which runs as the same user.
+ */
+function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, paths: Host['paths']): string[] {
+  if (mode === 'read-only' || mode === 'danger') return [];
+  const made: string[] = [];
+  for (const dir of plan.ownPolicy.slice(1)) {
+    if (paths[dir]?.exists) continue;
+    try {
+      mkdirSync(dir, { mode: 0o755 });
+    } catch {
+      continue;
+    }
+    made.push(dir);
+    paths[dir] = pins.probe(dir);
+  }
+  return made;
+}
+
+/** A refused run leaves the workspace as it found it: the `.sbx` made for it goes (if still empty). */
+function removeMadeDirs(made: readonly string[]): void {
+  for (const dir of made) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Not empty (another run's use of it began) or gone: left as it is.
+    }
   }
 }
 
@@ -145,7 +181,15 @@ function probeHostState(input: PolicyInput, plan: ProbePlan, paths: Host['paths'
   const { ctx, pins } = input;
   const homes = [...new Set([ctx.dirs.home, passwdHome()].filter((h): h is string => h !== undefined))];
   const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(ctx.execPath)) };
-  const state = hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install);
+  const { resolved } = input;
+  const ownerChecked = resolved.trust.kind === 'owner-checked' ? resolved.chain.filter((l) => l.source === 'path') : [];
+  const state = [
+    ...hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install),
+    ...profileFileState(
+      ownerChecked.map((l) => l.real),
+      resolved.hash,
+    ),
+  ];
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
@@ -464,15 +508,22 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   const { options } = ctx;
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, plan } = await probeHost(input);
-  const policy = derivePolicy({
-    profileName: resolved.name,
-    profileHash: resolved.hash,
-    profile: resolved.profile,
-    request: options,
-    host,
-    plan,
-  });
-  refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
+  const made = createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
+  let policy: Policy;
+  try {
+    policy = derivePolicy({
+      profileName: resolved.name,
+      profileHash: resolved.hash,
+      profile: resolved.profile,
+      request: options,
+      host,
+      plan,
+    });
+    refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
+  } catch (error) {
+    removeMadeDirs(made);
+    throw error;
+  }
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
   // now, and refused if they no longer resolve to themselves.
   for (const m of policy.mounts) {

@@ -100,6 +100,23 @@ export interface HostStatePath {
   what: string;
   /** `contents`: only a bind that contains the path is refused (HOME); `tree`: inside it too. */
   scope: 'tree' | 'contents';
+  /** The fix, when it is not the general one (a profile file: pin it). */
+  hint?: string;
+}
+
+/**
+ * The profile files of this run that were trusted on their owner and mode alone (named by path, outside
+ * the trees the trust check knew of: profile/trust.ts). Lying in a tree this run writes, such a file
+ * would be rewritten by the sandbox and obeyed by the next run, so that run is refused instead, unless
+ * the chain is pinned (`sbx trust`, --trust-profile), which judgeTrust then reports as trusted.
+ */
+export function profileFileState(files: readonly string[], hash: string): HostStatePath[] {
+  return files.map((path) => ({
+    path,
+    what: 'a profile file this run uses, trusted on its owner and mode alone',
+    scope: 'tree',
+    hint: `review it, then pin it: sbx trust ${path} (CI: --trust-profile ${hash}); or keep it outside every writable tree`,
+  }));
 }
 
 function under(home: string, rel: string): string {
@@ -209,11 +226,13 @@ function hostStateError(bind: WritableBind, p: HostStateFact, relation: 'is' | '
   const shown = bind.path === bind.real ? bind.path : `${bind.path} (${bind.real})`;
   const what = relation === 'is' ? `is ${p.what}` : `${relation} ${p.path} (${p.what})`;
   const message = `${bind.where}: ${shown} ${what}, which no sandbox may write: it decides what sbx or your shell runs later`;
-  const hint = p.what.startsWith("sbx's own code")
-    ? 'run an sbx installed outside this project (npm install -g sbx-sandbox, or ./install.sh from a checkout elsewhere)'
-    : bind.where === 'workspace'
-      ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
-      : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
+  const hint = p.hint
+    ? p.hint
+    : p.what.startsWith("sbx's own code")
+      ? 'run an sbx installed outside this project (npm install -g sbx-sandbox, or ./install.sh from a checkout elsewhere)'
+      : bind.where === 'workspace'
+        ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
+        : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
   const source = keySource(bind.where);
   return new SbxError('HOST_STATE_WRITABLE', message, { hint, ...(source ? { source } : {}) });
 }

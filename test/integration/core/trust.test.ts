@@ -1,5 +1,5 @@
-// The trust boundary end to end (real bwrap via bin/sbx.js): a profile that a sandboxed command, a
-// cloned repository or another local user wrote chooses nothing until the user trusted that exact
+// The trust boundary end to end (real bwrap via bin/sbx.js): a profile that a cloned repository or
+// another local user wrote (a sandboxed command can no longer write one: profile-paths.test.ts) chooses nothing until the user trusted that exact
 // content; hostile profile paths (devices, FIFOs, /proc, huge or alias-bomb files, HOME=/proc) are
 // refused promptly (each run's safety timeout would fail a hang). Every refusal checks that the
 // marker command did not run, beside a control in which it does.
@@ -67,14 +67,19 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
   }, async () => {
     const ws = workdir('planted');
     const opts = { env: t.env, cwd: ws };
-    // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
+    // Run 1: the sandboxed command tries to write a policy for the user's next run into its workspace:
+    // sbx made an empty .sbx first and holds it read-only (issue 31 §3).
     const plant = await runSbx(
       ['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`],
       opts,
     );
-    expect(plant.code).toBe(0);
+    expect(plant.code).not.toBe(0);
+    expect(plant.err).toContain('Read-only file system');
     const planted = join(ws, '.sbx/profiles/default.yaml');
-    expect(existsSync(planted)).toBe(true);
+    expect(existsSync(planted)).toBe(false);
+    // The repository can still ship one (a clone, a pull): that is what trust is for.
+    mkdirSync(join(ws, '.sbx/profiles'), { recursive: true });
+    writeFileSync(planted, EVIL);
 
     // Run 2: refused, nothing runs.
     const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
@@ -206,9 +211,11 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     });
 
     it('control: a plain profile file runs the marker command', async () => {
-      const r = await runSbx(['-p', './fine.yaml', '--', 'touch', 'ran-fine'], { env: t.env, cwd: dir });
+      // Named from another directory: a file in the cwd's tree would need a pin (profile-paths.test.ts).
+      const cwd = workdir('hostile-control');
+      const r = await runSbx(['-p', join(dir, 'fine.yaml'), '--', 'touch', 'ran-fine'], { env: t.env, cwd });
       expect(r.code).toBe(0);
-      expect(existsSync(join(dir, 'ran-fine'))).toBe(true);
+      expect(existsSync(join(cwd, 'ran-fine'))).toBe(true);
     });
 
     it.each([

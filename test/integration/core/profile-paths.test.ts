@@ -77,9 +77,7 @@ describe.skipIf(SKIP_INTEGRATION)('profiles named by path, and .sbx (issue 31 §
     expect((await runSbxRaw(['trust', '--yes', './ci.yaml'], opts)).code).toBe(0);
     expect((await runSbx(['-p', './ci.yaml', '--', 'touch', 'ran-pinned'], opts)).code).toBe(0);
     expect(existsSync(join(ws, 'ran-pinned'))).toBe(true);
-    expect((await runSbx(['-p', './ci.yaml', '--', 'sh', '-c', `printf '%s' '${EVIL}' > ci.yaml`], opts)).code).toBe(
-      0,
-    );
+    expect((await runSbx(['-p', './ci.yaml', '--', 'sh', '-c', `printf '%s' '${EVIL}' > ci.yaml`], opts)).code).toBe(0);
     const again = await sbxReport(['-p', './ci.yaml', '--', 'touch', 'ran-again'], opts);
     expect(again.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(again.report.error?.message).toContain('changed since you trusted it');

@@ -20,6 +20,7 @@ import { findGitWorktree, protectCommonDir } from '../runtime/git-worktree.js';
 import { probePath, scanRootOnly } from '../runtime/host-probe.js';
 import { detectProjectRoot } from '../runtime/project-root-probe.js';
 import { chainMemo, pathChain } from '../runtime/path-chain.js';
+import { hostStateLinks } from '../runtime/host-state-links.js';
 import { passwdHome } from '../runtime/invoking-user.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
@@ -193,19 +194,24 @@ function probeHostState(input: PolicyInput, plan: ProbePlan, paths: Host['paths'
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
+  const trees: { real: string; via: string }[] = [];
   for (const path of [...plan.writable, ...extra]) {
     const f = paths[path];
     const fd = f?.exists ? pins.fdOf(f.real) : undefined;
     if (!f?.exists || fd === undefined || chains[f.real]) continue;
     const chain = pathChain(f.real, memo);
     const st = statSync(`/proc/self/fd/${fd}`);
-    if (chain.exists && chain.ids.at(-1) === `${st.dev}:${st.ino}`) chains[f.real] = chain;
-    else
+    if (chain.exists && chain.ids.at(-1) === `${st.dev}:${st.ino}`) {
+      chains[f.real] = chain;
+      trees.push({ real: f.real, via: `/proc/self/fd/${fd}` });
+    } else
       throw new SbxError('BIND_SOURCE_CHANGED', `${path} (${f.real}) was replaced while sbx checked it`, {
         hint: 'run again; if it repeats, something is rewriting that directory',
       });
   }
-  return { hostState, chains };
+  // Danger mode writes the host root by design: nothing to search (derivePolicy exempts it too).
+  const links = resolved.profile.mode === 'danger' ? [] : hostStateLinks(state, trees);
+  return { hostState, chains, ...(links.length > 0 ? { hostStateLinks: links } : {}) };
 }
 
 /** What the policy stage works from: the request, its resolved profile, and the run so far. */
@@ -271,7 +277,11 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     const f = fact({ paths }, path);
     return f.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const { hostState, chains } = probeHostState(input, plan, paths, worktree ? [worktree.commonDir] : []);
+  const {
+    hostState,
+    chains,
+    hostStateLinks: links,
+  } = probeHostState(input, plan, paths, worktree ? [worktree.commonDir] : []);
   const own = plan.ownDirs;
   const mounted = profile.mode === 'danger' ? ['/'] : [...plan.scanRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
@@ -315,6 +325,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     paths,
     hostState,
     chains,
+    ...(links ? { hostStateLinks: links } : {}),
     rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(plan.rootOnlyRoots, warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx, pins)] },
     bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },

@@ -102,6 +102,23 @@ export interface HostStatePath {
   scope: 'tree' | 'contents';
   /** The fix, when it is not the general one (a profile file: pin it). */
   hint?: string;
+  /** A directory of a few configuration files whose files are checked for hard links (runtime/host-state-links.ts). */
+  linkWalk?: boolean;
+}
+
+/**
+ * A protected file's other name inside a writable tree (a hard link: the same inode), or, without
+ * `other`, a search for its other names that stopped at `maxEntries` (runtime/host-state-links.ts).
+ */
+export interface HostStateLink {
+  /** The protected file, as protected (~/.bashrc). */
+  path: string;
+  what: string;
+  /** The writable tree searched (a bind's realpath). */
+  tree: string;
+  other?: string;
+  nlink?: number;
+  maxEntries?: number;
 }
 
 /**
@@ -143,12 +160,13 @@ export function hostStatePaths(
   install?: OwnInstall,
 ): HostStatePath[] {
   const out = new Map<string, HostStatePath>();
-  const add = (path: string, what: string, scope: HostStatePath['scope']) => {
-    if (!out.has(path)) out.set(path, { path, what, scope });
+  const add = (path: string, what: string, scope: HostStatePath['scope'], linkWalk = false) => {
+    if (!out.has(path)) out.set(path, { path, what, scope, ...(linkWalk ? { linkWalk } : {}) });
   };
   const ownDirs = (dirs: ReturnType<typeof xdgDirs>) => {
-    add(posix.join(dirs.configHome, 'sbx'), "sbx's own profiles and secrets", 'tree');
-    add(posix.join(dirs.stateHome, 'sbx'), "sbx's own state (trust pins, approvals, audit ledger)", 'tree');
+    add(posix.join(dirs.configHome, 'sbx'), "sbx's own profiles and secrets", 'tree', true);
+    add(posix.join(dirs.stateHome, 'sbx'), "sbx's own state (trust pins, approvals, audit ledger)", 'tree', true);
+    add(posix.join(dirs.configHome, 'git'), "git's configuration (hooks, aliases, helpers run code)", 'tree', true);
     add(
       posix.join(dirs.cacheHome, 'sbx'),
       "sbx's own caches (profiles, rules, toolchain scans, Node's compiled code)",
@@ -220,6 +238,36 @@ export function refuseWritableHostState(
         throw hostStateError(bind, p, contains ? (own === self ? 'is' : 'contains') : 'lies inside');
     }
   }
+}
+
+/**
+ * Refuses a run whose writable trees hold a second name of a protected file (a hard link), naming
+ * both, or in which the search for such names stopped at its bound (runtime/host-state-links.ts).
+ */
+export function refuseLinkedHostState(links: readonly HostStateLink[], binds: readonly WritableBind[]): void {
+  // The runtime searched every tree it probed as writable; only the ones this mode binds writable count.
+  const link = links.find((l) => binds.some((b) => b.real === l.tree));
+  if (!link) return;
+  const where = binds.find((b) => b.real === link.tree)!.where;
+  const source = keySource(where);
+  if (link.other !== undefined) {
+    throw new SbxError(
+      'HOST_STATE_WRITABLE',
+      `${where}: ${link.other} is a hard link to ${link.path} (${link.what}): the sandbox would rewrite it through that name, and your shell or sbx would use it later`,
+      {
+        hint: `give ${link.other} its own copy (cp --remove-destination ${link.path} ${link.other}), or keep it outside the writable trees`,
+        ...(source ? { source } : {}),
+      },
+    );
+  }
+  throw new SbxError(
+    'HOST_STATE_WRITABLE',
+    `${where}: ${link.path} (${link.what}) has ${link.nlink} links, and the search of ${link.tree} for the others stopped at ${link.maxEntries} entries`,
+    {
+      hint: `find ${link.tree} -samefile ${link.path}, and give each name found its own copy; or make ${link.path} a file with one link`,
+      ...(source ? { source } : {}),
+    },
+  );
 }
 
 function hostStateError(bind: WritableBind, p: HostStateFact, relation: 'is' | 'contains' | 'lies inside'): SbxError {

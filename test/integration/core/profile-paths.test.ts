@@ -12,30 +12,16 @@ import {
   requireIntegrationPrerequisites,
   runHost,
   runSbx,
+  runSbxReport,
+  scenarioDir,
   runSbxRaw,
   SKIP_INTEGRATION,
-  type Ran,
-  type SpawnOptions,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 
-interface Report {
-  exitCode: number;
-  error?: { code: string; message: string; hint?: string };
-}
-
-async function sbxReport(args: string[], opts: SpawnOptions): Promise<{ r: Ran; report: Report }> {
-  const r = await runSbx(['--report-fd', '3', ...args], { ...opts, extraStdio: { 3: 'pipe' } });
-  return { r, report: JSON.parse(r.extra[3]!.toString()) as Report };
-}
-
-function workdir(name: string): string {
-  const dir = join(t.root, name);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
+const workdir = (name: string) => scenarioDir(t, name);
 
 const CI = 'extends: default\n';
 // What a sandboxed run rewrites the file to: a read-only mode would otherwise leave it outside every
@@ -58,7 +44,7 @@ describe.skipIf(SKIP_INTEGRATION)('profiles named by path, and .sbx (issue 31 §
     writeFileSync(join(ws, 'ci.yaml'), CI);
     // A run under the default profile may write its workspace: it rewrites the profile file.
     expect((await runSbx(['--', 'sh', '-c', `printf '%s' '${EVIL}' > ci.yaml`], opts)).code).toBe(0);
-    const refused = await sbxReport(['-p', './ci.yaml', '--', 'touch', 'ran-rewritten'], opts);
+    const refused = await runSbxReport(['-p', './ci.yaml', '--', 'touch', 'ran-rewritten'], opts);
     expect(refused.r.code).toBe(125);
     expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(refused.report.error?.message).toContain(`profile file "./ci.yaml" (${join(ws, 'ci.yaml')}, in a tree`);
@@ -78,7 +64,7 @@ describe.skipIf(SKIP_INTEGRATION)('profiles named by path, and .sbx (issue 31 §
     expect((await runSbx(['-p', './ci.yaml', '--', 'touch', 'ran-pinned'], opts)).code).toBe(0);
     expect(existsSync(join(ws, 'ran-pinned'))).toBe(true);
     expect((await runSbx(['-p', './ci.yaml', '--', 'sh', '-c', `printf '%s' '${EVIL}' > ci.yaml`], opts)).code).toBe(0);
-    const again = await sbxReport(['-p', './ci.yaml', '--', 'touch', 'ran-again'], opts);
+    const again = await runSbxReport(['-p', './ci.yaml', '--', 'touch', 'ran-again'], opts);
     expect(again.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(again.report.error?.message).toContain('changed since you trusted it');
     expect(existsSync(join(ws, 'ran-again'))).toBe(false);
@@ -89,7 +75,7 @@ describe.skipIf(SKIP_INTEGRATION)('profiles named by path, and .sbx (issue 31 §
     const roots = workdir('writable-roots');
     const file = join(roots, 'p.yaml');
     writeFileSync(file, `extends: default\nwritable_roots: [${roots}]\n`);
-    const refused = await sbxReport(['-p', file, '--', 'touch', join(roots, 'ran')], { env: t.env, cwd: ws });
+    const refused = await runSbxReport(['-p', file, '--', 'touch', join(roots, 'ran')], { env: t.env, cwd: ws });
     expect(refused.r.code).toBe(125);
     expect(refused.report.error?.code).toBe('HOST_STATE_WRITABLE');
     expect(refused.report.error?.message).toContain(`${roots} contains ${file} (a profile file this run uses`);
@@ -110,7 +96,7 @@ describe.skipIf(SKIP_INTEGRATION)('profiles named by path, and .sbx (issue 31 §
     writeFileSync(file, 'extends: default\nmode: read-only\n');
     const cwd = workdir('runner-cwd');
     const actions = { ...t.env, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: checkout };
-    const refused = await sbxReport(['-p', file, '--', 'touch', join(t.root, 'ran-actions')], { env: actions, cwd });
+    const refused = await runSbxReport(['-p', file, '--', 'touch', join(t.root, 'ran-actions')], { env: actions, cwd });
     expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(refused.report.error?.hint).toContain('--trust-profile');
     expect(existsSync(join(t.root, 'ran-actions'))).toBe(false);

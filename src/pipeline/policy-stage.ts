@@ -4,7 +4,7 @@
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { derivePolicy } from '../policy/derive/index.js';
 import { fact, type ProbePlan, probePlanOf } from '../policy/derive/probe-plan.js';
@@ -80,9 +80,8 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
 }
 
 /**
- * Each writable root's `.sbx` (plan.ownPolicy past the config dir) that does not exist yet: created
- * empty (0755, a project directory) before the run, so that it is held read-only inside like an
- * existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
+ * The workspace's `.sbx` when it does not exist yet: created empty (0755, a project directory) before
+ * the run, so that it is held read-only inside like an existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
  * `.sbx/profiles/agent.yaml`, and every later hook call, MCP call and `sbx mcp` start that resolves
  * the name from here is refused until the user notices (issue 31 §3). A `.sbx` that is a file or a
  * dangling link stays as it is (EEXIST): a profile found through it is a project profile, pinned.
@@ -91,7 +90,9 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
 function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, paths: Host['paths']): string[] {
   if (mode === 'read-only' || mode === 'danger') return [];
   const made: string[] = [];
-  for (const dir of plan.ownPolicy.slice(1)) {
+  // Only the workspace's: profiles are looked up from where sbx runs, a project. Another writable
+  // root's existing `.sbx` is held read-only all the same (plan.ownPolicy), but none is made there.
+  for (const dir of plan.ownPolicy.filter((p) => p === posix.join(plan.vars.workspace, '.sbx'))) {
     if (paths[dir]?.exists) continue;
     try {
       mkdirSync(dir, { mode: 0o755 });

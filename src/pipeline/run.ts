@@ -93,7 +93,8 @@ async function resolve(run: Run): Promise<Resolved> {
   const { ctx, record } = run;
   const { pins, resolved, sources } = await trusted(run);
   const choice = ctx.options.backend ?? resolved.profile.backend ?? 'bwrap';
-  const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice };
+  const exposed = ctx.search.trust?.exposed ?? [];
+  const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice, exposed };
   const backend = await chooseBackend(probe);
   record.append({ backend: backend.name });
   const derived = await derive({ ctx, resolved, pins });

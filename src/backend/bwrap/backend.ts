@@ -18,7 +18,7 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   egressOn: 'session-dir',
   supervision: 'status-fd',
   async probe(ctx) {
-    const info = probeBwrap(ctx.env, ctx.cacheDir);
+    const info = probeBwrap(ctx.env, ctx.cacheDir, ctx.exposed);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
   },
   async compile(policy, session, launcher, host, hostArch) {

@@ -16,7 +16,7 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
   supervision: 'supervisor',
   async probe(ctx) {
-    return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
+    return { backend: 'nsjail', ...probeNsjail(ctx.env, ctx.exposed), chosenBy: ctx.choice };
   },
   async compile(policy, session, launcher, host, hostArch) {
     // nsjail does not search PATH: it gets the command's path inside.

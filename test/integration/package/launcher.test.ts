@@ -127,6 +127,25 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
     expect(ranPlanted()).toBe(false);
   });
 
+  it('a bwrap planted on PATH in the workspace is refused, never run; --backend auto passes it by', async () => {
+    const tools = join(t.workspace, 'tools', 'bin');
+    mkdirSync(tools, { recursive: true });
+    const bwrapMarker = join(t.root, 'PLANTED-BWRAP-RAN');
+    writeFileSync(join(tools, 'bwrap'), `#!/bin/sh\ntouch '${bwrapMarker}'\nexec /usr/bin/bwrap "$@"\n`);
+    chmodSync(join(tools, 'bwrap'), 0o755);
+    const withBwrap = { ...t.env, PATH: `${tools}:${t.env.PATH}` };
+    const r = await sbx(['run', '--', 'true'], { env: withBwrap, cwd: t.workspace });
+    expect(r.code).toBe(125);
+    expect(r.err).toContain(`the bwrap first on PATH, ${join(tools, 'bwrap')}, lies in ${t.workspace}`);
+    expect(r.err).toContain('SBX_BWRAP=/usr/bin/bwrap');
+    const auto = await sbx(['run', '--backend', 'auto', '--', 'true'], { env: withBwrap, cwd: t.workspace });
+    expect(auto.code, auto.err).toBe(0);
+    expect(existsSync(bwrapMarker)).toBe(false);
+    // Control: the same PATH, looked up plainly, runs the planted one.
+    expect((await runHost(['sh', '-c', 'exec bwrap --version'], { env: withBwrap, cwd: t.workspace })).code).toBe(0);
+    expect(existsSync(bwrapMarker)).toBe(true);
+  });
+
   it('without a record the launcher still finds node on PATH (what install.sh and npm ci prevent)', () => {
     // Read only: the launcher's shell half, given a package root with no node-path.
     const root = join(t.root, 'unrecorded');

@@ -92,6 +92,10 @@ fi
 say "installing npm dependencies and building"
 npm ci --no-audit --no-fund --loglevel=error >/dev/null
 npm run build --silent >/dev/null
+# npm ci ran it already unless scripts are turned off (ignore-scripts): bin/sbx.js runs the Node.js
+# recorded here, never the first `node` on PATH (docs/SECURITY.md, "sbx's own launcher").
+node bin/record-node.js
+say "bin/sbx.js runs $(cat node-path 2>/dev/null || echo "the first node on PATH (none recorded)")"
 
 if [ "$linked" = yes ]; then
   say "$link already links to $target"

@@ -20,7 +20,8 @@ const peers = argv.includes('--peers');
 const sbx = join(root, 'bin', 'sbx.js');
 
 const work = mkdtempSync(join(tmpdir(), 'sbx-bench-'));
-// The bin starts `node` from PATH: the one running this bench comes first, so every row uses it.
+// The bin starts the Node.js recorded at install (node-path), else `node` from PATH: the one running
+// this bench comes first, so without a record every row uses it.
 const env = { ...process.env, SBX_BENCH: '1', PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
 delete env.NODE_EXTRA_CA_CERTS;
 

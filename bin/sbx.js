@@ -1,5 +1,5 @@
 #!/bin/sh
-":" //; if [ -n "${NODE_EXTRA_CA_CERTS+x}" ]; then SBX_HOST_NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS; export SBX_HOST_NODE_EXTRA_CA_CERTS; unset NODE_EXTRA_CA_CERTS; fi; f() { case $1 in ''|*[!0-9]*) ;; *) [ -e /proc/self/fd/$1 ] && ! [ /proc/self/fd/$1 -ef "$0" ] && SBX_CALLER_FDS="$SBX_CALLER_FDS $1";; esac; }; SBX_CALLER_FDS=; w=; for a; do if [ "$w" ]; then f "$a"; w=; else case $a in --) break;; --report-fd) w=1;; --report-fd=*) f "${a#*=}";; esac; fi; done; export SBX_CALLER_FDS; exec node "$0" "$@"
+":" //; if [ -n "${NODE_EXTRA_CA_CERTS+x}" ]; then SBX_HOST_NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS; export SBX_HOST_NODE_EXTRA_CA_CERTS; unset NODE_EXTRA_CA_CERTS; fi; f() { case $1 in ''|*[!0-9]*) ;; *) [ -e /proc/self/fd/$1 ] && ! [ /proc/self/fd/$1 -ef "$0" ] && SBX_CALLER_FDS="$SBX_CALLER_FDS $1";; esac; }; SBX_CALLER_FDS=; w=; for a; do if [ "$w" ]; then f "$a"; w=; else case $a in --) break;; --report-fd) w=1;; --report-fd=*) f "${a#*=}";; esac; fi; done; export SBX_CALLER_FDS; s=$0; if [ -L "$s" ]; then for r in /usr/bin/readlink /bin/readlink; do if [ -x "$r" ]; then s=$("$r" -f -- "$s"); break; fi; done; fi; case $s in */*) d=${s%/*};; *) d=.;; esac; n=; if [ -f "$d/../node-path" ]; then read -r n < "$d/../node-path"; fi; case $n in /*) if [ -x "$n" ]; then exec "$n" "$0" "$@"; fi;; esac; exec node "$0" "$@"
 // The line above is both shell and JavaScript. As a shell script it takes NODE_EXTRA_CA_CERTS out of
 // Node's way before starting it: Node parses that file at every start-up (tens of ms) and sbx makes
 // no TLS connections; main() puts the value back into the environment it filters for the sandbox.
@@ -11,6 +11,14 @@
 // is always set here, so a value from the caller's environment never reaches Node; src/cli/run-command.ts
 // accepts --report-fd N only when N is listed. A missed flag (it follows `--` as another flag's
 // value) is refused, never confused.
+// Last, which Node.js runs sbx: the one recorded at install in the package's `node-path`
+// (bin/record-node.js), not the first `node` on PATH. PATH may hold a directory a sandbox can write
+// (.venv/bin, node_modules/.bin, direnv's PATH_add, a CI GITHUB_PATH entry), and a `node` planted
+// there would run with the user's rights at the next `sbx`, hook call or Action step (issue 31 §2).
+// The package root is found from this file's real path: `$0` is often a link (/usr/local/bin/sbx),
+// resolved by readlink named by its absolute path, since any command looked up on PATH could be a
+// planted one too; everything else here is a shell builtin. Without a record (npm --ignore-scripts)
+// the PATH lookup remains, and sbx warns when PATH holds a directory the run can write.
 // As JavaScript it is a string and a comment. Beyond that this file stays thin: `sbx --version`
 // answered without loading the CLI, the compile cache (Node 22.1+) kept in sbx's own cache
 // directory (src/runtime/compile-cache.ts says why not Node's default), and the bundled CLI.

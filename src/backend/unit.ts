@@ -39,6 +39,11 @@ export interface ProbeContext {
   cacheDir: string | undefined;
   uid: number;
   choice: BackendChoice;
+  /**
+   * Trees a run or a pull request may have written (TrustContext.exposed): a launcher found on PATH
+   * in one of them is refused, never run (runtime/host-probe.ts findOnPath).
+   */
+  exposed?: readonly string[];
 }
 
 /** What a launch that ran tells: everything the ending needs but what the policy says. */

@@ -46,7 +46,10 @@ export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flag
     if (profile !== undefined || value === undefined || value === '' || value.startsWith('-')) return undefined;
     profile = value;
   }
-  return agent ? { agent, flags: { profile: profile ?? 'agent' } } : undefined;
+  // sbx's own agent profile unless the user names another: a `.sbx/profiles/agent.yaml` in the
+  // repository (or one a run planted) must neither choose the sandbox nor refuse every call (issue 31 §3).
+  // The same default as commander's (program.ts addHookCommand).
+  return agent ? { agent, flags: { profile: profile ?? 'builtin:agent' } } : undefined;
 }
 
 /** Far above any real tool call (a 100 KB command is 100 KB of JSON); a bigger input is refused unread. */

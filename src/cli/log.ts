@@ -61,7 +61,9 @@ function cells(record: AuditRecord): string[] {
   const exit = [record.exitCode === undefined ? '-' : String(record.exitCode), record.signal, record.error?.code]
     .filter(Boolean)
     .join(' ');
-  const kinds = [...new Set(record.violations.map((v) => v.kind))].join(',') || '-';
+  // A record cut to fit its line still names the kinds it left out (report/ledger-line.ts).
+  const omitted = Object.keys(record.violationsOmitted ?? {});
+  const kinds = [...new Set([...record.violations.map((v) => v.kind), ...omitted])].join(',') || '-';
   return [time, record.sessionId, record.profile, record.backend, exit, formatDuration(record.durationMs), kinds]
     .map(printable)
     .concat(command);

@@ -250,7 +250,9 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
     const compiled = await compile({
       command: ['true'],
       cwd: start,
-      ...(flags.profile ? { profile: flags.profile } : {}),
+      // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
+      // planted by a run) neither chooses the server's sandbox nor stops it from starting (issue 31 §3).
+      profile: flags.profile ?? 'builtin:default',
       ...(flags.workspace ? { workspace: flags.workspace } : {}),
       ...base,
       onProfile: (p) => {

@@ -19,7 +19,7 @@ Examples:
   sbx log -n 5                             the last runs from the audit ledger
   sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
   sbx approvals list                       remembered approval answers (revoke PREFIX, clear)
-  sbx mcp -p agent --workspace .           an MCP server on stdio: an agent's tool calls run in the sandbox
+  sbx mcp -p builtin:agent --workspace .   an MCP server on stdio: an agent's tool calls run in the sandbox
   sbx profiles list                        which profiles exist, where they come from, trusted or not
   sbx trust ci                             review and trust the project profile .sbx/profiles/ci.yaml
   sbx doctor                               check bwrap, user namespaces, cgroups
@@ -49,9 +49,11 @@ whatever the repository defines, use -p builtin:NAME (e.g. -p builtin:untrusted)
   SBX_TRUST_PROFILE=<sha256>[,<sha256>...] sbx run -p ci -- make test
 
 Pins live in $XDG_STATE_HOME/sbx/trust.json (default ~/.local/state/sbx), hidden from every sandbox.
-User profiles (~/.config/sbx/profiles) and files named with -p PATH need no pin, but they and every
-parent directory must be owned by you or root and not writable by group or others (else
-PROFILE_UNSAFE). A file named with -p that lies inside a .sbx/ directory is a project file: pinned.`;
+User profiles (~/.config/sbx/profiles) need no pin, but they and every parent directory must be
+owned by you or root and not writable by group or others (else PROFILE_UNSAFE). A file named with
+-p PATH is pinned like a project file when it lies inside a .sbx/ directory, the working directory
+or its project, --workspace, or (GitHub Actions) the checkout: a run or a pull request could have
+written it. Elsewhere the owner and mode checks suffice, unless a writable tree of the run holds it.`;
 
 export async function buildProgram(): Promise<Command> {
   const program = new Command('sbx')
@@ -339,7 +341,7 @@ function addHookCommand(program: Command): void {
     .command('hook')
     .description("answer a coding agent's pre-tool hook: run its shell commands in sbx, refuse what sbx refuses")
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
-    .option('-p, --profile <name>', 'the profile the commands run under', 'agent')
+    .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook.js').HookFlags) => {
       const { HOOK_AGENTS } = await import('./hook-protocol.js');
@@ -360,8 +362,11 @@ resolve inside the workspace, timeout only shortens the profile's). A refusal, a
 violation is a result with isError, never a dropped connection. Nothing asks for approval: a command
 the rules would ask about is refused. Stdout carries the protocol; sbx writes only to stderr.
 
-  claude mcp add sbx -- sbx mcp -p agent --workspace .
-  {"mcpServers": {"sbx": {"command": "sbx", "args": ["mcp", "-p", "agent", "--workspace", "."]}}}`;
+  claude mcp add sbx -- /usr/bin/node /opt/sbx/bin/sbx.js mcp -p builtin:agent --workspace .
+  {"mcpServers": {"sbx": {"command": "/usr/bin/node",
+    "args": ["/opt/sbx/bin/sbx.js", "mcp", "-p", "builtin:agent", "--workspace", "."]}}}
+Name Node.js and sbx by absolute paths: a PATH lookup can find a program a sandboxed command planted.
+Without -p the server uses builtin:default.`;
 
 /** Flags of `sbx mcp`: the ones of `sbx run` that fix what every call runs under. */
 const MCP_FLAGS = ['profile', 'workspace', 'backend', 'trust-profile', 'audit-file', 'no-audit'];

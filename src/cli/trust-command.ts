@@ -123,13 +123,14 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean, ye
   const search = profileSearch(process.cwd(), process.env);
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
-  if (!resolved.chain.some(needsPin)) {
-    const why =
-      resolved.trust.kind === 'builtin'
-        ? 'it comes with sbx'
-        : 'it is not in a project .sbx/ and passed the owner and mode checks';
+  // A file named by path may be pinned wherever it is: a run whose writable trees hold it needs the pin
+  // (policy/host-state.ts), even when it lies outside the trees the trust check knows of beforehand.
+  if (!resolved.chain.some((l) => l.source === 'path' || needsPin(l))) {
+    const why = resolved.trust.kind === 'builtin' ? 'it comes with sbx' : 'it is your own (sbx config directory)';
     out(`sbx: profile "${resolved.name}" (${resolved.location.source}: ${top.real}) needs no trust: ${why}`);
-    out('sbx: only project profiles (.sbx/profiles from the working directory up, and what they extend) are pinned');
+    out(
+      'sbx: project profiles (.sbx/profiles from the working directory up) and files named by path are pinned, with what they extend',
+    );
     return;
   }
   const store = readTrustStore(storeFile, uid());

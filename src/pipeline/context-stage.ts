@@ -4,7 +4,8 @@
 // frozen. No later stage reads process.env, process.cwd(), process.stdin, process.execPath,
 // process.arch or process.getuid (test/unit/pipeline/ambient.test.ts): a stage that could would let two
 // stages of one run disagree (the limits once probed with process.env but applied with `hostEnv`).
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import type { UserDirs } from '../policy/user-dirs.js';
@@ -13,6 +14,8 @@ import type { ProfileSearch } from '../profile/load.js';
 import { isCi } from '../profile/trust.js';
 import { trustStoreFile } from '../profile/trust-store.js';
 import { userDirs } from '../runtime/invoking-user.js';
+import { detectProjectRoot } from '../runtime/project-root-probe.js';
+import { isWithin } from '../path-within.js';
 import { packageRoot } from '../package-root.js';
 import { DEFAULT_CAPTURE_LIMIT_BYTES, type RunHooks, type RunOptions } from './run-options.js';
 
@@ -85,19 +88,59 @@ function trustedHashes(given: readonly string[], env: Record<string, string | un
   return all;
 }
 
-/** Where profiles are found, cached and trusted. `trustProfiles`: chain hashes trusted for this invocation (CI). */
+function realOrUndefined(path: string | undefined): string | undefined {
+  if (path === undefined || path === '') return undefined;
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The trees whose profile files are pinned like a project's (TrustContext.exposed): the cwd and its
+ * project's top level (where an earlier plain `sbx run` from here wrote), the workspace asked for,
+ * and in GitHub Actions the checkout. A tree that holds HOME is left out: no run may write it whole
+ * (policy/host-state.ts), and a file below it in a tree some run did write is the workspace's case.
+ */
+function exposedTrees(
+  cwd: string,
+  env: Record<string, string | undefined>,
+  home: string,
+  workspace: string | undefined,
+): string[] {
+  const real = realOrUndefined(cwd);
+  const root = real ? detectProjectRoot(real, home, process.getuid?.() ?? 0)?.path : undefined;
+  const checkout = env.GITHUB_ACTIONS === 'true' ? realOrUndefined(env.GITHUB_WORKSPACE) : undefined;
+  const asked = workspace === undefined ? undefined : realOrUndefined(resolve(cwd, workspace));
+  const realHome = realOrUndefined(home) ?? home;
+  const trees = [real, root, asked].filter((t): t is string => t !== undefined && !isWithin(realHome, t));
+  // The checkout is the pull request's even when HOME lies inside it (HOME=$GITHUB_WORKSPACE).
+  return [...new Set([...trees, ...(checkout ? [checkout] : [])])];
+}
+
+/**
+ * Where profiles are found, cached and trusted. `trustProfiles`: chain hashes trusted for this
+ * invocation (CI); `workspace`: the one asked for, whose profile files need a pin.
+ */
 export function profileSearch(
   cwd: string,
   env: Record<string, string | undefined>,
   trustProfiles: readonly string[] = [],
   dirs: UserDirs = userDirs(env),
+  workspace?: string,
 ): ProfileSearch {
   return {
     cwd,
     configHome: dirs.configHome,
     builtinDir: join(packageRoot(), 'profiles'),
     ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(dirs.cacheHome, 'sbx') }),
-    trust: { storeFile: trustStoreFile(dirs.stateHome), hashes: trustedHashes(trustProfiles, env), ci: isCi(env) },
+    trust: {
+      storeFile: trustStoreFile(dirs.stateHome),
+      hashes: trustedHashes(trustProfiles, env),
+      ci: isCi(env),
+      exposed: exposedTrees(cwd, env, dirs.home, workspace),
+    },
   };
 }
 
@@ -130,6 +173,6 @@ export function runContext(
     tty: options.stdio === 'capture' ? false : (requested.tty ?? Boolean(process.stdin.isTTY)),
     arch: process.arch,
     execPath: process.execPath,
-    search: Object.freeze(profileSearch(cwd, env, requested.trustProfiles, dirs)),
+    search: Object.freeze(profileSearch(cwd, env, requested.trustProfiles, dirs, requested.workspace)),
   });
 }

@@ -3,13 +3,13 @@
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { derivePolicy } from '../policy/derive/index.js';
 import { fact, type ProbePlan, probePlanOf } from '../policy/derive/probe-plan.js';
 import { requestedWorkspace, runVariables, workspaceRealPath } from '../policy/derive/workspace.js';
-import { type HostStateFact, hostStatePaths, type PathChain } from '../policy/host-state.js';
+import { type HostStateFact, hostStatePaths, type PathChain, profileFileState } from '../policy/host-state.js';
 import type { Host, PathFact } from '../policy/host.js';
 import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
@@ -20,6 +20,7 @@ import { findGitWorktree, protectCommonDir } from '../runtime/git-worktree.js';
 import { probePath, scanRootOnly } from '../runtime/host-probe.js';
 import { detectProjectRoot } from '../runtime/project-root-probe.js';
 import { chainMemo, pathChain } from '../runtime/path-chain.js';
+import { hostStateLinks } from '../runtime/host-state-links.js';
 import { passwdHome } from '../runtime/invoking-user.js';
 import type { Pins } from '../runtime/pins.js';
 import { sessionBase } from '../runtime/session.js';
@@ -75,6 +76,43 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
       throw new SbxError('SESSION_DIR', message, { cause, hint: `create it yourself: mkdir -m 700 -p ${dir}` });
     }
     paths[dir] = pins.probe(dir);
+  }
+}
+
+/**
+ * The workspace's `.sbx` when it does not exist yet: created empty (0755, a project directory) before
+ * the run, so that it is held read-only inside like an existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
+ * `.sbx/profiles/agent.yaml`, and every later hook call, MCP call and `sbx mcp` start that resolves
+ * the name from here is refused until the user notices (issue 31 §3). A `.sbx` that is a file or a
+ * dangling link stays as it is (EEXIST): a profile found through it is a project profile, pinned.
+ * Where sbx may not create it, neither may the sandbox, which runs as the same user.
+ */
+function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, paths: Host['paths']): string[] {
+  if (mode === 'read-only' || mode === 'danger') return [];
+  const made: string[] = [];
+  // Only the workspace's: profiles are looked up from where sbx runs, a project. Another writable
+  // root's existing `.sbx` is held read-only all the same (plan.ownPolicy), but none is made there.
+  for (const dir of plan.ownPolicy.filter((p) => p === posix.join(plan.vars.workspace, '.sbx'))) {
+    if (paths[dir]?.exists) continue;
+    try {
+      mkdirSync(dir, { mode: 0o755 });
+    } catch {
+      continue;
+    }
+    made.push(dir);
+    paths[dir] = pins.probe(dir);
+  }
+  return made;
+}
+
+/** A refused run leaves the workspace as it found it: the `.sbx` made for it goes (if still empty). */
+function removeMadeDirs(made: readonly string[]): void {
+  for (const dir of made) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Not empty (another run's use of it began) or gone: left as it is.
+    }
   }
 }
 
@@ -145,23 +183,36 @@ function probeHostState(input: PolicyInput, plan: ProbePlan, paths: Host['paths'
   const { ctx, pins } = input;
   const homes = [...new Set([ctx.dirs.home, passwdHome()].filter((h): h is string => h !== undefined))];
   const install = { packageRoot: realpathSync(packageRoot()), nodeDir: dirname(realpathSync(ctx.execPath)) };
-  const state = hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install);
+  const { resolved } = input;
+  const ownerChecked = resolved.trust.kind === 'owner-checked' ? resolved.chain.filter((l) => l.source === 'path') : [];
+  const state = [
+    ...hostStatePaths(homes, ctx.env, sessionBase(ctx.env, ctx.uid), install),
+    ...profileFileState(
+      ownerChecked.map((l) => l.real),
+      resolved.hash,
+    ),
+  ];
   const memo = chainMemo(state.map((s) => s.path));
   const hostState: HostStateFact[] = state.map((s) => ({ ...s, chain: pathChain(s.path, memo) }));
   const chains: Record<string, PathChain> = {};
+  const trees: { real: string; via: string }[] = [];
   for (const path of [...plan.writable, ...extra]) {
     const f = paths[path];
     const fd = f?.exists ? pins.fdOf(f.real) : undefined;
     if (!f?.exists || fd === undefined || chains[f.real]) continue;
     const chain = pathChain(f.real, memo);
     const st = statSync(`/proc/self/fd/${fd}`);
-    if (chain.exists && chain.ids.at(-1) === `${st.dev}:${st.ino}`) chains[f.real] = chain;
-    else
+    if (chain.exists && chain.ids.at(-1) === `${st.dev}:${st.ino}`) {
+      chains[f.real] = chain;
+      trees.push({ real: f.real, via: `/proc/self/fd/${fd}` });
+    } else
       throw new SbxError('BIND_SOURCE_CHANGED', `${path} (${f.real}) was replaced while sbx checked it`, {
         hint: 'run again; if it repeats, something is rewriting that directory',
       });
   }
-  return { hostState, chains };
+  // Danger mode writes the host root by design: nothing to search (derivePolicy exempts it too).
+  const links = resolved.profile.mode === 'danger' ? [] : hostStateLinks(state, trees);
+  return { hostState, chains, ...(links.length > 0 ? { hostStateLinks: links } : {}) };
 }
 
 /** What the policy stage works from: the request, its resolved profile, and the run so far. */
@@ -227,7 +278,11 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     const f = fact({ paths }, path);
     return f.exists && f.type === 'dir' ? [f.real] : [];
   });
-  const { hostState, chains } = probeHostState(input, plan, paths, worktree ? [worktree.commonDir] : []);
+  const {
+    hostState,
+    chains,
+    hostStateLinks: links,
+  } = probeHostState(input, plan, paths, worktree ? [worktree.commonDir] : []);
   const own = plan.ownDirs;
   const mounted = profile.mode === 'danger' ? ['/'] : [...plan.scanRoots, ...scanRoots];
   createOwnDirs([own.config, own.state, own.cache], mounted, pins, paths);
@@ -271,6 +326,7 @@ async function probeHost(input: PolicyInput): Promise<{ host: Host; plan: ProbeP
     paths,
     hostState,
     chains,
+    ...(links ? { hostStateLinks: links } : {}),
     rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(plan.rootOnlyRoots, warm) : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx, pins)] },
     bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
@@ -464,15 +520,22 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   const { options } = ctx;
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, plan } = await probeHost(input);
-  const policy = derivePolicy({
-    profileName: resolved.name,
-    profileHash: resolved.hash,
-    profile: resolved.profile,
-    request: options,
-    host,
-    plan,
-  });
-  refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
+  const made = createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
+  let policy: Policy;
+  try {
+    policy = derivePolicy({
+      profileName: resolved.name,
+      profileHash: resolved.hash,
+      profile: resolved.profile,
+      request: options,
+      host,
+      plan,
+    });
+    refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
+  } catch (error) {
+    removeMadeDirs(made);
+    throw error;
+  }
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
   // now, and refused if they no longer resolve to themselves.
   for (const m of policy.mounts) {

@@ -30,6 +30,7 @@ import { RunRecord } from './record.js';
 import { loadRunSecrets } from './secrets-stage.js';
 import { openRunSession } from './session-stage.js';
 import { terminalWarnings } from './terminal.js';
+import { pathWarning, writablePathEntries } from '../runtime/path-entries.js';
 import { locateError, locateViolations, ruleSourcesOf } from './sources.js';
 import { describeProfile, trustProfile } from './trust-stage.js';
 import type { RuleSources } from '../profile/positions.js';
@@ -92,7 +93,8 @@ async function resolve(run: Run): Promise<Resolved> {
   const { ctx, record } = run;
   const { pins, resolved, sources } = await trusted(run);
   const choice = ctx.options.backend ?? resolved.profile.backend ?? 'bwrap';
-  const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice };
+  const exposed = ctx.search.trust?.exposed ?? [];
+  const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice, exposed };
   const backend = await chooseBackend(probe);
   record.append({ backend: backend.name });
   const derived = await derive({ ctx, resolved, pins });
@@ -193,7 +195,10 @@ async function runResolved(
     cleanup,
   });
   // Said before the command starts, so it comes before anything the command could type.
-  const warnings = terminalWarnings(policy.seccomp, derived.host.stdinIsTty);
+  const warnings = [
+    ...terminalWarnings(policy.seccomp, derived.host.stdinIsTty),
+    ...pathWarning(writablePathEntries(ctx.env.PATH, ctx.cwd, policy)),
+  ];
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);

@@ -100,6 +100,40 @@ export interface HostStatePath {
   what: string;
   /** `contents`: only a bind that contains the path is refused (HOME); `tree`: inside it too. */
   scope: 'tree' | 'contents';
+  /** The fix, when it is not the general one (a profile file: pin it). */
+  hint?: string;
+  /** A directory of a few configuration files whose files are checked for hard links (runtime/host-state-links.ts). */
+  linkWalk?: boolean;
+}
+
+/**
+ * A protected file's other name inside a writable tree (a hard link: the same inode), or, without
+ * `other`, a search for its other names that stopped at `maxEntries` (runtime/host-state-links.ts).
+ */
+export interface HostStateLink {
+  /** The protected file, as protected (~/.bashrc). */
+  path: string;
+  what: string;
+  /** The writable tree searched (a bind's realpath). */
+  tree: string;
+  other?: string;
+  nlink?: number;
+  maxEntries?: number;
+}
+
+/**
+ * The profile files of this run that were trusted on their owner and mode alone (named by path, outside
+ * the trees the trust check knew of: profile/trust.ts). Lying in a tree this run writes, such a file
+ * would be rewritten by the sandbox and obeyed by the next run, so that run is refused instead, unless
+ * the chain is pinned (`sbx trust`, --trust-profile), which judgeTrust then reports as trusted.
+ */
+export function profileFileState(files: readonly string[], hash: string): HostStatePath[] {
+  return files.map((path) => ({
+    path,
+    what: 'a profile file this run uses, trusted on its owner and mode alone',
+    scope: 'tree',
+    hint: `review it, then pin it: sbx trust ${path} (CI: --trust-profile ${hash}); or keep it outside every writable tree`,
+  }));
 }
 
 function under(home: string, rel: string): string {
@@ -126,12 +160,13 @@ export function hostStatePaths(
   install?: OwnInstall,
 ): HostStatePath[] {
   const out = new Map<string, HostStatePath>();
-  const add = (path: string, what: string, scope: HostStatePath['scope']) => {
-    if (!out.has(path)) out.set(path, { path, what, scope });
+  const add = (path: string, what: string, scope: HostStatePath['scope'], linkWalk = false) => {
+    if (!out.has(path)) out.set(path, { path, what, scope, ...(linkWalk ? { linkWalk } : {}) });
   };
   const ownDirs = (dirs: ReturnType<typeof xdgDirs>) => {
-    add(posix.join(dirs.configHome, 'sbx'), "sbx's own profiles and secrets", 'tree');
-    add(posix.join(dirs.stateHome, 'sbx'), "sbx's own state (trust pins, approvals, audit ledger)", 'tree');
+    add(posix.join(dirs.configHome, 'sbx'), "sbx's own profiles and secrets", 'tree', true);
+    add(posix.join(dirs.stateHome, 'sbx'), "sbx's own state (trust pins, approvals, audit ledger)", 'tree', true);
+    add(posix.join(dirs.configHome, 'git'), "git's configuration (hooks, aliases, helpers run code)", 'tree', true);
     add(
       posix.join(dirs.cacheHome, 'sbx'),
       "sbx's own caches (profiles, rules, toolchain scans, Node's compiled code)",
@@ -205,15 +240,47 @@ export function refuseWritableHostState(
   }
 }
 
+/**
+ * Refuses a run whose writable trees hold a second name of a protected file (a hard link), naming
+ * both, or in which the search for such names stopped at its bound (runtime/host-state-links.ts).
+ */
+export function refuseLinkedHostState(links: readonly HostStateLink[], binds: readonly WritableBind[]): void {
+  // The runtime searched every tree it probed as writable; only the ones this mode binds writable count.
+  const link = links.find((l) => binds.some((b) => b.real === l.tree));
+  if (!link) return;
+  const where = binds.find((b) => b.real === link.tree)!.where;
+  const source = keySource(where);
+  if (link.other !== undefined) {
+    throw new SbxError(
+      'HOST_STATE_WRITABLE',
+      `${where}: ${link.other} is a hard link to ${link.path} (${link.what}): the sandbox would rewrite it through that name, and your shell or sbx would use it later`,
+      {
+        hint: `give ${link.other} its own copy (cp --remove-destination ${link.path} ${link.other}), or keep it outside the writable trees`,
+        ...(source ? { source } : {}),
+      },
+    );
+  }
+  throw new SbxError(
+    'HOST_STATE_WRITABLE',
+    `${where}: ${link.path} (${link.what}) has ${link.nlink} links, and the search of ${link.tree} for the others stopped at ${link.maxEntries} entries`,
+    {
+      hint: `find ${link.tree} -samefile ${link.path}, and give each name found its own copy; or make ${link.path} a file with one link`,
+      ...(source ? { source } : {}),
+    },
+  );
+}
+
 function hostStateError(bind: WritableBind, p: HostStateFact, relation: 'is' | 'contains' | 'lies inside'): SbxError {
   const shown = bind.path === bind.real ? bind.path : `${bind.path} (${bind.real})`;
   const what = relation === 'is' ? `is ${p.what}` : `${relation} ${p.path} (${p.what})`;
   const message = `${bind.where}: ${shown} ${what}, which no sandbox may write: it decides what sbx or your shell runs later`;
-  const hint = p.what.startsWith("sbx's own code")
-    ? 'run an sbx installed outside this project (npm install -g sbx-sandbox, or ./install.sh from a checkout elsewhere)'
-    : bind.where === 'workspace'
-      ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
-      : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
+  const hint = p.hint
+    ? p.hint
+    : p.what.startsWith("sbx's own code")
+      ? 'run an sbx installed outside this project (npm install -g sbx-sandbox, or ./install.sh from a checkout elsewhere)'
+      : bind.where === 'workspace'
+        ? 'run sbx from a project directory (cd ~/src/proj) or pass --workspace DIR; with HOME inside the workspace (HOME=$PWD in CI), point HOME elsewhere first'
+        : 'bind a directory only the sandbox uses (not one your tools read or run from later), or bind it read-only';
   const source = keySource(bind.where);
   return new SbxError('HOST_STATE_WRITABLE', message, { hint, ...(source ? { source } : {}) });
 }

@@ -1,6 +1,6 @@
 // What the pure core may know about the host, gathered once by runtime/host-probe.ts. Plain data, so a
 // fixture Host makes every compiler test deterministic.
-import type { HostStateFact, PathChain } from './host-state.js';
+import type { HostStateFact, HostStateLink, PathChain } from './host-state.js';
 import type { ToolchainFacts } from './toolchains.js';
 
 export type PathFact =
@@ -32,6 +32,8 @@ export interface Host {
   hostState: HostStateFact[];
   /** The chain of every writable bind's realpath (runtime/path-chain.ts), keyed by that realpath. */
   chains: Record<string, PathChain>;
+  /** Second names of protected files inside the writable binds (hard links: runtime/host-state-links.ts). */
+  hostStateLinks?: HostStateLink[];
   /** The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths). */
   bridge: { node: string; script: string };
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */

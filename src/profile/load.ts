@@ -433,6 +433,7 @@ export async function loadProfile(
     throw untrustedError(location.name, chain, hash, trust.pin, {
       shadows: shadows !== undefined,
       ci: search.trust?.ci ?? false,
+      ...(search.trust?.exposed ? { exposed: search.trust.exposed } : {}),
     });
   return {
     name: location.name,

@@ -3,7 +3,11 @@
 // exact chain hash with `sbx trust`, or names it for this invocation (--trust-profile,
 // SBX_TRUST_PROFILE). Location grants nothing: a cloned repository or a sandboxed command that wrote
 // `.sbx/profiles/default.yaml` would otherwise choose the next run's sandbox.
+// A file named by path (`-p ./ci.yaml`, the Action's `profile:`) is pinned the same way when it lies in
+// a tree a sandbox or a pull request may have written (`TrustContext.exposed`): a run rewrote it to
+// `network: host` with no masking, and the next run read `.env` and reached a host port (issue 31 §3).
 import { SbxError } from '../errors.js';
+import { isWithin } from '../path-within.js';
 import type { ChainLink } from './load.js';
 import { readTrustStore, type TrustPin } from './trust-store.js';
 
@@ -14,6 +18,14 @@ export interface TrustContext {
   hashes: readonly string[];
   /** Running in CI (CI=true or GITHUB_ACTIONS=true): a refusal never offers to trust a file that shadows a built-in. */
   ci?: boolean;
+  /**
+   * Real paths of the trees a sandbox or a pull request may have written before this run: the working
+   * directory and its project's top level (an earlier run's default workspace), --workspace, and in
+   * GitHub Actions $GITHUB_WORKSPACE (the checkout a pull request controls). A profile file named by
+   * path inside one is pinned like a project file. The run's own writable binds are checked after the
+   * policy is derived (policy/host-state.ts), since the profile itself chooses them.
+   */
+  exposed?: readonly string[];
 }
 
 /** CI=true or GITHUB_ACTIONS=true, as GitHub Actions, GitLab CI, CircleCI and others set them. */
@@ -24,15 +36,35 @@ export function isCi(env: Record<string, string | undefined>): boolean {
 export type TrustState =
   /** Only sbx's own profiles. */
   | { kind: 'builtin' }
-  /** User or explicitly named files: they passed the owner and mode checks, which is their trust. */
+  /** User files, and files named by path outside every exposed tree: they passed the owner and mode checks, which is their trust. */
   | { kind: 'owner-checked' }
   | { kind: 'trusted'; by: 'pin' | 'hash' }
   /** A project chain nobody trusted (no pin), or one that changed since it was pinned. */
   | { kind: 'untrusted'; pin?: TrustPin };
 
-/** Files inside a project `.sbx/` are trusted by pin, however they were named (`-p .sbx/profiles/x.yaml` too). */
-export function needsPin(link: Pick<ChainLink, 'source' | 'real'>): boolean {
-  return link.source === 'project' || link.real.split('/').includes('.sbx');
+/**
+ * Files inside a project `.sbx/` are trusted by pin, however they were named (`-p .sbx/profiles/x.yaml`
+ * too), and so are files named by path inside an exposed tree.
+ */
+export function needsPin(link: Pick<ChainLink, 'source' | 'real'>, exposed: readonly string[] = []): boolean {
+  return (
+    link.source === 'project' ||
+    link.real.split('/').includes('.sbx') ||
+    (link.source === 'path' && exposed.some((tree) => isWithin(link.real, tree)))
+  );
+}
+
+/** What pins or names this exact chain, if anything: a stale pin (same file, other hash) is returned as such. */
+function pinOf(
+  chain: readonly ChainLink[],
+  hash: string,
+  trust: TrustContext,
+  uid: number,
+): { by: 'pin' | 'hash' } | { stale: TrustPin } | undefined {
+  if (trust.hashes.includes(hash)) return { by: 'hash' };
+  const pin = readTrustStore(trust.storeFile, uid).pins[chain[chain.length - 1]!.real];
+  if (pin?.hash === hash) return { by: 'pin' };
+  return pin ? { stale: pin } : undefined;
 }
 
 export function judgeTrust(
@@ -41,14 +73,19 @@ export function judgeTrust(
   trust: TrustContext | undefined,
   uid: number,
 ): TrustState {
-  if (!chain.some(needsPin))
-    return chain.every((l) => l.source === 'builtin') ? { kind: 'builtin' } : { kind: 'owner-checked' };
-  if (trust?.hashes.includes(hash)) return { kind: 'trusted', by: 'hash' };
+  if (chain.every((l) => l.source === 'builtin')) return { kind: 'builtin' };
+  const exposed = trust?.exposed ?? [];
+  if (!chain.some((l) => needsPin(l, exposed))) {
+    // A file named by path outside the exposed trees may still lie in a tree this run writes: then
+    // only a pin lets it through (pipeline/policy-stage.ts), so a pinned one says so here.
+    const pinned = trust && chain.some((l) => l.source === 'path') ? pinOf(chain, hash, trust, uid) : undefined;
+    return pinned && 'by' in pinned ? { kind: 'trusted', by: pinned.by } : { kind: 'owner-checked' };
+  }
   // No context: nothing vouches for a project chain (fail closed).
   if (!trust) return { kind: 'untrusted' };
-  const pin = readTrustStore(trust.storeFile, uid).pins[chain[chain.length - 1]!.real];
-  if (pin?.hash === hash) return { kind: 'trusted', by: 'pin' };
-  return pin ? { kind: 'untrusted', pin } : { kind: 'untrusted' };
+  const pinned = pinOf(chain, hash, trust, uid);
+  if (pinned && 'by' in pinned) return { kind: 'trusted', by: pinned.by };
+  return pinned ? { kind: 'untrusted', pin: pinned.stale } : { kind: 'untrusted' };
 }
 
 export interface FileChange {
@@ -79,11 +116,14 @@ export function untrustedError(
   chain: readonly ChainLink[],
   hash: string,
   pin: TrustPin | undefined,
-  context: { shadows: boolean; ci: boolean } = { shadows: false, ci: false },
+  context: { shadows: boolean; ci: boolean; exposed?: readonly string[] } = { shadows: false, ci: false },
 ): SbxError {
   const top = chain[chain.length - 1]!;
-  const project = chain.filter(needsPin).map((l) => l.real);
-  const what = `project profile "${name}" (${project.join(', ')})`;
+  const pinned = chain.filter((l) => needsPin(l, context.exposed));
+  const project = pinned.map((l) => l.real);
+  const what = pinned.every((l) => l.source === 'path')
+    ? `profile file "${name}" (${project.join(', ')}, in a tree a sandbox or the repository can write)`
+    : `project profile "${name}" (${project.join(', ')})`;
   // In CI the project is usually a pull request: a file named like a built-in there is the
   // attacker's, and a hint naming its hash would invite trusting it. No hash, no trust command.
   if (context.shadows && context.ci) {

@@ -22,6 +22,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
+import { encodeRecord } from './ledger-line.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from '../runtime/lock-file.js';
 import type { Violation, ViolationSource } from '../policy/violation.js';
 import { userDirs } from '../runtime/invoking-user.js';
@@ -36,6 +37,8 @@ interface RecordBase {
   argv: string[];
 }
 
+export { MAX_LINE_BYTES } from './ledger-line.js';
+
 export type AuditRecord =
   | (RecordBase & {
       type: 'run';
@@ -47,6 +50,8 @@ export type AuditRecord =
       setBy?: 'child' | 'sbx';
       durationMs?: number;
       violations: Violation[];
+      /** Violations left out to keep the line within MAX_LINE_BYTES, counted by kind (ledger-line.ts). */
+      violationsOmitted?: Partial<Record<Violation['kind'], number>>;
       error?: { code: string; message: string; source?: ViolationSource };
     })
   | (RecordBase & {
@@ -69,10 +74,6 @@ export interface LedgerFilter {
 
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_KEEP = 5;
-/** A bound on one line: keeps a record one bounded write(2), and a hostile argv from bloating the ledger. */
-export const MAX_LINE_BYTES = 64 * 1024;
-/** Longer argv elements keep their head and a marker (a heredoc-sized `sh -c` script is still recognisable). */
-const MAX_ARG_CHARS = 4096;
 /** Rotation holds the lock for a few renames; a lock this old belongs to a process that died holding it. */
 const STALE_LOCK_MS = 10_000;
 /** Shorter values would redact ordinary words ("1", "yes") and reveal more than they hide. */
@@ -117,47 +118,6 @@ function redactArg(arg: string, values: readonly string[]): string {
     end = Math.max(end, stop);
   }
   return out + arg.slice(end);
-}
-
-function serialize(record: AuditRecord): Buffer {
-  // `v` first whatever the caller's key order: the reader resynchronises on RECORD_START.
-  const { v, ...rest } = record;
-  return Buffer.from(JSON.stringify({ v, ...rest }) + '\n');
-}
-
-function truncateArg(arg: string): string {
-  if (arg.length <= MAX_ARG_CHARS) return arg;
-  // Never split a surrogate pair: a lone surrogate is not valid UTF-8.
-  const cut = /[\uD800-\uDBFF]/.test(arg[MAX_ARG_CHARS - 1]!) ? MAX_ARG_CHARS - 1 : MAX_ARG_CHARS;
-  return `${arg.slice(0, cut)}<truncated: ${arg.length - cut} more chars>`;
-}
-
-/** The record as one line of at most MAX_LINE_BYTES: long argv elements shortened, then trailing ones dropped. */
-function encodeRecord(record: AuditRecord): Buffer {
-  const line = serialize(record);
-  if (line.length <= MAX_LINE_BYTES) return line;
-  const shortened = record.argv.map(truncateArg);
-  const shorter = serialize({ ...record, argv: shortened });
-  if (shorter.length <= MAX_LINE_BYTES) return shorter;
-  // Room for the kept elements: the line without argv, less a generous allowance for the marker.
-  let budget = MAX_LINE_BYTES - serialize({ ...record, argv: [] }).length - 64;
-  const kept: string[] = [];
-  for (const arg of shortened) {
-    const cost = Buffer.byteLength(JSON.stringify(arg)) + 1;
-    if (cost > budget) break;
-    budget -= cost;
-    kept.push(arg);
-  }
-  kept.push(`<truncated: ${shortened.length - kept.length} more arguments>`);
-  const shortest = serialize({ ...record, argv: kept });
-  if (shortest.length <= MAX_LINE_BYTES) return shortest;
-  throw new SbxError(
-    'AUDIT_FILE',
-    `audit record of session ${record.sessionId} is ${shortest.length} bytes even without its arguments, above the ${MAX_LINE_BYTES}-byte line limit`,
-    {
-      hint: 'shorten the workspace path or the error message recorded',
-    },
-  );
 }
 
 /** Opens (creating it 0600, and its directory 0700) for appending. Returns the descriptor. */
@@ -346,7 +306,11 @@ function matches(record: AuditRecord, filter: LedgerFilter): boolean {
   if (filter.profile !== undefined && record.profile !== filter.profile) return false;
   if (
     filter.violation !== undefined &&
-    !(record.type === 'run' && record.violations.some((v) => v.kind === filter.violation))
+    !(
+      record.type === 'run' &&
+      (record.violations.some((v) => v.kind === filter.violation) ||
+        (record.violationsOmitted?.[filter.violation as Violation['kind']] ?? 0) > 0)
+    )
   )
     return false;
   return true;

@@ -17,8 +17,9 @@ import {
   type Stats,
 } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SbxError } from '../errors.js';
+import { isWithin } from '../path-within.js';
 import type { BwrapHost } from '../backend/bwrap/compile.js';
 import type { PathFact } from '../policy/host.js';
 import { readGuarded } from '../profile/guarded-read.js';
@@ -84,7 +85,14 @@ export function scanRootOnly(
   return out;
 }
 
-function findOnPath(name: string, pathVar: string | undefined): string | undefined {
+/**
+ * The first executable `name` on PATH. One in a directory that lies in an `exposed` tree (the cwd's
+ * project, --workspace, the Actions checkout: what a sandboxed run or a pull request may have
+ * written) is refused before anything runs it: a run that planted `bwrap` in an activated
+ * `.venv/bin` would otherwise have it run on the host, with the user's rights, by the next sbx
+ * (issue 31 §2). The directory is judged by its real path, so a link there counts as being there.
+ */
+function findOnPath(name: string, pathVar: string | undefined, exposed: readonly string[] = []): string | undefined {
   for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
     if (!dir) continue;
     const candidate = join(dir, name);
@@ -92,12 +100,31 @@ function findOnPath(name: string, pathVar: string | undefined): string | undefin
       // Most PATH entries lack it: a stat that returns nothing is cheaper than access() throwing.
       if (!statSync(candidate, { throwIfNoEntry: false })) continue;
       accessSync(candidate, constants.X_OK);
-      return candidate;
     } catch {
-      // next
+      continue;
     }
+    refuseExposedLauncher(name, candidate, exposed);
+    return candidate;
   }
   return undefined;
+}
+
+function refuseExposedLauncher(name: string, candidate: string, exposed: readonly string[]): void {
+  if (exposed.length === 0) return;
+  let real: string;
+  try {
+    real = realpathSync(dirname(candidate));
+  } catch {
+    return;
+  }
+  const tree = exposed.find((t) => isWithin(real, t));
+  if (tree === undefined) return;
+  const variable = name === 'bwrap' ? 'SBX_BWRAP' : 'SBX_NSJAIL';
+  throw new SbxError(
+    'HOST_STATE_WRITABLE',
+    `the ${name} first on PATH, ${candidate}, lies in ${tree}, which a sandboxed run can write: it may have been planted there, so sbx does not run it`,
+    { hint: `take ${dirname(candidate)} off PATH, or name the real one: ${variable}=/usr/bin/${name}` },
+  );
 }
 
 const INSTALL_BWRAP_HINT =
@@ -165,8 +192,12 @@ function cacheVersion(cacheDir: string, file: string, id: string, version: strin
 }
 
 /** Locate bwrap (SBX_BWRAP overrides) and learn its version, cached by the binary's identity. */
-export function probeBwrap(env: Record<string, string | undefined>, cacheDir: string | undefined): BwrapInfo {
-  const path = env.SBX_BWRAP ?? findOnPath('bwrap', env.PATH);
+export function probeBwrap(
+  env: Record<string, string | undefined>,
+  cacheDir: string | undefined,
+  exposed: readonly string[] = [],
+): BwrapInfo {
+  const path = env.SBX_BWRAP ?? findOnPath('bwrap', env.PATH, exposed);
   if (!path)
     throw new SbxError('BWRAP_MISSING', 'bubblewrap (bwrap) is not installed or not on PATH', {
       hint: INSTALL_BWRAP_HINT,
@@ -203,8 +234,8 @@ const INSTALL_NSJAIL_HINT =
  * Locate nsjail (SBX_NSJAIL overrides) and check it runs and has the new mount API sbx compiles
  * for (backend/nsjail/compile.ts: --experimental_mnt new, kernel 5.12+).
  */
-export function probeNsjail(env: Record<string, string | undefined>): NsjailInfo {
-  const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH);
+export function probeNsjail(env: Record<string, string | undefined>, exposed: readonly string[] = []): NsjailInfo {
+  const path = env.SBX_NSJAIL ?? findOnPath('nsjail', env.PATH, exposed);
   if (!path)
     throw new SbxError('NSJAIL_MISSING', 'nsjail is not installed or not on PATH', { hint: INSTALL_NSJAIL_HINT });
   if (!existsSync(path)) throw new SbxError('NSJAIL_MISSING', `${path} does not exist`, { hint: INSTALL_NSJAIL_HINT });

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { REPO_ROOT } from './paths.js';
+import { parseReport } from './report.js';
+import type { Report } from '../../src/report/report.js';
 
 export const SBX_BIN = join(REPO_ROOT, 'bin', 'sbx.js');
 export const DIST_API = join(REPO_ROOT, 'dist', 'api.js');
@@ -86,6 +88,13 @@ export function makeTestHost(prefix: string): TestHost {
     },
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/** A fresh directory under the test host, as the cwd of one scenario. */
+export function scenarioDir(t: TestHost, name: string): string {
+  const dir = join(t.root, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 export interface Ran {
@@ -223,7 +232,7 @@ export function start(
 }
 
 // The bin is started as a program, as users start it: its shell line runs first (and checks
-// --report-fd against the caller's descriptors), then `node` from PATH.
+// --report-fd against the caller's descriptors), then the Node.js recorded at install (node-path).
 
 /** `bin/sbx.js run ARGS...`, started (for signal and fd tests). */
 export function startSbx(args: readonly string[], opts: SpawnOptions & { stdin?: 'pipe' | 'ignore' }): Started {
@@ -233,6 +242,12 @@ export function startSbx(args: readonly string[], opts: SpawnOptions & { stdin?:
 /** `bin/sbx.js run ARGS...` to completion. */
 export function runSbx(args: readonly string[], opts: SpawnOptions): Promise<Ran> {
   return start(SBX_BIN, ['run', ...args], opts).done;
+}
+
+/** `bin/sbx.js run --report-fd 3 ARGS...` to completion, with its report parsed and schema-checked. */
+export async function runSbxReport(args: readonly string[], opts: SpawnOptions): Promise<{ r: Ran; report: Report }> {
+  const r = await runSbx(['--report-fd', '3', ...args], { ...opts, extraStdio: { 3: 'pipe' } });
+  return { r, report: parseReport(r.extra[3]!.toString()) };
 }
 
 /** `bin/sbx.js ARGS...` (any subcommand, or none) to completion. */

@@ -24,7 +24,7 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   // rlimit on the command alone.
   commandLimits: null,
   async probe(ctx) {
-    const info = probeBwrap(ctx.env, ctx.cacheDir);
+    const info = probeBwrap(ctx.env, ctx.cacheDir, ctx.exposed);
     return { backend: 'bwrap', path: info.path, version: info.version, bwrap: info, chosenBy: ctx.choice };
   },
   async compile(policy, session, launcher, host, hostArch) {

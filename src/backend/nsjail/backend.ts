@@ -25,7 +25,7 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
     into: async (launch) => launch,
   },
   async probe(ctx) {
-    return { backend: 'nsjail', ...probeNsjail(ctx.env), chosenBy: ctx.choice };
+    return { backend: 'nsjail', ...probeNsjail(ctx.env, ctx.exposed), chosenBy: ctx.choice };
   },
   async compile(policy, session, launcher, host, hostArch) {
     // nsjail does not search PATH: it gets the command's path inside.

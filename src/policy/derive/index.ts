@@ -5,7 +5,7 @@ import { parseLimits } from '../../limits/parse-limits.js';
 import type { Profile } from '../../profile/schema.js';
 import { requestedArgv } from '../command-line.js';
 import type { Host } from '../host.js';
-import { refuseWritableHostState } from '../host-state.js';
+import { refuseLinkedHostState, refuseWritableHostState } from '../host-state.js';
 import { toolchainMounts } from '../toolchains.js';
 import type { Policy } from '../types.js';
 import { bindChecksOf } from './bind-checks.js';
@@ -70,8 +70,11 @@ export function derivePolicy(input: DeriveInput): Policy {
     ...requestBindLayers(binds, checks),
   ];
   // Danger mode writes the whole host by design (docs/SECURITY.md says what that leaves open).
-  if (mode !== 'danger')
-    refuseWritableHostState(writableBinds(binds, host, mode, workspace, vars), host.hostState, host.chains);
+  if (mode !== 'danger') {
+    const writable = writableBinds(binds, host, mode, workspace, vars);
+    refuseWritableHostState(writable, host.hostState, host.chains);
+    refuseLinkedHostState(host.hostStateLinks ?? [], writable);
+  }
   const network = deriveNetwork(profile, request, host);
   layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network), ...sshAgentLayers(profile, mode));
   const identity = identityOf(profile, host);

@@ -30,11 +30,12 @@ const SPOOF = [
 describe('action.yml (metadata)', () => {
   const action = loadAction();
 
-  it('is a composite action with command, profile (default untrusted) and allow-domains inputs', () => {
+  it('is a composite action with command, profile (default builtin:untrusted), trust-profile and allow-domains inputs', () => {
     expect(action.runs.using).toBe('composite');
     expect(action.inputs.command?.required).toBe(true);
-    expect(action.inputs.profile?.default).toBe('untrusted');
+    expect(action.inputs.profile?.default).toBe('builtin:untrusted');
     expect(action.inputs['allow-domains']?.default).toBe('');
+    expect(action.inputs['trust-profile']?.default).toBe('');
     expect(action.outputs['exit-code']?.value).toBe('${{ steps.run.outputs.exit-code }}');
   });
 

@@ -206,6 +206,9 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const ws = join(t.root, 'ws-mountat');
       mkdirSync(join(ws, 'src'), { recursive: true });
       writeFileSync(join(ws, 'src', 'main.c'), 'int main(void) { return 0; }\n');
+      // A run makes an empty .sbx in a writable workspace (held read-only: profile-paths.test.ts); made
+      // here first, so the listings compare what the mounts would create.
+      mkdirSync(join(ws, '.sbx'));
       const before = listTree(ws);
       for (const target of ['/', '/etc', '/var', '/proc/x']) {
         writeProfile('mountat', `extends: default\nworkspace:\n  mountAt: ${target}\n`);
@@ -231,6 +234,7 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const lib = join(t.root, 'lib');
       mkdirSync(lib);
       writeFileSync(join(lib, 'x'), 'lib\n');
+      mkdirSync(join(ws, '.sbx')); // as in the test above
       const before = listTree(ws);
       const r = await refusal({
         cwd: ws,

@@ -1,5 +1,5 @@
-// The trust boundary end to end (real bwrap via bin/sbx.js): a profile that a sandboxed command, a
-// cloned repository or another local user wrote chooses nothing until the user trusted that exact
+// The trust boundary end to end (real bwrap via bin/sbx.js): a profile that a cloned repository or
+// another local user wrote (a sandboxed command can no longer write one: profile-paths.test.ts) chooses nothing until the user trusted that exact
 // content; hostile profile paths (devices, FIFOs, /proc, huge or alias-bomb files, HOME=/proc) are
 // refused promptly (each run's safety timeout would fail a hang). Every refusal checks that the
 // marker command did not run, beside a control in which it does.
@@ -23,33 +23,16 @@ import {
   makeTestHost,
   requireIntegrationPrerequisites,
   runSbx,
+  runSbxReport,
+  scenarioDir,
   runSbxRaw,
   SKIP_INTEGRATION,
-  type Ran,
-  type SpawnOptions,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
 
-interface Report {
-  exitCode: number;
-  profile?: { name: string; file: string; hash: string; source: string; shadows?: string };
-  error?: { code: string; message: string; hint?: string };
-}
-
-/** `sbx run --report-fd 3 ARGS` with the report parsed. */
-async function sbxReport(args: string[], opts: SpawnOptions): Promise<{ r: Ran; report: Report }> {
-  const r = await runSbx(['--report-fd', '3', ...args], { ...opts, extraStdio: { 3: 'pipe' } });
-  return { r, report: JSON.parse(r.extra[3]!.toString()) as Report };
-}
-
-/** A fresh directory under the test host, as the cwd of one scenario. */
-function workdir(name: string): string {
-  const dir = join(t.root, name);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
+const workdir = (name: string) => scenarioDir(t, name);
 
 // What a hostile profile asks for (a writable HOME would itself be refused: host-state.test.ts).
 const EVIL = 'extends: default\nnetwork: host\nseccomp: off\n';
@@ -67,17 +50,22 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
   }, async () => {
     const ws = workdir('planted');
     const opts = { env: t.env, cwd: ws };
-    // Run 1: the sandboxed command writes a policy for the user's next run into its workspace.
+    // Run 1: the sandboxed command tries to write a policy for the user's next run into its workspace:
+    // sbx made an empty .sbx first and holds it read-only (issue 31 §3).
     const plant = await runSbx(
       ['--', 'sh', '-c', `mkdir -p .sbx/profiles && printf '%s' '${EVIL}' > .sbx/profiles/default.yaml`],
       opts,
     );
-    expect(plant.code).toBe(0);
+    expect(plant.code).not.toBe(0);
+    expect(plant.err).toContain('Read-only file system');
     const planted = join(ws, '.sbx/profiles/default.yaml');
-    expect(existsSync(planted)).toBe(true);
+    expect(existsSync(planted)).toBe(false);
+    // The repository can still ship one (a clone, a pull): that is what trust is for.
+    mkdirSync(join(ws, '.sbx/profiles'), { recursive: true });
+    writeFileSync(planted, EVIL);
 
     // Run 2: refused, nothing runs.
-    const refused = await sbxReport(['--', 'touch', 'ran-untrusted'], opts);
+    const refused = await runSbxReport(['--', 'touch', 'ran-untrusted'], opts);
     expect(refused.r.code).toBe(125);
     expect(refused.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(refused.report.error?.message).toContain(`(${planted}) is not trusted`);
@@ -90,7 +78,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(trusted.out).toContain(planted);
     expect(trusted.out).toContain('(project, new)');
     expect(trusted.out).toContain('    network: host');
-    const ran = await sbxReport(['--', 'touch', 'ran-trusted'], opts);
+    const ran = await runSbxReport(['--', 'touch', 'ran-trusted'], opts);
     expect(ran.r.code).toBe(0);
     expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
     expect(ran.r.err).toContain(
@@ -111,7 +99,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(readFileSync(planted, 'utf8')).toBe(before);
     // ...but the repository can change it (a pull, a checkout): refused again, naming the change.
     appendFileSync(planted, 'hostname: evil\n');
-    const changed = await sbxReport(['--', 'touch', 'ran-changed'], opts);
+    const changed = await runSbxReport(['--', 'touch', 'ran-changed'], opts);
     expect(changed.r.code).toBe(125);
     expect(changed.report.error?.code).toBe('PROFILE_UNTRUSTED');
     expect(changed.report.error?.message).toMatch(
@@ -124,7 +112,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     const dry = await runSbxRaw(['trust', '--dry-run', 'default'], opts);
     expect(dry.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
     expect(dry.out).toContain('nothing pinned (--dry-run)');
-    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+    expect((await runSbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
     const again = await runSbxRaw(['trust', '--yes', 'default'], opts);
     expect(again.out).toContain('(project, changed)');
     expect(again.out).toMatch(/^ {4}\+ +\d+ hostname: evil$/m);
@@ -133,7 +121,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     expect(listed.out).toContain(planted);
     expect(listed.out).toContain('file unchanged');
     expect((await runSbxRaw(['trust', '--revoke', planted], opts)).code).toBe(0);
-    expect((await sbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
+    expect((await runSbxReport(['--', 'true'], opts)).report.error?.code).toBe('PROFILE_UNTRUSTED');
   });
 
   describe('a profile under a shared parent (/tmp/x/.sbx) that another user could have planted', () => {
@@ -155,7 +143,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
 
     it('control: a profile the user placed there with safe modes is only untrusted (not unsafe)', async () => {
       plant();
-      const { report } = await sbxReport(['--', 'true'], { env: t.env, cwd: join(shared, 'sub') });
+      const { report } = await runSbxReport(['--', 'true'], { env: t.env, cwd: join(shared, 'sub') });
       expect(report.error?.code).toBe('PROFILE_UNTRUSTED');
     });
 
@@ -163,7 +151,10 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     it.runIf(IS_ROOT)("another user's file: PROFILE_UNSAFE naming its owner, nothing runs", async () => {
       const file = plant();
       for (const p of [join(shared, '.sbx'), join(shared, '.sbx/profiles'), file]) chownSync(p, 65534, 65534);
-      const { r, report } = await sbxReport(['--', 'touch', 'ran-planted'], { env: t.env, cwd: join(shared, 'sub') });
+      const { r, report } = await runSbxReport(['--', 'touch', 'ran-planted'], {
+        env: t.env,
+        cwd: join(shared, 'sub'),
+      });
       expect(r.code).toBe(125);
       expect(report.error?.code).toBe('PROFILE_UNSAFE');
       expect(report.error?.message).toContain(
@@ -176,13 +167,13 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       const file = plant();
       chmodSync(file, 0o666);
       const opts = { env: t.env, cwd: join(shared, 'sub') };
-      const writable = await sbxReport(['--', 'touch', 'ran-writable'], opts);
+      const writable = await runSbxReport(['--', 'touch', 'ran-writable'], opts);
       expect(writable.report.error?.code).toBe('PROFILE_UNSAFE');
       expect(writable.report.error?.message).toContain(`${file} is writable by group and others (mode 0666)`);
       expect(writable.report.error?.hint).toBe(`chmod go-w ${file}`);
       chmodSync(file, 0o644);
       chmodSync(join(shared, '.sbx'), 0o777);
-      const parent = await sbxReport(['--', 'touch', 'ran-writable'], opts);
+      const parent = await runSbxReport(['--', 'touch', 'ran-writable'], opts);
       expect(parent.report.error?.message).toContain(
         `${join(shared, '.sbx')} is writable by group and others (mode 0777)`,
       );
@@ -206,9 +197,11 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     });
 
     it('control: a plain profile file runs the marker command', async () => {
-      const r = await runSbx(['-p', './fine.yaml', '--', 'touch', 'ran-fine'], { env: t.env, cwd: dir });
+      // Named from another directory: a file in the cwd's tree would need a pin (profile-paths.test.ts).
+      const cwd = workdir('hostile-control');
+      const r = await runSbx(['-p', join(dir, 'fine.yaml'), '--', 'touch', 'ran-fine'], { env: t.env, cwd });
       expect(r.code).toBe(0);
-      expect(existsSync(join(dir, 'ran-fine'))).toBe(true);
+      expect(existsSync(join(cwd, 'ran-fine'))).toBe(true);
     });
 
     it.each([
@@ -220,7 +213,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
       ['a billion-laughs document', './laughs.yaml', 'PROFILE_PARSE', 'alias'],
     ])('%s → %s', async (_what, profile, code, message) => {
       // stdin carries a profile: /proc/self/fd/0 must not take policy from it.
-      const { r, report } = await sbxReport(['-p', profile, '--', 'touch', 'ran-hostile'], {
+      const { r, report } = await runSbxReport(['-p', profile, '--', 'touch', 'ran-hostile'], {
         env: t.env,
         cwd: dir,
         input: 'network: host\n',
@@ -257,7 +250,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
         cwd: ws,
       });
       expect([ok.code, ok.out]).toEqual([0, 'yes']);
-      const wrong = await sbxReport(['-p', 'ci', '--trust-profile', 'f'.repeat(64), '--', 'touch', 'ran-wrong'], {
+      const wrong = await runSbxReport(['-p', 'ci', '--trust-profile', 'f'.repeat(64), '--', 'touch', 'ran-wrong'], {
         env: t.env,
         cwd: ws,
       });
@@ -276,7 +269,7 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
         cwd: ws,
       });
       expect(ok.code).toBe(0);
-      const wrong = await sbxReport(['-p', 'ci', '--', 'touch', 'ran-wrong-env'], {
+      const wrong = await runSbxReport(['-p', 'ci', '--', 'touch', 'ran-wrong-env'], {
         env: { ...t.env, SBX_TRUST_PROFILE: '0'.repeat(64) },
         cwd: ws,
       });

@@ -35,8 +35,8 @@ function inputFor(name: string, cwd: string, command?: string): string {
   return JSON.stringify(input);
 }
 
-function hook(input: string, cwd: string): Promise<Ran> {
-  return runSbxRaw(['hook', 'claude-code'], { env: t.env, cwd, input });
+function hook(input: string, cwd: string, flags: readonly string[] = []): Promise<Ran> {
+  return runSbxRaw(['hook', 'claude-code', ...flags], { env: t.env, cwd, input });
 }
 
 interface Decision {
@@ -90,7 +90,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
       const { command: rewritten, ...rest } = decision.updatedInput!;
       const { command: _original, ...kept } = JSON.parse(recorded(name!)).tool_input;
       expect(rest).toEqual(kept);
-      expect(rewritten).toMatch(/^'\/[^']+' '\/[^']+\/bin\/sbx\.js' run -p 'agent' --approval never --shell '/);
+      expect(rewritten).toMatch(/^'\/[^']+' '\/[^']+\/bin\/sbx\.js' run -p 'builtin:agent' --approval never --shell '/);
 
       const sandboxed = await bash(rewritten as string, t.workspace);
       const control = await bash(original, plain);
@@ -124,7 +124,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
       /^sbx: rule: commands\.deny \(\S+\/profiles\/agent\.yaml:\d+:\d+\)$/m,
     );
     expect(decision.permissionDecisionReason).toMatch(
-      /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p agent;/,
+      /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p builtin:agent;/,
     );
   });
 
@@ -194,14 +194,19 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     expect(decision.permissionDecisionReason).toContain('HOST_STATE_WRITABLE');
   });
 
-  it("a repository's own agent profile is not used: denied until trusted", async () => {
-    // The planted profile would allow anything; the hook resolves -p agent as sbx run does.
+  it("a repository's own agent profile is not used: the built-in by default, denied until trusted when named", async () => {
+    // The planted profile would allow anything. By default the hook names sbx's own (builtin:agent),
+    // so the plant neither chooses the sandbox nor refuses every call (issue 31 §3).
     const repo = join(t.root, 'planted');
     mkdirSync(join(repo, '.sbx', 'profiles'), { recursive: true });
     writeFileSync(join(repo, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\ncommands:\n  default: allow\n');
-    const decision = decisionOf(await hook(inputFor('bash-quotes', repo, 'whoami'), repo));
-    expect(decision.permissionDecision).toBe('deny');
-    expect(decision.permissionDecisionReason).toContain('PROFILE_UNTRUSTED');
+    const builtin = decisionOf(await hook(inputFor('bash-quotes', repo, 'uname'), repo));
+    expect(builtin.permissionDecision).toBe('allow');
+    expect(builtin.updatedInput?.command).toContain("run -p 'builtin:agent' ");
+    // Named by the user as `-p agent`, it resolves as `sbx run -p agent` does: refused until trusted.
+    const named = decisionOf(await hook(inputFor('bash-quotes', repo, 'whoami'), repo, ['-p', 'agent']));
+    expect(named.permissionDecision).toBe('deny');
+    expect(named.permissionDecisionReason).toContain('PROFILE_UNTRUSTED');
   });
 
   it('when the sandbox cannot be built at run time, the rewrite fails visibly, non-zero, and runs nothing', async () => {

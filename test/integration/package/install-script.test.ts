@@ -10,7 +10,9 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readlinkSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -33,6 +35,8 @@ function fakeCheckout(dir: string, manifest: object | string = SBX_PACKAGE): str
   writeFileSync(join(dir, 'package.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
   writeFileSync(join(dir, 'bin', 'sbx.js'), `#!/bin/sh\necho "stub sbx of ${dir}: $*"\n`);
   chmodSync(join(dir, 'bin', 'sbx.js'), 0o755);
+  // The real recorder: install.sh records the Node.js that bin/sbx.js will run.
+  copyFileSync(join(REPO_ROOT, 'bin', 'record-node.js'), join(dir, 'bin', 'record-node.js'));
   return dir;
 }
 
@@ -68,6 +72,9 @@ describe('install.sh: which existing `sbx` it replaces', () => {
 
   it('no sbx yet: links it and runs the first command through the link', () => {
     const r = install();
+    // The Node.js that ran install.sh, by its real path, for bin/sbx.js's launcher (issue 31 §2).
+    expect(readFileSync(join(checkout, 'node-path'), 'utf8')).toBe(`${realpathSync(process.execPath)}\n`);
+    expect(r.out).toContain(`install: bin/sbx.js runs ${realpathSync(process.execPath)}\n`);
     expect(r.code, r.err).toBe(0);
     linksHere();
     expect(r.out).toContain(`install: linked ${link} -> ${join(checkout, 'bin', 'sbx.js')}\n`);

@@ -6,8 +6,8 @@ import { parseHookArgv } from '../../../src/cli/hook.js';
 
 describe('parseHookArgv', () => {
   it.each([
-    [['claude-code'], 'claude-code', 'agent'],
-    [['gemini-cli'], 'gemini-cli', 'agent'],
+    [['claude-code'], 'claude-code', 'builtin:agent'],
+    [['gemini-cli'], 'gemini-cli', 'builtin:agent'],
     [['claude-code', '-p', 'mine'], 'claude-code', 'mine'],
     [['-p', 'mine', 'claude-code'], 'claude-code', 'mine'],
     [['claude-code', '--profile', './p.yaml'], 'claude-code', './p.yaml'],

@@ -5,7 +5,6 @@
 import { spawnSync } from 'node:child_process';
 import {
   appendFileSync,
-  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -337,12 +336,48 @@ describe('line bound', () => {
     expect(readAuditRecords(file)[0]!.argv).toEqual(argv);
   });
 
-  it('refuses a record too long even without its arguments, and writes nothing', () => {
+  it('keeps a record too long even without its arguments, its long fields cut with markers', () => {
     const file = ledger();
-    const error = sbxErrorOf(() => appendAuditRecord(file, run('s1', { workspace: '/w'.repeat(40_000) })));
-    expect(error.code).toBe('AUDIT_FILE');
-    expect(error.message).toContain(`${MAX_LINE_BYTES}-byte`);
-    expect(existsSync(file)).toBe(false);
+    const workspace = '/w'.repeat(40_000);
+    appendAuditRecord(file, run('s1', { workspace, error: { code: 'X', message: 'm'.repeat(100_000) } }));
+    expect(Buffer.byteLength(lines(file)[0]! + '\n')).toBeLessThanOrEqual(MAX_LINE_BYTES);
+    const [kept] = readAuditRecords(file) as Extract<AuditRecord, { type: 'run' }>[];
+    expect(kept!.sessionId).toBe('s1');
+    expect(kept!.workspace).toBe(`${workspace.slice(0, 512)}<truncated: ${workspace.length - 512} more chars>`);
+    expect(kept!.argv).toEqual(['npm', 'test']);
+  });
+
+  it('keeps a run refused thousands of distinct hosts: leading violations, the rest counted by kind', () => {
+    const file = ledger();
+    const refused = (i: number) => ({
+      phase: 'runtime' as const,
+      kind: 'network' as const,
+      rule: 'network.deny',
+      detail: `connection to host-${i}.example.com:443 refused`,
+      host: `host-${i}.example.com`,
+      port: 443,
+    });
+    const violations = [
+      { phase: 'runtime' as const, kind: 'timeout' as const, rule: 'limits.timeout', detail: 'timed out' },
+      ...Array.from({ length: 5000 }, (_, i) => refused(i)),
+      { phase: 'runtime' as const, kind: 'oom' as const, rule: 'limits.memory', detail: 'h'.repeat(50_000) },
+    ];
+    const argv = ['xargs', ...Array.from({ length: 20_000 }, (_, i) => `file-${i}.txt`)];
+    const record = run('s1', { violations, argv });
+    // The control: this record is over the bound as it is.
+    expect(Buffer.byteLength(JSON.stringify(record))).toBeGreaterThan(MAX_LINE_BYTES);
+    appendAuditRecord(file, record);
+    expect(Buffer.byteLength(lines(file)[0]! + '\n')).toBeLessThanOrEqual(MAX_LINE_BYTES);
+    const [kept] = readAuditRecords(file) as Extract<AuditRecord, { type: 'run' }>[];
+    expect(kept!.sessionId).toBe('s1');
+    expect(kept!.violations.length).toBeGreaterThan(100);
+    expect(kept!.violations).toEqual(violations.slice(0, kept!.violations.length));
+    const left = violations.length - kept!.violations.length;
+    expect(kept!.violationsOmitted).toEqual({ network: left - 1, oom: 1 });
+    expect(kept!.argv.length).toBeGreaterThan(100);
+    expect(kept!.argv.at(-1)).toBe(`<truncated: ${argv.length - kept!.argv.length + 1} more arguments>`);
+    expect(formatLogTable([kept!])[1]).toContain('timeout,network,oom');
+    expect(readAuditRecords(file, { violation: 'network' })).toHaveLength(1);
   });
 });
 

@@ -5,7 +5,7 @@
 // from there, and a `.git` file pointing into it is followed explicitly): a nested repository under
 // `node_modules` or `.venv` is recorded as any other. The work is bounded (entries, depth, path
 // length); a bound hit or an unreadable directory is an `Unchecked` naming the path, never a throw.
-import { readdirSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../../path-within.js';
 import { programEntries } from '../config-programs.js';
@@ -64,44 +64,40 @@ class Walk {
 
   /** One tree, breadth first with an explicit queue: no recursion, so no depth can overflow sbx's stack. */
   tree(root: string): void {
+    const { maxEntries, maxDepth, maxPathLength } = this.req.limits;
     const queue: { path: string; depth: number }[] = [{ path: root, depth: 0 }];
-    for (let item = queue.shift(); item; item = queue.shift()) {
-      const { path, depth } = item;
-      let names: { name: string; dir: boolean; file: boolean }[];
+    for (let next = 0; next < queue.length; next++) {
+      const { path, depth } = queue[next]!;
+      let entries: Dirent[];
       try {
-        names = readdirSync(path, { withFileTypes: true }).map((d) => ({
-          name: d.name,
-          dir: d.isDirectory(),
-          file: !d.isDirectory(),
-        }));
+        entries = readdirSync(path, { withFileTypes: true });
       } catch (error) {
         this.unchecked(path, `not read: ${message(error)}`);
         continue;
       }
-      this.snap.entries += names.length;
-      if (this.snap.entries > this.req.limits.maxEntries) {
-        this.unchecked(
-          path,
-          `more than ${this.req.limits.maxEntries} entries in the writable trees: the rest was not audited`,
-        );
+      this.snap.entries += entries.length;
+      if (this.snap.entries > maxEntries) {
+        this.unchecked(path, `more than ${maxEntries} entries in the writable trees: the rest was not audited`);
         return;
       }
-      const set = new Set(names.map((n) => n.name));
-      const isGit = hasGitDirNames(set) && this.gitDir(path);
-      for (const n of names) {
-        const child = posix.join(path, n.name);
-        if (n.name === '.git' && n.file) this.gitFile(child);
-        if (!n.dir || (isGit && n.name === 'objects')) continue;
-        if (depth + 1 > this.req.limits.maxDepth || child.length > this.req.limits.maxPathLength) {
-          this.unchecked(
-            child,
-            `deeper than ${this.req.limits.maxDepth} directories or ${this.req.limits.maxPathLength} bytes: not audited`,
-          );
+      const isGit = entries.some((e) => e.name === 'HEAD') && this.gitDirAmong(path, entries);
+      const base = path === '/' ? '' : path;
+      for (const e of entries) {
+        const isDir = e.isDirectory();
+        if (e.name === '.git' && !isDir) this.gitFile(`${base}/${e.name}`);
+        if (!isDir || (isGit && e.name === 'objects')) continue;
+        const child = `${base}/${e.name}`;
+        if (depth + 1 > maxDepth || child.length > maxPathLength) {
+          this.unchecked(child, `deeper than ${maxDepth} directories or ${maxPathLength} bytes: not audited`);
           continue;
         }
         queue.push({ path: child, depth: depth + 1 });
       }
     }
+  }
+
+  private gitDirAmong(path: string, entries: readonly Dirent[]): boolean {
+    return hasGitDirNames(new Set(entries.map((e) => e.name))) && this.gitDir(path);
   }
 
   /** Records a directory as a git dir candidate; returns whether git takes it for one. */

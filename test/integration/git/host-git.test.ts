@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import {
@@ -37,6 +37,11 @@ beforeAll(() => {
 afterAll(() => {
   // A tree deeper than PATH_MAX: GNU rm walks it by descriptor, where Node's rmSync cannot.
   if (t) spawnSync('rm', ['-rf', t.root]);
+});
+
+// The global config cases write ~/.gitconfig; no other case may see it.
+afterEach(() => {
+  if (t) rmSync(join(t.home, '.gitconfig'), { force: true });
 });
 
 function git(cwd: string, ...args: string[]): { code: number | null; out: string; err: string } {
@@ -228,6 +233,24 @@ const ATTACKS: Record<string, Case> = {
       disarmed('evil', `names programs: core.fsmonitor=${runs(m)}`),
     ],
   },
+  'a file in the workspace that ~/.gitconfig includes, given a fsmonitor': {
+    setup: (repo) => {
+      writeFileSync(join(repo, 'shared.inc'), '[user]\n\tname = shared\n');
+      writeFileSync(join(t.home, '.gitconfig'), `[include]\n\tpath = ${repo}/shared.inc\n`);
+    },
+    plant: (m) => `printf '[core]\\n\\tfsmonitor = "${runs(m)}"\\n' >> shared.inc`,
+    probe: status(),
+    expected: (m) => [`<ws>/shared.inc: included config: program entry added: core.fsmonitor=${runs(m)}; restored`],
+  },
+  'a hook in the workspace directory that the global core.hooksPath names': {
+    setup: (repo) => {
+      mkdirSync(join(repo, 'hk'));
+      writeFileSync(join(t.home, '.gitconfig'), `[core]\n\thooksPath = ${repo}/hk\n`);
+    },
+    plant: (m) => hookPlant('hk', m),
+    probe: commit(),
+    expected: () => ['<ws>/hk/pre-commit: hook added; removed'],
+  },
 };
 
 describe.skipIf(SKIP_INTEGRATION)('no later host git runs what a sandbox wrote (bwrap)', () => {
@@ -258,4 +281,52 @@ describe.skipIf(SKIP_INTEGRATION)('the same attacks under the other backends', (
       expect(r.code).toBe(0);
     });
   }
+});
+
+describe.skipIf(SKIP_INTEGRATION)('an audit that cannot finish: loud, 125, report and ledger written', () => {
+  const plantCommondir = (m: string) =>
+    `cp -r .git evil && git config -f evil/config core.fsmonitor '${runs(m)}' && echo "$PWD/evil" > .git/commondir`;
+  const deep = (levels: number, name: string) =>
+    `i=0; d=.; while [ $i -lt ${levels} ]; do d=$d/${name}; i=$((i+1)); done; mkdir -p $d`;
+
+  it('an 811-deep directory beside a planted commondir: the commondir still goes, the depth is named', async () => {
+    const attack: Attack = { plant: (m) => `${deep(811, 'd')} && ${plantCommondir(m)}`, probe: status() };
+    await control(attack);
+    const marker = join(t.root, `sandboxed-${n + 1}`);
+    const r = await sandboxed(attack);
+    expect(r.code).toBe(125);
+    expect(r.details).toEqual([
+      '<ws>/.git/commondir: added; removed',
+      disarmed('evil', `names programs: core.fsmonitor=${runs(marker)}`),
+      `<ws>${'/d'.repeat(257)}: deeper than 256 directories or 4000 bytes: not audited; inspect it before running git there`,
+    ]);
+    const [record] = r.ledger.filter((l) => l.type === 'run');
+    expect(record).toMatchObject({
+      exitCode: 125,
+      violations: expect.arrayContaining([expect.objectContaining({ kind: 'git-state' })]),
+    });
+  });
+
+  it('a nested repository with a fsmonitor moved deeper than PATH_MAX: named, 125', async () => {
+    // Each step is made from the one before (cd), as no single path could name the last.
+    const name = 'a'.repeat(200);
+    const attack: Attack = {
+      // Under node_modules: bwrap holds no nested repository's config there, so the plant succeeds.
+      setup: (repo) => void git(repo, 'init', '-q', `${repo}/node_modules/n`),
+      plant: (m) =>
+        `${fsmonitor('node_modules/n', m)} && top=$PWD && i=0 && mkdir far && cd far && ` +
+        `while [ $i -lt 25 ]; do mkdir ${name} && cd ${name}; i=$((i+1)); done && mv "$top/node_modules/n" .`,
+      probe: () => {},
+    };
+    const r = await sandboxed(attack);
+    expect(r.code).toBe(125);
+    expect(r.details).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^<ws>/far(/${name})+: deeper than 256 directories or 4000 bytes: not audited; inspect it before running git there$`,
+        ),
+      ),
+    ]);
+    expect(r.ledger.filter((l) => l.type === 'run')).toEqual([expect.objectContaining({ exitCode: 125 })]);
+  });
 });

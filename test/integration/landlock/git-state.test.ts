@@ -329,7 +329,13 @@ describe.skipIf(SKIP_INTEGRATION)('more git state under --backend landlock', () 
     expect(r.code).toBe(0);
     expect(hostCommitRuns(control, marker)).toBe(true);
     expect(existsSync(join(sandboxed, '.git/commondir'))).toBe(false);
-    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git/commondir: added; removed`]);
+    // The helper removes the commondir; the git-state auditor then disarms the copy it named.
+    expect(gitStateDetails(report)).toEqual([
+      `${sandboxed}/.git/commondir: added; removed`,
+      expect.stringMatching(
+        new RegExp(`^${sandboxed}/evil: new git dir that has hooks: pre-commit; quarantined as evil\\.sbx-quarantine-`),
+      ),
+    ]);
     expect(hostCommitRuns(sandboxed, marker)).toBe(false);
   });
 
@@ -359,7 +365,15 @@ describe.skipIf(SKIP_INTEGRATION)('more git state under --backend landlock', () 
     const { r, report } = await sandboxedRun(script, sandboxed);
     expect(r.code).toBe(0);
     expect(readFileSync(join(sandboxed, '.git'), 'utf8')).toBe(original);
-    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git: changed; restored`]);
+    // The helper restores the .git file; the git-state auditor then disarms the git dir it pointed at.
+    expect(gitStateDetails(report)).toEqual([
+      `${sandboxed}/.git: changed; restored`,
+      expect.stringMatching(
+        new RegExp(
+          `^${sandboxed}/evil/\\.git: new git dir that has hooks: pre-commit; quarantined as \\.git\\.sbx-quarantine-`,
+        ),
+      ),
+    ]);
     expect(hostCommitRuns(sandboxed, marker)).toBe(false);
   });
 });

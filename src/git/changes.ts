@@ -34,10 +34,20 @@ const sameFile = (a: FileState | undefined, b: FileState | undefined) =>
 
 const byId = (dirs: readonly GitDirState[]) => new Map(dirs.map((d) => [`${d.dev}:${d.ino}`, d]));
 
-/** One file a git dir reads, compared: put back when changed, removed when added. */
-function fileChange(path: string, before: FileState | undefined, after: FileState | undefined): GitChange[] {
+/**
+ * One file a git dir reads, compared: put back when changed, removed when added. A pointer
+ * (`commondir`, `gitdir`) that is gone is left gone: without it git reads the git dir itself, which
+ * runs nothing new, and the bytes recorded may be another concurrent run's plant.
+ */
+function fileChange(
+  path: string,
+  before: FileState | undefined,
+  after: FileState | undefined,
+  restoreRemoved = true,
+): GitChange[] {
   if (sameFile(before, after)) return [];
-  if (!after) return before ? [{ path, what: 'removed', repair: { kind: 'restore', state: before } }] : [];
+  if (!after)
+    return before && restoreRemoved ? [{ path, what: 'removed', repair: { kind: 'restore', state: before } }] : [];
   if (!before) return [{ path, what: 'added', repair: { kind: 'remove' } }];
   return [{ path, what: 'rewritten', repair: { kind: 'restore', state: before } }];
 }
@@ -58,8 +68,8 @@ function configChanges(before: GitDirState, after: GitDirState): GitChange[] {
 function existingChanges(before: GitDirState, after: GitDirState): GitChange[] {
   const out = [
     ...configChanges(before, after),
-    ...fileChange(`${after.path}/commondir`, before.commondir, after.commondir),
-    ...fileChange(`${after.path}/gitdir`, before.gitdir, after.gitdir),
+    ...fileChange(`${after.path}/commondir`, before.commondir, after.commondir, false),
+    ...fileChange(`${after.path}/gitdir`, before.gitdir, after.gitdir, false),
   ];
   if (before.isGitDir && !after.isGitDir) {
     // A renamed or broken HEAD makes git skip this directory and search above it (attack: the

@@ -19,7 +19,15 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { makeTestHost, runHost, runSbx, SBX_BIN, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  runHost,
+  runSbx,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  startSbx,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -213,6 +221,39 @@ describe.skipIf(SKIP_INTEGRATION)('what the sandbox can do to the restore itself
     expect(second.out).toBe('absent\n');
     expect((await first).code).toBe(0);
     expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
+  });
+
+  it('a run in a linked worktree and one in the main checkout share the common git dir: the second waits (locked by identity, not by path)', async () => {
+    const main = freshRepo();
+    const wt = `${main}-wt`;
+    expect(git(main, 'worktree', 'add', '-q', '--detach', wt).code).toBe(0);
+    // The first run plants a hook in the common dir through the worktree's grant, then holds until released.
+    const plantAndHold = 'echo x > "$(git rev-parse --git-common-dir)/hooks/pre-commit"; echo planted; read _';
+    const first = startSbx(['--backend', 'landlock', '--', 'sh', '-c', plantAndHold], { ...opts(wt), stdin: 'pipe' });
+    await first.line(/^planted$/);
+    const second = startSbx(
+      ['--backend', 'landlock', '--', 'sh', '-c', 'test -e .git/hooks/pre-commit && echo planted || echo absent'],
+      opts(main),
+    );
+    // It says it waits, on the common dir: only then is the first one released. (Locked by path, it
+    // ran at once, saw the plant and ended: that is the failure this shows.)
+    const waiting = `sbx-landlock: waiting for another sbx run guarding the git state in ${main}/.git`;
+    const waited = await Promise.race([
+      new Promise<true>((resolve) => {
+        let err = '';
+        second.child.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          if (err.includes(waiting)) resolve(true);
+        });
+      }),
+      second.done.then((r) => `ended without waiting: ${r.out}${r.err}`),
+    ]);
+    expect(waited).toBe(true);
+    first.stdin!.end('\n');
+    expect((await first.done).code).toBe(0);
+    // It snapshotted after the first one's restore: the plant is not there, and not put back after.
+    expect((await second.done).out).toBe('absent\n');
+    expect(existsSync(join(main, '.git/hooks/pre-commit'))).toBe(false);
   });
 
   it('a guarded hook with another hard link is refused before anything runs', async () => {

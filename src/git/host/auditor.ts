@@ -28,6 +28,16 @@ export interface GitAuditResult {
   incomplete: boolean;
 }
 
+/** The plan for `roots`: git's two global config files under the invoking user's HOME and XDG config dir. */
+export function planGitAudit(
+  roots: readonly string[],
+  dirs: { home: string; configHome: string },
+  session: string,
+): GitAuditPlan {
+  const globalConfigs = [posix.join(dirs.home, '.gitconfig'), posix.join(dirs.configHome, 'git', 'config')];
+  return { roots, home: dirs.home, globalConfigs, session };
+}
+
 const RULE = 'git.audit';
 const violation = (detail: string): Violation => ({ phase: 'runtime', kind: 'git-state', rule: RULE, detail });
 const reason = (error: unknown) =>

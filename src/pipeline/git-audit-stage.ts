@@ -17,7 +17,10 @@ export interface GitStateBefore {
 }
 
 export function recordGitState({ ctx, policy }: { ctx: RunContext; policy: Policy }): GitStateBefore {
-  const plan = planGitAudit(writableRoots(policy), ctx.dirs, ctx.sessionId);
+  // Danger mode binds the host's root writable: the command can write ~/.bashrc as well as any hook,
+  // so no git-state promise holds, and a walk of / is not an audit (docs/SECURITY.md).
+  const roots = policy.mode === 'danger' ? [] : writableRoots(policy);
+  const plan = planGitAudit(roots, ctx.dirs, ctx.sessionId);
   return { plan, before: snapshotGitState(plan) };
 }
 

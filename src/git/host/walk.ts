@@ -65,6 +65,13 @@ class Walk {
   /** One tree, breadth first with an explicit queue: no recursion, so no depth can overflow sbx's stack. */
   tree(root: string): void {
     const { maxEntries, maxDepth, maxPathLength } = this.req.limits;
+    // A writable bind of one file (a unix socket) holds no git dir; one that is gone holds nothing.
+    try {
+      if (!lstatOrNone(root)?.isDirectory()) return;
+    } catch (error) {
+      this.unchecked(root, `not read: ${message(error)}`);
+      return;
+    }
     const queue: { path: string; depth: number }[] = [{ path: root, depth: 0 }];
     for (let next = 0; next < queue.length; next++) {
       const { path, depth } = queue[next]!;

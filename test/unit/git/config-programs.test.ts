@@ -1,21 +1,8 @@
 // The table of config keys that run programs (git/config-programs.ts): each row found, git's name
 // rules (case, subsections), and the entries named exactly as `git config --list` names them.
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addedEntries, isProgramKey, programEntries } from '../../../src/git/config-programs.js';
-import { makeTempDir } from '../../helpers/tmp.js';
-
-/** `git config --file --list`: how git itself names each entry. */
-function gitList(text: string): string[] {
-  const dir = makeTempDir('sbx-gitprog-');
-  const file = join(dir, 'config');
-  writeFileSync(file, text);
-  const r = spawnSync('git', ['config', '--file', file, '--list'], { cwd: dir, encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return r.stdout.split('\n').filter(Boolean);
-}
+import { gitConfigList } from '../../helpers/git-config-list.js';
 
 describe('isProgramKey', () => {
   it.each([
@@ -90,7 +77,7 @@ describe('programEntries', () => {
 
   it('names each entry as git config --list does, and only the program keys', () => {
     const found = programEntries(text);
-    const fromGit = gitList(text).filter((line) => {
+    const fromGit = gitConfigList(text).filter((line) => {
       const [name = '', value] = line.split(/=(.*)/s);
       const parts = name.split('.');
       const [section, key] = [parts[0]!, parts.at(-1)!];

@@ -92,6 +92,7 @@ function existingChanges(before: GitDirState, after: GitDirState): GitChange[] {
 function newGitDirRisk(dir: GitDirState, after: GitSnapshot, knownDirs: ReadonlySet<string>): string | undefined {
   if (dir.programs.length > 0) return `names programs: ${dir.programs.join(', ')}`;
   const hooks = dir.hooksDir ? after.hookDirs[dir.hooksDir] : undefined;
+  if (hooks?.link !== undefined) return `has a hooks directory that is a link to ${hooks.link}`;
   const active = Object.keys(hooks?.entries ?? {});
   if (active.length > 0) return `has hooks: ${active.join(', ')}`;
   if (dir.commonDir !== dir.path && !knownDirs.has(dir.commonDir)) return `its commondir names ${dir.commonDir}`;
@@ -102,6 +103,9 @@ function newGitDirRisk(dir: GitDirState, after: GitSnapshot, knownDirs: Readonly
 function hooksChanges(dir: string, before: HooksDirState, after: HooksDirState): GitChange[] {
   if (!after.present) return [];
   if (!before.present) return [{ path: dir, what: 'hooks directory added', repair: { kind: 'quarantine' } }];
+  // git follows a link there to whatever hooks it names: the link goes aside (rename never follows it).
+  if (after.link !== undefined && after.link !== before.link)
+    return [{ path: dir, what: `hooks directory replaced by a link to ${after.link}`, repair: { kind: 'quarantine' } }];
   return Object.entries(after.entries).flatMap(([name, state]): GitChange[] => {
     if (isInertHookName(name)) return [];
     const path = `${dir}/${name}`;

@@ -40,6 +40,8 @@ export interface GitDirState {
 /** A hooks directory: its non-sample entries by name, or absent. */
 export interface HooksDirState {
   present: boolean;
+  /** The directory is a symlink (git follows it): its target. */
+  link?: string;
   dev?: number;
   ino?: number;
   entries: Record<string, FileState>;

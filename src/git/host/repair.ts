@@ -11,6 +11,7 @@ import {
   constants,
   lstatSync,
   openSync,
+  realpathSync,
   renameSync,
   symlinkSync,
   unlinkSync,
@@ -96,9 +97,21 @@ function restore(path: string, state: FileState, session: string): string {
   return `restored${aside}`;
 }
 
+/**
+ * The directories above `path` are the ones they name: no link among them. The walk never follows
+ * one, but a path can come from a pointer the run wrote (a `.git` file, core.hooksPath, include.path)
+ * or from the snapshot before the run, whose directories the run could have swapped for links since.
+ * A repair through one would act on whatever the link names, outside the trees.
+ */
+function assertNoLinkAbove(path: string): void {
+  const parent = posix.dirname(path);
+  if (realpathSync.native(parent) !== parent) throw new Error(`a directory above it is a link: not followed`);
+}
+
 /** Does one repair; returns what was done, for the violation's detail. Throws when it could not. */
 export function repairChange(change: GitChange, session: string): string {
   const { path, repair } = change;
+  if (repair.kind !== 'report') assertNoLinkAbove(path);
   switch (repair.kind) {
     case 'restore':
       return restore(path, repair.state, session);

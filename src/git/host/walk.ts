@@ -5,7 +5,7 @@
 // from there, and a `.git` file pointing into it is followed explicitly): a nested repository under
 // `node_modules` or `.venv` is recorded as any other. The work is bounded (entries, depth, path
 // length); a bound hit or an unreadable directory is an `Unchecked` naming the path, never a throw.
-import { type Dirent, readdirSync } from 'node:fs';
+import { type Dirent, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../../path-within.js';
 import { programEntries } from '../config-programs.js';
@@ -112,8 +112,10 @@ class Walk {
     if (this.seenDirs.has(path)) return this.snap.gitDirs.some((d) => d.path === path && d.isGitDir);
     this.seenDirs.add(path);
     try {
+      // Only a path with no link on it: one named by a pointer, or recorded before the run, may now go
+      // through a link the run made (`sub` → ~/other), and what it names is not in the trees.
       const st = lstatOrNone(path);
-      if (!st?.isDirectory()) return false;
+      if (!st?.isDirectory() || realpathSync.native(path) !== path) return false;
       const head = readState(`${path}/HEAD`);
       const names = new Set(['HEAD', 'objects', 'refs', 'commondir'].filter((n) => lstatOrNone(`${path}/${n}`)));
       const isGitDir = hasGitDirNames(names) && isValidHead(headSeen(head));
@@ -177,7 +179,16 @@ class Walk {
   hooksDir(path: string): void {
     if (path in this.snap.hookDirs) return;
     try {
+      const parent = posix.dirname(path);
+      if (lstatOrNone(parent)?.isDirectory() && realpathSync.native(parent) !== parent) {
+        this.unchecked(path, 'hooks directory reached through a link: not followed');
+        return;
+      }
       const st = lstatOrNone(path);
+      if (st?.isSymbolicLink()) {
+        this.snap.hookDirs[path] = { present: true, link: readlinkSync(path), entries: {} };
+        return;
+      }
       if (!st?.isDirectory()) {
         this.snap.hookDirs[path] = { present: st !== undefined, entries: {} };
         return;

@@ -113,6 +113,41 @@ describe('the git-state auditor on hostile trees', () => {
     expect(statSync(hooks).mode & 0o777).toBe(0o555);
   });
 
+  it('a recorded repository whose directory is swapped for a link to a host repository: the host one is left alone', () => {
+    const { ws, outside } = tree();
+    const nested = join(ws, 'node_modules/sub');
+    spawnSync('git', ['init', '-q', nested]);
+    const host = join(outside, 'repo');
+    spawnSync('git', ['init', '-q', host]);
+    spawnSync('git', ['-C', host, 'config', 'core.fsmonitor', 'the user’s own']);
+    const r = audited(ws, () => {
+      spawnSync('mv', [nested, `${nested}2`]);
+      symlinkSync(host, nested);
+    });
+    // The moved repository is the one recorded (same identity); the link is followed nowhere.
+    expect(r).toEqual({ details: [], incomplete: false });
+    expect(existsSync(join(host, '.git/HEAD'))).toBe(true);
+  });
+
+  it('a change reached through a directory the run made a link: not repaired through it, said, incomplete', () => {
+    const { ws, outside } = tree();
+    const shared = join(ws, 'shared');
+    mkdirSync(shared);
+    writeFileSync(join(shared, 'x.inc'), '[user]\n\tname = x\n');
+    spawnSync('git', ['-C', ws, 'config', 'include.path', '../shared/x.inc']);
+    const hostFile = join(outside, 'x.inc');
+    const r = audited(ws, () => {
+      writeFileSync(hostFile, '[core]\n\teditor = evil\n');
+      spawnSync('mv', [shared, `${shared}.old`]);
+      symlinkSync(outside, shared);
+    });
+    expect(r.incomplete).toBe(true);
+    expect(r.details).toEqual([
+      '<ws>/shared/x.inc: included config: program entry added: core.editor=evil; NOT repaired (a directory above it is a link: not followed): remove it before running git there',
+    ]);
+    expect(readFileSync(hostFile, 'utf8')).toBe('[core]\n\teditor = evil\n');
+  });
+
   it.skipIf(IS_ROOT)('a directory the audit cannot read: named, incomplete', () => {
     const { ws } = tree();
     const hidden = join(ws, 'hidden');

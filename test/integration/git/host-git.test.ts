@@ -202,6 +202,16 @@ const ATTACKS: Record<string, Case> = {
     probe: commit('node_modules/x'),
     expected: () => ['<ws>/node_modules/x/.git/hooks/pre-commit: hook added; removed'],
   },
+  'a nested repository whose hooks directory is replaced by a link to planted hooks': {
+    setup: (repo) => void git(repo, 'init', '-q', `${repo}/node_modules/x`),
+    plant: (m) =>
+      `mkdir evilhooks && ${hookPlant('evilhooks', m)} && rm -rf node_modules/x/.git/hooks && ` +
+      'ln -s "$PWD/evilhooks" node_modules/x/.git/hooks',
+    probe: commit('node_modules/x'),
+    expected: () => [
+      '<ws>/node_modules/x/.git/hooks: hooks directory replaced by a link to <ws>/evilhooks; quarantined as hooks.sbx-quarantine-S',
+    ],
+  },
   'a new submodule staged with a fsmonitor in its config': {
     plant: (m) =>
       `git init -q sub && git -C sub ${GIT_ID.join(' ')} commit -q --allow-empty -m s && ${fsmonitor('sub', m)} && ` +

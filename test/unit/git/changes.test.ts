@@ -148,6 +148,23 @@ describe('gitStateChanges', () => {
     ]);
   });
 
+  it('a hooks directory replaced by a link: the link goes aside; a new git dir whose hooks are a link is disarmed', () => {
+    const dir = `${W}/.git/hooks`;
+    const before = snap({ gitDirs: [base], hookDirs: { [dir]: { present: true, entries: {} } } });
+    const after = snap({ gitDirs: [base], hookDirs: { [dir]: { present: true, link: '/w/evil', entries: {} } } });
+    expect(gitStateChanges(before, after, [W])).toEqual([
+      { path: dir, what: 'hooks directory replaced by a link to /w/evil', repair: { kind: 'quarantine' } },
+    ]);
+    const fresh = gitDir(`${W}/n/.git`);
+    const linked = snap({
+      gitDirs: [base, fresh],
+      hookDirs: { [`${W}/n/.git/hooks`]: { present: true, link: '/x', entries: {} } },
+    });
+    expect(gitStateChanges(snap({ gitDirs: [base] }), linked, [W])[0]?.what).toBe(
+      'new git dir that has a hooks directory that is a link to /x',
+    );
+  });
+
   it('an included config file gaining a program entry is put back; created, removed', () => {
     const inc = `${W}/shared.inc`;
     const was = file('[user]\n');

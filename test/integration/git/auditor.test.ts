@@ -15,21 +15,15 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { auditGitState, type GitAuditPlan, snapshotGitState } from '../../../src/git/host/auditor.js';
 import { DEFAULT_WALK_LIMITS } from '../../../src/git/host/walk.js';
 import { IS_ROOT } from '../../helpers/sbx-cli.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) spawnSync('chmod', ['-R', 'u+rwx', d]);
-});
-
 /** A workspace holding a repository with one commit; `outside` is a host directory beside it. */
 function tree(): { ws: string; outside: string } {
   const root = makeTempDir('sbx-gitaudit-');
-  dirs.push(root);
   const ws = join(root, 'ws');
   const outside = join(root, 'outside');
   mkdirSync(ws);
@@ -111,6 +105,7 @@ describe('the git-state auditor on hostile trees', () => {
     });
     expect(existsSync(join(hooks, 'pre-commit'))).toBe(false);
     expect(statSync(hooks).mode & 0o777).toBe(0o555);
+    chmodSync(hooks, 0o755); // for the temp dir's removal
   });
 
   it('a recorded repository whose directory is swapped for a link to a host repository: the host one is left alone', () => {
@@ -159,6 +154,7 @@ describe('the git-state auditor on hostile trees', () => {
       details: ['<ws>/hidden: not read: EACCES; inspect it before running git there'],
       incomplete: true,
     });
+    chmodSync(hidden, 0o755); // for the temp dir's removal
   });
 
   it('the entry bound: named, incomplete', () => {

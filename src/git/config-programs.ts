@@ -1,5 +1,6 @@
 // The one table of git config keys that make a later host git run a program, read other config or
-// send its traffic elsewhere. Pure. Taken from git-config(1) (`git help config`, git 2.39–2.47):
+// send its traffic elsewhere (config.worktree, which extensions.worktreeConfig adds, is read beside
+// config by the walker, so the extension itself is not one). Pure. Taken from git-config(1) (`git help config`, git 2.39–2.47):
 // each row names the section of that page. A key is compared by git's rules: section and key names
 // case-insensitively, a subsection exactly. What a config file says through these keys is its
 // "program entries"; the auditor (changes.ts) acts when a run adds one.
@@ -22,19 +23,12 @@ const shellAlias = (value: string | undefined) => value?.trimStart().startsWith(
 /** git-config(1), per section. Keys git reads only from protected (system, global, command-line) config are kept too: a global config may include a workspace file. */
 export const PROGRAM_KEYS: readonly ProgramKey[] = [
   // core.*: "core.fsmonitor: ... the command is run", sshCommand, gitProxy ("proxy command to execute"),
-  // pager, editor, askPass, hooksPath (where hooks are looked up), alternateRefsCommand, worktree (which
-  // tree git reads .gitattributes, and so filter drivers, from).
-  ...[
-    'fsmonitor',
-    'sshcommand',
-    'gitproxy',
-    'pager',
-    'editor',
-    'askpass',
-    'hookspath',
-    'alternaterefscommand',
-    'worktree',
-  ].map((name) => ({ section: 'core', sub: 'none' as const, name })),
+  // pager, editor, askPass, hooksPath (where hooks are looked up), alternateRefsCommand. Not
+  // core.worktree: it moves the working tree and runs nothing (filter drivers still come from config),
+  // and every submodule's git dir has one (`git submodule update --init` must keep working).
+  ...['fsmonitor', 'sshcommand', 'gitproxy', 'pager', 'editor', 'askpass', 'hookspath', 'alternaterefscommand'].map(
+    (name) => ({ section: 'core', sub: 'none' as const, name }),
+  ),
   { section: 'sequence', sub: 'none', name: 'editor' },
   // diff.external, diff.<driver>.command, diff.<driver>.textconv; difftool.<tool>.cmd/.path; diff.tool chooses one.
   { section: 'diff', sub: 'none', name: 'external' },
@@ -86,8 +80,6 @@ export const PROGRAM_KEYS: readonly ProgramKey[] = [
   { section: 'ssh', sub: 'none', name: 'variant' },
   // trace2.*Target (normalTarget, perfTarget, eventTarget): git writes to the named path or socket.
   ...['normaltarget', 'perftarget', 'eventtarget'].map((name) => ({ section: 'trace2', sub: 'none' as const, name })),
-  // extensions.worktreeConfig makes git read config.worktree as well.
-  { section: 'extensions', sub: 'none', name: 'worktreeconfig' },
 ];
 
 function matches(rule: ProgramKey, section: string, sub: string | undefined, name: string, value?: string): boolean {

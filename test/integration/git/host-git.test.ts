@@ -274,6 +274,26 @@ describe.skipIf(SKIP_INTEGRATION)('no later host git runs what a sandbox wrote (
   });
 });
 
+describe.skipIf(SKIP_INTEGRATION)('real git work inside the sandbox is left alone', () => {
+  it('git clone, git submodule add and git worktree add: nothing reported, nothing moved', async () => {
+    const repo = freshRepo((r) => {
+      git(r, 'init', '-q', '-b', 'main', 'src-repo');
+      git(join(r, 'src-repo'), 'commit', '-q', '--allow-empty', '-m', 'src');
+    });
+    const report = join(t.root, `report-${++n}.json`);
+    const work =
+      'git clone -q ./src-repo cloned && ' +
+      `git ${GIT_ID.join(' ')} -c protocol.file.allow=always submodule add -q ./src-repo sub && ` +
+      'git worktree add -q --detach wt';
+    const r = await runSbx(['--report-file', report, '--', 'sh', '-c', work], { env: t.env, cwd: repo });
+    expect([r.code, r.err]).toEqual([0, expect.any(String)]);
+    expect(readReport(report).violations.filter((v) => v.kind === 'git-state')).toEqual([]);
+    for (const path of ['cloned/.git/HEAD', '.git/modules/sub/HEAD', 'sub/.git', 'wt/.git'])
+      expect(existsSync(join(repo, path))).toBe(true);
+    expect(git(join(repo, 'sub'), 'status', '--porcelain').code).toBe(0);
+  });
+});
+
 describe.skipIf(SKIP_INTEGRATION)('the same attacks under the other backends', () => {
   const shared = [
     'a repository whose .git is a gitdir: file naming a git dir inside the workspace',

@@ -48,6 +48,8 @@ export interface WalkRequest {
   limits: WalkLimits;
 }
 
+const UNREACHABLE = new Set(['ELOOP', 'ENAMETOOLONG']);
+
 const message = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
 
 class Walk {
@@ -145,6 +147,8 @@ class Walk {
       if (hooksDir && this.inTrees(hooksDir)) this.hooksDir(hooksDir);
       return isGitDir;
     } catch (error) {
+      // A path no lookup can resolve (a link loop, too long a name) is one git cannot open either.
+      if (UNREACHABLE.has(message(error))) return false;
       this.unchecked(path, `git dir not read: ${message(error)}`);
       return false;
     }

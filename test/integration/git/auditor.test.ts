@@ -143,6 +143,17 @@ describe('the git-state auditor on hostile trees', () => {
     expect(readFileSync(hostFile, 'utf8')).toBe('[core]\n\teditor = evil\n');
   });
 
+  it('a .git file pointing through a link loop: git cannot open it either, nothing to say', () => {
+    const { ws } = tree();
+    const r = audited(ws, () => {
+      symlinkSync('loop-b', join(ws, 'loop-a'));
+      symlinkSync('loop-a', join(ws, 'loop-b'));
+      mkdirSync(join(ws, 'sub'));
+      writeFileSync(join(ws, 'sub/.git'), `gitdir: ${ws}/loop-a/x\n`);
+    });
+    expect(r).toEqual({ details: [], incomplete: false });
+  });
+
   it.skipIf(IS_ROOT)('a directory the audit cannot read: named, incomplete', () => {
     const { ws } = tree();
     const hidden = join(ws, 'hidden');

@@ -30,10 +30,21 @@ export interface GitStateAudit {
   ended(ending: Ending): Ending;
 }
 
+/** 125 by sbx, the command's own status kept in a violation of its own (the report has one exit code). */
+function unaudited(ending: Ending): Ending {
+  const said: Violation = {
+    phase: 'runtime',
+    kind: 'git-state',
+    rule: 'git.audit',
+    detail: `the command exited ${ending.exitCode}; sbx exits ${ExitCode.SETUP}: the git state was not all audited or repaired`,
+  };
+  return { ...ending, exitCode: ExitCode.SETUP, setBy: 'sbx', violations: [...ending.violations, said] };
+}
+
 export function auditRunGitState({ plan, before }: GitStateBefore): GitStateAudit {
   const { violations, incomplete } = auditGitState(plan, before);
   return {
     violations,
-    ended: (ending) => (incomplete ? { ...ending, exitCode: ExitCode.SETUP, setBy: 'sbx' } : ending),
+    ended: (ending) => (incomplete ? unaudited(ending) : ending),
   };
 }

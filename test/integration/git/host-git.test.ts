@@ -329,6 +329,7 @@ describe.skipIf(SKIP_INTEGRATION)('an audit that cannot finish: loud, 125, repor
       '<ws>/.git/commondir: added; removed',
       disarmed('evil', `names programs: core.fsmonitor=${runs(marker)}`),
       `<ws>${'/d'.repeat(257)}: deeper than 256 directories or 4000 bytes: not audited; inspect it before running git there`,
+      'the command exited 0; sbx exits 125: the git state was not all audited or repaired',
     ]);
     const [record] = r.ledger.filter((l) => l.type === 'run');
     expect(record).toMatchObject({
@@ -356,6 +357,7 @@ describe.skipIf(SKIP_INTEGRATION)('an audit that cannot finish: loud, 125, repor
           `^<ws>/far(/${name})+: deeper than 256 directories or 4000 bytes: not audited; inspect it before running git there$`,
         ),
       ),
+      'the command exited 0; sbx exits 125: the git state was not all audited or repaired',
     ]);
     expect(r.ledger.filter((l) => l.type === 'run')).toEqual([expect.objectContaining({ exitCode: 125 })]);
   });

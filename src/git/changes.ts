@@ -146,11 +146,10 @@ export function gitStateChanges(before: GitSnapshot, after: GitSnapshot, roots: 
     const id = `${dir.dev}:${dir.ino}`;
     const atPath = beforeByPath.get(dir.path);
     const was = atPath && `${atPath.dev}:${atPath.ino}` === id ? atPath : beforeById.get(id);
-    if (was) {
-      out.push(...existingChanges(was, dir));
-      continue;
-    }
-    if (!dir.isGitDir) continue;
+    if (was) out.push(...existingChanges(was, dir));
+    // A directory that was no git dir and now is (its HEAD made valid) is judged as a new one: git
+    // would now read its config and hooks, whoever wrote them.
+    if (was?.isGitDir || !dir.isGitDir) continue;
     const risk = newGitDirRisk(dir, after, known);
     if (!risk) continue;
     // A writable tree's root cannot be renamed away (it is the workspace): its HEAD is, which is enough

@@ -91,6 +91,14 @@ describe('gitStateChanges', () => {
     ]);
   });
 
+  it('a directory made a git dir by a valid HEAD, its config there before: judged as a new git dir', () => {
+    const dormant = gitDir(`${W}/old`, { isGitDir: false, programs: ['core.fsmonitor=x'] });
+    const woken = { ...dormant, isGitDir: true };
+    expect(gitStateChanges(snap({ gitDirs: [base, dormant] }), snap({ gitDirs: [base, woken] }), [W])).toEqual([
+      { path: `${W}/old`, what: 'new git dir that names programs: core.fsmonitor=x', repair: { kind: 'disarm' } },
+    ]);
+  });
+
   it('a config edit that adds a program entry is reverted; one that adds none (git remote add) is not', () => {
     const before = snap({ gitDirs: [base] });
     const remote = { ...base, config: file('[core]\n[remote "o"]\n\turl = x\n') };

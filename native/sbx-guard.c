@@ -183,6 +183,59 @@ static int held_by_ancestor(const struct stat *st) {
 	return 0;
 }
 
+struct lock { dev_t dev; ino_t ino; int fd; char *dir; };
+
+static int lock_order(const void *a, const void *b) {
+	const struct lock *x = a, *y = b;
+	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/*
+ * One guarded run per git dir at a time, held until this process exits: a second run's snapshot would
+ * take in what the first one's sandbox planted, and put it back after the first one's restore removed
+ * it. The lock is on the identity (device, inode) of the directory holding each guarded path, not on a
+ * path or a grant: a repository's common git dir is one directory for the main checkout and for every
+ * linked worktree, which reach it through different grants (the workspace, or the common dir bound on
+ * its own). All are taken before any snapshot, in (device, inode) order, so that two runs wanting
+ * overlapping sets cannot deadlock. A second run waits (an agent's parallel calls are serialised;
+ * sbx's timeout still ends it: no handler is installed yet, so SIGTERM ends this process). A run nested
+ * in the holder does not wait for its own parent: the outer restore comes after it.
+ */
+void guard_lock(char *const *paths, size_t n) {
+	struct lock locks[MAX_ROOTS];
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		char dir[PATH_MAX];
+		if (snprintf(dir, sizeof dir, "%s", paths[i]) >= (int)sizeof dir) die("path too long: %s", paths[i]);
+		char *slash = strrchr(dir, '/');
+		if (!slash) continue;
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) die("opening %s", dir);
+		struct stat st;
+		if (fstat(fd, &st) < 0) die("stat %s", dir);
+		int seen = 0;
+		for (size_t j = 0; j < k && !seen; j++) seen = locks[j].dev == st.st_dev && locks[j].ino == st.st_ino;
+		if (seen) { close(fd); continue; }
+		if (k == MAX_ROOTS) { errno = 0; die("too many guarded directories"); }
+		char *copy = strdup(dir);
+		if (!copy) die("out of memory");
+		locks[k++] = (struct lock){ .dev = st.st_dev, .ino = st.st_ino, .fd = fd, .dir = copy };
+	}
+	qsort(locks, k, sizeof *locks, lock_order);
+	for (size_t i = 0; i < k; i++) {
+		if (flock(locks[i].fd, LOCK_EX | LOCK_NB) == 0) continue;
+		if (errno != EWOULDBLOCK) die("locking a guarded directory");
+		struct stat st = { .st_dev = locks[i].dev, .st_ino = locks[i].ino };
+		if (held_by_ancestor(&st)) continue;
+		fprintf(stderr, "sbx-landlock: waiting for another sbx run guarding the git state in %s\n", locks[i].dir);
+		while (flock(locks[i].fd, LOCK_EX) < 0)
+			if (errno != EINTR) die("locking a guarded directory");
+	}
+	/* The descriptors stay open: the locks are held until this process exits. */
+}
+
 void guard_snapshot(const char *root, int root_fd, const char *path) {
 	struct root *r = NULL;
 	for (size_t i = 0; i < n_roots && !r; i++)
@@ -192,23 +245,6 @@ void guard_snapshot(const char *root, int root_fd, const char *path) {
 		r = &roots[n_roots++];
 		*r = (struct root){ .path = root, .fd = root_fd, .top = { .kind = DIRECTORY, .fd = root_fd } };
 		if (fstat(root_fd, &r->top.st) < 0) die("stat %s", root);
-		/*
-		 * One guarded run per tree at a time, held until this process exits: a second run's snapshot
-		 * would take in what the first one's sandbox planted, and put it back after the first one's
-		 * restore removed it. A second run waits (an agent's parallel calls are serialised; sbx's
-		 * timeout still ends it: no handler is installed yet, so SIGTERM ends this process). A run
-		 * nested in the holder does not wait for its own parent: the outer restore comes after it.
-		 */
-		int lock = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (lock < 0) die("opening %s", root);
-		if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK) die("locking %s", root);
-			if (!held_by_ancestor(&r->top.st)) {
-				fprintf(stderr, "sbx-landlock: waiting for another sbx run guarding the git state in %s\n", root);
-				while (flock(lock, LOCK_EX) < 0)
-					if (errno != EINTR) die("locking %s", root);
-			}
-		}
 	}
 	size_t n = strlen(root);
 	errno = 0;

@@ -7,9 +7,13 @@
 #ifndef SBX_GUARD_H
 #define SBX_GUARD_H
 
+#include <stddef.h>
+
 /* sbx-landlock.c: prints the message (and errno's), exits 125. */
 void die(const char *fmt, ...);
 
+/* Locks the directory holding each of `paths` by identity, in a fixed order; waits for another run holding one. */
+void guard_lock(char *const *paths, size_t n);
 /* Snapshots `path`, which lies beneath the read-write grant `root` (held as `root_fd`, O_PATH). */
 void guard_snapshot(const char *root, int root_fd, const char *path);
 /* How many paths guard_snapshot was given. */

@@ -436,6 +436,7 @@ static void end_leftovers(void) {
 /* Each guard= path, beneath the outermost rw= grant holding it (the chain of directories down to it is
  * checked from there), through that grant's pinned descriptor. */
 static void snapshot_guards(const struct config *c) {
+	guard_lock(c->guard, c->n_guard);
 	for (size_t i = 0; i < c->n_guard; i++) {
 		const char *root = NULL;
 		for (size_t j = 0; j < c->n_rw; j++)

@@ -68,6 +68,7 @@ export async function buildProgram(): Promise<Command> {
   await addExplainCommand(program);
   await addExportCommands(program);
   addProxyCommand(program);
+  addAuditCommand(program);
   addProfilesCommands(program);
   addTrustCommand(program);
   addApprovalsCommands(program);
@@ -210,6 +211,35 @@ Examples:
   sbx proxy --listen 0.0.0.0:3128 --allow-remote --json-log --allow-domain registry.npmjs.org:443
                                                        what \`sbx export k8s\` runs in the proxy pod: the
                                                        profile's rules on the argv, on every address`;
+
+const AUDIT_HELP = `
+Runs CMD unsandboxed (a container engine's run of \`sbx export\`) between two walks of the directories it
+may write: whatever would make a later host git run a program (a hook, a config key such as
+core.fsmonitor, a redirected commondir, a new git dir or submodule carrying one) is put back or renamed
+aside, one line each. Run the container in the foreground (--rm): the audit starts when CMD exits.
+Exit: CMD's status, or 125 when the audit could not finish (named on stderr).
+
+Example:
+  sbx audit --writable "$PWD" -- docker run --rm $(sbx export docker -- make test)`;
+
+function addAuditCommand(program: Command): void {
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
+  program
+    .command('audit')
+    .description('run a command (a container of an export) and audit the git state it leaves, as sbx run does')
+    .argument('<command...>', 'the command, after --')
+    .option(
+      '--writable <dir>',
+      'a directory the command can write (repeatable; default: the current directory)',
+      collect,
+    )
+    .option('--report-file <file>', 'also write the exit code and the git-state violations as JSON')
+    .addHelpText('after', AUDIT_HELP)
+    .action(async (command: string[], flags: import('./audit-command.js').AuditFlags) => {
+      const { auditCommand } = await import('./audit-command.js');
+      await auditCommand(command, flags);
+    });
+}
 
 function addProxyCommand(program: Command): void {
   const collect = (value: string, previous: string[] = []) => [...previous, value];

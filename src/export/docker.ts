@@ -8,7 +8,7 @@ import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
+import { type ExportFile, exportGaps, type GapList, unenforcedLimit } from './export-gaps.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
 
@@ -254,7 +254,7 @@ function compileEnv(policy: Policy, options: DockerOptions, walk: { gaps: GapLis
 
 /** The `docker run` argv for `policy` and the files it names (written to `options.dir` by the caller). */
 export function exportDocker(policy: Policy, options: DockerOptions): DockerExport {
-  const gaps = new GapList();
+  const gaps = exportGaps(policy);
   const files: ExportFile[] = [];
   const remounts = foldRemounts(policy.mounts);
   const walk: Walk = { policy, options, gaps, files, readOnlyTargets: new Set(remounts.targets) };

@@ -2,6 +2,7 @@
 // the refusal when a policy needs what the target cannot honour. Pure.
 import type { Gap } from '../backend/shared/gap.js';
 import { SbxError } from '../errors.js';
+import type { Policy } from '../policy/types.js';
 
 export type ExportTarget = 'docker' | 'oci' | 'k8s';
 
@@ -29,6 +30,25 @@ export class GapList {
       details: rest.map((g) => `${g.key}: ${g.detail}`),
     });
   }
+}
+
+/**
+ * The gaps every exporter starts with. `git-state`: sbx run's git-state auditor (src/git/) walks the
+ * writable trees before and after the command, on the host; an engine runs the container without it,
+ * so a hook or a config program the container writes into a bound repository would run at the next
+ * host git command. `sbx audit` wraps the engine's run in the same audit.
+ */
+export function exportGaps(policy: Policy): GapList {
+  const gaps = new GapList();
+  if (policy.mounts.some((m) => m.kind === 'bind' && m.access === 'rw'))
+    gaps.add(
+      'git-state',
+      'weaker',
+      "not audited by the engine: what the container writes into a bound repository's git state (hooks, " +
+        'config programs, new git dirs) is not checked after it; run the container in the foreground through ' +
+        '`sbx audit --writable DIR -- <engine run>` on the host holding DIR',
+    );
+  return gaps;
 }
 
 /** Whether a limit the target cannot enforce may be left out: only when the profile does not require it. */

@@ -13,7 +13,7 @@ import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { isCredentialName } from '../policy/env.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
+import { type ExportFile, exportGaps, type GapList, unenforcedLimit } from './export-gaps.js';
 import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
@@ -271,7 +271,7 @@ function denyAllPolicy(policy: Policy, options: K8sOptions, gaps: GapList): Json
 
 /** The manifests for `policy`, and the seccomp profile file to copy to the nodes. */
 export function exportK8s(policy: Policy, options: K8sOptions): K8sExport {
-  const gaps = new GapList();
+  const gaps = exportGaps(policy);
   const files: ExportFile[] = [];
   const remounts = foldRemounts(policy.mounts);
   const walk: Walk = {

@@ -9,7 +9,7 @@ import { posix } from 'node:path';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';
-import { type ExportFile, GapList, unenforcedLimit } from './export-gaps.js';
+import { type ExportFile, exportGaps, type GapList, unenforcedLimit } from './export-gaps.js';
 import { foldRemounts } from './remounts.js';
 import { type SeccompProfile, seccompProfileOf } from './seccomp.js';
 
@@ -247,7 +247,7 @@ function compileLimits(
 
 /** The bundle for `policy`: config.json's content and the files (root directory, links, generated files) beside it. */
 export function exportOci(policy: Policy, options: OciOptions): OciExport {
-  const gaps = new GapList();
+  const gaps = exportGaps(policy);
   const files: ExportFile[] = [{ kind: 'dir', path: `${options.dir}/rootfs`, mode: 0o755 }];
   const walk: Walk = { policy, options, gaps, files, masked: [], readOnly: [] };
   const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');

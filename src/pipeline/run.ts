@@ -20,6 +20,7 @@ import { startSshAgent } from './ssh-agent-stage.js';
 import { endingOf } from '../report/ending.js';
 import { execute } from './exec-stage.js';
 import { gate } from './gate-stage.js';
+import { auditRunGitState, recordGitState } from './git-audit-stage.js';
 import { compileRunLaunch, plannedLaunch } from './launch-stage.js';
 import { enforcedLimits, planRunLimits } from './limits-stage.js';
 import type { CompileOptions, Compiled, RunHooks, RunOptions } from './run-options.js';
@@ -202,18 +203,20 @@ async function runResolved(
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
+  const gitState = recordGitState({ ctx, policy });
   const result = await execute({ ctx, backend, launch, derived, session, pins, limits: applied });
+  const git = auditRunGitState(gitState);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };
   const egress = proxy?.stats();
   const ended = endingOf({
     status: result.status,
     timedOut: result.timedOut,
     interrupts: result.interrupts,
-    observed: [...collected.violations, ...(egress?.violations ?? []), ...result.observed],
+    observed: [...collected.violations, ...(egress?.violations ?? []), ...result.observed, ...git.violations],
     limits: enforcedLimits(limits),
     seccomp: policy.seccomp.rules.length > 0,
   });
-  const ending = { ...ended, violations: locateViolations(ended.violations, r.sources) };
+  const ending = git.ended({ ...ended, violations: locateViolations(ended.violations, r.sources) });
   const approximations = await backend.approximations(policy);
   const profile = describeProfile(r.profile);
   const lifted = withExposed(liftedOf(derived, options), await backend.exposed(policy));

@@ -16,7 +16,7 @@ export type ViolationKind =
   | 'seccomp'
   | 'signal'
   | 'network'
-  /** Guarded host state (git hooks, git config, .sbx) the command changed, put back after it (landlock; under bwrap a created `.git/commondir`, removed). */
+  /** Git state a later host git would act on that the command changed, repaired after it (src/git/; landlock's guard: hooks, config, .sbx). */
   | 'git-state';
 
 /**

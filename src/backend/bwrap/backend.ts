@@ -34,13 +34,8 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   },
   execOptions: () => ({}),
   async read(result, host, launcher) {
-    if (result.kind === 'ran') {
-      const { removeCreatedCommondirs } = await import('../../runtime/git-commondir.js');
-      // The run's start, 50 ms early: the kernel stamps ctime from a clock up to a tick (≤ 10 ms)
-      // behind; bwrap's own setup takes longer than that before the command can write anything.
-      const started = Date.now() - result.durationMs - 50;
-      return { ...ranResult(result), observed: removeCreatedCommondirs(host.sensitiveFiles.views, started) };
-    }
+    // A commondir the command created is the git-state auditor's (pipeline/git-audit-stage.ts).
+    if (result.kind === 'ran') return ranResult(result);
     // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
     const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
       import('../../runtime/host-facts.js'),

@@ -19,7 +19,15 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReport } from '../../helpers/report.js';
-import { makeTestHost, runHost, runSbx, SBX_BIN, SKIP_INTEGRATION, type TestHost } from '../../helpers/sbx-cli.js';
+import {
+  makeTestHost,
+  runHost,
+  runSbx,
+  SBX_BIN,
+  SKIP_INTEGRATION,
+  startSbx,
+  type TestHost,
+} from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
@@ -215,6 +223,39 @@ describe.skipIf(SKIP_INTEGRATION)('what the sandbox can do to the restore itself
     expect(existsSync(join(repo, '.git/hooks/pre-commit'))).toBe(false);
   });
 
+  it('a run in a linked worktree and one in the main checkout share the common git dir: the second waits (locked by identity, not by path)', async () => {
+    const main = freshRepo();
+    const wt = `${main}-wt`;
+    expect(git(main, 'worktree', 'add', '-q', '--detach', wt).code).toBe(0);
+    // The first run plants a hook in the common dir through the worktree's grant, then holds until released.
+    const plantAndHold = 'echo x > "$(git rev-parse --git-common-dir)/hooks/pre-commit"; echo planted; read _';
+    const first = startSbx(['--backend', 'landlock', '--', 'sh', '-c', plantAndHold], { ...opts(wt), stdin: 'pipe' });
+    await first.line(/^planted$/);
+    const second = startSbx(
+      ['--backend', 'landlock', '--', 'sh', '-c', 'test -e .git/hooks/pre-commit && echo planted || echo absent'],
+      opts(main),
+    );
+    // It says it waits, on the common dir: only then is the first one released. (Locked by path, it
+    // ran at once, saw the plant and ended: that is the failure this shows.)
+    const waiting = `sbx-landlock: waiting for another sbx run guarding the git state in ${main}/.git`;
+    const waited = await Promise.race([
+      new Promise<true>((resolve) => {
+        let err = '';
+        second.child.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          if (err.includes(waiting)) resolve(true);
+        });
+      }),
+      second.done.then((r) => `ended without waiting: ${r.out}${r.err}`),
+    ]);
+    expect(waited).toBe(true);
+    first.stdin!.end('\n');
+    expect((await first.done).code).toBe(0);
+    // It snapshotted after the first one's restore: the plant is not there, and not put back after.
+    expect((await second.done).out).toBe('absent\n');
+    expect(existsSync(join(main, '.git/hooks/pre-commit'))).toBe(false);
+  });
+
   it('a guarded hook with another hard link is refused before anything runs', async () => {
     const repo = freshRepo();
     const outside = join(t.root, `outside-hook-${repos}`);
@@ -329,7 +370,13 @@ describe.skipIf(SKIP_INTEGRATION)('more git state under --backend landlock', () 
     expect(r.code).toBe(0);
     expect(hostCommitRuns(control, marker)).toBe(true);
     expect(existsSync(join(sandboxed, '.git/commondir'))).toBe(false);
-    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git/commondir: added; removed`]);
+    // The helper removes the commondir; the git-state auditor then disarms the copy it named.
+    expect(gitStateDetails(report)).toEqual([
+      `${sandboxed}/.git/commondir: added; removed`,
+      expect.stringMatching(
+        new RegExp(`^${sandboxed}/evil: new git dir that has hooks: pre-commit; quarantined as evil\\.sbx-quarantine-`),
+      ),
+    ]);
     expect(hostCommitRuns(sandboxed, marker)).toBe(false);
   });
 
@@ -359,7 +406,15 @@ describe.skipIf(SKIP_INTEGRATION)('more git state under --backend landlock', () 
     const { r, report } = await sandboxedRun(script, sandboxed);
     expect(r.code).toBe(0);
     expect(readFileSync(join(sandboxed, '.git'), 'utf8')).toBe(original);
-    expect(gitStateDetails(report)).toEqual([`${sandboxed}/.git: changed; restored`]);
+    // The helper restores the .git file; the git-state auditor then disarms the git dir it pointed at.
+    expect(gitStateDetails(report)).toEqual([
+      `${sandboxed}/.git: changed; restored`,
+      expect.stringMatching(
+        new RegExp(
+          `^${sandboxed}/evil/\\.git: new git dir that has hooks: pre-commit; quarantined as \\.git\\.sbx-quarantine-`,
+        ),
+      ),
+    ]);
     expect(hostCommitRuns(sandboxed, marker)).toBe(false);
   });
 });

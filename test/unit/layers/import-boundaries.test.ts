@@ -80,6 +80,16 @@ const CASES: [string, string, Verdict][] = [
   ['src/report/ending.ts', '../profile/load.js', 'refused'],
   ['src/report/ending.ts', '../backend/launch.js', 'allowed'],
   ['src/report/ending.ts', '../errors.js', 'allowed'],
+  // src/git/: the auditor's model is pure, its host/ half the shell.
+  ['src/git/x.ts', './host/walk.js', 'refused'],
+  ['src/git/x.ts', 'node:fs', 'refused'],
+  ['src/git/x.ts', '../runtime/exec.js', 'refused'],
+  ['src/git/x.ts', '../policy/git-config.js', 'allowed'],
+  ['src/policy/x.ts', '../git/host/auditor.js', 'refused'],
+  ['src/git/host/x.ts', 'node:fs', 'allowed'],
+  ['src/git/host/x.ts', '../changes.js', 'allowed'],
+  ['src/git/host/x.ts', '../../pipeline/run.js', 'refused'],
+  ['src/pipeline/x.ts', '../git/host/auditor.js', 'allowed'],
   // Tests import anything.
   ['test/unit/x.test.ts', '../../src/runtime/exec.js', 'allowed'],
 ];

@@ -46,6 +46,7 @@ const PURE_FILES = [
   ...backendFiles(),
   ...ts('export'),
   ...ts('doctor'),
+  ...ts('git'),
   'errors.ts',
   'suggest.ts',
   'path-within.ts',

@@ -1,22 +1,8 @@
 // The .git/config view (policy/git-config.ts): credentials leave, everything git needs to commit and
 // fetch stays, and git itself reads the result back as the same configuration minus the credentials.
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sanitizeGitConfig, stripUrlUserinfo } from '../../../src/policy/git-config.js';
-import { makeTempDir } from '../../helpers/tmp.js';
-
-/** The config as `git config --list` reads it (file scope only). */
-function gitList(text: string): string[] {
-  const dir = makeTempDir('sbx-gitcfg-');
-  const file = join(dir, 'config');
-  writeFileSync(file, text);
-  // cwd outside any repository: git reads nothing but the file.
-  const r = spawnSync('git', ['config', '--file', file, '--list'], { cwd: dir, encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return r.stdout.split('\n').filter(Boolean);
-}
+import { gitConfigList } from '../../helpers/git-config-list.js';
 
 describe('stripUrlUserinfo', () => {
   it.each([
@@ -81,7 +67,7 @@ describe('sanitizeGitConfig', () => {
     for (const secret of secrets) {
       expect(text, secret).not.toContain(secret);
     }
-    expect(gitList(text)).toEqual([
+    expect(gitConfigList(text)).toEqual([
       'core.repositoryformatversion=0',
       'core.bare=false',
       'user.name=Ada Lovelace',
@@ -128,8 +114,8 @@ describe('sanitizeGitConfig', () => {
     ].join('\n');
     const { text } = sanitizeGitConfig(tricky);
     const withoutUserinfo = (line: string) => (line.startsWith('remote.Up.url=') ? 'remote.Up.url=https://h/r' : line);
-    const expected = gitList(tricky).map(withoutUserinfo);
-    expect(gitList(text)).toEqual(expected);
+    const expected = gitConfigList(tricky).map(withoutUserinfo);
+    expect(gitConfigList(text)).toEqual(expected);
     expect(text).not.toContain('u:p@');
   });
 
@@ -137,17 +123,17 @@ describe('sanitizeGitConfig', () => {
     const input = ['[http]', '\textra = "bad \\q escape \\', 'token = SECRET', '[user]', '\tname = x', ''];
     const { text, removed } = sanitizeGitConfig(input.join('\n'));
     expect(text).not.toContain('SECRET');
-    expect(gitList(text)).toEqual(['user.name=x']);
+    expect(gitConfigList(text)).toEqual(['user.name=x']);
     expect(removed).toEqual(['(unparsed line)']);
   });
 
   it('a key before any section, or an unterminated quote, is dropped', () => {
     const { text } = sanitizeGitConfig(['orphan = 1', '[a]', '\tb = "open', '\tc = 2', ''].join('\n'));
-    expect(gitList(text)).toEqual(['a.c=2']);
+    expect(gitConfigList(text)).toEqual(['a.c=2']);
   });
 
   it('no trailing newline, CRLF line ends', () => {
     const { text } = sanitizeGitConfig('[user]\r\n\tname = A B\r\n[remote "o"]\r\n\turl = https://t@h/x');
-    expect(gitList(text)).toEqual(['user.name=A B', 'remote.o.url=https://h/x']);
+    expect(gitConfigList(text)).toEqual(['user.name=A B', 'remote.o.url=https://h/x']);
   });
 });

@@ -1,21 +1,9 @@
 // The global git config view (policy/git-global-config.ts) is an allow-list: identity, git-subcommand
 // aliases and settings that run nothing pass; credential helpers, programs, host files, includes and
 // URL userinfo do not, and neither does any key nobody listed. git itself reads the result back.
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sanitizeGlobalGitConfig } from '../../../src/policy/git-global-config.js';
-import { makeTempDir } from '../../helpers/tmp.js';
-
-function gitList(text: string): string[] {
-  const dir = makeTempDir('sbx-gitglobal-');
-  const file = join(dir, 'config');
-  writeFileSync(file, text);
-  const r = spawnSync('git', ['config', '--file', file, '--list'], { cwd: dir, encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return r.stdout.split('\n').filter(Boolean);
-}
+import { gitConfigList } from '../../helpers/git-config-list.js';
 
 const CONFIG = [
   '[user]',
@@ -96,7 +84,7 @@ describe('sanitizeGlobalGitConfig', () => {
   const view = sanitizeGlobalGitConfig(CONFIG, '/home/ada/.gitconfig');
 
   it('keeps identity, subcommand aliases and settings that run nothing, as git reads them', () => {
-    expect(gitList(view.text)).toEqual([
+    expect(gitConfigList(view.text)).toEqual([
       'user.name=Ada Lovelace',
       'user.email=ada@example.invalid',
       'alias.st=status -sb',
@@ -174,6 +162,6 @@ describe('sanitizeGlobalGitConfig', () => {
 
   it('drops a line git would refuse, continuation lines included', () => {
     const out = sanitizeGlobalGitConfig('[user]\n\tname = "Ada\n\temail = a@b\n[core]\n\tbad key = 1\n', 'f');
-    expect(gitList(out.text)).toEqual(['user.email=a@b']);
+    expect(gitConfigList(out.text)).toEqual(['user.email=a@b']);
   });
 });

@@ -1,5 +1,5 @@
 // Records the Node.js that runs this script (its real path) in <package root>/node-path, which the
-// shell half of bin/sbx.js executes instead of looking `node` up on PATH (issue 31 §2). PATH may hold
+// shell half of bin/sbx.js executes instead of looking `node` up on PATH (docs/SECURITY.md, "sbx's own launcher"). PATH may hold
 // a directory a sandbox can write (an activated .venv/bin, node_modules/.bin, direnv's PATH_add, a CI
 // GITHUB_PATH entry): a sandboxed command plants `node` there, and the next `sbx`, `sbx hook` call or
 // Action step would run it with the user's full rights. Run by npm at install (the package's

@@ -14,7 +14,7 @@
 // Last, which Node.js runs sbx: the one recorded at install in the package's `node-path`
 // (bin/record-node.js), not the first `node` on PATH. PATH may hold a directory a sandbox can write
 // (.venv/bin, node_modules/.bin, direnv's PATH_add, a CI GITHUB_PATH entry), and a `node` planted
-// there would run with the user's rights at the next `sbx`, hook call or Action step (issue 31 §2).
+// there would run with the user's rights at the next `sbx`, hook call or Action step (docs/SECURITY.md, "sbx's own launcher").
 // The package root is found from this file's real path: `$0` is often a link (/usr/local/bin/sbx),
 // resolved by readlink named by its absolute path, since any command looked up on PATH could be a
 // planted one too; everything else here is a shell builtin. Without a record (npm --ignore-scripts)

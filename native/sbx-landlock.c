@@ -20,7 +20,7 @@
  *                    calls in the monitor (sbx-landlock-net.c): only connect= ports are reached
  *   connect=PORT     under net=filtered, the monitor connects the command's TCP sockets to 127.0.0.1:PORT
  *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal, in the command's process only, once it is
- *                    confined and just before exec: the monitor keeps sbx's own limits (issue 30)
+ *                    confined and just before exec: the monitor keeps sbx's own limits
  *   cgroup=PATH      a session cgroup's cgroup.procs: the command's process moves itself there before
  *                    it is confined, the monitor stays where sbx is (it shares no pool with the command)
  *   env=NAME=VALUE   the command's environment, exactly (nothing is inherited)
@@ -363,7 +363,7 @@ static void install_seccomp(const struct config *c) {
 
 /* The command's process into each session cgroup ("0": the writer, cgroup-v2.rst), before anything
  * else it does is charged: the monitor stays in sbx's cgroup, out of reach of the session's
- * memory.oom.group kill and pids.max (issue 30). Before Landlock, which would deny the write. */
+ * memory.oom.group kill and pids.max. Before Landlock, which would deny the write. */
 static void enter_cgroups(const struct config *c) {
 	for (size_t i = 0; i < c->n_cgroup; i++) {
 		int fd = open(c->cgroup[i], O_WRONLY | O_CLOEXEC);

@@ -89,7 +89,7 @@ export interface Backend<L extends LauncherBase, S extends Supervision = Supervi
   supervision: S;
   /**
    * The limits the launcher applies to the command alone, so that its own supervising process keeps
-   * sbx's (issue 30: no helper of sbx's shares a limit with the command it watches), and how a launch
+   * sbx's (no helper of sbx's shares a limit with the command it watches), and how a launch
    * is given them; null when sbx's wrapper applies them all, to the launcher itself (bwrap).
    */
   commandLimits: CommandLimitsUnit | null;

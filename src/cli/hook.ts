@@ -47,7 +47,7 @@ export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flag
     profile = value;
   }
   // sbx's own agent profile unless the user names another: a `.sbx/profiles/agent.yaml` in the
-  // repository (or one a run planted) must neither choose the sandbox nor refuse every call (issue 31 §3).
+  // repository (or one a run planted) must neither choose the sandbox nor refuse every call.
   // The same default as commander's (program.ts addHookCommand).
   return agent ? { agent, flags: { profile: profile ?? 'builtin:agent' } } : undefined;
 }

@@ -251,7 +251,7 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
       command: ['true'],
       cwd: start,
       // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
-      // planted by a run) neither chooses the server's sandbox nor stops it from starting (issue 31 §3).
+      // planted by a run) neither chooses the server's sandbox nor stops it from starting.
       profile: flags.profile ?? 'builtin:default',
       ...(flags.workspace ? { workspace: flags.workspace } : {}),
       ...base,

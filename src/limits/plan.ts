@@ -5,7 +5,7 @@
 // Order of preference: a cgroup (v2 we can write, a systemd scope, v1 we can write) enforces memory,
 // pids and cpus exactly for the whole sandbox. Without one, pids falls back to RLIMIT_NPROC, which
 // only approximates it (it counts the whole uid); memory is approximated by RLIMIT_DATA per process
-// and sbx's watchdog over the session's process tree (issue 21); cpus is not enforced, and the plan
+// and sbx's watchdog over the session's process tree; cpus is not enforced, and the plan
 // says so (`enforced: false`) for the report and stderr. A limit listed in `required` is refused
 // rather than approximated or dropped: fail closed where the profile asks for it
 // (docs/DESIGN.md, "Limits").

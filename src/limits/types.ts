@@ -62,8 +62,8 @@ export interface Rlimit {
 
 /**
  * What a launcher applies to the command alone, so that its own supervising process (sbx-landlock's
- * monitor, nsjail's parent) keeps sbx's limits and never shares one with the command it watches
- * (issue 30): the resources whose rlimits it sets in the command's process just before exec, and
+ * monitor, nsjail's parent) keeps sbx's limits and never shares one with the command it watches:
+ * the resources whose rlimits it sets in the command's process just before exec, and
  * whether it moves the command (not itself) into the session cgroup. The limits wrapper leaves those out.
  */
 export interface LauncherLimits {

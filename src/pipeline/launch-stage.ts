@@ -45,7 +45,7 @@ export async function compileRunLaunch({
 
 /**
  * What the backend's launcher applies to the command alone (Backend.commandLimits): the wrapper leaves
- * it out, so the launcher's supervising process never shares a limit with the command (issue 30).
+ * it out, so the launcher's supervising process never shares a limit with the command.
  */
 function launcherShare(backend: ChosenBackend): { launcher?: LauncherLimits } {
   return backend.commandLimits ? { launcher: backend.commandLimits.applies } : {};

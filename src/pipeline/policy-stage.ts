@@ -83,7 +83,7 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
  * The workspace's `.sbx` when it does not exist yet: created empty (0755, a project directory) before
  * the run, so that it is held read-only inside like an existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
  * `.sbx/profiles/agent.yaml`, and every later hook call, MCP call and `sbx mcp` start that resolves
- * the name from here is refused until the user notices (issue 31 §3). A `.sbx` that is a file or a
+ * the name from here is refused until the user notices. A `.sbx` that is a file or a
  * dangling link stays as it is (EEXIST): a profile found through it is a project profile, pinned.
  * Where sbx may not create it, neither may the sandbox, which runs as the same user.
  */

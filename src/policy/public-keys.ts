@@ -1,7 +1,7 @@
 // Whether a file named like a key (*.pem, *.crt, *.key, *.pub) holds only public material: PEM blocks
 // of certificates, public keys and CRLs, or OpenSSH public keys. Those are published by design (a
 // server's certificate, an authorized_keys line), so the sensitive-file scan shows them instead of
-// masking them (issue 24: ssh2's suite failed on its masked https_cert.pem). Anything else — a
+// masking them (ssh2's suite failed on its masked https_cert.pem). Anything else — a
 // PRIVATE KEY block, an encrypted block with headers, text outside the blocks, a label this does not
 // know, a body whose DER shape is not the one its label claims, or a file larger than the read bound
 // — is "not public", and stays masked (fail closed). Pure: the runtime reads the bytes

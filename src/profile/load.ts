@@ -180,8 +180,8 @@ export function locateProfile(
 
 /**
  * `builtin:NAME`: sbx's own profile, never a project's or the user's of the same name. CI names the
- * built-in this way, so a pull request that adds `.sbx/profiles/untrusted.yaml` cannot shadow it
- * (issue 24). The built-in's own `extends` resolve among the built-ins, as always.
+ * built-in this way, so a pull request that adds `.sbx/profiles/untrusted.yaml` cannot shadow it.
+ * The built-in's own `extends` resolve among the built-ins, as always.
  */
 function locateBuiltin(name: string, search: ProfileSearch): ProfileLocation {
   const file = join(search.builtinDir, name + PROFILE_EXT);

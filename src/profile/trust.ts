@@ -5,7 +5,7 @@
 // `.sbx/profiles/default.yaml` would otherwise choose the next run's sandbox.
 // A file named by path (`-p ./ci.yaml`, the Action's `profile:`) is pinned the same way when it lies in
 // a tree a sandbox or a pull request may have written (`TrustContext.exposed`): a run rewrote it to
-// `network: host` with no masking, and the next run read `.env` and reached a host port (issue 31 §3).
+// `network: host` with no masking, and the next run read `.env` and reached a host port.
 import { SbxError } from '../errors.js';
 import { isWithin } from '../path-within.js';
 import type { ChainLink } from './load.js';

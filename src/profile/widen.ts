@@ -1,5 +1,5 @@
 // What a profile lets through that the built-in it extends or shadows does not: the summary `sbx
-// trust` shows before pinning (issue 24), so a reviewer sees "network: host" and "seccomp: off" in
+// trust` shows before pinning, so a reviewer sees "network: host" and "seccomp: off" in
 // one place instead of finding them in a diff. Pure: two merged profiles in, lines out. Only keys
 // that widen the sandbox are named; a key that narrows it (a tighter limit, more masks) is not.
 import type { Profile } from './schema.js';

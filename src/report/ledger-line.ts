@@ -1,5 +1,5 @@
 // One audit record as one line of at most MAX_LINE_BYTES (ledger.ts appends it with one write(2)).
-// A record is never dropped for its size (issue 31 §5): a run whose command was refused thousands of
+// A record is never dropped for its size: a run whose command was refused thousands of
 // distinct hosts, or whose argv is a megabyte of file names, would otherwise be missing from the
 // ledger exactly when it matters. What does not fit is cut with counts: long strings keep their head
 // and a marker, trailing arguments become "<truncated: N more arguments>", trailing violations are

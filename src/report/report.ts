@@ -129,7 +129,7 @@ function formatDuration(ms: number | undefined): string {
 
 /**
  * Each distinct violation once, in order of first occurrence, with how often it happened: a client
- * that retries a refused destination (curl, pip, npm) repeats the same refusal (issue 24: one
+ * that retries a refused destination (curl, pip, npm) repeats the same refusal (one
  * refusal printed 10 times). The report keeps every occurrence.
  */
 export function distinctViolations(

@@ -1,7 +1,7 @@
 // Remembered approval answers (docs/DESIGN.md, "Approvals"): "always" allows a command for a
 // profile for good; "deny" refuses it again without asking for DENY_TTL_MS, so a command that keeps
 // retrying cannot wear the user down with prompts (no silent approval loops). Only explicit answers
-// are remembered: Enter at the prompt is "deny once" and leaves nothing behind (issue 24). `sbx
+// are remembered: Enter at the prompt is "deny once" and leaves nothing behind. `sbx
 // approvals` lists, revokes and clears them.
 // One JSON file per user; several sbx processes may answer at once, so every write re-reads, merges
 // and replaces the file under a lock, and never drops another process's decision.

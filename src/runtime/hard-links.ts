@@ -1,4 +1,4 @@
-// Other names of masked files (issue 18). A mask covers one path, and a hard link is the same file
+// Other names of masked files. A mask covers one path, and a hard link is the same file
 // under another: a sandbox can create `.env` and `ln .env notes.txt` in the workspace, and once the
 // user writes a secret into `.env`, every later run would show it through `notes.txt`. So each masked
 // file (and each file in a masked directory, and each file replaced by a generated view) that has

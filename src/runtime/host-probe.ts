@@ -90,7 +90,7 @@ export function scanRootOnly(
  * project, --workspace, the Actions checkout: what a sandboxed run or a pull request may have
  * written) is refused before anything runs it: a run that planted `bwrap` in an activated
  * `.venv/bin` would otherwise have it run on the host, with the user's rights, by the next sbx
- * (issue 31 §2). The directory is judged by its real path, so a link there counts as being there.
+ * (docs/SECURITY.md, "sbx's own launcher"). The directory is judged by its real path, so a link there counts as being there.
  */
 function findOnPath(name: string, pathVar: string | undefined, exposed: readonly string[] = []): string | undefined {
   for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {

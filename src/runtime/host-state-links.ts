@@ -1,4 +1,4 @@
-// Protected host files by identity, hard links included (issue 31 §4). policy/host-state.ts compares
+// Protected host files by identity, hard links included (docs/SECURITY.md, "Hard links to protected files"). policy/host-state.ts compares
 // directories: no writable bind may contain a protected path. A hard link is the same file under a
 // second name in another directory: `~/.bashrc` hard-linked with `~/dotfiles/bashrc` (a dotfile
 // manager's habit) is rewritten through the workspace's name, and the next login shell runs it; a

@@ -1,4 +1,4 @@
-// Fits the sensitive-file masks into bubblewrap's argument limit (issue 18): a repository with
+// Fits the sensitive-file masks into bubblewrap's argument limit: a repository with
 // thousands of secret-looking files (3,500 `.env.*` fixtures) needs more than BWRAP_MAX_ARGS
 // arguments, one mask each, and could not run at all. Past the budget below, directories that hold
 // nothing but masked entries are masked whole instead (policy/mask-collapse.ts decides which; this

@@ -83,7 +83,7 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
           return;
         }
         // Near the limit, or growing fast, poll faster: processes that each stay under RLIMIT_DATA
-        // can pass the limit together between two polls (issue 30, the burst), and a slow poll also
+        // can pass the limit together between two polls (a burst), and a slow poll also
         // reports their peak too low. Far below it, the slow interval keeps the cost small.
         const near = bytes > limit.memoryBytes / 2 || bytes - last > limit.memoryBytes / 8;
         last = bytes;

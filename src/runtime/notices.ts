@@ -1,4 +1,4 @@
-// Notices said once per host, not on every run (issue 24: "memory/cpus not enforced" on every
+// Notices said once per host, not on every run ("memory/cpus not enforced" on every
 // unprivileged `untrusted` run). A notice is remembered under a key of the host facts that decide it
 // (boot id, the cgroup filesystems mounted, the uid) and its own text: a reboot, a new cgroup layout
 // or another user hears it again. `sbx doctor` and the JSON report always carry it; only the stderr

@@ -1,4 +1,4 @@
-// PATH entries a run can write (issue 31 §2). A sandboxed command that can write a directory on the
+// PATH entries a run can write (docs/SECURITY.md, "sbx's own launcher"). A sandboxed command that can write a directory on the
 // caller's PATH (an activated .venv/bin, node_modules/.bin, direnv's PATH_add, a CI GITHUB_PATH entry
 // in the workspace) plants a program there under a common name (`node`, `git`, `python`), and the
 // caller's next command of that name runs it on the host, outside any sandbox. sbx's own launcher no

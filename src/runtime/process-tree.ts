@@ -98,7 +98,7 @@ function kiB(text: string, name: string): number {
  * Where a process's memory can be read: its own /proc directory, or, when its leader thread has exited
  * (`pthread_exit` in main, SYS_exit) while other threads run, one of those threads' task directory. The
  * zombie leader has no mm, so its status has no Rss lines and its smaps_rollup is empty, but the thread
- * group still holds every page: read through a live thread, or the group would count 0 (issue 30).
+ * group still holds every page: read through a live thread, or the group would count 0.
  */
 function memoryDir(pid: number): { dir: string; status: string } | undefined {
   const status = read(`/proc/${pid}/status`);

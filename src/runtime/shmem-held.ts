@@ -1,4 +1,4 @@
-// Memory the session's processes hold that no resident set shows (issue 30): shared-memory files
+// Memory the session's processes hold that no resident set shows: shared-memory files
 // (memfd, a deleted tmpfs file) kept only by a descriptor, and the files on the tmpfs mounts the
 // sandbox's own mount namespace made (bwrap's and nsjail's /tmp, HOME, /dev and so /dev/shm), which
 // need no process at all to stay in memory. A memory cgroup charges both; the watchdog

@@ -17,7 +17,7 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   needsUserNamespaces: true,
   egressOn: 'session-dir',
   supervision: 'status-fd',
-  // sbx's wrapper applies every limit to bwrap itself (issue 30, docs/SECURITY.md "Landlock: the
+  // sbx's wrapper applies every limit to bwrap itself (docs/SECURITY.md "Landlock: the
   // command's limits, SysV IPC and kernel state"): bwrap's outer monitor and its pid 1 only wait and
   // reap, and --die-with-parent and the pid namespace end the whole sandbox with either, so a limit
   // that kills one fails closed, with nothing of the host left to restore. bwrap has no way to set an

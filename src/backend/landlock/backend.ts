@@ -21,7 +21,7 @@ export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
   needsUserNamespaces: false,
   egressOn: 'loopback',
   supervision: 'status-fd',
-  // Every limit is the command's alone (issue 30). The monitor judges connects and restores guarded
+  // Every limit is the command's alone. The monitor judges connects and restores guarded
   // state: a CPU-time limit it inherited killed it while the command hammered denied connects, and
   // then nothing was restored and the command's descendants outlived sbx; the session cgroup's
   // memory.oom.group kill would do the same. So sbx's wrapper sets none of them on the helper: its

@@ -418,7 +418,7 @@ export const LANDLOCK_NETWORK_FILTERED =
  *   explain and the report name it (seccomp.io_uring). A refusal would turn away every `seccomp: off`
  *   profile, used or not with io_uring, and protect nothing more.
  * - SysV IPC and POSIX message queues, where the policy asks for an IPC namespace (namespaces.ipc): there
- *   is none, so an object created inside outlives the run on the host (a 1 GiB segment did, issue 30) and
+ *   is none, so an object created inside outlives the run on the host (a 1 GiB segment did) and
  *   the host's own are in reach (ids are listed in /proc/sysvipc; mq_open is not a path Landlock can
  *   grant). ENOSYS, as a kernel built without them answers, so programs take their fallback. Refused
  *   rather than removed after the run: telling the run's objects from a stranger's by creator pid races
@@ -576,7 +576,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
 }
 
 /**
- * The launch with this run's limits in the helper's configuration (backend.ts commandLimits, issue 30):
+ * The launch with this run's limits in the helper's configuration (backend.ts commandLimits):
  * the rlimits before `rlimit=4:0:0` (a plan's own CORE cannot undo it), the cgroups first of all. The
  * helper's child applies them, so its monitor keeps sbx's own limits and stays in sbx's cgroup.
  */

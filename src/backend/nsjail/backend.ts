@@ -17,7 +17,7 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   supervision: 'supervisor',
   // nsjail sets CPU, FSIZE and NOFILE on the command itself from the policy (compile.ts compileRlimits):
   // sbx's wrapper leaves them off nsjail's supervising parent, which they would only put under the
-  // command's limits (issue 30: a small nofile could starve nsjail's own setup). AS and NPROC stay on the
+  // command's limits (a small nofile could starve nsjail's own setup). AS and NPROC stay on the
   // wrapper: nsjail hands them down as `hard`, and NPROC counts the whole uid anyway. The session
   // cgroup holds nsjail too: a kill there ends the whole jail with it, nothing of the host is left to restore.
   commandLimits: {

@@ -72,7 +72,7 @@ export interface PrepareOptions {
   uid?: number;
   /**
    * What the backend's launcher applies to the command alone (Backend.commandLimits): left out of the
-   * wrapper, so the launcher's own supervising process keeps sbx's limits (issue 30). A systemd scope
+   * wrapper, so the launcher's own supervising process keeps sbx's limits. A systemd scope
    * holds the launcher whole: its cgroup cannot be left to the launcher.
    */
   launcher?: LauncherLimits;
@@ -270,7 +270,7 @@ export function planLimitsWrapper(
   const systemdRun = cg.kind === 'systemd-scope' ? requireSystemdRun(env) : undefined;
   const cgroupDirs = sessionCgroupDirs(cg, name).map((d) => d.dir);
   const procsFiles = cgroupDirs.map((d) => join(d, 'cgroup.procs'));
-  // The launcher's share (issue 30): what it sets on the command alone stays out of the trampoline,
+  // The launcher's share: what it sets on the command alone stays out of the trampoline,
   // which would otherwise hand it to the launcher's own supervising process too.
   const byLauncher = new Set(opts.launcher?.rlimits ?? []);
   const rlimits = effective.filter((r) => !byLauncher.has(r.resource));
@@ -331,7 +331,7 @@ export async function prepareLimits(
       if (!watchdog) return collected;
       await watchdog.stop();
       const watched = watchdog.result();
-      // A sampled peak says so: a process that lived between two polls is not in it (issue 30).
+      // A sampled peak says so: a process that lived between two polls is not in it.
       const peaks =
         watched.peakBytes === undefined
           ? collected.peaks

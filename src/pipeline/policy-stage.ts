@@ -2,6 +2,7 @@
 // probed, so every check runs on the descriptor that will be mounted; the mounted trees walked for
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
+import type { CleanupStack } from './cleanup.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
@@ -105,7 +106,14 @@ function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, path
   return made;
 }
 
-/** A refused run leaves the workspace as it found it: the `.sbx` made for it goes (if still empty). */
+/**
+ * A run leaves the workspace as it found it: the `.sbx` made for it goes once the run has ended, or
+ * at once for a refused run or one that runs nothing (explain, hooks, export), if still empty. A
+ * concurrent run in the same workspace that found it made and bound it read-only then sees that bind
+ * detached (rmdir of a mount point in another mount namespace detaches it): its sandbox could plant a
+ * `.sbx/profiles`, which is a project profile, used only once trusted, and which the hook, MCP and
+ * Action defaults (`builtin:`) never read.
+ */
 function removeMadeDirs(made: readonly string[]): void {
   for (const dir of made) {
     try {
@@ -220,6 +228,8 @@ export interface PolicyInput {
   ctx: RunContext;
   resolved: ResolvedProfile;
   pins: Pins;
+  /** The run's cleanup: a `.sbx` made for this run goes when it ends (removeMadeDirs). */
+  cleanup: CleanupStack;
 }
 
 /**
@@ -521,6 +531,7 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, plan } = await probeHost(input);
   const made = createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
+  input.cleanup.defer(() => removeMadeDirs(made));
   let policy: Policy;
   try {
     policy = derivePolicy({

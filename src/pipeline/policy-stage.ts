@@ -108,7 +108,8 @@ function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, path
 
 /**
  * A run leaves the workspace as it found it: the `.sbx` made for it goes once the run has ended, or
- * at once for a refused run or one that runs nothing (explain, hooks, export), if still empty. A
+ * at once for a refused run or one that runs nothing (explain, hooks), if still empty; an export's
+ * stays, for the engine that mounts its policy later. A
  * concurrent run in the same workspace that found it made and bound it read-only then sees that bind
  * detached (rmdir of a mount point in another mount namespace detaches it): its sandbox could plant a
  * `.sbx/profiles`, which is a project profile, used only once trusted, and which the hook, MCP and
@@ -228,8 +229,11 @@ export interface PolicyInput {
   ctx: RunContext;
   resolved: ResolvedProfile;
   pins: Pins;
-  /** The run's cleanup: a `.sbx` made for this run goes when it ends (removeMadeDirs). */
-  cleanup: CleanupStack;
+  /**
+   * The run's cleanup: a `.sbx` made for this run goes when it ends (removeMadeDirs). Absent for an
+   * export, whose policy another engine mounts later: the `.sbx` it binds must still be there.
+   */
+  cleanup?: CleanupStack;
 }
 
 /**
@@ -531,7 +535,7 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, plan } = await probeHost(input);
   const made = createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
-  input.cleanup.defer(() => removeMadeDirs(made));
+  input.cleanup?.defer(() => removeMadeDirs(made));
   let policy: Policy;
   try {
     policy = derivePolicy({

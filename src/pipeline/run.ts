@@ -155,7 +155,8 @@ export async function resolvePolicy(requested: CompileOptions): Promise<Pick<Com
   // Located as compile() does: a refusal while resolving the policy names its rule's profile line.
   return dryRun(requested, {}, async (run) => {
     const { pins, resolved } = await trusted(run);
-    const derived = await derive({ ctx: run.ctx, resolved, pins, cleanup: run.cleanup });
+    // No cleanup for what the policy stage makes: the engine mounts the exported policy later.
+    const derived = await derive({ ctx: run.ctx, resolved, pins });
     return { profile: describeProfile(resolved), policy: derived.policy };
   });
 }

@@ -3,7 +3,7 @@
 // Each runs the red-team's core cases — read a planted credential, write outside the workspace, reach
 // a host port, gain privilege — beside the same probe run unsandboxed, which succeeds.
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,40 @@ describe.each(OCI_RUNTIMES)('OCI bundle under %s', (runtime) => {
       expect(existsSync(join(host.workspace, 'ws-marker'))).toBe(true);
     },
   );
+});
+
+// The export's post-run audit (export gap `git-state`): the container writes the bound workspace, and
+// `sbx audit -- RUNTIME run` checks it as sbx run would, beside the same bundle run without it.
+describe.each(OCI_RUNTIMES)('sbx audit around %s run', (runtime) => {
+  it.skipIf(!IS_ROOT)('a nested repository armed inside the container runs nothing in host git', async () => {
+    const marker = join(host.root, `audit-marker-${runtime}`);
+    const plant = `git init -q nested && git -C nested config core.fsmonitor 'touch ${marker}; false'`;
+    const prepared = async (name: string) => {
+      const ws = join(host.root, `audit-${name}-${runtime}`);
+      mkdirSync(ws);
+      spawnSync('git', ['init', '-q', ws], { env: host.env });
+      const bundle = join(host.root, `bundle-audit-${name}-${runtime}`);
+      const exported = await runSbxRaw(['export', 'oci', bundle, '-p', 'default', '--', 'sh', '-c', plant], {
+        env: host.env,
+        cwd: ws,
+      });
+      expect(exported.code, exported.err).toBe(0);
+      return { ws, run: [runtime, 'run', '--bundle', bundle, `sbx-audit-${name}-${process.pid}`] };
+    };
+    const statusRuns = (ws: string) => {
+      spawnSync('git', ['-C', join(ws, 'nested'), 'status'], { env: host.env });
+      return existsSync(marker);
+    };
+    const control = await prepared('control');
+    expect((await runHost(control.run, { env: host.env, cwd: host.root, timeoutMs: 60_000 })).code).toBe(0);
+    expect(statusRuns(control.ws)).toBe(true);
+    rmSync(marker);
+    const audited = await prepared('audited');
+    const r = await runSbxRaw(['audit', '--', ...audited.run], { env: host.env, cwd: audited.ws, timeoutMs: 60_000 });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(`${audited.ws}/nested/.git: new git dir that names programs: core.fsmonitor=`);
+    expect(statusRuns(audited.ws)).toBe(false);
+  });
 });
 
 describe.each(OCI_RUNTIMES)('OCI seccomp under %s', (runtime) => {

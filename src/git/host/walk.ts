@@ -49,6 +49,7 @@ export interface WalkRequest {
 }
 
 const UNREACHABLE = new Set(['ELOOP', 'ENAMETOOLONG']);
+const GONE = new Set(['ENOENT', 'ENOTDIR']);
 
 const message = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
 
@@ -81,6 +82,10 @@ class Walk {
       try {
         entries = readdirSync(path, { withFileTypes: true });
       } catch (error) {
+        // Gone, or no longer a directory, since its parent was listed: nothing a later host git could
+        // use is at this path now. Only a process outside the sandbox moves it during the audit after
+        // the run (the sandbox's have all exited), and a concurrent run's own audit walks its own plants.
+        if (GONE.has((error as NodeJS.ErrnoException).code ?? '')) continue;
         this.unchecked(path, `not read: ${message(error)}`);
         continue;
       }

@@ -116,4 +116,6 @@ first='echo "hello from $(hostname) as uid $(id -u); entries in HOME: $(ls -A ~ 
 demo=$(mktemp -d)
 say "first sandboxed command, in the empty directory $demo: $sbx run -- sh -c '$first'"
 (cd "$demo" && "$sbx" run -- sh -c "$first")
+# sbx leaves an empty .sbx in a workspace that had none (held read-only during the run: docs/SECURITY.md).
+if [ -d "$demo/.sbx" ]; then rmdir "$demo/.sbx"; fi
 rmdir "$demo"

@@ -2,7 +2,6 @@
 // probed, so every check runs on the descriptor that will be mounted; the mounted trees walked for
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
-import type { CleanupStack } from './cleanup.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
@@ -82,46 +81,28 @@ function createOwnDirs(dirs: string[], mountedTrees: string[], pins: Pins, paths
 
 /**
  * The workspace's `.sbx` when it does not exist yet: created empty (0755, a project directory) before
- * the run, so that it is held read-only inside like an existing one (overlay.ts bindReadOnly; the landlock backend guards it). Otherwise a sandbox plants
- * `.sbx/profiles/agent.yaml`, and every later hook call, MCP call and `sbx mcp` start that resolves
- * the name from here is refused until the user notices. A `.sbx` that is a file or a
- * dangling link stays as it is (EEXIST): a profile found through it is a project profile, pinned.
- * Where sbx may not create it, neither may the sandbox, which runs as the same user.
+ * the run, so that it is held read-only inside like an existing one (overlay.ts bindReadOnly; the
+ * landlock backend guards it). Otherwise a sandbox plants `.sbx/profiles/agent.yaml`, and every later
+ * call that resolves the name from here is refused until the user notices. It stays after the run,
+ * empty, as `git init` leaves `.git/hooks`: removing it would detach the read-only bind of a
+ * concurrent run in the same workspace that found it made (rmdir of a mount point in another mount
+ * namespace detaches it), or fail that run's mount outright, and an export's engine binds it later.
+ * One made meanwhile by a concurrent run (EEXIST) is probed as it is now. A `.sbx` that is a file or
+ * a dangling link stays as it is: a profile found through it is a project profile, pinned. Where sbx
+ * may not create it, neither may the sandbox, which runs as the same user.
  */
-function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, paths: Host['paths']): string[] {
-  if (mode === 'read-only' || mode === 'danger') return [];
-  const made: string[] = [];
+function createProjectPolicyDirs(plan: ProbePlan, mode: string, pins: Pins, paths: Host['paths']): void {
+  if (mode === 'read-only' || mode === 'danger') return;
   // Only the workspace's: profiles are looked up from where sbx runs, a project. Another writable
   // root's existing `.sbx` is held read-only all the same (plan.ownPolicy), but none is made there.
   for (const dir of plan.ownPolicy.filter((p) => p === posix.join(plan.vars.workspace, '.sbx'))) {
     if (paths[dir]?.exists) continue;
     try {
       mkdirSync(dir, { mode: 0o755 });
-    } catch {
-      continue;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') continue;
     }
-    made.push(dir);
     paths[dir] = pins.probe(dir);
-  }
-  return made;
-}
-
-/**
- * A run leaves the workspace as it found it: the `.sbx` made for it goes once the run has ended, or
- * at once for a refused run or one that runs nothing (explain, hooks), if still empty; an export's
- * stays, for the engine that mounts its policy later. A
- * concurrent run in the same workspace that found it made and bound it read-only then sees that bind
- * detached (rmdir of a mount point in another mount namespace detaches it): its sandbox could plant a
- * `.sbx/profiles`, which is a project profile, used only once trusted, and which the hook, MCP and
- * Action defaults (`builtin:`) never read.
- */
-function removeMadeDirs(made: readonly string[]): void {
-  for (const dir of made) {
-    try {
-      rmdirSync(dir);
-    } catch {
-      // Not empty (another run's use of it began) or gone: left as it is.
-    }
   }
 }
 
@@ -229,11 +210,6 @@ export interface PolicyInput {
   ctx: RunContext;
   resolved: ResolvedProfile;
   pins: Pins;
-  /**
-   * The run's cleanup: a `.sbx` made for this run goes when it ends (removeMadeDirs). Absent for an
-   * export, whose policy another engine mounts later: the `.sbx` it binds must still be there.
-   */
-  cleanup?: CleanupStack;
 }
 
 /**
@@ -534,23 +510,16 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   const { options } = ctx;
   checkAllowPrivate(options.allowPrivate ?? []);
   const { host, plan } = await probeHost(input);
-  const made = createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
-  input.cleanup?.defer(() => removeMadeDirs(made));
-  let policy: Policy;
-  try {
-    policy = derivePolicy({
-      profileName: resolved.name,
-      profileHash: resolved.hash,
-      profile: resolved.profile,
-      request: options,
-      host,
-      plan,
-    });
-    refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
-  } catch (error) {
-    removeMadeDirs(made);
-    throw error;
-  }
+  createProjectPolicyDirs(plan, resolved.profile.mode ?? 'workspace-write', pins, host.paths);
+  const policy = derivePolicy({
+    profileName: resolved.name,
+    profileHash: resolved.hash,
+    profile: resolved.profile,
+    request: options,
+    host,
+    plan,
+  });
+  refuseIdleAllowPrivate(policy, options.allowPrivate ?? []);
   // The mount sources nothing probed (git hooks the scan found, the egress bridge's files): pinned
   // now, and refused if they no longer resolve to themselves.
   for (const m of policy.mounts) {

@@ -98,7 +98,7 @@ async function resolve(run: Run): Promise<Resolved> {
   const probe = { env: ctx.env, cacheDir: ctx.search.cacheDir, uid: ctx.uid, choice, exposed };
   const backend = await chooseBackend(probe);
   record.append({ backend: backend.name });
-  const derived = await derive({ ctx, resolved, pins, cleanup: run.cleanup });
+  const derived = await derive({ ctx, resolved, pins });
   record.append({ policyHash: derived.hash });
   return { profile: resolved, backend, derived, pins, sources };
 }
@@ -155,7 +155,6 @@ export async function resolvePolicy(requested: CompileOptions): Promise<Pick<Com
   // Located as compile() does: a refusal while resolving the policy names its rule's profile line.
   return dryRun(requested, {}, async (run) => {
     const { pins, resolved } = await trusted(run);
-    // No cleanup for what the policy stage makes: the engine mounts the exported policy later.
     const derived = await derive({ ctx: run.ctx, resolved, pins });
     return { profile: describeProfile(resolved), policy: derived.policy };
   });

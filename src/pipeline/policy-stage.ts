@@ -3,7 +3,7 @@
 // secret-looking files), then the Policy derived from profile, request and host (policy/derive/). The
 // core names what to probe in one plan (policy/derive/probe-plan.ts); this stage fills it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { SbxError } from '../errors.js';
 import { derivePolicy } from '../policy/derive/index.js';

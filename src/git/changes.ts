@@ -19,6 +19,11 @@ export type Repair =
   | { kind: 'quarantine' }
   /** A git dir the run made: renamed aside (not a tree's root) and its HEAD too, so that git takes it for a git dir from nowhere. */
   | { kind: 'disarm' }
+  /**
+   * A hook the run rewrote: set aside, with the hook as recorded before written beside it under a name
+   * git ignores, never put back in its place (the recorded bytes may be a concurrent run's plant).
+   */
+  | { kind: 'set-aside'; state: FileState }
   /** Nothing to put back: said, not repaired. */
   | { kind: 'report' };
 
@@ -111,7 +116,10 @@ function hooksChanges(dir: string, before: HooksDirState, after: HooksDirState):
     const path = `${dir}/${name}`;
     const was = before.entries[name];
     if (!was) return [{ path, what: 'hook added', repair: { kind: state.kind === 'dir' ? 'quarantine' : 'remove' } }];
-    return sameFile(was, state) ? [] : [{ path, what: 'hook rewritten', repair: { kind: 'restore', state: was } }];
+    // Set aside, not put back: the bytes recorded before may be a concurrent run's plant (that run's
+    // own audit restores the hook while this run is still inside, so this run would write the plant
+    // back). Neither runs; the hook as it was is kept beside it for its owner to rename back.
+    return sameFile(was, state) ? [] : [{ path, what: 'hook rewritten', repair: { kind: 'set-aside', state: was } }];
   });
 }
 

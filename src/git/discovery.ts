@@ -72,4 +72,8 @@ export function hooksDirOf(
 }
 
 /** A name git never runs as a hook: the samples `git init` writes. */
-export const isInertHookName = (name: string) => name.endsWith('.sample');
+/**
+ * A name in a hooks directory git never runs: its samples, and what an audit set aside there
+ * (`NAME.sbx-quarantine-SESSION`, host/repair.ts), which a concurrent run's audit must leave alone.
+ */
+export const isInertHookName = (name: string) => name.endsWith('.sample') || name.includes('.sbx-quarantine-');

@@ -126,6 +126,12 @@ export function repairChange(change: GitChange, session: string): string {
       const head = lstatOrNone(`${aside}/HEAD`) ? `; its HEAD ${quarantine(`${aside}/HEAD`, session)}` : '';
       return `quarantined as ${posix.basename(aside)}${head}`;
     }
+    case 'set-aside': {
+      const done = lstatOrNone(path) ? quarantine(path, session) : 'already gone';
+      const before = asideName(`${path}.sbx-before`, session);
+      inParent(path, () => writeFresh(before, repair.state));
+      return `${done}; the one before kept as ${posix.basename(before)}`;
+    }
     case 'report':
       return 'left as found';
   }

@@ -208,3 +208,37 @@ function readlinkSafe(path: string): string | undefined {
     return undefined;
   }
 }
+
+describe('two runs in one repository at once', () => {
+  // Run B starts while run A is inside: B's snapshot holds A's plant. A's audit sets A's change aside;
+  // had B's audit put back what its snapshot recorded, it would have written A's plant back for the
+  // host's next commit. A rewritten hook is set aside by every audit, never put back in its place.
+  it("a hook run A rewrote, recorded by run B's snapshot, is active after neither audit", () => {
+    const { ws, outside } = tree();
+    const marker = join(outside, 'marker');
+    const hook = join(ws, '.git/hooks/pre-commit');
+    writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const p = (session: string) => plan(ws, { session });
+    const beforeA = snapshotGitState(p('A'));
+    writeFileSync(hook, `#!/bin/sh\ntouch ${marker}\n`);
+    const beforeB = snapshotGitState(p('B'));
+    const a = auditGitState(p('A'), beforeA);
+    const b = auditGitState(p('B'), beforeB);
+    expect([a.incomplete, b.incomplete]).toEqual([false, false]);
+    expect(a.violations.map((v) => v.detail.replaceAll(ws, '<ws>'))).toEqual([
+      '<ws>/.git/hooks/pre-commit: hook rewritten; quarantined as pre-commit.sbx-quarantine-A; the one before kept as pre-commit.sbx-before.sbx-quarantine-A',
+    ]);
+    expect(b.violations).toEqual([]);
+    expect(existsSync(hook)).toBe(false);
+    expect(readFileSync(`${hook}.sbx-before.sbx-quarantine-A`, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'a',
+      GIT_AUTHOR_EMAIL: 'a@b',
+      GIT_COMMITTER_NAME: 'a',
+      GIT_COMMITTER_EMAIL: 'a@b',
+    };
+    spawnSync('git', ['-C', ws, 'commit', '-q', '--allow-empty', '-m', 'next'], { env });
+    expect(existsSync(marker)).toBe(false);
+  });
+});

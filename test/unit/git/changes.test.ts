@@ -147,7 +147,8 @@ describe('gitStateChanges', () => {
     });
     expect(gitStateChanges(before, after, [W])).toEqual([
       { path: `${W}/.git/hooks/post-checkout`, what: 'hook added', repair: { kind: 'remove' } },
-      { path: `${W}/.git/hooks/pre-commit`, what: 'hook rewritten', repair: { kind: 'restore', state: pre } },
+      // Set aside, never put back from a snapshot a concurrent run may have written (changes.ts).
+      { path: `${W}/.git/hooks/pre-commit`, what: 'hook rewritten', repair: { kind: 'set-aside', state: pre } },
     ]);
     const absent = snap({ hookDirs: { '/w/.husky/_': { present: false, entries: {} } } });
     const made = snap({ hookDirs: { '/w/.husky/_': { present: true, entries: { 'pre-commit': file('x') } } } });

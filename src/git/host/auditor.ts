@@ -49,14 +49,15 @@ function outermost(roots: readonly string[]): string[] {
   return sorted.filter((r, i) => !sorted.slice(0, i).some((outer) => isWithin(r, outer)));
 }
 
-function walk(plan: GitAuditPlan, also?: readonly string[]): GitSnapshot {
-  return walkGitState({
+function walk(plan: GitAuditPlan, also?: readonly string[], whileOpen?: (snap: GitSnapshot) => void): GitSnapshot {
+  const req = {
     roots: outermost(plan.roots),
     ...(plan.home !== undefined ? { home: plan.home } : {}),
     globalConfigs: plan.globalConfigs,
     ...(also ? { also } : {}),
     limits: plan.limits ?? DEFAULT_WALK_LIMITS,
-  });
+  };
+  return walkGitState(req, whileOpen);
 }
 
 /** Before the run. An error here leaves the audit to say so after the run. */
@@ -69,25 +70,28 @@ export function snapshotGitState(plan: GitAuditPlan): GitSnapshot | { failed: st
 }
 
 function audit(plan: GitAuditPlan, before: GitSnapshot): GitAuditResult {
-  const after = walk(
-    plan,
-    before.gitDirs.map((d) => d.path),
-  );
   const roots = outermost(plan.roots);
   const violations: Violation[] = [];
   let incomplete = false;
-  for (const change of gitStateChanges(before, after, roots)) {
-    try {
-      violations.push(violation(`${change.path}: ${change.what}; ${repairChange(change, plan.session)}`));
-    } catch (error) {
-      incomplete = true;
-      violations.push(
-        violation(
-          `${change.path}: ${change.what}; NOT repaired (${reason(error)}): remove it before running git there`,
-        ),
-      );
+  const repair = (after: GitSnapshot) => {
+    for (const change of gitStateChanges(before, after, roots)) {
+      try {
+        violations.push(violation(`${change.path}: ${change.what}; ${repairChange(change, plan.session)}`));
+      } catch (error) {
+        incomplete = true;
+        violations.push(
+          violation(
+            `${change.path}: ${change.what}; NOT repaired (${reason(error)}): remove it before running git there`,
+          ),
+        );
+      }
     }
-  }
+  };
+  const after = walk(
+    plan,
+    before.gitDirs.map((d) => d.path),
+    repair,
+  );
   for (const u of after.unchecked) {
     incomplete = true;
     violations.push(violation(`${u.path}: ${u.why}; inspect it before running git there`));

@@ -5,7 +5,7 @@
 // from there, and a `.git` file pointing into it is followed explicitly): a nested repository under
 // `node_modules` or `.venv` is recorded as any other. The work is bounded (entries, depth, path
 // length); a bound hit or an unreadable directory is an `Unchecked` naming the path, never a throw.
-import { type Dirent, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../../path-within.js';
 import { programEntries } from '../config-programs.js';
@@ -56,6 +56,8 @@ const message = (error: unknown) => (error as NodeJS.ErrnoException).code ?? Str
 class Walk {
   readonly snap: GitSnapshot = { gitDirs: [], gitFiles: {}, includes: {}, hookDirs: {}, unchecked: [], entries: 0 };
   private readonly seenDirs = new Set<string>();
+  /** Directories of the user's own that were not readable, opened up for the walk: given back by `restoreModes`. */
+  private readonly opened: { path: string; mode: number }[] = [];
 
   constructor(private readonly req: WalkRequest) {}
 
@@ -80,7 +82,7 @@ class Walk {
       const { path, depth } = queue[next]!;
       let entries: Dirent[];
       try {
-        entries = readdirSync(path, { withFileTypes: true });
+        entries = this.readDir(path);
       } catch (error) {
         // Gone, or no longer a directory, since its parent was listed: nothing a later host git could
         // use is at this path now. Only a process outside the sandbox moves it during the audit after
@@ -106,6 +108,36 @@ class Walk {
           continue;
         }
         queue.push({ path: child, depth: depth + 1 });
+      }
+    }
+  }
+
+  /**
+   * A directory's entries. One of the user's own that the user may not read or search (a run's
+   * `chmod 0`) is opened to the user for the rest of the walk: host git, as the same user, can open it
+   * again whenever it likes, and what is below it counts like the rest. Nothing but the sandbox, which
+   * is not running while sbx walks, and root can change the mode meanwhile.
+   */
+  private readDir(path: string): Dirent[] {
+    try {
+      return readdirSync(path, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
+      const st = lstatSync(path);
+      if (!st.isDirectory() || st.uid !== process.getuid?.()) throw error;
+      chmodSync(path, (st.mode & 0o7777) | 0o500);
+      this.opened.push({ path, mode: st.mode & 0o7777 });
+      return readdirSync(path, { withFileTypes: true });
+    }
+  }
+
+  /** Gives each directory opened for the walk its mode back, deepest first; one that cannot be is unchecked. */
+  restoreModes(): void {
+    for (const { path, mode } of this.opened.reverse()) {
+      try {
+        chmodSync(path, mode);
+      } catch (error) {
+        this.unchecked(path, `mode ${mode.toString(8)} not given back: ${message(error)}`);
       }
     }
   }
@@ -265,11 +297,20 @@ function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Ex
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
 }
 
-/** Snapshot of the git state in the writable trees. Never throws for what it finds: the unreadable is `unchecked`. */
-export function walkGitState(req: WalkRequest): GitSnapshot {
+/**
+ * Snapshot of the git state in the writable trees. Never throws for what it finds: the unreadable is
+ * `unchecked`. `whileOpen` runs on the snapshot before the directories opened for the walk get their
+ * modes back (the audit's repairs reach what lies below them).
+ */
+export function walkGitState(req: WalkRequest, whileOpen?: (snap: GitSnapshot) => void): GitSnapshot {
   const walk = new Walk(req);
-  for (const root of req.roots) walk.tree(root);
-  for (const path of req.also ?? []) walk.gitDir(path);
-  walk.globals();
+  try {
+    for (const root of req.roots) walk.tree(root);
+    for (const path of req.also ?? []) walk.gitDir(path);
+    walk.globals();
+    whileOpen?.(walk.snap);
+  } finally {
+    walk.restoreModes();
+  }
   return walk.snap;
 }

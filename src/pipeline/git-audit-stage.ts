@@ -20,7 +20,7 @@ export function recordGitState({ ctx, policy }: { ctx: RunContext; policy: Polic
   // Danger mode binds the host's root writable: the command can write ~/.bashrc as well as any hook,
   // so no git-state promise holds, and a walk of / is not an audit (docs/SECURITY.md).
   const roots = policy.mode === 'danger' ? [] : writableRoots(policy);
-  const plan = planGitAudit(roots, ctx.dirs, ctx.sessionId);
+  const plan = planGitAudit(roots, ctx.dirs, ctx.sessionId, ctx.uid);
   return { plan, before: snapshotGitState(plan) };
 }
 

@@ -19,6 +19,8 @@ export interface GitAuditPlan {
   globalConfigs: readonly string[];
   /** Names the quarantined entries. */
   session: string;
+  /** Whose directories the walk may open when the run made them unreadable (walk.ts readDir). */
+  uid: number;
   limits?: WalkLimits;
 }
 
@@ -33,9 +35,10 @@ export function planGitAudit(
   roots: readonly string[],
   dirs: { home: string; configHome: string },
   session: string,
+  uid: number,
 ): GitAuditPlan {
   const globalConfigs = [posix.join(dirs.home, '.gitconfig'), posix.join(dirs.configHome, 'git', 'config')];
-  return { roots, home: dirs.home, globalConfigs, session };
+  return { roots, home: dirs.home, globalConfigs, session, uid };
 }
 
 const RULE = 'git.audit';
@@ -54,6 +57,7 @@ function walk(plan: GitAuditPlan, also?: readonly string[], whileOpen?: (snap: G
     roots: outermost(plan.roots),
     ...(plan.home !== undefined ? { home: plan.home } : {}),
     globalConfigs: plan.globalConfigs,
+    uid: plan.uid,
     ...(also ? { also } : {}),
     limits: plan.limits ?? DEFAULT_WALK_LIMITS,
   };

@@ -43,6 +43,8 @@ export interface WalkRequest {
   home?: string;
   /** The global config files (~/.gitconfig, $XDG_CONFIG_HOME/git/config): their includes and hooksPath, when in a tree. */
   globalConfigs: readonly string[];
+  /** The invoking user: a directory of theirs the run made unreadable is opened for the walk. */
+  uid: number;
   /** Git dirs recorded before: looked at again even when they are no longer git dirs. */
   also?: readonly string[];
   limits: WalkLimits;
@@ -124,7 +126,7 @@ class Walk {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
       const st = lstatSync(path);
-      if (!st.isDirectory() || st.uid !== process.getuid?.()) throw error;
+      if (!st.isDirectory() || st.uid !== this.req.uid) throw error;
       chmodSync(path, (st.mode & 0o7777) | 0o500);
       this.opened.push({ path, mode: st.mode & 0o7777 });
       return readdirSync(path, { withFileTypes: true });

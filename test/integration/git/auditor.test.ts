@@ -35,6 +35,7 @@ const plan = (ws: string, over: Partial<GitAuditPlan> = {}): GitAuditPlan => ({
   roots: [ws],
   globalConfigs: [],
   session: 'S',
+  uid: process.getuid?.() ?? -1,
   ...over,
 });
 

@@ -39,10 +39,13 @@ const bwrapArgs = standalone.args;
 const { filterFile, withFilter } = standalone;
 const seccompFd = standalone.seccomp;
 
-writeFileSync(join(work, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [registry.npmjs.org]\n');
+// The profiles named by path live outside the workspace: one inside it is the repository's to
+// rewrite, and sbx uses it only once pinned (docs/SECURITY.md, the -p PATH row).
+const profiles = mkdtempSync(join(tmpdir(), 'sbx-bench-profiles-'));
+writeFileSync(join(profiles, 'allow.yaml'), 'extends: default\nnetwork:\n  allow: [registry.npmjs.org]\n');
 // What seccomp and limits cost per run: the default profile without its filter, and with the
 // untrusted profile's limits (cgroup set-up, trampoline, collection and removal).
-writeFileSync(join(work, 'noseccomp.yaml'), 'extends: default\nseccomp: off\n');
+writeFileSync(join(profiles, 'noseccomp.yaml'), 'extends: default\nseccomp: off\n');
 const limitFlags = [
   '--memory',
   '2GiB',
@@ -79,12 +82,12 @@ const rows = [
   {
     id: 'sbx-allow',
     what: 'sbx run with an allow-list network (proxy + in-sandbox bridge)',
-    cmd: [sbx, 'run', '-p', join(work, 'allow.yaml'), '--', 'true'],
+    cmd: [sbx, 'run', '-p', join(profiles, 'allow.yaml'), '--', 'true'],
   },
   {
     id: 'sbx-noseccomp',
     what: 'sbx run with seccomp: off',
-    cmd: [sbx, 'run', '-p', join(work, 'noseccomp.yaml'), '--', 'true'],
+    cmd: [sbx, 'run', '-p', join(profiles, 'noseccomp.yaml'), '--', 'true'],
   },
   {
     id: 'sbx-limits',
@@ -167,6 +170,7 @@ for (let i = 0; i < runs; i++) {
 const row = (id) => rows.find((r) => r.id === id).cmd;
 const rss = { sbx: rssOf(row('sbx')), node: rssOf(row('node')) };
 rmSync(work, { recursive: true, force: true });
+rmSync(profiles, { recursive: true, force: true });
 
 const s = Object.fromEntries(rows.map((r) => [r.id, stats(samples[r.id])]));
 const l = stats(lib);

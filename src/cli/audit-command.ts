@@ -49,12 +49,7 @@ export async function auditCommand(command: string[], flags: AuditFlags): Promis
   const roots = (flags.writable?.length ? flags.writable : [process.cwd()]).map(realDir);
   const home = process.env.HOME ?? '/';
   const session = newSessionId();
-  const plan = planGitAudit(
-    roots,
-    { home, configHome: xdgDirs(process.env, home).configHome },
-    session,
-    process.getuid?.() ?? -1,
-  );
+  const plan = planGitAudit(roots, { home, ...xdgDirs(process.env, home) }, session, process.getuid?.() ?? -1);
   const before = snapshotGitState(plan);
   const status = await runToEnd(command);
   const { violations, incomplete } = auditGitState(plan, before);

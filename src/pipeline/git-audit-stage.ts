@@ -4,11 +4,12 @@
 // and restores its guarded paths first). What a later host git would run from the run's writes is
 // repaired and reported as `git-state` violations; an audit that could not finish ends the run 125.
 import { ExitCode } from '../errors.js';
-import { auditGitState, type GitAuditPlan, planGitAudit, snapshotGitState } from '../git/host/auditor.js';
+import { auditGitState, type GitAuditPlan, leaveGitRuns, planGitAudit, snapshotGitState } from '../git/host/auditor.js';
 import type { Policy } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import type { Ending } from '../report/ending.js';
 import { writableRoots } from '../report/report-file.js';
+import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context-stage.js';
 
 export interface GitStateBefore {
@@ -16,11 +17,22 @@ export interface GitStateBefore {
   before: ReturnType<typeof snapshotGitState>;
 }
 
-export function recordGitState({ ctx, policy }: { ctx: RunContext; policy: Policy }): GitStateBefore {
+export function recordGitState({
+  ctx,
+  policy,
+  cleanup,
+}: {
+  ctx: RunContext;
+  policy: Policy;
+  cleanup: CleanupStack;
+}): GitStateBefore {
   // Danger mode binds the host's root writable: the command can write ~/.bashrc as well as any hook,
   // so no git-state promise holds, and a walk of / is not an audit (docs/SECURITY.md).
   const roots = policy.mode === 'danger' ? [] : writableRoots(policy);
   const plan = planGitAudit(roots, ctx.dirs, ctx.sessionId, ctx.uid);
+  // The run's registration among those under way ends with its audit, or with the run if it fails
+  // before one (a library caller's process lives on: a record left would pin an old baseline).
+  cleanup.defer(() => leaveGitRuns(plan));
   return { plan, before: snapshotGitState(plan) };
 }
 

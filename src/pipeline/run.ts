@@ -203,7 +203,7 @@ async function runResolved(
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
-  const gitState = recordGitState({ ctx, policy });
+  const gitState = recordGitState({ ctx, policy, cleanup });
   const result = await execute({ ctx, backend, launch, derived, session, pins, limits: applied });
   const git = auditRunGitState(gitState);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };

@@ -8,6 +8,7 @@ import { isWithin } from '../../path-within.js';
 import type { Violation } from '../../policy/violation.js';
 import { gitStateChanges } from '../changes.js';
 import type { GitSnapshot } from '../snapshot.js';
+import { joinLiveRuns, type LiveRunsPlace, leaveLiveRuns } from './live-runs.js';
 import { repairChange } from './repair.js';
 import { DEFAULT_WALK_LIMITS, type WalkLimits, walkGitState } from './walk.js';
 
@@ -21,6 +22,8 @@ export interface GitAuditPlan {
   session: string;
   /** Whose directories the walk may open when the run made them unreadable (walk.ts readDir). */
   uid: number;
+  /** Where runs under way are registered (live-runs.ts); without it, the run's own walk is its baseline. */
+  live?: LiveRunsPlace;
   limits?: WalkLimits;
 }
 
@@ -30,15 +33,19 @@ export interface GitAuditResult {
   incomplete: boolean;
 }
 
-/** The plan for `roots`: git's two global config files under the invoking user's HOME and XDG config dir. */
+/**
+ * The plan for `roots`: git's two global config files under the invoking user's HOME and XDG config
+ * dir, and the runs under way registered in sbx's state directory.
+ */
 export function planGitAudit(
   roots: readonly string[],
-  dirs: { home: string; configHome: string },
+  dirs: { home: string; configHome: string; stateHome: string },
   session: string,
   uid: number,
 ): GitAuditPlan {
   const globalConfigs = [posix.join(dirs.home, '.gitconfig'), posix.join(dirs.configHome, 'git', 'config')];
-  return { roots, home: dirs.home, globalConfigs, session, uid };
+  const live = { dir: posix.join(dirs.stateHome, 'sbx', 'git-runs'), uid };
+  return { roots, home: dirs.home, globalConfigs, session, uid, live };
 }
 
 const RULE = 'git.audit';
@@ -64,12 +71,26 @@ function walk(plan: GitAuditPlan, also?: readonly string[], whileOpen?: (snap: G
   return walkGitState(req, whileOpen);
 }
 
-/** Before the run. An error here leaves the audit to say so after the run. */
+/**
+ * Before the run: the walk, and the run registered among those under way (its baseline then takes
+ * from earlier live runs what their sandboxes may have written already). An error here leaves the
+ * audit to say so after the run. Once registered, `auditGitState` or `leaveGitRuns` unregisters it.
+ */
 export function snapshotGitState(plan: GitAuditPlan): GitSnapshot | { failed: string } {
   try {
-    return walk(plan);
+    const own = walk(plan);
+    return plan.live && plan.roots.length > 0 ? joinLiveRuns(plan.live, plan.session, outermost(plan.roots), own) : own;
   } catch (error) {
     return { failed: reason(error) };
+  }
+}
+
+/** This run's registration removed (idempotent): after its audit, or when the run ends before one. */
+export function leaveGitRuns(plan: GitAuditPlan): void {
+  try {
+    if (plan.live) leaveLiveRuns(plan.live, plan.session);
+  } catch {
+    // A record left behind is removed by the next run once this process is gone.
   }
 }
 
@@ -105,6 +126,14 @@ function audit(plan: GitAuditPlan, before: GitSnapshot): GitAuditResult {
 
 /** After the run, once no sandbox process is left: the changes found, repaired, as violations. */
 export function auditGitState(plan: GitAuditPlan, before: GitSnapshot | { failed: string }): GitAuditResult {
+  try {
+    return auditAgainst(plan, before);
+  } finally {
+    leaveGitRuns(plan);
+  }
+}
+
+function auditAgainst(plan: GitAuditPlan, before: GitSnapshot | { failed: string }): GitAuditResult {
   if ('failed' in before) {
     const what = `the git state of ${plan.roots.join(', ')} could not be recorded before the run (${before.failed})`;
     return { violations: [violation(`${what}: inspect it before running git there`)], incomplete: true };

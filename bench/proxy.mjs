@@ -154,7 +154,7 @@ async function main() {
     await build({
       stdin: {
         contents:
-          "export { startEgressProxy } from './src/runtime/network/proxy.ts'; export { compileEgressRules } from './src/policy/egress.ts';",
+          "export { startEgressProxy } from './src/network/host/proxy.ts'; export { compileEgressRules } from './src/network/egress.ts';",
         resolveDir: root,
         loader: 'ts',
       },
@@ -183,7 +183,7 @@ async function main() {
     const bridge = spawn(
       process.execPath,
       [
-        join(root, 'src/runtime/network/bridge.cjs'),
+        join(root, 'src/network/host/bridge.cjs'),
         proxy.httpSocket,
         proxy.socksSocket,
         '--',
@@ -225,13 +225,7 @@ async function main() {
       console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 
     // What the bridge adds to every networked run: a node start-up, two listeners, one spawn.
-    const bridgeArgs = [
-      join(root, 'src/runtime/network/bridge.cjs'),
-      proxy.httpSocket,
-      proxy.socksSocket,
-      '--',
-      'true',
-    ];
+    const bridgeArgs = [join(root, 'src/network/host/bridge.cjs'), proxy.httpSocket, proxy.socksSocket, '--', 'true'];
     const starts = {
       true: ['true', []],
       'node -e 0': [process.execPath, ['-e', '0']],

@@ -9,7 +9,7 @@
 // Recorded only when no one but root and this user can replace it: the binary and every directory
 // above it owned by root or this user and not writable by group or others, the rule sbx applies to
 // its own state (docs/SECURITY.md, "sbx's own launcher"). Once recorded, every run refuses a
-// writable bind that contains its directory (policy/host-state.ts: "the Node.js that runs sbx").
+// writable bind that contains its directory (host-state/host-state.ts: "the Node.js that runs sbx").
 // Otherwise nothing is recorded and the launcher keeps looking `node` up on PATH, as it says.
 import { lstatSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -21,7 +21,7 @@
 // the PATH lookup remains, and sbx warns when PATH holds a directory the run can write.
 // As JavaScript it is a string and a comment. Beyond that this file stays thin: `sbx --version`
 // answered without loading the CLI, the compile cache (Node 22.1+) kept in sbx's own cache
-// directory (src/runtime/compile-cache.ts says why not Node's default), and the bundled CLI.
+// directory (src/host/compile-cache.ts says why not Node's default), and the bundled CLI.
 import module from 'node:module';
 
 if (process.argv.length === 3 && (process.argv[2] === '--version' || process.argv[2] === '-V')) {

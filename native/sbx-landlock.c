@@ -32,7 +32,7 @@
  *   seccomp=1        descriptor 4 holds a seccomp BPF program (struct sock_filter array), installed last;
  *                    sbx always sends one: Landlock's network rules hold only with it (below, landlock())
  * `sbx-landlock --abi` prints the kernel's Landlock ABI version (0 when it has none) and exits.
- * Descriptor 5: status, for sbx's runtime (src/runtime/exec.ts), in bwrap's --json-status-fd form:
+ * Descriptor 5: status, for sbx's runtime (src/backend/host/exec.ts), in bwrap's --json-status-fd form:
  * {"child-pid": MONITOR} once the command has exec'd, then {"exit-code": N}. Under net=filtered, each
  * denial of the network judge is a line {"denied": {...}} between them (sbx-landlock-net.c report()).
  * With guard= records, {"guarded": N} comes first, and the restore's {"reverted": PATH, "change": WHAT}
@@ -396,7 +396,7 @@ static void confine_and_exec(struct config *c, int ready, int judge) {
 		close(listener);
 		close(judge);
 	}
-	/* Lowering only: they are clamped to sbx's own hard limits (src/runtime/cgroup/rlimits.ts). */
+	/* Lowering only: they are clamped to sbx's own hard limits (src/limits/host/cgroup/rlimits.ts). */
 	for (size_t i = 0; i < c->n_rlimit; i++)
 		if (setrlimit(c->rlimit[i].resource, &c->rlimit[i].value) < 0) die("setrlimit %d", c->rlimit[i].resource);
 	install_seccomp(c);
@@ -453,7 +453,7 @@ static volatile int command_pidfd = -1;
 
 /*
  * SIGTERM and SIGHUP end the sandbox: sbx sends SIGTERM where it used to SIGKILL the monitor (the
- * timeout's grace, a second Ctrl-C: src/runtime/exec.ts launcherKill), and it is the monitor's
+ * timeout's grace, a second Ctrl-C: src/backend/host/exec.ts launcherKill), and it is the monitor's
  * parent-death signal. The command is killed, so main() goes on to end_leftovers() and the restore
  * of the guarded paths: a SIGKILLed monitor could do neither. SIGINT and SIGQUIT come from the
  * terminal, which delivers them to the command too: the command decides.

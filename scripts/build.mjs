@@ -166,13 +166,13 @@ await build({
 });
 
 // What bin/sbx.js loads before the CLI (or instead of it, for --version), each alone.
-await build({ ...cli, entryPoints: { version: 'src/version.ts', 'compile-cache': 'src/runtime/compile-cache.ts' } });
+await build({ ...cli, entryPoints: { version: 'src/version.ts', 'compile-cache': 'src/host/compile-cache.ts' } });
 
 // The egress bridge runs inside the sandbox as a plain script (no bundle, no dependencies).
-copyFileSync('src/runtime/network/bridge.cjs', 'dist/bridge.cjs');
+copyFileSync('src/network/host/bridge.cjs', 'dist/bridge.cjs');
 // The landlock backend's launcher (native/sbx-landlock.c, its network judge sbx-landlock-net.c, its
 // guard of git state sbx-guard.c): built when a C compiler exists. Without
-// one the backend reports itself unavailable (runtime/host.ts probeLandlock), the others still work.
+// one the backend reports itself unavailable (src/backend/landlock/host/landlock-probe.ts probeLandlock), the others still work.
 const cc = process.env.CC || 'cc';
 if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
   execFileSync(

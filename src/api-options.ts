@@ -5,7 +5,7 @@
 // own typed parser (src/cli/run-flags.ts), so the CLI calls the unchecked door (test/unit/api-options.test.ts).
 import { z } from 'zod';
 import { SbxError } from './errors.js';
-import type { Approver } from './runtime/command-gate.js';
+import type { Approver } from './commands/host/command-gate.js';
 import type { CompileOptions, ProfileInfo, RunOptions } from './api.js';
 
 /** An argument the kernel cannot pass: execve() ends each string at its first NUL. */

@@ -10,16 +10,17 @@ export type { Violation } from './policy/violation.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive/request.js';
-export type { ApprovalAnswer, ApprovalRequest, Approver } from './runtime/command-gate.js';
+export type { ApprovalAnswer, ApprovalRequest, Approver } from './commands/host/command-gate.js';
 export type { RunFacts } from './errors.js';
-export type { CommandDecision } from './preflight/command-rules.js';
-export type { BackendChoice, Launcher } from './backend/registry.js';
+export type { CommandDecision } from './commands/command-rules.js';
+export type { BackendChoice, Launcher } from './backend/host/registry.js';
 export type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/run-options.js';
 export { DEFAULT_CAPTURE_LIMIT_BYTES } from './pipeline/run-options.js';
-export { landlockHelperPath } from './backend/landlock/backend.js';
+export { landlockHelperPath } from './backend/landlock/host/backend.js';
 export { profileSearch } from './pipeline/context-stage.js';
 export { VERSION } from './version.js';
-export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } from './report/ledger.js';
+export { appendAuditRecord, readAuditRecords, ledgerPath } from './report/host/ledger.js';
+export type { AuditRecord } from './report/ledger-line.js';
 
 /**
  * Run a command in the sandbox. Rejects with SbxError when sbx itself fails (bad options, bad profile,
@@ -27,7 +28,7 @@ export { appendAuditRecord, readAuditRecords, ledgerPath, type AuditRecord } fro
  */
 export async function run(options: RunOptions): Promise<Outcome> {
   const checked = (await import('./api-options.js')).checkRunOptions(options);
-  // A library caller is long-lived: host walks stay warm between its runs (runtime/warm-cache.ts), unless
+  // A library caller is long-lived: host walks stay warm between its runs (host/warm-cache.ts), unless
   // SBX_NO_CACHE (in hostEnv or this process's environment) asks for every cache off.
   const warm = !checked.hostEnv?.SBX_NO_CACHE && !process.env.SBX_NO_CACHE;
   return runPipeline(checked, { warm });

@@ -7,7 +7,7 @@ export type ExtraFd =
   /** A pipe the launcher writes its status to (bwrap --json-status-fd). */
   | { purpose: 'status' }
   /**
-   * A mount source, pinned: the descriptor the runtime opened when it checked `source` (runtime/pins.ts).
+   * A mount source, pinned: the descriptor the runtime opened when it checked `source` (host/pins.ts).
    * Never opened again by path: a run whose pin is missing fails.
    */
   | { purpose: 'bind'; source: string };

@@ -1,8 +1,8 @@
-// `sbx approvals list|revoke|clear`: the remembered approval answers (runtime/approval-store.ts), which
+// `sbx approvals list|revoke|clear`: the remembered approval answers (commands/host/approval-store.ts), which
 // otherwise only a run consults. The store is sbx's state ($XDG_STATE_HOME/sbx/approvals.json): read
 // bounded and owner-checked, rewritten atomically under its lock, as a run does.
 import { SbxError } from '../errors.js';
-import { userDirs } from '../runtime/invoking-user.js';
+import { userDirs } from '../host/invoking-user.js';
 import {
   type ApprovalStore,
   type Entry,
@@ -10,7 +10,7 @@ import {
   forgetDecisions,
   listDecisions,
   openApprovalStore,
-} from '../runtime/approval-store.js';
+} from '../commands/host/approval-store.js';
 import { printable } from './printable.js';
 import { confirmOnTerminal } from './prompt.js';
 import { shellJoin } from './quote.js';

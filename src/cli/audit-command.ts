@@ -11,7 +11,7 @@ import { signalName } from '../backend/shared/signals.js';
 import { ExitCode, SbxError } from '../errors.js';
 import { auditGitState, planGitAudit, snapshotGitState } from '../git/host/auditor.js';
 import { xdgDirs } from '../policy/user-dirs.js';
-import { newSessionId } from '../runtime/session.js';
+import { newSessionId } from '../host/session.js';
 import { constants } from 'node:os';
 
 export interface AuditFlags {

@@ -1,14 +1,14 @@
 // `sbx doctor`: can this host build the sandbox? Each check says what it found and how to fix it.
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
-import { probeBwrap, probeNsjail, type NsjailInfo } from '../runtime/host-probe.js';
-import { probeHostFacts } from '../runtime/host-facts.js';
+import { probeBwrap, probeNsjail, type NsjailInfo } from '../host/host-probe.js';
+import { probeHostFacts } from '../doctor/host/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../doctor/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';
 import { judgeFix } from '../backend/landlock/compile.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
-import { probeCgroupFacts } from '../runtime/cgroup/probe.js';
+import { probeCgroupFacts } from '../limits/host/cgroup/probe.js';
 
 interface Check {
   name: string;
@@ -172,7 +172,7 @@ async function nsjailCheck(): Promise<Check> {
 
 /** The backend for hosts without user namespaces: its helper was built and the kernel's Landlock is recent enough. */
 async function landlockCheck(): Promise<Check> {
-  const { probeLandlock, probeNetworkJudge } = await import('../runtime/landlock-probe.js');
+  const { probeLandlock, probeNetworkJudge } = await import('../backend/landlock/host/landlock-probe.js');
   try {
     const info = probeLandlock(landlockHelperPath());
     const detail = `${info.version} at ${info.path}; --backend landlock (auto picks it where bwrap cannot work)`;

@@ -1,9 +1,9 @@
 // `sbx explain`: the resolved policy and the exact launcher argv. Runs nothing.
 import { compile, type CommandDecision, type Compiled, type Launch } from '../api.js';
-import type { Verdict } from '../preflight/command-rules.js';
+import type { Verdict } from '../commands/command-rules.js';
 import { isSbxError } from '../errors.js';
-import { backendOf } from '../backend/registry.js';
-import { SHELL } from '../runtime/cgroup/trampoline.js';
+import { backendOf } from '../backend/host/registry.js';
+import { SHELL } from '../limits/host/cgroup/trampoline.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { Lifted } from '../report/outcome.js';
 import { shellJoin } from './quote.js';
@@ -200,7 +200,7 @@ function describeWrapper(wrapper: string[], launcherApplies: boolean): string[] 
   ];
 }
 
-/** `sbx explain`'s text: also what the `explain` tool of `sbx mcp` answers (cli/mcp.ts). */
+/** `sbx explain`'s text: also what the `explain` tool of `sbx mcp` answers (cli/mcp/mcp.ts). */
 export async function explainLines(compiled: Compiled): Promise<string[]> {
   const p = compiled.policy;
   const backend = backendOf(compiled.launcher);

@@ -1,6 +1,7 @@
 // `sbx log`: recent runs and approval answers from the audit ledger, as a table or JSON lines.
 import { SbxError } from '../errors.js';
-import { ledgerPath, readAuditLedger, type AuditRecord } from '../report/ledger.js';
+import { ledgerPath, readAuditLedger } from '../report/host/ledger.js';
+import type { AuditRecord } from '../report/ledger-line.js';
 import { shellJoin } from './quote.js';
 
 const DEFAULT_LIMIT = 20;

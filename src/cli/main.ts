@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<void> {
     });
     // An agent's hook runs before every tool call: its plain form skips commander too.
     if (argv[2] === 'hook') {
-      const hook = await import('./hook.js');
+      const hook = await import('./hook/hook.js');
       const parsed = hook.parseHookArgv(argv.slice(3));
       if (parsed) {
         await hook.hookCommand(parsed.agent, parsed.flags);

@@ -2,7 +2,14 @@
 // A refusal that stems from a rule ends with the rule's profile line (report/source-line.ts).
 import type { SbxError } from '../errors.js';
 import { printable } from './printable.js';
-import { invokingView, showSource, type SourceView } from '../report/source-line.js';
+import { showSource, type SourceView } from '../report/source-line.js';
+import { join } from 'node:path';
+import { packageRoot } from '../package-root.js';
+
+/** Files shown from where sbx was started, built-ins by name. */
+export function invokingView(): SourceView {
+  return { cwd: process.cwd(), builtinDir: join(packageRoot(), 'profiles') };
+}
 
 /**
  * Each part one line, control characters visible: a message may quote a path or a value from the
@@ -21,7 +28,7 @@ export function formatError(
   view: SourceView = invokingView(),
 ): string[] {
   const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
-  // A command refusal's rule is its first violation's (runtime/command-gate.ts names the error after it).
+  // A command refusal's rule is its first violation's (commands/host/command-gate.ts names the error after it).
   // Only a profile line is news here: a message about a flag or a default starts with its name already.
   const source = error.source ?? error.violations[0]?.source;
   const rule = source?.file !== undefined ? ` ${showSource(source, view)}` : '';

@@ -1,8 +1,8 @@
 // `sbx profiles list|show`: every visible profile with its source and trust state; one merged, for review.
 import { profileSearch } from '../api.js';
 import { isSbxError } from '../errors.js';
-import { listProfiles, loadProfile, type ResolvedProfile } from '../profile/load.js';
-import type { TrustState } from '../profile/trust.js';
+import { listProfiles, loadProfile, type ResolvedProfile } from '../profile/host/load.js';
+import type { TrustState } from '../profile/host/trust.js';
 import { VERSION } from '../version.js';
 import { printable } from './printable.js';
 // Static: a dynamic import('yaml') of the bundled CommonJS build yields no named exports.

@@ -134,8 +134,8 @@ async function addExportCommands(program: Command): Promise<void> {
       '\nExample:\n  sbx export docker -p default --image sbx-host -- make test\n  eval "$(sbx export docker -p default -- make test)"   runs it (read the gaps on stderr first)',
     );
   await addFlags(docker, POLICY_FLAGS);
-  docker.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
-    const { exportDockerCommand } = await import('./export.js');
+  docker.action(async (command: string[], flags: import('./export/export.js').ExportFlags) => {
+    const { exportDockerCommand } = await import('./export/export.js');
     await exportDockerCommand(command, flags);
   });
   const oci = exp
@@ -151,8 +151,8 @@ async function addExportCommands(program: Command): Promise<void> {
       '\nExample (as root):\n  sbx export oci /var/lib/sbx/b1 -p default -- make test && runc run --bundle /var/lib/sbx/b1 b1',
     );
   await addFlags(oci, POLICY_FLAGS);
-  oci.action(async (dir: string, command: string[], flags: import('./export.js').ExportFlags) => {
-    const { exportOciCommand } = await import('./export.js');
+  oci.action(async (dir: string, command: string[], flags: import('./export/export.js').ExportFlags) => {
+    const { exportOciCommand } = await import('./export/export.js');
     await exportOciCommand(dir, command, flags);
   });
   const k8s = exp
@@ -186,8 +186,8 @@ async function addExportCommands(program: Command): Promise<void> {
     .option('--out <dir>', 'where the seccomp profile is written (for copying to the nodes)')
     .option('--json', 'print {manifests, files, gaps} as JSON');
   await addFlags(k8s, POLICY_FLAGS);
-  k8s.action(async (command: string[], flags: import('./export.js').ExportFlags) => {
-    const { exportK8sCommand } = await import('./export.js');
+  k8s.action(async (command: string[], flags: import('./export/export.js').ExportFlags) => {
+    const { exportK8sCommand } = await import('./export/export.js');
     await exportK8sCommand(command, flags);
   });
 }
@@ -373,14 +373,14 @@ function addHookCommand(program: Command): void {
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
     .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
     .addHelpText('after', HOOK_HELP)
-    .action(async (agent: string, flags: import('./hook.js').HookFlags) => {
-      const { HOOK_AGENTS } = await import('./hook-protocol.js');
+    .action(async (agent: string, flags: import('./hook/hook.js').HookFlags) => {
+      const { HOOK_AGENTS } = await import('./hook/hook-protocol.js');
       const known = HOOK_AGENTS.find((a) => a === agent);
       if (!known) {
         const { SbxError } = await import('../errors.js');
         throw new SbxError('USAGE', `sbx hook ${agent}: unknown agent`, { hint: `one of: ${HOOK_AGENTS.join(', ')}` });
       }
-      const { hookCommand } = await import('./hook.js');
+      const { hookCommand } = await import('./hook/hook.js');
       await hookCommand(known, flags);
     });
 }
@@ -410,8 +410,8 @@ async function addMcpCommand(program: Command): Promise<void> {
     mcp,
     [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
   );
-  mcp.action(async (flags: import('./mcp.js').McpFlags) => {
-    const { mcpCommand } = await import('./mcp.js');
+  mcp.action(async (flags: import('./mcp/mcp.js').McpFlags) => {
+    const { mcpCommand } = await import('./mcp/mcp.js');
     await mcpCommand(flags);
   });
 }

@@ -6,7 +6,7 @@ import { ReadStream, WriteStream, isatty } from 'node:tty';
 import { shellJoin } from './quote.js';
 
 import { SbxError } from '../errors.js';
-import type { ApprovalAnswer, ApprovalRequest } from '../runtime/command-gate.js';
+import type { ApprovalAnswer, ApprovalRequest } from '../commands/host/command-gate.js';
 
 export type { ApprovalAnswer };
 

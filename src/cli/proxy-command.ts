@@ -1,12 +1,12 @@
 // `sbx proxy`: the egress proxy of `sbx run` as a long-running command of its own, on one TCP port, for
 // clients that are not a sandbox of this host (a Kubernetes workload: `sbx export k8s`). The rules are
-// a profile's network lists and the flags (policy/proxy-rules.ts); each refusal and connection is one
+// a profile's network lists and the flags (network/proxy-rules.ts); each refusal and connection is one
 // line on stdout, naming host and port only; SIGTERM or SIGINT closes it and exits 0.
 import { profileSearch, SbxError } from '../api.js';
-import { canonicalIp, classifyAddress } from '../policy/egress.js';
-import { DEFAULT_PROXY_PORT, proxyRulesOf } from '../policy/proxy-rules.js';
-import { loadProfile } from '../profile/load.js';
-import type { EgressEvent } from '../runtime/network/index.js';
+import { canonicalIp, classifyAddress } from '../network/egress.js';
+import { DEFAULT_PROXY_PORT, proxyRulesOf } from '../network/proxy-rules.js';
+import { loadProfile } from '../profile/host/load.js';
+import type { EgressEvent } from '../network/host/index.js';
 import { VERSION } from '../version.js';
 
 export interface ProxyFlags {
@@ -106,7 +106,7 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  const { listenEgressProxy } = await import('../runtime/network/index.js');
+  const { listenEgressProxy } = await import('../network/host/index.js');
   const proxy = await listenEgressProxy({ rules, ...listen, onEvent: (e) => log(logRecordOf(e)) });
   if (!isLoopbackListen(listen.host))
     process.stderr.write(

@@ -1,5 +1,5 @@
 // Shell quoting: for display (`sbx explain`), and for the one command sbx writes for a shell to run,
-// an agent hook's wrapped command (cli/hook-protocol.ts). sbx's own argv always stays an array.
+// an agent hook's wrapped command (cli/hook/hook-protocol.ts). sbx's own argv always stays an array.
 
 const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 

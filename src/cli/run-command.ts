@@ -15,13 +15,14 @@ import { runUnchecked, type ProfileInfo, type RunOptions } from '../api.js';
 import { parseSize } from '../limits/units.js';
 import { shellArgv } from '../policy/command-line.js';
 import type { Policy } from '../policy/types.js';
-import { ledgerPath } from '../report/ledger.js';
+import { ledgerPath } from '../report/host/ledger.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { writableRootHolding } from '../report/report-file.js';
 import { limitNotices } from '../report/limit-lines.js';
-import { reportFromError, reportFromOutcome, summaryLines, writeReport, type Report } from '../report/report.js';
-import { invokingView } from '../report/source-line.js';
-import { userDirs } from '../runtime/invoking-user.js';
+import { reportFromError, reportFromOutcome, summaryLines, type Report } from '../report/report.js';
+import { writeReport } from '../report/host/write-report.js';
+import { invokingView } from './print-error.js';
+import { userDirs } from '../host/invoking-user.js';
 import { toRunOptions, type RunCliFlags } from './run-flags.js';
 
 interface ReportTarget {
@@ -215,7 +216,7 @@ function captureLimit(flags: RunCliFlags): number | undefined {
 /** The notices this host has not been told yet (loaded only when there is one). */
 async function onceOnHost(notices: string[]): Promise<string[]> {
   if (notices.length === 0) return [];
-  const { firstOnHost, probeNoticeFacts } = await import('../runtime/notices.js');
+  const { firstOnHost, probeNoticeFacts } = await import('../report/host/notices.js');
   const uid = process.getuid?.() ?? 0;
   const stateDir = join(userDirs(process.env).stateHome, 'sbx');
   return firstOnHost(notices, { stateDir, uid, facts: probeNoticeFacts(uid) });
@@ -355,7 +356,7 @@ async function runAndReport(
   }
   if (target) emitReport(target, report);
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
-  // Limits the profile asked for that this host cannot enforce: said once per host (runtime/notices.ts),
+  // Limits the profile asked for that this host cannot enforce: said once per host (report/host/notices.ts),
   // whether the run failed or not; the report and `sbx doctor` always say it.
   for (const line of await onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {

@@ -6,8 +6,8 @@ import { existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, w
 import { dirname } from 'node:path';
 import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../doctor/apparmor-profile.js';
 import { SbxError } from '../errors.js';
-import { probeBwrap } from '../runtime/host-probe.js';
-import { probeHostFacts } from '../runtime/host-facts.js';
+import { probeBwrap } from '../host/host-probe.js';
+import { probeHostFacts } from '../doctor/host/host-facts.js';
 
 export interface SetupFlags {
   dryRun?: boolean;

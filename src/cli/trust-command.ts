@@ -6,7 +6,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { profileSearch } from '../api.js';
 import { isSbxError, SbxError } from '../errors.js';
-import { readGuarded } from '../profile/guarded-read.js';
+import { readGuarded } from '../host/guarded-read.js';
 import {
   BUILTIN_PREFIX,
   isPathLike,
@@ -15,10 +15,10 @@ import {
   PROFILE_MAX_BYTES,
   type ProfileSearch,
   type ResolvedProfile,
-} from '../profile/load.js';
+} from '../profile/host/load.js';
 import { widenings } from '../profile/widen.js';
-import { changedFiles, needsPin } from '../profile/trust.js';
-import { readTrustStore, writeTrustStore, type TrustPin, type TrustStore } from '../profile/trust-store.js';
+import { changedFiles, needsPin } from '../profile/host/trust.js';
+import { readTrustStore, writeTrustStore, type TrustPin, type TrustStore } from '../profile/host/trust-store.js';
 import { VERSION } from '../version.js';
 import { lineDiff } from './line-diff.js';
 import { printable } from './printable.js';
@@ -124,7 +124,7 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean, ye
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
   // A file named by path may be pinned wherever it is: a run whose writable trees hold it needs the pin
-  // (policy/host-state.ts), even when it lies outside the trees the trust check knows of beforehand.
+  // (host-state/host-state.ts), even when it lies outside the trees the trust check knows of beforehand.
   if (!resolved.chain.some((l) => l.source === 'path' || needsPin(l))) {
     const why = resolved.trust.kind === 'builtin' ? 'it comes with sbx' : 'it is your own (sbx config directory)';
     out(`sbx: profile "${resolved.name}" (${resolved.location.source}: ${top.real}) needs no trust: ${why}`);

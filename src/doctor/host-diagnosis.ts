@@ -1,5 +1,5 @@
 // Why bwrap cannot build a sandbox on this host, and the exact change that fixes it. Pure: the facts come
-// from runtime/host-facts.ts (a bounded read of /proc, /sys and /etc/apparmor.d), so every cause is
+// from doctor/host/host-facts.ts (a bounded read of /proc, /sys and /etc/apparmor.d), so every cause is
 // tested against a fixture tree. bwrap keeps the last word: a cause is only a diagnosis of its failure.
 
 export type ContainerKind = 'docker' | 'podman' | 'kubernetes' | 'lxc' | 'container';

@@ -11,8 +11,8 @@
 // `$(VAR)` expansion in env values.
 import { proxyEnv } from '../backend/shared/proxy-env.js';
 import { BRIDGE_DIR } from '../policy/derive/network.js';
-import type { EgressRules, HostPattern } from '../policy/egress.js';
-import { proxyRuleArgs } from '../policy/proxy-rules.js';
+import type { EgressRules, HostPattern } from '../network/egress.js';
+import { proxyRuleArgs } from '../network/proxy-rules.js';
 import type { Mount, NetworkPolicy } from '../policy/types.js';
 import type { GapList } from './export-gaps.js';
 
@@ -40,7 +40,7 @@ const PROXY_LABEL = 'sbx.dev/egress-proxy';
 const PROXY_UID = 65534;
 
 // Non-public blocks the proxy pod may not reach unless allow_private names an address in them: the
-// cluster's own pods and services, the node, cloud metadata (policy/egress.ts classifies the same ranges
+// cluster's own pods and services, the node, cloud metadata (network/egress.ts classifies the same ranges
 // and the proxy refuses them itself; this holds even if the proxy did not).
 const PRIVATE_V4 = [
   '0.0.0.0/8',

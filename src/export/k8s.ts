@@ -8,10 +8,10 @@
 // directory), or the runtime's default on request.
 import { posix } from 'node:path';
 import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
-import { isToolchainMount } from '../policy/toolchains.js';
+import { isToolchainMount } from '../toolchains/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
-import { isCredentialName } from '../policy/env.js';
+import { isCredentialName } from '../env/env.js';
 import type { Gap } from '../backend/shared/gap.js';
 import { type ExportFile, exportGaps, type GapList, unenforcedLimit } from './export-gaps.js';
 import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';

@@ -4,7 +4,7 @@
 // each row names the section of that page. A key is compared by git's rules: section and key names
 // case-insensitively, a subsection exactly. What a config file says through these keys is its
 // "program entries"; the auditor (changes.ts) acts when a run adds one.
-import { parseGitConfig } from '../policy/git-config.js';
+import { parseGitConfig } from './git-config.js';
 
 /** `none`: `section.key`; `any`: `section.<sub>.key`; `optional`: either. */
 type SubsectionRule = 'none' | 'any' | 'optional';

@@ -1,5 +1,5 @@
 // Limits + host facts → LimitPlan: for every limit, the mechanism that will enforce it and why. Pure.
-// The plan is plain JSON: the runtime applies it (runtime/cgroup/apply.ts), the report says which
+// The plan is plain JSON: the runtime applies it (limits/host/cgroup/apply.ts), the report says which
 // mechanism enforced each limit, `sbx doctor` prints it.
 //
 // Order of preference: a cgroup (v2 we can write, a systemd scope, v1 we can write) enforces memory,

@@ -1,5 +1,5 @@
 // The limit types shared by the pure planner (plan.ts), the profile reader (parse.ts) and the runtime
-// that applies a plan (runtime/cgroup/). Plain data only.
+// that applies a plan (limits/host/cgroup/). Plain data only.
 
 export type LimitName = 'memory' | 'pids' | 'cpus' | 'timeout' | 'cpu-time' | 'file-size' | 'nofile' | 'address-space';
 
@@ -19,7 +19,7 @@ export interface Limits {
 
 export type CgroupController = 'memory' | 'pids' | 'cpu';
 
-/** What runtime/cgroup/probe.ts found. Paths are absolute host paths. */
+/** What limits/host/cgroup/probe.ts found. Paths are absolute host paths. */
 export interface HostLimitFacts {
   uid: number;
   cgroup:
@@ -123,7 +123,7 @@ export interface LimitPlan {
    * Memory no cgroup enforces: sbx polls the memory of the session's process tree (resident, and the
    * shared memory it holds in files and its tmpfs mounts) every `intervalMs`, every `fastIntervalMs`
    * while it is above half the limit or grew by an eighth of it since the last poll, and ends the
-   * tree past `memoryBytes` (runtime/memory-watchdog.ts).
+   * tree past `memoryBytes` (limits/host/memory-watchdog.ts).
    */
   watchdog?: { memoryBytes: number; intervalMs: number; fastIntervalMs: number };
 }

@@ -9,12 +9,12 @@ import { join, resolve } from 'node:path';
 import { SbxError } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import type { UserDirs } from '../policy/user-dirs.js';
-import type { Door } from '../preflight/advice.js';
-import type { ProfileSearch } from '../profile/load.js';
-import { isCi } from '../profile/trust.js';
-import { trustStoreFile } from '../profile/trust-store.js';
-import { userDirs } from '../runtime/invoking-user.js';
-import { detectProjectRoot } from '../runtime/project-root-probe.js';
+import type { Door } from '../advice.js';
+import type { ProfileSearch } from '../profile/host/load.js';
+import { isCi } from '../profile/host/trust.js';
+import { trustStoreFile } from '../profile/host/trust-store.js';
+import { userDirs } from '../host/invoking-user.js';
+import { detectProjectRoot } from '../workspace/host/project-root-probe.js';
 import { isWithin } from '../path-within.js';
 import { packageRoot } from '../package-root.js';
 import { DEFAULT_CAPTURE_LIMIT_BYTES, type RunHooks, type RunOptions } from './run-options.js';
@@ -29,9 +29,9 @@ export type RunSettings = Omit<RunOptions, FactOptions> &
 export interface RunContext {
   /** The caller's options, defaulted. */
   readonly options: Readonly<RunSettings>;
-  /** Which door the run came through: its hints name that door's flags or options (preflight/advice.ts). */
+  /** Which door the run came through: its hints name that door's flags or options (advice.ts). */
   readonly door: Door;
-  /** Keep host walks warm between runs (the library: runtime/warm-cache.ts). */
+  /** Keep host walks warm between runs (the library: host/warm-cache.ts). */
   readonly warm: boolean;
   /** sbx's CLI: a check on the derived policy before anything is created or asked (RunHooks.checkPolicy). */
   readonly checkPolicy: ((policy: Policy) => void) | undefined;
@@ -101,7 +101,7 @@ function realOrUndefined(path: string | undefined): string | undefined {
  * The trees whose profile files are pinned like a project's (TrustContext.exposed): the cwd and its
  * project's top level (where an earlier plain `sbx run` from here wrote), the workspace asked for,
  * and in GitHub Actions the checkout. A tree that holds HOME is left out: no run may write it whole
- * (policy/host-state.ts), and a file below it in a tree some run did write is the workspace's case.
+ * (host-state/host-state.ts), and a file below it in a tree some run did write is the workspace's case.
  */
 function exposedTrees(
   cwd: string,

@@ -6,8 +6,8 @@
 // its launcher connects the command to the proxy and to host ports itself, and refuses publish.
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
-import type { ChosenBackend } from '../backend/registry.js';
-import type { EgressProxy } from '../runtime/network/index.js';
+import type { ChosenBackend } from '../backend/host/registry.js';
+import type { EgressProxy } from '../network/host/index.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context-stage.js';
 
@@ -27,7 +27,7 @@ export async function startEgress({
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return undefined;
   const on = backend.egressOn;
-  const network = await import('../runtime/network/index.js');
+  const network = await import('../network/host/index.js');
   if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
     const published = await network.bindPublishedPorts(net.publish);
     cleanup.defer(() => published.close());

@@ -1,10 +1,10 @@
-// Stage 10, exec: the Launch spawned and waited for (runtime/exec.ts), then read by its backend: how
+// Stage 10, exec: the Launch spawned and waited for (backend/host/exec.ts), then read by its backend: how
 // the command ended, or the SbxError of a sandbox that was never built.
 import type { Launch, Session } from '../backend/launch.js';
-import type { PreparedLimits } from '../runtime/cgroup/apply.js';
-import { execLaunch } from '../runtime/exec.js';
-import type { Pins } from '../runtime/pins.js';
-import type { ChosenBackend, LaunchResult } from '../backend/registry.js';
+import type { PreparedLimits } from '../limits/host/cgroup/apply.js';
+import { execLaunch } from '../backend/host/exec.js';
+import type { Pins } from '../host/pins.js';
+import type { ChosenBackend, LaunchResult } from '../backend/host/registry.js';
 import type { RunContext } from './context-stage.js';
 import type { Derived } from './policy-stage.js';
 

@@ -1,8 +1,8 @@
 // Stage 5, gate: whether this command may run, settled before anything is created: it must exist in the
 // sandbox's view (127 when not; a command the sandbox cannot see is not a setup failure), then the
-// command rules and, under `default: ask`, an approval (runtime/command-gate.ts).
-import { admitCommand } from '../runtime/command-gate.js';
-import { locateCommand } from '../runtime/command.js';
+// command rules and, under `default: ask`, an approval (commands/host/command-gate.ts).
+import { admitCommand } from '../commands/host/command-gate.js';
+import { locateCommand } from '../commands/host/command.js';
 import type { RunContext } from './context-stage.js';
 import type { Derived } from './policy-stage.js';
 

@@ -1,11 +1,11 @@
 // Stage 9, launch: the Policy compiled by the run's backend into the exact Launch, then wrapped to
-// start inside the run's cgroup when it has limits (runtime/cgroup/apply.ts). compile() shows the same
+// start inside the run's cgroup when it has limits (limits/host/cgroup/apply.ts). compile() shows the same
 // launch, wrapper included, with nothing created (plannedLaunch).
 import type { Launch, Session } from '../backend/launch.js';
-import type { ChosenBackend } from '../backend/registry.js';
+import type { ChosenBackend } from '../backend/host/registry.js';
 import { isSbxError } from '../errors.js';
 import type { LauncherLimits } from '../limits/types.js';
-import type { PreparedLimits } from '../runtime/cgroup/apply.js';
+import type { PreparedLimits } from '../limits/host/cgroup/apply.js';
 import type { CleanupStack } from './cleanup.js';
 import { cgroupHost, type PlannedLimits, planRunLimits } from './limits-stage.js';
 import type { Derived } from './policy-stage.js';

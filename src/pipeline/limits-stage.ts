@@ -7,15 +7,15 @@ import type { RunContext } from './context-stage.js';
 
 export interface PlannedLimits {
   plan: LimitPlan;
-  /** The cgroup side (runtime/cgroup/apply.ts), loaded with the plan. */
-  apply: typeof import('../runtime/cgroup/apply.js');
+  /** The cgroup side (limits/host/cgroup/apply.ts), loaded with the plan. */
+  apply: typeof import('../limits/host/cgroup/apply.js');
 }
 
 function hasLimits(limits: Policy['limits']): boolean {
   return Object.entries(limits).some(([key, value]) => key !== 'required' && value !== undefined);
 }
 
-/** What the cgroup machinery reads of the invoking process (runtime/cgroup/probe.ts, apply.ts). */
+/** What the cgroup machinery reads of the invoking process (limits/host/cgroup/probe.ts, apply.ts). */
 export interface CgroupHost {
   env: Readonly<Record<string, string | undefined>>;
   uid: number;
@@ -31,8 +31,8 @@ export async function planLimitsOn(policy: Policy, host: CgroupHost): Promise<Pl
   if (!hasLimits(policy.limits)) return undefined;
   const [{ planLimits }, { probeCgroupFacts }, apply] = await Promise.all([
     import('../limits/plan.js'),
-    import('../runtime/cgroup/probe.js'),
-    import('../runtime/cgroup/apply.js'),
+    import('../limits/host/cgroup/probe.js'),
+    import('../limits/host/cgroup/apply.js'),
   ]);
   return { plan: planLimits(policy.limits, probeCgroupFacts(host)), apply };
 }

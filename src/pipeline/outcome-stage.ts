@@ -2,13 +2,13 @@
 // the ending, the limits as planned and what they measured, the proxy's account, what was masked and
 // dropped, and captured output bounded and scrubbed of secret values.
 import type { PlannedLimit } from '../limits/plan.js';
-import { isCredentialName } from '../policy/env.js';
+import { isCredentialName } from '../env/env.js';
 import type { Violation } from '../policy/violation.js';
-import { redactArgv } from '../report/ledger.js';
+import { redactArgv } from '../report/host/ledger.js';
 import type { CapturedText, Lifted, Outcome } from '../report/outcome.js';
-import type { CollectedLimits } from '../runtime/cgroup/apply.js';
-import type { EgressStats } from '../runtime/network/index.js';
-import type { LaunchResult } from '../backend/registry.js';
+import type { CollectedLimits } from '../limits/host/cgroup/apply.js';
+import type { EgressStats } from '../network/host/index.js';
+import type { LaunchResult } from '../backend/host/registry.js';
 import type { Ending } from '../report/ending.js';
 import type { PlannedLimits } from './limits-stage.js';
 import type { RunContext } from './context-stage.js';

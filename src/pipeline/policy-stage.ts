@@ -9,34 +9,34 @@ import { SbxError } from '../errors.js';
 import { derivePolicy } from '../policy/derive/index.js';
 import { fact, type ProbePlan, probePlanOf } from '../policy/derive/probe-plan.js';
 import { requestedWorkspace, runVariables, workspaceRealPath } from '../policy/derive/workspace.js';
-import { type HostStateFact, hostStatePaths, type PathChain, profileFileState } from '../policy/host-state.js';
+import { type HostStateFact, hostStatePaths, type PathChain, profileFileState } from '../host-state/host-state.js';
 import type { Host, PathFact } from '../policy/host.js';
 import { isWithin } from '../path-within.js';
 import type { Policy } from '../policy/types.js';
-import type { ResolvedProfile } from '../profile/load.js';
+import type { ResolvedProfile } from '../profile/host/load.js';
 import type { Variables } from '../profile/variables.js';
-import { readGitGlobalConfigs } from '../runtime/git-global-config-read.js';
-import { findGitWorktree, protectCommonDir } from '../runtime/git-worktree.js';
-import { probePath, scanRootOnly } from '../runtime/host-probe.js';
-import { detectProjectRoot } from '../runtime/project-root-probe.js';
-import { chainMemo, pathChain } from '../runtime/path-chain.js';
-import { hostStateLinks } from '../runtime/host-state-links.js';
-import { passwdHome } from '../runtime/invoking-user.js';
-import type { Pins } from '../runtime/pins.js';
-import { sessionBase } from '../runtime/session.js';
-import { fitMasks } from '../runtime/mask-fit.js';
-import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../runtime/sensitive-scan.js';
-import type { SensitiveRules } from '../policy/sensitive-matcher.js';
-import type { SensitiveRuleInput } from '../policy/sensitive-files.js';
+import { readGitGlobalConfigs } from '../git/host/git-global-config-read.js';
+import { findGitWorktree, protectCommonDir } from '../git/host/git-worktree.js';
+import { probePath, scanRootOnly } from '../host/host-probe.js';
+import { detectProjectRoot } from '../workspace/host/project-root-probe.js';
+import { chainMemo, pathChain } from '../host/path-chain.js';
+import { hostStateLinks } from '../host-state/host/host-state-links.js';
+import { passwdHome } from '../host/invoking-user.js';
+import type { Pins } from '../host/pins.js';
+import { sessionBase } from '../host/session.js';
+import { fitMasks } from '../sensitive/host/mask-fit.js';
+import { loadSensitiveRules, type ScanReader, scanMountedTrees } from '../sensitive/host/sensitive-scan.js';
+import type { SensitiveRules } from '../sensitive/sensitive-matcher.js';
+import type { SensitiveRuleInput } from '../sensitive/sensitive-files.js';
 import { packageRoot } from '../package-root.js';
-import { compileEgressRules } from '../policy/egress.js';
-import { sensitivePaths } from '../policy/sensitive.js';
-import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../policy/toolchains.js';
-import { probeToolchains } from '../runtime/toolchain-probe.js';
-import { keptScan, recordedScan } from '../runtime/scan-cache.js';
+import { compileEgressRules } from '../network/egress.js';
+import { sensitivePaths } from '../sensitive/sensitive.js';
+import { TOOLCHAIN_SECRET_FILES, TOOLCHAIN_SKIP_DIRS, type ToolchainFacts } from '../toolchains/toolchains.js';
+import { probeToolchains } from '../toolchains/host/toolchain-probe.js';
+import { keptScan, recordedScan } from '../sensitive/host/scan-cache.js';
 import type { RunContext } from './context-stage.js';
 import type { CompileOptions, Lifted } from './run-options.js';
-import { type WalkWatch, WarmCache } from '../runtime/warm-cache.js';
+import { type WalkWatch, WarmCache } from '../host/warm-cache.js';
 
 export interface Derived {
   policy: Policy;
@@ -48,7 +48,7 @@ export interface Derived {
 type Sensitive = Host['sensitiveFiles'];
 
 /**
- * A long-lived library caller's warm results (runtime/warm-cache.ts): the one piece of process-wide state,
+ * A long-lived library caller's warm results (host/warm-cache.ts): the one piece of process-wide state,
  * kept only under exact invalidation. The CLI runs once per process and never fills it.
  */
 const rootOnlyCache = new WarmCache<Host['rootOnly']>();
@@ -137,13 +137,13 @@ async function scanSensitive(
   const scan = (read?: ScanReader): Sensitive => {
     const opts = { walkVia, ...(read ? { read } : {}) };
     const found = scanMountedTrees(roots, rules, opts);
-    // Thousands of masks would pass bubblewrap's argument limit: fitted first (runtime/mask-fit.ts).
+    // Thousands of masks would pass bubblewrap's argument limit: fitted first (sensitive/host/mask-fit.ts).
     return { ...found, masks: fitMasks(found.masks, roots, opts) };
   };
   if (!warm) return scan();
   const key = JSON.stringify([ruleInput, roots.map((root) => [root, pinnedIdentity(root, pins)])]);
   // Each directory is watched before the scan reads it or a file in it; a file whose link count the
-  // scan read is watched itself (runtime/hard-links.ts).
+  // scan read is watched itself (sensitive/host/hard-links.ts).
   return sensitiveCache.get(key, (w) => scan(watchingReader(w)));
 }
 
@@ -166,7 +166,7 @@ function sessionMask(ctx: RunContext, pins: Pins): Sensitive['masks'] {
 }
 
 /**
- * The user's host state (policy/host-state.ts) and the writable binds' chains, by identity. A bind's
+ * The user's host state (host-state/host-state.ts) and the writable binds' chains, by identity. A bind's
  * chain must end at the very directory that was pinned: one swapped since is refused.
  */
 function probeHostState(input: PolicyInput, plan: ProbePlan, paths: Host['paths'], extra: readonly string[]) {
@@ -214,7 +214,7 @@ export interface PolicyInput {
 
 /**
  * The workspace as requested; when neither --workspace nor workspace.path names one, the project's
- * top level above the cwd (policy/project-root.ts), with the reason the CLI and explain show.
+ * top level above the cwd (workspace/project-root.ts), with the reason the CLI and explain show.
  */
 function chooseWorkspace(input: PolicyInput, baseVars: Omit<Variables, 'workspace'>) {
   const { ctx, resolved } = input;
@@ -226,7 +226,7 @@ function chooseWorkspace(input: PolicyInput, baseVars: Omit<Variables, 'workspac
 }
 
 /**
- * A worktree's shared git directory (runtime/git-worktree.ts), pinned like every bind source, with
+ * A worktree's shared git directory (git/host/git-worktree.ts), pinned like every bind source, with
  * what inside it is protected. Outside danger mode only (danger binds the host root anyway), and only
  * when it lies outside the workspace (inside, the workspace's own scan covers it).
  */
@@ -339,7 +339,7 @@ function realOrEmpty(path: string): string[] {
 }
 
 /**
- * The toolchains on the PATH inside HOME (runtime/toolchain-probe.ts), when the profile shows them. No root
+ * The toolchains on the PATH inside HOME (toolchains/host/toolchain-probe.ts), when the profile shows them. No root
  * may overlap a credential store, sbx's own state or the session directories.
  */
 function probeHostToolchains(input: PolicyInput, plan: ProbePlan): ToolchainFacts | undefined {
@@ -413,8 +413,8 @@ const unwatchableRoots = new Set<string>();
 /**
  * One toolchain root's masks: its scan through the pinned descriptor (its git config masked too). A CLI
  * run keeps it in sbx's cache between runs while nothing the scan read has changed
- * (runtime/scan-cache.ts); a library caller keeps it in memory while nothing is reported changed
- * (runtime/warm-cache.ts), which costs nothing per call, and falls back to the disk cache for a root
+ * (sensitive/host/scan-cache.ts); a library caller keeps it in memory while nothing is reported changed
+ * (host/warm-cache.ts), which costs nothing per call, and falls back to the disk cache for a root
  * too large to watch.
  */
 async function toolchainMasks(
@@ -461,7 +461,7 @@ export function policyHash(policy: Policy): string {
 
 /**
  * --allow-private checked as a flag before anything is probed: its entries are compiled with the
- * profile's allow_private (policy/egress.ts), whose error would name a profile key the user never wrote.
+ * profile's allow_private (network/egress.ts), whose error would name a profile key the user never wrote.
  */
 function checkAllowPrivate(given: readonly string[]): void {
   for (const entry of given) {

@@ -4,13 +4,13 @@
 import type { RunRequest } from '../policy/derive/request.js';
 import type { Lifted } from '../report/outcome.js';
 import type { Policy } from '../policy/types.js';
-import type { ProfileSource } from '../profile/load.js';
-import type { Approver } from '../runtime/command-gate.js';
-import type { StdioMode } from '../runtime/exec.js';
+import type { ProfileSource } from '../profile/positions.js';
+import type { Approver } from '../commands/host/command-gate.js';
+import type { StdioMode } from '../backend/host/exec.js';
 import type { Launch } from '../backend/launch.js';
-import type { CommandDecision } from '../preflight/command-rules.js';
-import type { BackendChoice, Launcher } from '../backend/registry.js';
-import type { Door } from '../preflight/advice.js';
+import type { CommandDecision } from '../commands/command-rules.js';
+import type { BackendChoice, Launcher } from '../backend/host/registry.js';
+import type { Door } from '../advice.js';
 
 export interface CompileOptions extends RunRequest {
   /**
@@ -90,9 +90,9 @@ export interface RunOptions extends CompileOptions {
 export interface RunHooks {
   /** sbx's CLI: a check on the derived policy before anything is created or asked; throwing refuses the run (e.g. a --report-file the sandbox could write). */
   checkPolicy?: (policy: Policy) => void;
-  /** The library: keep host walks warm between runs of this process (runtime/warm-cache.ts). */
+  /** The library: keep host walks warm between runs of this process (host/warm-cache.ts). */
   warm?: boolean;
-  /** Which door the run came through; its hints name that door's flags or options (preflight/advice.ts). Default: library. */
+  /** Which door the run came through; its hints name that door's flags or options (advice.ts). Default: library. */
   door?: Door;
 }
 
@@ -105,7 +105,7 @@ export interface Compiled {
   policy: Policy;
   /**
    * Exactly what run() would spawn: the launcher's launch, started through the limits wrapper
-   * (runtime/cgroup/trampoline.ts: a shell, or a systemd scope, that moves itself into the run's cgroup
+   * (limits/host/cgroup/trampoline.ts: a shell, or a systemd scope, that moves itself into the run's cgroup
    * and sets its rlimits, then execs the launcher) when the policy has limits. With nothing to wrap it,
    * or limits run() would refuse, the launcher's launch alone.
    */

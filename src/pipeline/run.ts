@@ -3,17 +3,17 @@
 // and one argument (the frozen RunContext and what earlier stages produced); this file only sequences
 // them, appends what each learnt to the run's record (every refusal carries it), and owns the one
 // cleanup stack that undoes whatever the stages created. docs/ARCHITECTURE.md draws the same line.
-import { nowMs } from '../runtime/clock.js';
+import { nowMs } from '../host/clock.js';
 import { isSbxError, SbxError } from '../errors.js';
 import { shellArgv } from '../policy/command-line.js';
-import type { ResolvedProfile } from '../profile/load.js';
-import { redactArgv } from '../report/ledger.js';
+import type { ResolvedProfile } from '../profile/host/load.js';
+import { redactArgv } from '../report/host/ledger.js';
 import type { Outcome } from '../report/outcome.js';
-import { type AuditTrail, openAuditTrail } from '../runtime/audit-trail.js';
-import { decideCommandOnHost } from '../runtime/command-gate.js';
-import { openPins, type Pins } from '../runtime/pins.js';
-import { newSessionId, plannedSession } from '../runtime/session.js';
-import { type ChosenBackend, chooseBackend } from '../backend/registry.js';
+import { type AuditTrail, openAuditTrail } from '../report/host/audit-trail.js';
+import { decideCommandOnHost } from '../commands/host/command-gate.js';
+import { openPins, type Pins } from '../host/pins.js';
+import { newSessionId, plannedSession } from '../host/session.js';
+import { type ChosenBackend, chooseBackend } from '../backend/host/registry.js';
 import { CleanupStack } from './cleanup.js';
 import { startEgress } from './egress-stage.js';
 import { startSshAgent } from './ssh-agent-stage.js';
@@ -31,7 +31,7 @@ import { RunRecord } from './record.js';
 import { loadRunSecrets } from './secrets-stage.js';
 import { openRunSession } from './session-stage.js';
 import { terminalWarnings } from './terminal.js';
-import { pathWarning, writablePathEntries } from '../runtime/path-entries.js';
+import { pathWarning, writablePathEntries } from '../host-state/host/path-entries.js';
 import { locateError, locateViolations, ruleSourcesOf } from './sources.js';
 import { describeProfile, trustProfile } from './trust-stage.js';
 import type { RuleSources } from '../profile/positions.js';

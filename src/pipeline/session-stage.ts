@@ -2,7 +2,7 @@
 // removed when the run's cleanup stack unwinds.
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
-import { openSession, writeFileMounts } from '../runtime/session.js';
+import { openSession, writeFileMounts } from '../host/session.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context-stage.js';
 

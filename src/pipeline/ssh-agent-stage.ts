@@ -25,7 +25,7 @@ export async function startSshAgent({
       hint: 'run sbx where your ssh-agent is reachable (`eval "$(ssh-agent)"; ssh-add`), or remove ssh_agent from the profile',
     });
   }
-  const { startSshAgentFilter } = await import('../runtime/ssh-agent/filter-server.js');
+  const { startSshAgentFilter } = await import('../ssh-agent/host/filter-server.js');
   const filter = await startSshAgentFilter({ upstream, selectors: policy.sshAgent.keys, sessionDir: session.dir });
   cleanup.defer(() => filter.close());
 }

@@ -1,6 +1,6 @@
 // Stage 2, trust: the profile resolved (name or path, its extends chain), validated, and used only when
-// its owner and content are trusted (profile/trust.ts: project profiles need a pin).
-import { loadProfile, type ResolvedProfile } from '../profile/load.js';
+// its owner and content are trusted (profile/host/trust.ts: project profiles need a pin).
+import { loadProfile, type ResolvedProfile } from '../profile/host/load.js';
 import { VERSION } from '../version.js';
 import type { RunContext } from './context-stage.js';
 import type { ProfileInfo } from './run-options.js';

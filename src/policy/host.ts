@@ -1,7 +1,7 @@
-// What the pure core may know about the host, gathered once by runtime/host-probe.ts. Plain data, so a
+// What the pure core may know about the host, gathered once by host/host-probe.ts. Plain data, so a
 // fixture Host makes every compiler test deterministic.
-import type { HostStateFact, HostStateLink, PathChain } from './host-state.js';
-import type { ToolchainFacts } from './toolchains.js';
+import type { HostStateFact, HostStateLink, PathChain } from '../host-state/host-state.js';
+import type { ToolchainFacts } from '../toolchains/toolchains.js';
 
 export type PathFact =
   | { exists: false }
@@ -9,7 +9,7 @@ export type PathFact =
       exists: true;
       /** realpath: every symlink resolved. */
       real: string;
-      /** What the pinned descriptor is (runtime/pins.ts): never re-resolved after the check. */
+      /** What the pinned descriptor is (host/pins.ts): never re-resolved after the check. */
       type: 'file' | 'dir' | 'socket' | 'other';
       /** When the path itself (not a parent) is a symlink: its target as written. */
       link?: string;
@@ -28,36 +28,36 @@ export interface Host {
   env: Record<string, string>;
   /** Facts about every path the profile names, keyed by the absolute path as written. */
   paths: Record<string, PathFact>;
-  /** The user's host state no writable bind may overlap (policy/host-state.ts), each with its chain. */
+  /** The user's host state no writable bind may overlap (host-state/host-state.ts), each with its chain. */
   hostState: HostStateFact[];
-  /** The chain of every writable bind's realpath (runtime/path-chain.ts), keyed by that realpath. */
+  /** The chain of every writable bind's realpath (host/path-chain.ts), keyed by that realpath. */
   chains: Record<string, PathChain>;
-  /** Second names of protected files inside the writable binds (hard links: runtime/host-state-links.ts). */
+  /** Second names of protected files inside the writable binds (hard links: host-state/host/host-state-links.ts). */
   hostStateLinks?: HostStateLink[];
   /** The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths). */
   bridge: { node: string; script: string };
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */
   rootOnly: { path: string; dir: boolean }[];
   /**
-   * Secret-looking files found in the mounted trees (the probe plan's scanRoots) by runtime/sensitive-scan.ts:
+   * Secret-looking files found in the mounted trees (the probe plan's scanRoots) by sensitive/host/sensitive-scan.ts:
    * `masks` are hidden (`tracked`: git tracks the file with other content, so its stand-in must be
    * unreadable), `protect` (git hooks) bound read-only over themselves, `views` (git config without
    * credentials, exclude lists) shown with generated content. Host realpaths.
    */
   /**
    * The user's global git config files, each already sanitized by the runtime
-   * (policy/git-global-config.ts): `which` says whether git finds it as ~/.gitconfig or under
+   * (git/git-global-config.ts): `which` says whether git finds it as ~/.gitconfig or under
    * $XDG_CONFIG_HOME. Absent when the profile turns the view off (git.global_config: false).
    */
   gitGlobal?: { file: string; which: 'home' | 'xdg'; content: string }[];
-  /** The workspace is a git worktree: its own and its shared git directory (runtime/git-worktree.ts), realpaths. */
+  /** The workspace is a git worktree: its own and its shared git directory (git/host/git-worktree.ts), realpaths. */
   gitWorktree?: { gitDir: string; commonDir: string };
   /**
    * The user's toolchains: PATH entries inside HOME and their roots, pinned and owner-checked by
-   * runtime/toolchain-probe.ts. Absent when the profile turns them off (toolchains: false) or in danger mode.
+   * toolchains/host/toolchain-probe.ts. Absent when the profile turns them off (toolchains: false) or in danger mode.
    */
   toolchains?: ToolchainFacts;
-  /** Why the workspace is not the cwd, when sbx chose the project's top level (policy/project-root.ts). */
+  /** Why the workspace is not the cwd, when sbx chose the project's top level (workspace/project-root.ts). */
   workspaceDetected?: string;
   sensitiveFiles: {
     masks: { path: string; dir: boolean; tracked?: true }[];

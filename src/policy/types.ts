@@ -1,7 +1,7 @@
 // The Policy IR: the normalised, fully resolved description of one sandbox. Plain JSON data; every
 // backend compiles it, `sbx explain` prints it, the report hashes it. Imports nothing at run time.
 import type { Limits } from '../limits/plan.js';
-import type { EgressRules } from './egress.js';
+import type { EgressRules } from '../network/egress.js';
 import type { SeccompPreset, SeccompRule } from '../seccomp/index.js';
 
 export type Mode = 'read-only' | 'workspace-write' | 'danger';
@@ -99,7 +99,7 @@ export interface CommandRules {
 export interface Policy {
   profile: { name: string; hash: string };
   mode: Mode;
-  /** `detected`: why the workspace is not the cwd (sbx chose the project's top level: policy/project-root.ts). */
+  /** `detected`: why the workspace is not the cwd (sbx chose the project's top level: workspace/project-root.ts). */
   workspace: { host: string; sandbox: string; access: 'ro' | 'rw'; detected?: string };
   mounts: Mount[];
   /**
@@ -126,10 +126,10 @@ export interface Policy {
   /**
    * The profile's `ssh_agent`: the caller's agent keys (fingerprints or comments, as written) the
    * sandbox's agent socket offers. The runtime resolves them against the agent at start
-   * (runtime/ssh-agent/); absent, the sandbox gets no agent.
+   * (ssh-agent/host/); absent, the sandbox gets no agent.
    */
   sshAgent?: { keys: string[] };
 
-  /** PATH entries inside HOME that are not shown, and why (policy/toolchains.ts); absent when none. */
+  /** PATH entries inside HOME that are not shown, and why (toolchains/toolchains.ts); absent when none. */
   toolchainsSkipped?: { entry: string; why: string }[];
 }

@@ -1,5 +1,5 @@
 // HOME and the XDG base directories, validated before anything is read from or written below them.
-// Pure: the passwd entry's home arrives as a function (runtime/invoking-user.ts passes os.userInfo).
+// Pure: the passwd entry's home arrives as a function (host/invoking-user.ts passes os.userInfo).
 // Every reader of HOME / XDG_* goes through here, so `HOME=/proc` cannot send a profile search, a
 // tree scan or the trust store into /proc (it once spun forever walking it).
 import { isWithin } from '../path-within.js';

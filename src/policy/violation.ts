@@ -27,7 +27,7 @@ export type ViolationKind =
 export interface ViolationSource {
   /** The profile key path, e.g. `network.allow[2]`, `limits.memory`, `commands.deny[0]`. */
   key: string;
-  /** The profile file that set it (absolute, as found: profile/load.ts), when a profile line applies. */
+  /** The profile file that set it (absolute, as found: profile/host/load.ts), when a profile line applies. */
   file?: string;
   line?: number;
   col?: number;

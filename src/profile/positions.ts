@@ -5,6 +5,9 @@
 // written"). Positions stay out of the Policy: its hash names the sandbox, not where its rules sit.
 import type { Violation, ViolationSource } from '../policy/violation.js';
 
+/** Where a profile file came from: named by path, a project's `.sbx/profiles`, the user's config dir, or sbx's own. */
+export type ProfileSource = 'path' | 'project' | 'user' | 'builtin';
+
 export interface KeyPosition {
   /** The profile file as found (load.ts: a built-in under sbx's profiles/, a project's under .sbx/profiles/). */
   file: string;

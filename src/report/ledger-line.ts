@@ -5,8 +5,39 @@
 // and a marker, trailing arguments become "<truncated: N more arguments>", trailing violations are
 // counted by kind in `violationsOmitted`.
 import { SbxError } from '../errors.js';
-import type { Violation } from '../policy/violation.js';
-import type { AuditRecord } from './ledger.js';
+import type { Violation, ViolationSource } from '../policy/violation.js';
+
+interface RecordBase {
+  v: 1;
+  /** ISO 8601, UTC. */
+  time: string;
+  sessionId: string;
+  profile: string;
+  /** As run, after redactArgv: never a secret value. */
+  argv: string[];
+}
+
+export type AuditRecord =
+  | (RecordBase & {
+      type: 'run';
+      policyHash: string;
+      backend: string;
+      workspace: string;
+      exitCode?: number;
+      signal?: string;
+      setBy?: 'child' | 'sbx';
+      durationMs?: number;
+      violations: Violation[];
+      /** Violations left out to keep the line within MAX_LINE_BYTES, counted by kind (ledger-line.ts). */
+      violationsOmitted?: Partial<Record<Violation['kind'], number>>;
+      error?: { code: string; message: string; source?: ViolationSource };
+    })
+  | (RecordBase & {
+      type: 'approval';
+      fingerprint: string;
+      decision: 'once' | 'always' | 'deny' | 'deny-once' | 'refused';
+      by: 'user' | 'stored' | 'no-tty' | 'policy';
+    });
 
 /** A bound on one line: keeps a record one bounded write(2), and a hostile argv from bloating the ledger. */
 export const MAX_LINE_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
 // What a run produced, as the library returns it.
-import type { ProfileSource } from '../profile/load.js';
+import type { ProfileSource } from '../profile/positions.js';
 import type { Violation } from '../policy/violation.js';
 
 /** A captured stream as an agent may see it: bounded, scrubbed, with what was cut and redacted. */

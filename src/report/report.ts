@@ -1,5 +1,4 @@
 // Outcome (or sbx's own failure) → the machine-readable report and the human summary line.
-import { writeSync } from 'node:fs';
 import type { Lifted, Outcome } from './outcome.js';
 import type { RunFacts, SbxError } from '../errors.js';
 import type { Violation, ViolationSource } from '../policy/violation.js';
@@ -111,15 +110,6 @@ export function reportFromError(error: SbxError, command: string[], run: RunFact
       ...(error.source ? { source: error.source } : {}),
     },
   };
-}
-
-/**
- * One JSON document and a newline, written synchronously so it is complete before sbx exits. A
- * descriptor may take less than all of it per write (a pipe): the rest follows. Throws the errno.
- */
-export function writeReport(fd: number, report: Report): void {
-  const bytes = Buffer.from(JSON.stringify(report) + '\n');
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
 }
 
 function formatDuration(ms: number | undefined): string {

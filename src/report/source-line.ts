@@ -4,8 +4,7 @@
 //   (flag --memory)                                  set by a flag of this run (or the library option)
 //   (default network)                                sbx's default: no profile says otherwise
 // The JSON report keeps the absolute file, line and col (report-schema.ts); only this text is shortened.
-import { basename, dirname, join, relative } from 'node:path';
-import { packageRoot } from '../package-root.js';
+import { basename, dirname, relative } from 'node:path';
 import type { ViolationSource } from '../policy/violation.js';
 
 /** What a file is shown relative to: the invoking cwd and sbx's built-in profiles directory. */
@@ -27,9 +26,4 @@ export function showSource(source: ViolationSource, view: SourceView): string {
   if (source.origin === 'default') return `(default ${source.key})`;
   if (source.file === undefined) return `(${source.key})`;
   return `(${shownFile(source.file, view)}:${source.line}:${source.col} ${source.key})`;
-}
-
-/** Files shown from where sbx was started, built-ins by name. */
-export function invokingView(): SourceView {
-  return { cwd: process.cwd(), builtinDir: join(packageRoot(), 'profiles') };
 }

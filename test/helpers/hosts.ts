@@ -11,9 +11,9 @@ import { type ProbePlan, probePlanOf } from '../../src/policy/derive/probe-plan.
 import type { RunRequest } from '../../src/policy/derive/request.js';
 import { requestedWorkspace, runVariables } from '../../src/policy/derive/workspace.js';
 import type { Host } from '../../src/policy/host.js';
-import { hostStatePaths, type PathChain } from '../../src/policy/host-state.js';
+import { hostStatePaths, type PathChain } from '../../src/host-state/host-state.js';
 import type { Policy } from '../../src/policy/types.js';
-import { loadProfile, type ResolvedProfile } from '../../src/profile/load.js';
+import { loadProfile, type ResolvedProfile } from '../../src/profile/host/load.js';
 import type { Profile } from '../../src/profile/schema.js';
 import type { Variables } from '../../src/profile/variables.js';
 import { BUILTIN_PROFILES_DIR, FIXTURES_DIR } from './paths.js';
@@ -53,7 +53,7 @@ export function loadHost(name: string): Host {
 }
 
 /**
- * A fixture's chain of a path, by its prefixes as identities: what runtime/path-chain.ts finds on a
+ * A fixture's chain of a path, by its prefixes as identities: what host/path-chain.ts finds on a
  * host without symlinks or second mounts. Existence is the fixture's own `paths` fact.
  */
 function lexicalChain(host: Host, path: string): PathChain {

@@ -26,7 +26,7 @@ export const BWRAP_MAX_ARGS = 9000;
 
 /**
  * An empty read-only file or directory over `target`. Exported for its length: the sensitive-file
- * masks are fitted into BWRAP_MAX_ARGS before the Policy exists (runtime/mask-fit.ts).
+ * masks are fitted into BWRAP_MAX_ARGS before the Policy exists (sensitive/host/mask-fit.ts).
  */
 export function compileMask(what: 'file' | 'dir', target: string, emptyFile: string, tmpfsSize: boolean): string[] {
   return what === 'file'
@@ -170,7 +170,7 @@ function checkArgCount(policy: Policy, host: BwrapHost, count: number): void {
   const what = `${masks.length} masked paths, ${maskArgs} arguments; a command of ${command} arguments`;
   const limit = `more than bubblewrap's limit of ${BWRAP_MAX_ARGS}`;
   throw new SbxError('LAUNCH_TOO_LARGE', `the sandbox needs ${count} bwrap arguments, ${limit} (${what})`, {
-    // Directories holding nothing but masked files are already masked whole (runtime/mask-fit.ts):
+    // Directories holding nothing but masked files are already masked whole (sensitive/host/mask-fit.ts):
     // what is left are secret-looking files beside ones the sandbox may read.
     hint:
       maskArgs >= command

@@ -1,6 +1,6 @@
 // bwrap's --json-status-fd, read: one JSON object a line, `{"child-pid": N}` once the sandbox is built
 // and `{"exit-code": N}` when the command ended (bwrap(1)). Pure. sbx-landlock writes the same two
-// lines on its status descriptor (native/sbx-landlock.c), so runtime/exec.ts supervises both alike.
+// lines on its status descriptor (native/sbx-landlock.c), so backend/host/exec.ts supervises both alike.
 
 /** A number from bwrap's JSON status lines (`child-pid`, `exit-code`), read as it streams in. */
 function statusValue(statusText: string, key: 'child-pid' | 'exit-code'): number | undefined {

@@ -12,7 +12,7 @@ import {
   GIT_EXCLUDE_VIEW_REASON,
   GIT_HOOKS_REASON,
   OWN_POLICY_REASON,
-} from '../../policy/guarded-state.js';
+} from '../../host-state/guarded-state.js';
 import type { CommandLimits, RlimitResource } from '../../limits/types.js';
 import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
@@ -29,7 +29,7 @@ export interface LandlockHost {
   /** The caller's ids: without a user namespace they are the command's. */
   uid: number;
   gid: number;
-  /** Why the helper's network judge cannot work on this host (runtime/landlock-probe.ts); undefined when it can. */
+  /** Why the helper's network judge cannot work on this host (backend/landlock/host/landlock-probe.ts); undefined when it can. */
   judgeUnavailable?: string;
 }
 
@@ -77,7 +77,7 @@ interface Grants {
   rw: string[];
   dev: string[];
   except: string[];
-  /** Bind sources: the helper grants them through the descriptors the runtime pinned (runtime/pins.ts). */
+  /** Bind sources: the helper grants them through the descriptors the runtime pinned (host/pins.ts). */
   pinned: string[];
   /** Per-session directories standing in for /tmp and HOME: target → directory. */
   private: Map<string, string>;
@@ -528,7 +528,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
   const tmp = g.private.get('/tmp');
   const home = policy.env.vars.HOME === undefined ? undefined : g.private.get(policy.env.vars.HOME);
   // XDG_RUNTIME_DIR too, unless the policy passes one: an sbx nested inside keeps its session
-  // directories there (runtime/session.ts sessionBase), where bwrap's nested sbx uses its private /tmp.
+  // directories there (host/session.ts sessionBase), where bwrap's nested sbx uses its private /tmp.
   if (tmp) {
     vars.TMPDIR = tmp;
     vars.XDG_RUNTIME_DIR ??= tmp;

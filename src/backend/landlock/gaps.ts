@@ -249,7 +249,7 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
     key: 'mounts.bind.pinned',
     effect: 'equivalent',
     detail:
-      'bind sources are granted through the descriptors sbx opened and checked (runtime/pins.ts), as ' +
+      'bind sources are granted through the descriptors sbx opened and checked (host/pins.ts), as ' +
       'bwrap --bind-fd: a path swapped for a symlink afterwards is not followed',
   },
   {

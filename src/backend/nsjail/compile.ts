@@ -24,7 +24,7 @@ export interface NsjailHost {
   /**
    * The absolute in-sandbox path of `policy.command[0]` when that is a bare name: nsjail execv()s
    * (subproc.cc), it does not search PATH. The runtime finds it as bwrap's execvp would
-   * (runtime/command.ts); argv[0] stays as the user wrote it.
+   * (commands/host/command.ts); argv[0] stays as the user wrote it.
    */
   execPath?: string;
 }
@@ -191,7 +191,7 @@ function launchRefusals(policy: Policy, session: Session, host: NsjailHost, comm
     out.push({
       feature: 'command',
       message: `nsjail needs the absolute path of "${name}" (it does not search PATH)`,
-      hint: 'the runtime passes NsjailHost.execPath (runtime/command.ts finds it)',
+      hint: 'the runtime passes NsjailHost.execPath (commands/host/command.ts finds it)',
     });
   }
   return out;

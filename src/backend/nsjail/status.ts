@@ -149,7 +149,7 @@ export function parseNsjailStatus(exit: NsjailExit, log: string): NsjailStatus {
 
 /**
  * The SbxError for a run nsjail could not start. An execve() failure is the command's fault (127 or
- * 126, as runtime/command.ts reports before launch); everything else is sandbox setup (125).
+ * 126, as commands/host/command.ts reports before launch); everything else is sandbox setup (125).
  */
 export function nsjailSetupError(status: NsjailStatus): SbxError {
   const failure = status.failure ?? 'nsjail could not start the command';

@@ -1,4 +1,4 @@
-// The in-sandbox bridge (runtime/network/bridge.cjs) as the backends that have a network namespace
+// The in-sandbox bridge (network/host/bridge.cjs) as the backends that have a network namespace
 // start it. Pure. bwrap and nsjail both start the command through it; landlock needs none (its launcher
 // connects the command itself), so this lives apart from any one backend.
 import { BRIDGE_DIR } from '../../policy/derive/network.js';
@@ -8,7 +8,7 @@ import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, hostPortSocket, publishSocket 
 /**
  * The command the launcher starts: the user's, or the bridge in front of it. The bridge listens on
  * 127.0.0.1 inside (the proxy's ports, each host port), forwards to sbx's sockets in the session
- * directory, and starts the command once every listener is bound (runtime/network/bridge.cjs).
+ * directory, and starts the command once every listener is bound (network/host/bridge.cjs).
  */
 export function commandOf(policy: Policy): string[] {
   const net = policy.network;

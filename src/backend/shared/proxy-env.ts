@@ -1,7 +1,7 @@
 // The proxy variables a command gets when it reaches sbx's egress proxy without the bwrap bridge: on
 // the host's loopback (the landlock backend, which has no namespace) or at a proxy pod's address (the
 // Kubernetes export, src/export/k8s-egress.ts). Pure. The same list as the bwrap bridge's
-// (runtime/network/bridge.cjs proxyEnv, which runs inside the sandbox and cannot import this):
+// (network/host/bridge.cjs proxyEnv, which runs inside the sandbox and cannot import this):
 // test/unit/backend/landlock/network-judge.test.ts holds the two equal. Who reads which variable: bridge.cjs.
 
 /** Every variable the bridge sets, for the proxy's HTTP and SOCKS ports at `host` (127.0.0.1 for the bridge). */

@@ -1,5 +1,5 @@
 // The socket names in the session directory where the in-sandbox bridge (shared/bridge.ts,
-// runtime/network/bridge.cjs) and sbx's listeners outside (runtime/network/proxy.ts, ports.ts) meet.
+// network/host/bridge.cjs) and sbx's listeners outside (network/host/proxy.ts, ports.ts) meet.
 // Pure, and free of imports: the network runtime loads it without the policy modules.
 
 /** The egress proxy's socket names in the session directory: the proxy listens there, the bridge connects there. */

@@ -1,12 +1,12 @@
-// The command's environment: the caller's variables filtered by env.keep (policy/env.ts), env.set and
+// The command's environment: the caller's variables filtered by env.keep (env/env.ts), env.set and
 // --env, what sbx injects, the toolchains' variables, and the secret names whose values only the
 // runtime holds.
 import type { Profile } from '../../profile/schema.js';
 import { expandVariables, type Variables } from '../../profile/variables.js';
-import { buildEnv } from '../env.js';
+import { buildEnv } from '../../env/env.js';
 import type { Host } from '../host.js';
-import { SSH_AGENT_SANDBOX_SOCKET } from '../ssh-agent.js';
-import { applyToolchainEnv, type ToolchainFacts } from '../toolchains.js';
+import { SSH_AGENT_SANDBOX_SOCKET } from '../../ssh-agent/ssh-agent.js';
+import { applyToolchainEnv, type ToolchainFacts } from '../../toolchains/toolchains.js';
 import type { Mode, Policy } from '../types.js';
 import type { RunRequest } from './request.js';
 

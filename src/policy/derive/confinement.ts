@@ -1,5 +1,5 @@
 // What the running command may do beyond what it sees: the syscalls its seccomp filter allows, and the
-// commands the preflight rules let it start (preflight/command-rules.ts judges them).
+// commands the preflight rules let it start (commands/command-rules.ts judges them).
 import type { Profile } from '../../profile/schema.js';
 import { resolveSeccompRules } from '../../seccomp/index.js';
 import type { CommandRules, Policy } from '../types.js';

@@ -8,9 +8,9 @@ import { parseSize } from '../../limits/units.js';
 import type { Profile } from '../../profile/schema.js';
 import type { Variables } from '../../profile/variables.js';
 import type { Host } from '../host.js';
-import type { WritableBind } from '../host-state.js';
+import type { WritableBind } from '../../host-state/host-state.js';
 import { isWithin } from '../../path-within.js';
-import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SESSION_SUBDIR } from '../ssh-agent.js';
+import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SESSION_SUBDIR } from '../../ssh-agent/ssh-agent.js';
 import type { Mode, Mount, Policy } from '../types.js';
 import {
   type BindChecks,
@@ -167,7 +167,7 @@ export function gitGlobalLayers(host: Host, vars: Variables, env: Record<string,
 }
 
 /**
- * A worktree's shared git directory (runtime/git-worktree.ts checked its links), bound at its own
+ * A worktree's shared git directory (git/host/git-worktree.ts checked its links), bound at its own
  * path (the worktree's .git file names it there) with the workspace's access, through every check a
  * bind gets: no credential store, no system directory, never around the workspace. The host-state
  * check sees it among the writable binds (writableBinds); its hooks and config are protected like
@@ -196,7 +196,7 @@ export function requestBindLayers(binds: BindSpecs, checks: BindChecks): Mount[]
   ];
 }
 
-/** `ssh_agent`: the session's agent directory, holding the filter's socket and nothing else (runtime/ssh-agent/). */
+/** `ssh_agent`: the session's agent directory, holding the filter's socket and nothing else (ssh-agent/host/). */
 export function sshAgentLayers(profile: Profile, mode: Mode): Mount[] {
   if (!profile.ssh_agent) return [];
   // Over the host's own root, writable, bwrap would create the socket's mount point in the host's /run.
@@ -210,7 +210,7 @@ export function sshAgentLayers(profile: Profile, mode: Mode): Mount[] {
   return [{ kind: 'session-dir', target: SSH_AGENT_SANDBOX_DIR, subdir: SSH_AGENT_SESSION_SUBDIR, reason }];
 }
 
-/** The binds this run mounts writable, each with the key or flag it comes from (policy/host-state.ts checks them). */
+/** The binds this run mounts writable, each with the key or flag it comes from (host-state/host-state.ts checks them). */
 export function writableBinds(
   binds: BindSpecs,
   host: Host,

@@ -4,7 +4,7 @@
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
-import { compileEgressRules } from '../egress.js';
+import { compileEgressRules } from '../../network/egress.js';
 import type { Host } from '../host.js';
 import { isWithin } from '../../path-within.js';
 import type { Mode, Mount, NetworkPolicy } from '../types.js';

@@ -7,10 +7,10 @@ import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
 import type { Variables } from '../../profile/variables.js';
-import { GIT_HOOKS_REASON, OWN_POLICY_REASON } from '../guarded-state.js';
+import { GIT_HOOKS_REASON, OWN_POLICY_REASON } from '../../host-state/guarded-state.js';
 import type { Host } from '../host.js';
 import { isWithin } from '../../path-within.js';
-import { TOOLCHAIN_MASK_REASON, type ToolchainFacts } from '../toolchains.js';
+import { TOOLCHAIN_MASK_REASON, type ToolchainFacts } from '../../toolchains/toolchains.js';
 import type { Identity, Mode, Mount } from '../types.js';
 import { normalizeTarget } from './bind-checks.js';
 import { fact, type ProbePlan } from './probe-plan.js';
@@ -158,7 +158,7 @@ function maskSensitive(overlay: Overlay, input: OverlayInput): void {
       cover(overlay, path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
     else mask(overlay, path, dir, 'sensitive file');
   }
-  // What the toolchain roots' scan found (runtime/toolchain-probe.ts), wherever a toolchain bind shows it.
+  // What the toolchain roots' scan found (toolchains/host/toolchain-probe.ts), wherever a toolchain bind shows it.
   for (const { path, dir } of input.tools?.masks ?? []) mask(overlay, path, dir, TOOLCHAIN_MASK_REASON);
   // .git/config without credentials, exclude lists naming the masked files: generated content.
   for (const view of host.sensitiveFiles.views) {

@@ -8,7 +8,7 @@ import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
 import { expandPath, type Variables } from '../../profile/variables.js';
 import type { Host, PathFact } from '../host.js';
-import { sensitivePaths } from '../sensitive.js';
+import { sensitivePaths } from '../../sensitive/sensitive.js';
 import { xdgDirs } from '../user-dirs.js';
 import { type BindSpecs, bindSpecsOf } from './bind-specs.js';
 import { KERNEL_PATHS } from './kernel.js';

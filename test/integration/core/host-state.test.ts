@@ -1,5 +1,5 @@
 // sbx's own state and the host's startup files out of every sandbox's reach, whatever the layout
-// (policy/host-state.ts), end to end through bin/sbx.js and real bwrap. Each refused layout runs an
+// (host-state/host-state.ts), end to end through bin/sbx.js and real bwrap. Each refused layout runs an
 // attack script that would rename a parent of sbx's directories, plant a profile, swap a cache and
 // append to ~/.bashrc: the run must refuse (125, HOST_STATE_WRITABLE), the script must not start, and
 // the host must be unchanged. Beside them, the closest layouts that are allowed (a project under HOME,

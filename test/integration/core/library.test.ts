@@ -105,7 +105,7 @@ describe.skipIf(SKIP_INTEGRATION)('library API (dist/api.js, real bwrap)', () =>
     const inner = c.launcherLaunch!;
     expect(inner.file).toMatch(/\/bwrap$/);
     expect(inner.args).toEqual(['--args', '4', '--', 'make']);
-    // The wrapper (runtime/cgroup/trampoline.ts: the shell, or a systemd scope then the shell) comes first,
+    // The wrapper (limits/host/cgroup/trampoline.ts: the shell, or a systemd scope then the shell) comes first,
     // the launcher's file and args close it unchanged, and its descriptors are the launcher's.
     expect(c.launch.file).not.toBe(inner.file);
     expect(c.launch.args).toContain('sbx-limits');

@@ -312,7 +312,7 @@ describe.skipIf(SKIP_INTEGRATION)('mount sources and mount points (real bwrap)',
       const ws = join(t.root, 'ws-pem');
       mkdirSync(join(ws, 'fixtures'), { recursive: true });
       for (let i = 0; i < 3000; i++) writeFileSync(join(ws, 'fixtures', `k${i}.pem`), 'fixture\n');
-      // A file the sandbox may read beside them: the directory cannot be masked whole (runtime/mask-fit.ts).
+      // A file the sandbox may read beside them: the directory cannot be masked whole (sensitive/host/mask-fit.ts).
       writeFileSync(join(ws, 'fixtures', 'README.md'), 'fixtures\n');
       const r = await refusal({ cwd: ws, command: ['true'] });
       expect(r.code).toBe('LAUNCH_TOO_LARGE');

@@ -1,4 +1,4 @@
-// runtime/pins.ts on the real filesystem: what is checked is the opened descriptor (its path from
+// host/pins.ts on the real filesystem: what is checked is the opened descriptor (its path from
 // /proc/self/fd and its fstat), it keeps pointing at the checked object when the path is swapped
 // afterwards, and a path sbx resolved earlier is refused once it resolves elsewhere.
 import { execFileSync } from 'node:child_process';
@@ -17,12 +17,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPins } from '../../../src/runtime/pins.js';
+import { openPins } from '../../../src/host/pins.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 
 let root: string;
 
-describe('pinned paths (runtime/pins.ts)', () => {
+describe('pinned paths (host/pins.ts)', () => {
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'sbx-pins-'));
     mkdirSync(join(root, 'real'));

@@ -17,7 +17,7 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RACY_MARGIN_MS } from '../../../src/runtime/scan-cache.js';
+import { RACY_MARGIN_MS } from '../../../src/sensitive/host/scan-cache.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import {
   makeTestHost,
@@ -230,7 +230,7 @@ describe.skipIf(SKIP_INTEGRATION).each(['bwrap', 'landlock'])('toolchains on PAT
   );
 });
 
-describe.skipIf(SKIP_INTEGRATION)('the toolchain scan kept between runs (runtime/scan-cache.ts)', () => {
+describe.skipIf(SKIP_INTEGRATION)('the toolchain scan kept between runs (sensitive/host/scan-cache.ts)', () => {
   it(
     'a secret added deep in a kept toolchain is masked on the next run; a kept secret stays masked',
     async () => {

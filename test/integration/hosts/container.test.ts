@@ -286,7 +286,7 @@ kill $server`;
   });
 
   it('nested: sbx inside an sbx run refuses, naming the outer sbx session', () => {
-    // sbx itself is bound read-only: a workspace holding sbx's own code is refused (policy/host-state.ts).
+    // sbx itself is bound read-only: a workspace holding sbx's own code is refused (host-state/host-state.ts).
     const nested =
       'cd /ws; node /sbx/bin/sbx.js run --ro-bind /sbx -- node /sbx/bin/sbx.js run -- true; echo "exit:$?"';
     const r = inContainer(1000, nested, FIX);

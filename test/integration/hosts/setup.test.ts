@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APPARMOR_PROFILE_FILE, apparmorProfile } from '../../../src/doctor/apparmor-profile.js';
 import { writeProfile } from '../../../src/cli/setup.js';
-import { probeHostFacts } from '../../../src/runtime/host-facts.js';
+import { probeHostFacts } from '../../../src/doctor/host/host-facts.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { IS_ROOT, SBX_BIN, requireIntegrationPrerequisites } from '../../helpers/sbx-cli.js';
 import { makeTempDir } from '../../helpers/tmp.js';

@@ -100,7 +100,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx-landlock, driven directly', () => {
     const [held, named] = [join(t.root, 'held'), join(t.root, 'named')];
     mkdirSync(held);
     mkdirSync(named);
-    // O_PATH | O_CLOEXEC, as runtime/pins.ts opens mount sources.
+    // O_PATH | O_CLOEXEC, as host/pins.ts opens mount sources.
     const fd = openSync(held, 0o10000000 | 0o2000000);
     try {
       const probe = `echo "held:$( (echo x > ${held}/f) 2>&1)"; echo "named:$( (echo x > ${named}/f) 2>&1)"`;

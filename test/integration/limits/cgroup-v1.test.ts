@@ -14,8 +14,8 @@ import { SbxError } from '../../../src/errors.js';
 import { type LimitsInput, parseLimits } from '../../../src/limits/parse-limits.js';
 import { type LimitPlan, planLimits } from '../../../src/limits/plan.js';
 import type { Violation } from '../../../src/policy/violation.js';
-import { type PreparedLimits, prepareLimits, sweepStaleCgroups } from '../../../src/runtime/cgroup/apply.js';
-import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
+import { type PreparedLimits, prepareLimits, sweepStaleCgroups } from '../../../src/limits/host/cgroup/apply.js';
+import { probeCgroupFacts } from '../../../src/limits/host/cgroup/probe.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { type TestUser, unprivilegedUser } from '../../helpers/users.js';
 

@@ -3,14 +3,14 @@
 // that ending the tree kills every descendant and spares the root. Runs as root and as any user.
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryWatchdog } from '../../../src/runtime/memory-watchdog.js';
+import { memoryWatchdog } from '../../../src/limits/host/memory-watchdog.js';
 import {
   childrenByScan,
   childrenFiles,
   endTree,
   processMemory,
   processTree,
-} from '../../../src/runtime/process-tree.js';
+} from '../../../src/limits/host/process-tree.js';
 import { start, type Started } from '../../helpers/sbx-cli.js';
 
 const MiB = 1024 ** 2;

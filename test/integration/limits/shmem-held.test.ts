@@ -5,8 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { endTree, processMemory, processMemoryAt, processTree } from '../../../src/runtime/process-tree.js';
-import { countedMappings, heldShmem, ownMounts } from '../../../src/runtime/shmem-held.js';
+import { endTree, processMemory, processMemoryAt, processTree } from '../../../src/limits/host/process-tree.js';
+import { countedMappings, heldShmem, ownMounts } from '../../../src/limits/host/shmem-held.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { start, type Started } from '../../helpers/sbx-cli.js';
 

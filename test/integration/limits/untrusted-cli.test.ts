@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { planLimits } from '../../../src/limits/plan.js';
 import type { Report } from '../../../src/report/report.js';
-import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
+import { probeCgroupFacts } from '../../../src/limits/host/cgroup/probe.js';
 import {
   makeTestHost,
   requireIntegrationPrerequisites,
@@ -145,7 +145,7 @@ describe.skipIf(SKIP_INTEGRATION || HAS_MEMORY_CGROUP)(
   `without a cgroup for uid ${uid}: memory is approximated, cpus not enforced, and said so`,
   () => {
     it('stderr says what is not enforced in one line (once per host), the report marks memory approximate', async () => {
-      // A state dir of its own: the notice is said once per host (runtime/notices.ts), and earlier
+      // A state dir of its own: the notice is said once per host (report/host/notices.ts), and earlier
       // tests of this file already ran -p untrusted.
       const state = join(t.root, 'state-notice');
       const env = { ...t.env, XDG_STATE_HOME: state };

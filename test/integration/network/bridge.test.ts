@@ -5,10 +5,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bridgePath } from '../../../src/runtime/network/index.js';
+import { bridgePath } from '../../../src/network/host/index.js';
 import { CERT_PATH, startTestProxy, startUpstreams, type TestProxy, type Upstreams } from './harness.js';
 
-const BRIDGE = bridgePath(new URL('../../../src/runtime/network/index.ts', import.meta.url).href);
+const BRIDGE = bridgePath(new URL('../../../src/network/host/index.ts', import.meta.url).href);
 
 function has(command: string): boolean {
   try {

@@ -13,10 +13,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileEgressRules } from '../../../src/policy/egress.js';
-import { connectToAddress } from '../../../src/runtime/network/dial.js';
-import { startEgressProxy, type EgressProxy, type EgressProxyOptions } from '../../../src/runtime/network/proxy.js';
-import type { EgressEvent } from '../../../src/runtime/network/proxy-context.js';
+import { compileEgressRules } from '../../../src/network/egress.js';
+import { connectToAddress } from '../../../src/network/host/dial.js';
+import { startEgressProxy, type EgressProxy, type EgressProxyOptions } from '../../../src/network/host/proxy.js';
+import type { EgressEvent } from '../../../src/network/host/proxy-context.js';
 
 export const FIXTURES = new URL('./fixtures/', import.meta.url);
 /** Self-signed, SAN allowed.test, denied.test, other.test, 127.0.0.1; valid to 2126 (openssl req -x509). */

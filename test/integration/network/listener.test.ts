@@ -1,12 +1,12 @@
-// The one-port front door of `sbx proxy` (src/runtime/network/listener.ts), in process: the first byte
+// The one-port front door of `sbx proxy` (src/network/host/listener.ts), in process: the first byte
 // picks the front end, a client that never speaks is closed after the head timeout, close() ends live
 // tunnels, and a taken port is PORT_IN_USE. Loopback only; names through the harness's map.
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SbxError } from '../../../src/errors.js';
-import { compileEgressRules } from '../../../src/policy/egress.js';
-import { listenEgressProxy, type ListeningProxy } from '../../../src/runtime/network/listener.js';
+import { compileEgressRules } from '../../../src/network/egress.js';
+import { listenEgressProxy, type ListeningProxy } from '../../../src/network/host/listener.js';
 import { NAMES, readBytes, startUpstreams, type Upstreams } from './harness.js';
 
 let up: Upstreams;

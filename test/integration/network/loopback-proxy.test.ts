@@ -1,6 +1,6 @@
 // The egress proxy as the landlock backend runs it: on the host's 127.0.0.1, where every local user can
 // connect. It takes a connection only from a socket of the uid it was told (the kernel's table names
-// each socket's owner: runtime/network/loopback-peer.ts). Tried both ways from this process: as the
+// each socket's owner: network/host/loopback-peer.ts). Tried both ways from this process: as the
 // owner (the request goes through) and as "another user" (a proxy told another uid: the connection is
 // closed unread, and nothing is written into the run's report). Loopback only.
 import { once } from 'node:events';
@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileEgressRules } from '../../../src/policy/egress.js';
-import { type EgressProxy, startEgressProxy } from '../../../src/runtime/network/index.js';
+import { compileEgressRules } from '../../../src/network/egress.js';
+import { type EgressProxy, startEgressProxy } from '../../../src/network/host/index.js';
 
 let upstream: Server;
 let port: number;

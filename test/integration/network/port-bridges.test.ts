@@ -1,11 +1,11 @@
-// The host side of host_ports and publish (src/runtime/network/ports.ts) on its own, over real
+// The host side of host_ports and publish (src/network/host/ports.ts) on its own, over real
 // loopback and unix sockets in a temp dir: what a hostile client of sbx's sockets (the sandbox) can
 // and cannot make sbx do.
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bindPublishedPorts, PUBLISH_GO, startPortBridges } from '../../../src/runtime/network/ports.js';
+import { bindPublishedPorts, PUBLISH_GO, startPortBridges } from '../../../src/network/host/ports.js';
 import { rejection } from '../../helpers/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 

@@ -25,12 +25,12 @@ import { probePlanOf } from '../../../src/policy/derive/probe-plan.js';
 import type { RunRequest } from '../../../src/policy/derive/request.js';
 import { requestedWorkspace } from '../../../src/policy/derive/workspace.js';
 import type { Host } from '../../../src/policy/host.js';
-import { hostStatePaths } from '../../../src/policy/host-state.js';
-import { pathChain } from '../../../src/runtime/path-chain.js';
+import { hostStatePaths } from '../../../src/host-state/host-state.js';
+import { pathChain } from '../../../src/host/path-chain.js';
 import type { Policy } from '../../../src/policy/types.js';
-import { loadProfile } from '../../../src/profile/load.js';
+import { loadProfile } from '../../../src/profile/host/load.js';
 import { hostPathOf } from '../../../src/policy/sandbox-path.js';
-import { probePath, probePaths, scanRootOnly } from '../../../src/runtime/host-probe.js';
+import { probePath, probePaths, scanRootOnly } from '../../../src/host/host-probe.js';
 import { hostSeccompArch } from '../../../src/seccomp/index.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
 
@@ -200,7 +200,7 @@ function fileDescriptor(dir: string, name: string, data: Uint8Array): number {
   }
 }
 
-/** Spawn the compiled launch (descriptors numbered from 3 as src/runtime/exec.ts does); resolve when nsjail exits. */
+/** Spawn the compiled launch (descriptors numbered from 3 as src/backend/host/exec.ts does); resolve when nsjail exits. */
 export function runLaunch(policy: Policy, fx: Fixture, nsjail: string, opts: RunOptions = {}): Promise<Run> {
   const launch = compileNsjail(policy, fx.session, nsjailHost(nsjail, policy));
   const files = launch.fds.map((fd, i) =>

@@ -82,7 +82,7 @@ describe.skipIf(SKIP_INTEGRATION)(
         );
         expect(r.code).toBe(0);
         expect(r.out + r.err).not.toContain(MARKER);
-        // .git/config is shown without the URL's credential (policy/git-config.ts); a hinted directory's
+        // .git/config is shown without the URL's credential (git/git-config.ts); a hinted directory's
         // data files are masked one by one.
         const gitConfig =
           '# sbx: this repository\'s config with credentials removed (URL userinfo, credential helpers, auth headers)\n[remote "origin"]\n\turl = https://github.com/o/r\n';

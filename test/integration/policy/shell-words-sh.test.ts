@@ -1,4 +1,4 @@
-// What the rules judge is what runs: the restricted reader (src/preflight/shell-words.ts) against the
+// What the rules judge is what runs: the restricted reader (src/commands/shell-words.ts) against the
 // system shell sbx runs a --shell string with. Generated strings of quotes, escapes, operators and
 // redirections; for each one the reader accepts, /bin/sh runs it with every command replaced by a
 // recorder of its argv, and the two must agree word for word. No sandbox needed: this is about sh.
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_SHELL } from '../../../src/policy/command-line.js';
-import { parseShellScript } from '../../../src/preflight/shell-words.js';
+import { parseShellScript } from '../../../src/commands/shell-words.js';
 
 let dir: string;
 

@@ -1,4 +1,4 @@
-// The sensitive-file scan in git work trees (runtime/sensitive-scan.ts with runtime/git-index.ts),
+// The sensitive-file scan in git work trees (sensitive/host/sensitive-scan.ts with git/host/git-index.ts),
 // on repositories real git built: tracked files with their indexed content are not masked, ignored
 // and untracked ones are, a tracked file changed since is masked with an unreadable stand-in, and an
 // index the sandbox could have written vouches for nothing it does not hold.
@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
-import { scanSensitiveFiles } from '../../../src/runtime/sensitive-scan.js';
+import { compileSensitiveRules } from '../../../src/sensitive/sensitive-files.js';
+import { scanSensitiveFiles } from '../../../src/sensitive/host/sensitive-scan.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
 
 const rules = compileSensitiveRules();

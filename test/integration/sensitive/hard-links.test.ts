@@ -1,4 +1,4 @@
-// A masked file is masked under every name (issue 18, runtime/hard-links.ts): a sandboxed run links
+// A masked file is masked under every name (issue 18, sensitive/host/hard-links.ts): a sandboxed run links
 // `.env` to other names, the user later writes a secret into `.env`, and the next run must not show
 // it through any of them: beside it in the workspace, in a directory the scan prunes
 // (node_modules), in a second mounted tree, or linked to a file inside a masked directory. End to

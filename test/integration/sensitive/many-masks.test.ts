@@ -1,14 +1,14 @@
 // A workspace with thousands of secret-looking files still runs (issue 18): one mask each would pass
 // bubblewrap's 9000 arguments, so directories holding nothing but masked files are masked whole
-// (runtime/mask-fit.ts). Every one of 3,500 planted secrets stays unreadable inside, beside its
+// (sensitive/host/mask-fit.ts). Every one of 3,500 planted secrets stays unreadable inside, beside its
 // unsandboxed control; what cannot be fitted is refused before anything starts. Real bwrap via
 // bin/sbx.js, and fitMasks on real trees.
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
-import { fitMasks } from '../../../src/runtime/mask-fit.js';
-import { scanMountedTrees } from '../../../src/runtime/sensitive-scan.js';
+import { compileSensitiveRules } from '../../../src/sensitive/sensitive-files.js';
+import { fitMasks } from '../../../src/sensitive/host/mask-fit.js';
+import { scanMountedTrees } from '../../../src/sensitive/host/sensitive-scan.js';
 import {
   makeTestHost,
   requireIntegrationPrerequisites,

@@ -1,11 +1,11 @@
 // The scan walks the tree that will be mounted (the pinned descriptor), not whatever its path holds by
 // then: a concurrent writer that renames the pinned directory away and puts an empty one in its place
-// must not leave the mounted tree's secrets unmasked (runtime/sensitive-scan.ts scanMountedTrees).
+// must not leave the mounted tree's secrets unmasked (sensitive/host/sensitive-scan.ts scanMountedTrees).
 import { closeSync, constants, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
-import { scanMountedTrees } from '../../../src/runtime/sensitive-scan.js';
+import { compileSensitiveRules } from '../../../src/sensitive/sensitive-files.js';
+import { scanMountedTrees } from '../../../src/sensitive/host/sensitive-scan.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 describe('the sensitive-file scan and pinned trees', () => {

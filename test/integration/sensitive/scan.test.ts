@@ -1,4 +1,4 @@
-// The sensitive-file scan (runtime/sensitive-scan.ts) on real trees: exact mask and protect lists
+// The sensitive-file scan (sensitive/host/sensitive-scan.ts) on real trees: exact mask and protect lists
 // for files, directories, symlinks (never followed) and awkward names; skip directories; the entry
 // bound (fail closed); an unreadable directory, scanned by an unprivileged uid, masked whole.
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
@@ -6,8 +6,8 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFile
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { compileSensitiveRules } from '../../../src/policy/sensitive-files.js';
-import { loadSensitiveRules, scanSensitiveFiles } from '../../../src/runtime/sensitive-scan.js';
+import { compileSensitiveRules } from '../../../src/sensitive/sensitive-files.js';
+import { loadSensitiveRules, scanSensitiveFiles } from '../../../src/sensitive/host/sensitive-scan.js';
 import { IS_ROOT } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { makeTempDir, writeTree } from '../../helpers/tmp.js';
@@ -154,8 +154,8 @@ describe('an unreadable directory', () => {
     const bundled = await build({
       stdin: {
         contents: [
-          "import { compileSensitiveRules } from './src/policy/sensitive-files.ts';",
-          "import { scanSensitiveFiles } from './src/runtime/sensitive-scan.ts';",
+          "import { compileSensitiveRules } from './src/sensitive/sensitive-files.ts';",
+          "import { scanSensitiveFiles } from './src/sensitive/host/sensitive-scan.ts';",
           'process.stdout.write(JSON.stringify(scanSensitiveFiles(process.argv[2], compileSensitiveRules())));',
         ].join('\n'),
         resolveDir: REPO_ROOT,

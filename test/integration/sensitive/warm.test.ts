@@ -1,5 +1,5 @@
 // A long-lived library caller keeps the sensitive-file scan warm between run() calls
-// (runtime/warm-cache.ts): this proves the cache never shows a secret a fresh scan would mask. Each case
+// (host/warm-cache.ts): this proves the cache never shows a secret a fresh scan would mask. Each case
 // makes a change between two runs of one process (by the sandboxed command itself, or on the host)
 // and the very next run() must mask what changed. Real bwrap through dist/api.js.
 import { spawnSync } from 'node:child_process';

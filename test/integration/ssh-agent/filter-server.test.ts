@@ -1,4 +1,4 @@
-// The filter's socket (src/runtime/ssh-agent/filter-server.ts) in front of a real ssh-agent, spoken to
+// The filter's socket (src/ssh-agent/host/filter-server.ts) in front of a real ssh-agent, spoken to
 // byte by byte as a hostile sandbox would: a signature request with a key not listed, requests that
 // would change the agent, malformed and oversized frames, pipelined requests, too many connections.
 // Each refusal beside its control: the same bytes sent to the agent itself are obeyed.
@@ -13,8 +13,8 @@ import {
   parseIdentities,
   SSH_AGENT_SESSION_SUBDIR,
   SSH_AGENT_SOCKET_NAME,
-} from '../../../src/policy/ssh-agent.js';
-import { type SshAgentFilter, startSshAgentFilter } from '../../../src/runtime/ssh-agent/filter-server.js';
+} from '../../../src/ssh-agent/ssh-agent.js';
+import { type SshAgentFilter, startSshAgentFilter } from '../../../src/ssh-agent/host/filter-server.js';
 import { SKIP_INTEGRATION } from '../../helpers/sbx-cli.js';
 import { type Agent, makeKey, missingTools, startAgent, type TestKey } from './harness.js';
 

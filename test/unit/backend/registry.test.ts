@@ -1,7 +1,7 @@
 // The registry binds each unit to the launcher it probed: the ChosenBackend a run holds describes,
 // compiles and reads with that launcher and no other. Pure fixtures: no launcher is probed or run.
 import { describe, expect, it } from 'vitest';
-import { BACKENDS, backendOf, chooseBackend, type Launcher } from '../../../src/backend/registry.js';
+import { BACKENDS, backendOf, chooseBackend, type Launcher } from '../../../src/backend/host/registry.js';
 import { FIXTURE_BWRAP, FIXTURE_SESSION, runPipeline } from '../../helpers/hosts.js';
 
 const BWRAP: Launcher = {
@@ -51,7 +51,7 @@ describe('backendOf', () => {
 
 describe('supervision: which results a unit reads', () => {
   const session = { ...FIXTURE_SESSION };
-  it('each unit says how runtime/exec.ts supervises it (nsjail supervises, with its data in files)', () => {
+  it('each unit says how backend/host/exec.ts supervises it (nsjail supervises, with its data in files)', () => {
     expect(backendOf(BWRAP).execOptions(session)).toEqual({ supervision: 'status-fd' });
     expect(backendOf(NSJAIL).execOptions(session)).toEqual({ supervision: 'supervisor', fdDir: session.dir });
     expect(backendOf(LANDLOCK).execOptions(session)).toEqual({ supervision: 'status-fd', launcherKill: 'SIGTERM' });

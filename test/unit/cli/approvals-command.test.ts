@@ -12,7 +12,7 @@ import {
   lookupDecision,
   openApprovalStore,
   recordDecision,
-} from '../../../src/runtime/approval-store.js';
+} from '../../../src/commands/host/approval-store.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 

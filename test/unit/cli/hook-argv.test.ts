@@ -1,8 +1,8 @@
-// `sbx hook`'s commander-free reader (cli/hook.ts parseHookArgv): the plain forms an agent's settings
+// `sbx hook`'s commander-free reader (cli/hook/hook.ts parseHookArgv): the plain forms an agent's settings
 // use are read as commander reads them; everything else is left to commander (undefined), which prints
 // help or the usage error.
 import { describe, expect, it } from 'vitest';
-import { parseHookArgv } from '../../../src/cli/hook.js';
+import { parseHookArgv } from '../../../src/cli/hook/hook.js';
 
 describe('parseHookArgv', () => {
   it.each([

@@ -1,4 +1,4 @@
-// The agent hook protocols (src/cli/hook-protocol.ts) on recorded inputs of the real shape
+// The agent hook protocols (src/cli/hook/hook-protocol.ts) on recorded inputs of the real shape
 // (test/fixtures/hooks): what each asks, the answer's JSON, and the wrapped command's quoting, read
 // back by a POSIX single-quote reader (the real shells run it in test/integration/hook).
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import {
   readHookInput,
   wrapCommand,
   wrappedInput,
-} from '../../../src/cli/hook-protocol.js';
+} from '../../../src/cli/hook/hook-protocol.js';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 
 const fixture = (name: string) => readFileSync(join(FIXTURES_DIR, 'hooks', `${name}.json`), 'utf8');

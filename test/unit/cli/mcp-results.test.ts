@@ -1,7 +1,7 @@
-// A tool call's result (src/cli/mcp-results.ts): the JSON report as structuredContent, and the text an
+// A tool call's result (src/cli/mcp/mcp-results.ts): the JSON report as structuredContent, and the text an
 // agent reads first, with each violation's profile line and isError for every kind of failure.
 import { describe, expect, it } from 'vitest';
-import { describeSource, toolResult } from '../../../src/cli/mcp-results.js';
+import { describeSource, toolResult } from '../../../src/cli/mcp/mcp-results.js';
 import { SbxError } from '../../../src/errors.js';
 import type { Report } from '../../../src/report/report.js';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatLogLine, isLoopbackListen, logRecordOf, parseListen } from '../../../src/cli/proxy-command.js';
 import { SbxError } from '../../../src/errors.js';
-import { proxyRuleArgs, proxyRulesOf } from '../../../src/policy/proxy-rules.js';
+import { proxyRuleArgs, proxyRulesOf } from '../../../src/network/proxy-rules.js';
 
 const NO_FLAGS = { allowDomains: [], denyDomains: [], allowPrivate: [] };
 

@@ -1,11 +1,11 @@
-// Every cause doctor/host-diagnosis.ts tells apart, read by runtime/host-facts.ts from a fixture /proc, /sys
+// Every cause doctor/host-diagnosis.ts tells apart, read by doctor/host/host-facts.ts from a fixture /proc, /sys
 // and /etc tree (test/fixtures/hosts-fs/<case>/), with the exact message and fix the user sees.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeCause, diagnoseHost, isNamespaceFailure } from '../../../src/doctor/host-diagnosis.js';
-import { diagnoseUserNamespaces, probeHostFacts } from '../../../src/runtime/host-facts.js';
+import { diagnoseUserNamespaces, probeHostFacts } from '../../../src/doctor/host/host-facts.js';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { Document, isScalar } from 'yaml';
 import { SbxError } from '../../../src/errors.js';
 import { exportK8s, type K8sOptions } from '../../../src/export/k8s.js';
-import { proxyRulesOf } from '../../../src/policy/proxy-rules.js';
+import { proxyRulesOf } from '../../../src/network/proxy-rules.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { expectGoldenText } from '../../helpers/golden.js';
 import { runPipeline } from '../../helpers/hosts.js';
@@ -212,7 +212,7 @@ describe('the workload cannot go around the proxy', () => {
     const { manifests } = await exported('alice');
     const pod = find(manifests, 'Pod', 'sbx-test');
     const env: { name: string; value: string }[] = pod.spec.containers[0].env;
-    const bridge = readFileSync(join(REPO_ROOT, 'src/runtime/network/bridge.cjs'), 'utf8');
+    const bridge = readFileSync(join(REPO_ROOT, 'src/network/host/bridge.cjs'), 'utf8');
     const body = /function proxyEnv\([^)]*\) \{[\s\S]*?return \{([\s\S]*?)\};/.exec(bridge)?.[1] ?? '';
     const bridgeNames = [...body.matchAll(/^\s*(\w+):/gm)].map((m) => m[1]).sort();
     expect(bridgeNames.length).toBeGreaterThan(10);

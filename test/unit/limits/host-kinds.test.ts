@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLimits } from '../../../src/limits/parse-limits.js';
 import { type HostLimitFacts, planLimits } from '../../../src/limits/plan.js';
-import { probeCgroupFacts } from '../../../src/runtime/cgroup/probe.js';
+import { probeCgroupFacts } from '../../../src/limits/host/cgroup/probe.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { delegateToAnyone, fakeCgroupfs, stubBin, V2_USER_PARENT } from '../../helpers/fake-cgroupfs.js';
 

@@ -27,18 +27,18 @@ describe('src/limits is pure', () => {
     expect(FILES).toEqual(expect.arrayContaining(['units.ts', 'plan.ts', 'parse-limits.ts']));
   });
 
-  it.each(FILES)('%s imports no I/O and nothing from runtime/, report/ or cli/', (file) => {
+  it.each(FILES)('%s imports no I/O and nothing from a host/ folder, pipeline/ or cli/', (file) => {
     const imports = specifiers(code(file));
     expect(imports.filter((s) => FORBIDDEN.test(s))).toEqual([]);
-    expect(imports.filter((s) => /(^|\/)(runtime|report|cli)\//.test(s))).toEqual([]);
+    expect(imports.filter((s) => /(^|\/)(host|pipeline|cli)\//.test(s))).toEqual([]);
   });
 
   it.each(FILES)('%s reads no ambient state', (file) => {
     expect(code(file).match(/\bprocess\.\w+|\bDate\.now\(|\bnew Date\(|\bMath\.random\(/g) ?? []).toEqual([]);
   });
 
-  it('control: the reader sees the I/O in the runtime half', () => {
-    const probe = readFileSync(join(SRC_DIR, 'runtime/cgroup/probe.ts'), 'utf8');
+  it('control: the reader sees the I/O in the host/ half', () => {
+    const probe = readFileSync(join(SRC_DIR, 'limits/host/cgroup/probe.ts'), 'utf8');
     expect(specifiers(probe)).toContain('node:fs');
     expect(probe).toMatch(/process\.env/);
   });

@@ -27,26 +27,26 @@ const ALLOWED: Record<string, { reads: string[]; why: string }> = {
     ],
     why: 'stage 1: the run context is built from them, once',
   },
-  'src/runtime/cgroup/probe.ts': {
+  'src/limits/host/cgroup/probe.ts': {
     reads: ['process.getuid', 'process.env'],
     why:
       "the env default serves sbx doctor and explain, which call it directly (the pipeline passes the context's: " +
       'test/unit/pipeline/limits-env.test.ts); getuid is the uid whose write access to a cgroup is checked, ' +
       "this process's own, which no option can set and so cannot differ from the context's",
   },
-  'src/runtime/cgroup/apply.ts': {
+  'src/limits/host/cgroup/apply.ts': {
     reads: ['process.env', 'process.getuid'],
     why: "defaults for direct callers (tests); the pipeline passes the context's env and uid (limits-env.test.ts)",
   },
-  'src/runtime/host-probe.ts': {
+  'src/host/host-probe.ts': {
     reads: ['process.getuid'],
     why: "the owner sbx's own bwrap-version cache must have: this process's uid, which no option can set",
   },
-  'src/runtime/sensitive-scan.ts': {
+  'src/sensitive/host/sensitive-scan.ts': {
     reads: ['process.getuid'],
     why: "the owner sbx's own compiled-rules cache must have: this process's uid, which no option can set",
   },
-  'src/profile/load.ts': {
+  'src/profile/host/load.ts': {
     reads: ['process.getuid'],
     why: 'the owner a profile file must have (also for the CLI commands that load profiles outside a run): this process’s uid, which no option can set',
   },
@@ -85,8 +85,8 @@ describe('ambient process state', () => {
     for (const f of [
       'src/pipeline/run.ts',
       'src/pipeline/policy-stage.ts',
-      'src/runtime/exec.ts',
-      'src/runtime/cgroup/probe.ts',
+      'src/backend/host/exec.ts',
+      'src/limits/host/cgroup/probe.ts',
     ])
       expect(files).toContain(f);
   });

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../../src/api.js';
-import { readAuditRecords } from '../../../src/report/ledger.js';
+import { readAuditRecords } from '../../../src/report/host/ledger.js';
 import { rejection } from '../../helpers/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import type { SbxError } from '../../../src/errors.js';

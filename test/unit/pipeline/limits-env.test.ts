@@ -13,8 +13,8 @@ import { CleanupStack } from '../../../src/pipeline/cleanup.js';
 
 const FACTS: HostLimitFacts = { uid: 0, cgroup: { kind: 'none' }, systemdRun: false };
 const probed = vi.hoisted(() => [] as unknown[]);
-vi.mock('../../../src/runtime/cgroup/probe.js', async (original) => ({
-  ...(await original<typeof import('../../../src/runtime/cgroup/probe.js')>()),
+vi.mock('../../../src/limits/host/cgroup/probe.js', async (original) => ({
+  ...(await original<typeof import('../../../src/limits/host/cgroup/probe.js')>()),
   probeCgroupFacts: (opts: unknown) => {
     probed.push(opts);
     return FACTS;

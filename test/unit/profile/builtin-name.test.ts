@@ -2,7 +2,7 @@
 // built-in is refused in CI without a trust hint (the hostile-PR layout); `sbx trust` measures what a
 // profile widens against the built-in it shadows or extends.
 import { describe, expect, it } from 'vitest';
-import { loadProfile, type ProfileSearch } from '../../../src/profile/load.js';
+import { loadProfile, type ProfileSearch } from '../../../src/profile/host/load.js';
 import { widenings } from '../../../src/profile/widen.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
 import { rejection } from '../../helpers/errors.js';

@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { listProfiles, loadProfile, locateProfile, type ProfileSearch } from '../../../src/profile/load.js';
+import { listProfiles, loadProfile, locateProfile, type ProfileSearch } from '../../../src/profile/host/load.js';
 import { mergeProfiles } from '../../../src/profile/merge.js';
 import type { Profile } from '../../../src/profile/schema.js';
 import { BUILTIN_PROFILES_DIR } from '../../helpers/paths.js';
@@ -11,7 +11,7 @@ import { makeTempDir, writeTree } from '../../helpers/tmp.js';
 import { rejection } from '../../helpers/errors.js';
 
 const PARSE_MODULE = '../../../src/profile/parse.js';
-const LOAD_MODULE = '../../../src/profile/load.js';
+const LOAD_MODULE = '../../../src/profile/host/load.js';
 
 function layer(name: string, profile: Profile) {
   return { name, profile };
@@ -367,7 +367,7 @@ describe('loadProfile: cache', () => {
       imports++;
       return importOriginal();
     });
-    const { loadProfile: load } = (await import(LOAD_MODULE)) as typeof import('../../../src/profile/load.js');
+    const { loadProfile: load } = (await import(LOAD_MODULE)) as typeof import('../../../src/profile/host/load.js');
     return { load, parserImports: () => imports };
   }
 

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadProfile, type ProfileSearch } from '../../../src/profile/load.js';
+import { loadProfile, type ProfileSearch } from '../../../src/profile/host/load.js';
 import { mergeProfiles } from '../../../src/profile/merge.js';
 import { parseProfile } from '../../../src/profile/parse.js';
 import {

@@ -7,7 +7,7 @@ import { SbxError } from '../../../src/errors.js';
 import type { Violation } from '../../../src/policy/violation.js';
 import { reportJsonSchema, reportSchema } from '../../../src/report/report-schema.js';
 import { reportFromError, reportFromOutcome, summaryLines } from '../../../src/report/report.js';
-import { refusal } from '../../../src/runtime/command-gate.js';
+import { refusal } from '../../../src/commands/host/command-gate.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 
 const SCHEMA_FILE = join(REPO_ROOT, 'schema', 'report.schema.json');

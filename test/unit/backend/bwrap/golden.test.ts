@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BWRAP_MAX_ARGS, compileBwrap, expandArgsFd, expandPinnedFds } from '../../../../src/backend/bwrap/compile.js';
 import { SbxError } from '../../../../src/errors.js';
-import { isCredentialName } from '../../../../src/policy/env.js';
+import { isCredentialName } from '../../../../src/env/env.js';
 import type { Policy } from '../../../../src/policy/types.js';
 import {
   hasFlag,

@@ -1,4 +1,4 @@
-// bwrap's --json-status-fd as runtime/exec.ts reads it while it streams in: the sandbox's init pid
+// bwrap's --json-status-fd as backend/host/exec.ts reads it while it streams in: the sandbox's init pid
 // once built, the command's exit status once it ended (sbx-landlock writes the same lines).
 import { describe, expect, it } from 'vitest';
 import { statusChildPid, statusExitCode } from '../../../../src/backend/bwrap/status.js';

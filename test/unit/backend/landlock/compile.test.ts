@@ -11,7 +11,7 @@ import {
   type LandlockHost,
   withLandlockCommandLimits,
 } from '../../../../src/backend/landlock/compile.js';
-import { landlock } from '../../../../src/backend/landlock/backend.js';
+import { landlock } from '../../../../src/backend/landlock/host/backend.js';
 import { LANDLOCK_GAPS } from '../../../../src/backend/landlock/gaps.js';
 import type { Launch } from '../../../../src/backend/launch.js';
 import { SbxError } from '../../../../src/errors.js';

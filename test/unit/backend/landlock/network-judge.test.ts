@@ -50,7 +50,7 @@ describe('landlockNetworkViolations', () => {
 
 describe('proxyEnv', () => {
   it("is the bwrap bridge's list, variable for variable", () => {
-    const bridge = createRequire(import.meta.url)(join(REPO_ROOT, 'src/runtime/network/bridge.cjs')) as {
+    const bridge = createRequire(import.meta.url)(join(REPO_ROOT, 'src/network/host/bridge.cjs')) as {
       proxyEnv(http: number, socks: number): Record<string, string>;
     };
     expect(proxyEnv('127.0.0.1', 8080, 1080)).toEqual(bridge.proxyEnv(8080, 1080));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileNsjail, expandNsjailLaunch } from '../../../../src/backend/nsjail/compile.js';
 import { SbxError } from '../../../../src/errors.js';
-import { isCredentialName } from '../../../../src/policy/env.js';
+import { isCredentialName } from '../../../../src/env/env.js';
 import type { Launch } from '../../../../src/backend/launch.js';
 import {
   expectGolden,

@@ -5,7 +5,7 @@ import { ExitCode } from '../../../../src/errors.js';
 import { probePlanOf } from '../../../../src/policy/derive/probe-plan.js';
 import type { RunRequest } from '../../../../src/policy/derive/request.js';
 import { requestedWorkspace, workspaceRealPath } from '../../../../src/policy/derive/workspace.js';
-import { buildEnv, isCredentialName, type EnvInput } from '../../../../src/policy/env.js';
+import { buildEnv, isCredentialName, type EnvInput } from '../../../../src/env/env.js';
 import type { Host } from '../../../../src/policy/host.js';
 import { hostPathOf } from '../../../../src/policy/sandbox-path.js';
 import { isWithin } from '../../../../src/path-within.js';

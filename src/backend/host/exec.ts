@@ -1,0 +1,366 @@
+// Spawns a Launch and waits for it. Only node built-ins: this is the launch path.
+import { nowMs } from '../../host/clock.js';
+import { spawn, type StdioOptions } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { statusChildPid, statusExitCode } from '../bwrap/status.js';
+import type { ExtraFd, Interrupt, Launch } from '../launch.js';
+import { SbxError } from '../../errors.js';
+
+export type StdioMode = 'inherit' | 'capture' | 'ignore';
+
+export interface ExecOptions {
+  stdio: StdioMode;
+  /** Bytes to feed the child's stdin in capture mode (otherwise stdin is empty). */
+  input?: Uint8Array | string;
+  /** Forward SIGINT/SIGTERM/SIGHUP received by this process to the sandboxed command (CLI). */
+  forwardSignals: boolean;
+  /** Interactive terminal: SIGINT/SIGQUIT already reach the child through the terminal. */
+  tty: boolean;
+  /** Abort (library callers): the sandbox is ended like on SIGTERM. */
+  signal?: AbortSignal;
+  /** Wall-clock limit: then SIGTERM to the command, and after `graceMs` SIGKILL to the whole sandbox. */
+  timeoutMs?: number;
+  graceMs?: number;
+  /**
+   * Who reports on the command. `status-fd` (default): the launcher writes the command's pid and exit
+   * code to its status descriptor (bwrap's --json-status-fd, sbx-landlock), and sbx signals the
+   * command itself. `supervisor`: the launcher supervises the command (nsjail), so signals go to the
+   * launcher, and its log comes back raw for the backend to read.
+   */
+  supervision?: 'status-fd' | 'supervisor';
+  /**
+   * Pass data descriptors as unlinked regular files created here instead of pipes: nsjail open()s
+   * /proc/self/fd/N, which fails (ENXIO) on node's socketpair pipes.
+   */
+  fdDir?: string;
+  /** Capture mode: bytes kept of each stream (the rest is read and counted, never held). Default: 64 MiB. */
+  captureMaxBytes?: number;
+  /**
+   * How sbx ends the whole sandbox (a second signal, the timeout's grace, a failed forward): SIGKILL
+   * to the launcher by default. sbx-landlock takes SIGTERM, kills the command itself and still
+   * restores what it guards before it exits (native/sbx-landlock.c on_signal); a SIGKILL could not.
+   */
+  launcherKill?: 'SIGKILL' | 'SIGTERM';
+  /** The descriptors pinned for the launch's `bind` fds (host/pins.ts), by source path. */
+  pins?: { fdOf(source: string): number | undefined };
+  /**
+   * Called with the launcher's pid once spawned (the memory watchdog). `alive` is false from the
+   * moment node reaps it: node emits 'exit' in the same callback that reaps, so no timer can see the
+   * pid in between, when it may already name another process.
+   */
+  watch?: (launcherPid: number, alive: () => boolean) => void;
+}
+
+export type ExecResult =
+  /** The command ran; `code` is its exit status (128+N when killed by signal N). */
+  | ({
+      kind: 'ran';
+      code: number;
+      durationMs: number;
+      timedOut: boolean;
+      interrupts: Interrupt[];
+      /** What the launcher wrote on its status descriptor, for the backend to read (sbx-landlock's restore and its network judge's denials). */
+      status: string;
+    } & Captured)
+  /** bwrap exited before the command started: the sandbox could not be built (its message went to stderr). */
+  | { kind: 'setup-failed'; code: number | null; signal: NodeJS.Signals | null; durationMs: number; stderr?: Buffer }
+  /** A supervising launcher ended (supervision: 'supervisor'): how, and its log; whether the command ran is for the log to say. */
+  | ({
+      kind: 'supervised';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      log: string;
+      durationMs: number;
+      timedOut: boolean;
+      interrupts: Interrupt[];
+    } & Captured);
+
+/** Capture mode: the kept head of each stream, and how many bytes each carried in all. */
+export interface Captured {
+  stdout?: Buffer;
+  stderr?: Buffer;
+  streamBytes?: { stdout: number; stderr: number };
+}
+
+const DEFAULT_CAPTURE_MAX_BYTES = 64 * 1024 * 1024;
+/** The launch's extra descriptors are numbered from here in the child. */
+const EXTRA_BASE = 3;
+
+/**
+ * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
+ * does not close them in the child, so they would cross into the sandbox: each is overlaid with
+ * /dev/null in the child's table. The caller's own descriptors are left exactly as they are.
+ */
+function leakedDescriptors(): number[] {
+  const leaked: number[] = [];
+  let fds: string[];
+  try {
+    fds = readdirSync('/proc/self/fd');
+  } catch {
+    return leaked;
+  }
+  for (const name of fds) {
+    const fd = Number(name);
+    if (fd <= 2) continue;
+    try {
+      const flags = /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      // O_CLOEXEC is 02000000 in fdinfo's octal flags.
+      if (flags !== undefined && (parseInt(flags, 8) & 0o2000000) === 0) leaked.push(fd);
+    } catch {
+      // closed meanwhile (readdir's own fd)
+    }
+  }
+  return leaked;
+}
+
+/** The pid (host view) of the sandboxed command: the child of bwrap's pid-1 init. */
+function commandPid(initPid: number): number | undefined {
+  try {
+    const children = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
+    return children.length > 0 ? Number(children[0]) : initPid;
+  } catch {
+    return undefined;
+  }
+}
+
+function signalNumber(sig: NodeJS.Signals): number {
+  return osConstants.signals[sig];
+}
+
+/** A status or data descriptor: a pipe, or (fdDir) a data file. */
+function dataSlot(fd: ExtraFd, fdDir: string | undefined, index: number, keep: (fd: number) => number) {
+  if (fd.purpose === 'status' || fd.purpose === 'bind' || fdDir === undefined) return 'pipe';
+  return keep(dataFile(fdDir, index, fd.data));
+}
+
+/** Written private, opened read-only, unlinked before the launcher starts: nothing to clean up. */
+function dataFile(dir: string, index: number, data: Uint8Array): number {
+  const path = join(dir, `fd${index}`);
+  writeFileSync(path, data, { mode: 0o600, flag: 'wx' });
+  try {
+    return openSync(path, 'r');
+  } finally {
+    unlinkSync(path);
+  }
+}
+
+/** The pinned descriptor of a mount source: fails closed, as re-opening the path would undo the pin. */
+function pinnedFd(source: string, opts: ExecOptions): number {
+  const fd = opts.pins?.fdOf(source);
+  if (fd === undefined) {
+    const hint = 'report this as an sbx bug; nothing was run';
+    throw new SbxError('SANDBOX_SETUP', `mount source ${source} has no pinned descriptor`, { hint });
+  }
+  return fd;
+}
+
+type Child = ReturnType<typeof spawn>;
+
+/** The launcher spawned with its descriptors: stdio, the launch's extra fds, leaked ones overlaid. */
+function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
+  // Before anything is opened: a missing pin refuses the run.
+  const pinned = launch.fds.map((fd) => (fd.purpose === 'bind' ? pinnedFd(fd.source, opts) : undefined));
+  const leaked = leakedDescriptors().filter((fd) => fd >= EXTRA_BASE + launch.fds.length);
+  // Descriptors this process opens for the child only: closed once it is spawned.
+  const opened: number[] = [];
+  const keep = (fd: number) => {
+    opened.push(fd);
+    return fd;
+  };
+  try {
+    const devNull = leaked.length > 0 ? keep(openSync('/dev/null', 'r')) : -1;
+    const capture = opts.stdio === 'capture';
+    const passed = opts.stdio === 'capture' ? 'pipe' : opts.stdio;
+    const stdio: Exclude<StdioOptions, string> = [
+      capture ? (opts.input === undefined ? 'ignore' : 'pipe') : passed,
+      passed,
+      passed,
+      ...launch.fds.map((fd, i) => pinned[i] ?? dataSlot(fd, opts.fdDir, EXTRA_BASE + i, keep)),
+    ];
+    for (const fd of leaked) {
+      while (stdio.length < fd) stdio.push('ignore');
+      stdio[fd] = devNull;
+    }
+    return spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
+  } finally {
+    for (const fd of opened) closeSync(fd);
+  }
+}
+
+/** Writes the data descriptors and reads the status one; returns what the status pipe said so far. */
+function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () => string {
+  let statusText = '';
+  launch.fds.forEach((fd, i) => {
+    const stream = child.stdio[EXTRA_BASE + i] as (Readable & Writable) | null;
+    // null: a data descriptor passed as a file.
+    if (!stream) return;
+    stream.on('error', () => {});
+    if (fd.purpose === 'status') {
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        statusText += chunk;
+      });
+    } else if ('data' in fd) stream.end(Buffer.from(fd.data));
+  });
+  if (opts.stdio === 'capture' && opts.input !== undefined && child.stdin) {
+    child.stdin.on('error', () => {});
+    child.stdin.end(typeof opts.input === 'string' ? opts.input : Buffer.from(opts.input));
+  }
+  return () => statusText;
+}
+
+/** Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only. */
+function collect(stream: Readable | null, maxBytes: number): () => { buf: Buffer; total: number } {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let total = 0;
+  stream?.on('data', (c: Buffer) => {
+    total += c.length;
+    if (kept >= maxBytes) return;
+    const part = c.length > maxBytes - kept ? c.subarray(0, maxBytes - kept) : c;
+    chunks.push(part);
+    kept += part.length;
+  });
+  return () => ({ buf: Buffer.concat(chunks), total });
+}
+
+interface Supervision {
+  interrupts: Interrupt[];
+  /** Signals sbx was sent (a second of the same kind kills the sandbox). */
+  received: Set<string>;
+  firstSignal(): NodeJS.Signals | undefined;
+  timedOut(): boolean;
+  stop(): void;
+}
+
+/**
+ * Signals and the timeout: the first signal of a kind is passed to the command; a second of the same
+ * kind ends the whole sandbox. bwrap: sbx signals the command itself (its pid from the status pipe);
+ * nsjail ends the sandbox on SIGINT/SIGTERM/SIGHUP/SIGQUIT and reports the signal it got.
+ */
+function supervise(child: Child, opts: ExecOptions, status: () => string): Supervision {
+  const received = new Set<string>();
+  const interrupts: Interrupt[] = [];
+  let firstSignal: NodeJS.Signals | undefined;
+  let timedOut = false;
+  const endAll = opts.launcherKill ?? 'SIGKILL';
+  const forward = (sig: NodeJS.Signals, escalate = true) => {
+    if (escalate && received.has(sig)) return void child.kill(endAll);
+    if (escalate) received.add(sig);
+    firstSignal ??= sig;
+    if (opts.supervision === 'supervisor') return void child.kill(sig);
+    const init = statusChildPid(status());
+    const pid = init === undefined ? undefined : commandPid(init);
+    if (pid === undefined) return void child.kill(endAll);
+    try {
+      process.kill(pid, sig);
+    } catch {
+      child.kill(endAll);
+    }
+  };
+  const handlers: [NodeJS.Signals, () => void][] = [];
+  for (const sig of opts.forwardSignals ? (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) : []) {
+    // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
+    const fromTerminal = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT');
+    const handler = () => {
+      interrupts.push({ by: 'user', signal: signalNumber(sig) });
+      if (!fromTerminal) forward(sig);
+    };
+    process.on(sig, handler);
+    handlers.push([sig, handler]);
+  }
+  const onAbort = () => {
+    interrupts.push({ by: 'caller', signal: signalNumber('SIGTERM') });
+    forward('SIGTERM');
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let killTimer: NodeJS.Timeout | undefined;
+  const timeoutTimer =
+    opts.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          forward('SIGTERM', false);
+          // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
+          killTimer = setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
+        }, opts.timeoutMs);
+  return {
+    interrupts,
+    received,
+    firstSignal: () => firstSignal,
+    timedOut: () => timedOut,
+    stop() {
+      clearTimeout(timeoutTimer);
+      clearTimeout(killTimer);
+      for (const [sig, handler] of handlers) process.off(sig, handler);
+      opts.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** What the launcher's exit and status pipe say became of the command. */
+function resultOf(
+  exit: [number | null, NodeJS.Signals | null],
+  statusText: string,
+  s: Supervision,
+  base: { durationMs: number } & Captured,
+  opts: ExecOptions,
+): ExecResult {
+  const [code, signal] = exit;
+  const ran = { ...base, timedOut: s.timedOut(), interrupts: s.interrupts, status: statusText };
+  if (opts.supervision === 'supervisor') return { kind: 'supervised', code, signal, log: statusText, ...ran };
+  const childCode = statusExitCode(statusText);
+  if (childCode !== undefined) return { kind: 'ran', code: childCode, ...ran };
+  // bwrap named the command's pid, so the sandbox was built; its monitor was then killed from
+  // outside (the OOM killer may pick it in a memory-limited cgroup): the run ended by that signal.
+  const started = statusChildPid(statusText) !== undefined;
+  if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
+    return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
+  }
+  if (signal !== null && (s.received.size > 0 || s.timedOut())) {
+    // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
+    // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
+    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran };
+  }
+  const { durationMs, stderr } = base;
+  return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr } : {}) };
+}
+
+export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<ExecResult> {
+  const started = nowMs();
+  const child = spawnLaunch(launch, opts);
+  const status = feedDescriptors(child, launch, opts);
+  const maxBytes = opts.captureMaxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
+  const stdout = opts.stdio === 'capture' ? collect(child.stdout, maxBytes) : undefined;
+  const stderr = opts.stdio === 'capture' ? collect(child.stderr, maxBytes) : undefined;
+  const supervision = supervise(child, opts, status);
+  let reaped = false;
+  child.once('exit', () => {
+    reaped = true;
+  });
+  if (child.pid !== undefined) opts.watch?.(child.pid, () => !reaped);
+  try {
+    const exit = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (c, s) => resolve([c, s]));
+    });
+    const captured: Captured = {};
+    if (stdout && stderr) {
+      const [out, err] = [stdout(), stderr()];
+      Object.assign(captured, {
+        stdout: out.buf,
+        stderr: err.buf,
+        streamBytes: { stdout: out.total, stderr: err.total },
+      });
+    }
+    return resultOf(exit, status(), supervision, { durationMs: nowMs() - started, ...captured }, opts);
+  } finally {
+    supervision.stop();
+  }
+}

@@ -1,0 +1,145 @@
+// `sbx hook AGENT`: read the agent's pre-tool hook input on stdin, judge a shell command as
+// `sbx run -p PROFILE --shell` would, and answer on stdout: deny with sbx's reason, or allow with the
+// command wrapped in that `sbx run`. The agents treat a hook that fails (any exit status but 0 and 2)
+// as no objection and run the original command, so every failure here becomes a deny on stdout, and
+// if even stdout fails, exit 2 with the reason on stderr (both agents block on 2). Protocols:
+// cli/hook/hook-protocol.ts.
+import { realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { admitUnchecked } from '../../api.js';
+import { isSbxError } from '../../errors.js';
+import { packageRoot } from '../../package-root.js';
+import {
+  formatHookAnswer,
+  HOOK_AGENTS,
+  type HookAgent,
+  type HookAnswer,
+  readHookInput,
+  type Wrapper,
+  wrappedInput,
+} from './hook-protocol.js';
+import { formatError } from '../print-error.js';
+
+export interface HookFlags {
+  profile: string;
+}
+
+/**
+ * `sbx hook AGENT [-p NAME | --profile NAME | --profile=NAME]` read without commander, whose loading
+ * costs every tool call an agent makes about 12 ms. Only these plain forms: anything else (help, another
+ * flag, a repeated or empty one, an unknown agent) is undefined and goes through commander, which
+ * says what is wrong; the defaults are commander's (program.ts addHookCommand).
+ */
+export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flags: HookFlags } | undefined {
+  let agent: HookAgent | undefined;
+  let profile: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    let value: string | undefined;
+    if (arg === '-p' || arg === '--profile') value = args[++i];
+    else if (arg.startsWith('--profile=')) value = arg.slice('--profile='.length);
+    else if (!arg.startsWith('-') && agent === undefined) {
+      agent = HOOK_AGENTS.find((a) => a === arg);
+      if (!agent) return undefined;
+      continue;
+    } else return undefined;
+    if (profile !== undefined || value === undefined || value === '' || value.startsWith('-')) return undefined;
+    profile = value;
+  }
+  // sbx's own agent profile unless the user names another: a `.sbx/profiles/agent.yaml` in the
+  // repository (or one a run planted) must neither choose the sandbox nor refuse every call.
+  // The same default as commander's (program.ts addHookCommand).
+  return agent ? { agent, flags: { profile: profile ?? 'builtin:agent' } } : undefined;
+}
+
+/** Far above any real tool call (a 100 KB command is 100 KB of JSON); a bigger input is refused unread. */
+const MAX_INPUT_BYTES = 4 * 1024 * 1024;
+
+async function readInput(): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_INPUT_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The deny reason the agent shows the model: sbx's error as the CLI prints it, the rule and where it
+ * was written, and where the rules live (the hint may name `sbx run` flags no agent call can pass).
+ */
+function denyReason(error: unknown, profile: string): string {
+  if (!isSbxError(error)) {
+    const why = error instanceof Error ? error.message : String(error);
+    return `sbx: internal error in the hook (${why.slice(0, 200)}); the call is refused and nothing ran`;
+  }
+  const lines = formatError(error);
+  const rule = error.violations[0];
+  if (rule) {
+    const s = rule.source;
+    const where = s?.file
+      ? ` (${s.file}${s.line ? `:${s.line}:${s.col ?? 1}` : ''})`
+      : s?.origin
+        ? ` (${s.origin})`
+        : '';
+    lines.push(`sbx: rule: ${rule.rule}${where}`);
+  }
+  lines.push(`sbx: refused by sbx (${error.code}): nothing ran`);
+  lines.push(
+    `sbx: every command of this agent runs under -p ${profile}; \`sbx profiles show ${profile}\` shows its rules`,
+  );
+  return lines.join('\n');
+}
+
+/** This sbx, as the wrapped command will start it: real paths, never a PATH lookup. */
+function thisSbx(profile: string): Wrapper {
+  return {
+    node: realpathSync(process.execPath),
+    bin: realpathSync(join(packageRoot(), 'bin', 'sbx.js')),
+    profile,
+  };
+}
+
+async function answerOf(agent: HookAgent, flags: HookFlags): Promise<HookAnswer> {
+  const text = await readInput();
+  if (text === undefined)
+    return { kind: 'deny', reason: `sbx: the hook input is larger than ${MAX_INPUT_BYTES} bytes` };
+  const request = readHookInput(agent, text);
+  if (request.kind === 'other') return request;
+  if (request.kind === 'refuse') return { kind: 'deny', reason: `sbx: ${request.reason}; the call is refused` };
+  const answer = wrappedInput(request, thisSbx(flags.profile));
+  if (answer.kind !== 'allow') return answer;
+  // The same judgement the wrapped `sbx run` makes (profile, policy, command rules, remembered
+  // approvals), from where the agent will run it; a refusal throws with its reason.
+  await admitUnchecked({ profile: flags.profile, shell: request.command, cwd: request.cwd, hostEnv: process.env });
+  return answer;
+}
+
+export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
+  let answer: HookAnswer;
+  try {
+    answer = await answerOf(agent, flags);
+  } catch (error) {
+    answer = { kind: 'deny', reason: denyReason(error, flags.profile) };
+  }
+  const text = formatHookAnswer(agent, answer);
+  // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0
+  // without an answer would let the agent run the original command.
+  process.exitCode = 2;
+  try {
+    if (text !== undefined) await write(text + '\n');
+    process.exitCode = 0;
+  } catch {
+    process.stderr.write(`${answer.kind === 'deny' ? answer.reason : 'sbx: the hook could not write its answer'}\n`);
+    process.exitCode = 2;
+  }
+}
+
+function write(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.once('error', reject);
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}

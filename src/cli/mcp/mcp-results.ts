@@ -1,0 +1,64 @@
+// What a tool call of `sbx mcp` answers: the JSON report `sbx run --report-fd` writes (report/host/report.ts),
+// as structuredContent under its own zod schema (report/report-schema.ts), and a text an agent reads
+// first. A refusal, a failed command and a violation are all results with isError: never a thrown
+// error, which the SDK would turn into a bare message without the report.
+import type { SbxError, Violation } from '../../api.js';
+import type { Report } from '../../report/report.js';
+import { summaryLines } from '../../report/report.js';
+import { formatError } from '../print-error.js';
+
+/** What a tools/call handler returns (the SDK's CallToolResult, as far as sbx fills it). */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  /** The Report; typed as the SDK's open object, which an interface without an index signature is not. */
+  structuredContent: Record<string, unknown>;
+  isError: boolean;
+}
+
+/** Violations spelled out in the text; structuredContent has them all. */
+const VIOLATIONS_SHOWN = 10;
+
+/**
+ * Where the rule was written, as an agent (or its user) can go and change it: `profile FILE:LINE (key)`,
+ * or the flag or default that stands in for a profile line.
+ */
+export function describeSource(source: NonNullable<Violation['source']>): string {
+  if (source.file === undefined) return `${source.origin ?? 'default'} (${source.key})`;
+  const at = source.line === undefined ? '' : `:${source.line}`;
+  return `profile ${source.file}${at} (${source.key})`;
+}
+
+function violationLine(v: Violation): string {
+  const where = v.source ? `; ${describeSource(v.source)}` : '';
+  return `violation: ${v.kind} (${v.rule}): ${v.detail}${where}`;
+}
+
+/** A captured stream under a heading, or nothing when it is empty. */
+function streamLines(name: string, captured: Report['captured']): string[] {
+  const stream = captured?.[name as 'stdout' | 'stderr'];
+  if (!stream || stream.text === '') return [];
+  return [`--- ${name} ---`, stream.text.endsWith('\n') ? stream.text.slice(0, -1) : stream.text];
+}
+
+/**
+ * The text an agent reads: how the run ended (summaryLines' first line: exit, signal or the limit that
+ * fired, profile, session), each violation with its profile line, sbx's refusal with its hint, the
+ * notices sbx gave before the start, then the captured streams (scrubbed; a cut one ends with
+ * `[sbx: N bytes dropped]`).
+ */
+export function toolResult(report: Report, notices: readonly string[], error?: SbxError): ToolResult {
+  // summaryLines says "exited N": true of a command that ran, not of one sbx refused.
+  const headline = error
+    ? `refused, nothing ran: ${error.code} (exit ${report.exitCode}) [profile ${report.profile?.name ?? '?'}, session ${report.sessionId}]`
+    : summaryLines(report)[0]!.replace(/^sbx: /, '');
+  const lines = [headline];
+  lines.push(...report.violations.slice(0, VIOLATIONS_SHOWN).map(violationLine));
+  if (report.violations.length > VIOLATIONS_SHOWN)
+    lines.push(`and ${report.violations.length - VIOLATIONS_SHOWN} more violations (structuredContent.violations)`);
+  if (error) lines.push(...formatError(error).map((l) => l.replace(/^sbx: /, '')));
+  lines.push(...notices.map((n) => n.replace(/^sbx: /, 'notice: ')));
+  lines.push(...streamLines('stdout', report.captured), ...streamLines('stderr', report.captured));
+  const isError = report.exitCode !== 0 || report.violations.length > 0 || report.error !== undefined;
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { ...report }, isError };
+}

@@ -1,0 +1,118 @@
+// The memory limit where no cgroup can hold it (limits/plan.ts, mechanism `watchdog`): every
+// interval, the memory of the session's whole process tree is summed (each thread group's resident
+// anonymous and shared pages, the shared-memory files it holds open, the sandbox's own tmpfs mounts),
+// and past the limit the tree is ended, every process SIGKILLed, as a cgroup's OOM kill with
+// memory.oom.group would. Between two polls each process is capped by RLIMIT_DATA at the same limit
+// (the trampoline sets it), so a burst is bounded per process; docs/SECURITY.md ("Memory without a
+// cgroup") says what the sum cannot see.
+import { MEMORY_APPROXIMATION } from '../plan.js';
+import { formatSize } from '../units.js';
+import type { Violation } from '../../policy/violation.js';
+import { nowMs } from '../../host/clock.js';
+import { endTree, processMemory, processMemoryAt, processTree } from './process-tree.js';
+import { countedMappings, heldShmem, type OwnMounts, ownMounts } from './shmem-held.js';
+
+export interface WatchdogLimit {
+  memoryBytes: number;
+  intervalMs: number;
+  /** The interval near the limit (limits/plan.ts WATCHDOG_FAST_INTERVAL_MS). */
+  fastIntervalMs: number;
+  /** As the user wrote it (`256MiB`), for the violation. */
+  display: string;
+}
+
+/**
+ * A poll waits at least this many times as long as the last one took: reading every descriptor of a
+ * large tree costs milliseconds (68 processes with 932 descriptors: about 15ms), and a 10ms interval
+ * must not turn sbx into a busy loop; the watchdog keeps to about a fifth of one core at most.
+ */
+const POLL_COST_FACTOR = 4;
+
+export interface MemoryWatchdog {
+  /** Watch the tree under the launcher's pid until `stop`. `alive` turns false once sbx has reaped it. */
+  start(launcherPid: number, alive: () => boolean): void;
+  /** Stop polling (the launcher exited) and wait for an ending in progress. Idempotent. */
+  stop(): Promise<void>;
+  /** The violation if the watchdog ended the tree, and the highest sum it saw. */
+  result(): { violations: Violation[]; peakBytes?: number };
+}
+
+/**
+ * The tree's memory now: the cheap upper bound (a shared page counted in every process, a mapped
+ * memfd both in RssShmem and as a held file), and only when that passes the limit the proportional
+ * share, which walks page tables (tens of ms for GiBs) and leaves out the mappings of files already
+ * counted whole: the tree is ended on that figure, never on a page counted twice.
+ */
+function treeMemory(launcherPid: number, limitBytes: number, own: OwnMounts): number {
+  const tree = processTree(launcherPid);
+  const held = heldShmem(tree, own);
+  const upper = tree.reduce((sum, p) => sum + processMemory(p, false), held.bytes);
+  if (upper <= limitBytes) return upper;
+  return tree.reduce((sum, p) => {
+    const at = processMemoryAt(p, true);
+    return sum + Math.max(0, at.bytes - (at.dir ? countedMappings(at.dir, held) : 0));
+  }, held.bytes);
+}
+
+export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let peakBytes: number | undefined;
+  let fired: number | undefined;
+  let ending: Promise<void> | undefined;
+  const stopPolling = () => {
+    stopped = true;
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    start(launcherPid, alive) {
+      // sbx's own mounts, read once: a tmpfs the sandbox shares with sbx is the host's, not its own.
+      const own = ownMounts();
+      let last = 0;
+      const poll = () => {
+        if (stopped || !alive()) return stopPolling();
+        const began = nowMs();
+        const bytes = treeMemory(launcherPid, limit.memoryBytes, own);
+        const tookMs = nowMs() - began;
+        peakBytes = Math.max(peakBytes ?? 0, bytes);
+        if (bytes > limit.memoryBytes) {
+          fired = bytes;
+          stopPolling();
+          ending = endTree(launcherPid, alive);
+          return;
+        }
+        // Near the limit, or growing fast, poll faster: processes that each stay under RLIMIT_DATA
+        // can pass the limit together between two polls (a burst), and a slow poll also
+        // reports their peak too low. Far below it, the slow interval keeps the cost small.
+        const near = bytes > limit.memoryBytes / 2 || bytes - last > limit.memoryBytes / 8;
+        last = bytes;
+        const intervalMs = near ? limit.fastIntervalMs : limit.intervalMs;
+        timer = setTimeout(poll, Math.max(intervalMs, POLL_COST_FACTOR * tookMs));
+      };
+      // Not unref'd: while the launcher runs sbx waits for it anyway; stop() clears it on its exit.
+      timer = setTimeout(poll, limit.intervalMs);
+    },
+    async stop() {
+      stopPolling();
+      await ending;
+    },
+    result() {
+      const violations: Violation[] =
+        fired === undefined
+          ? []
+          : [
+              {
+                phase: 'runtime',
+                kind: 'oom',
+                rule: 'limits.memory',
+                limit: limit.display,
+                detail:
+                  `out of memory (${MEMORY_APPROXIMATION}): the sandbox's processes held ${formatSize(fired)}, ` +
+                  `past the ${limit.display} limit, and sbx ended them all`,
+              },
+            ];
+      return { violations, ...(peakBytes !== undefined ? { peakBytes } : {}) };
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// The HTTP front end: CONNECT tunnels and plain absolute-URI requests (`GET http://host/path`).
+// node:http does the parsing (llhttp: strict framing, CL/TE conflicts refused, head size capped).
+//
+// Plain requests: one upstream connection per request, sent `Connection: close`. The client may keep
+// its own connection alive (node:http handles that), but no upstream connection is ever reused, so
+// every request, whatever host it names, is decided and dialled on its own and a pooled socket can
+// never carry a request for another host.
+import {
+  request as httpRequest,
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import { pipeline } from 'node:stream';
+import { normaliseHost } from '../egress.js';
+import type { Violation } from '../../policy/violation.js';
+import type { ProxyContext } from './proxy-context.js';
+import { dialChecked, displayHost, type DialResult } from './dial.js';
+import { runTunnel } from './tunnel.js';
+
+// RFC 9110 §7.6.1 hop-by-hop fields, Proxy-Authorization (credentials for this proxy, never for the
+// destination), Host (rebuilt from the URI) and framing (rebuilt from what the parser read).
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect', // node:http already answered 100-continue to the client
+]);
+
+/** `host:port` or `[v6]:port`; the port may be omitted only when a default is given. */
+export function parseAuthority(text: string, defaultPort?: number): { host: string; port: number } | undefined {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]@/?#\s]+)(?::([0-9]{1,5}))?$/.exec(text);
+  if (!m) return undefined;
+  const port = m[2] !== undefined ? Number(m[2]) : defaultPort;
+  if (port === undefined || port < 1 || port > 65535) return undefined;
+  return { host: m[1] as string, port };
+}
+
+/** The authority and origin-form target of `http://[userinfo@]host[:port]/path?query`. */
+function parseAbsoluteUri(url: string): { host: string; port: number; path: string } | { error: string } {
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)([^#]*)/.exec(url);
+  if (!m) return { error: 'sbx egress proxy: only absolute-URI requests (http://host/...) and CONNECT are served' };
+  if ((m[1] as string).toLowerCase() !== 'http')
+    return { error: 'sbx egress proxy: use CONNECT for https and other schemes' };
+  const authority = (m[2] as string).slice((m[2] as string).lastIndexOf('@') + 1); // userinfo is dropped, never logged
+  const target = parseAuthority(authority, 80);
+  if (!target) return { error: 'sbx egress proxy: malformed host in request URI' };
+  const rest = m[3] as string;
+  return { ...target, path: rest.startsWith('/') ? rest : `/${rest}` };
+}
+
+function refusalBody(v: Violation): string {
+  return `sbx: egress to ${v.host}:${v.port} refused (${v.rule}): ${v.detail}\n`;
+}
+
+const FAILURE_STATUS = { unresolvable: 502, unreachable: 502, timeout: 504, closed: 503 } as const;
+const REASON: Record<number, string> = { 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+
+function rawReply(socket: Socket, status: number, reason: string, body: string): void {
+  const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  socket.end(head + body);
+}
+
+/** raw header list minus NOT_FORWARDED and whatever the message's own Connection field names. */
+function forwardable(raw: string[]): string[] {
+  const named = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() === 'connection') {
+      for (const token of (raw[i + 1] as string).split(',')) named.add(token.trim().toLowerCase());
+    }
+  }
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    if (!NOT_FORWARDED.has(name) && !named.has(name)) out.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return out;
+}
+
+/** Body framing as the parser saw it: a length, or chunked re-encoding when the length is unknown. */
+function framing(msg: IncomingMessage): string[] {
+  const length = msg.headers['content-length'];
+  if (length !== undefined) return ['Content-Length', length];
+  return msg.headers['transfer-encoding'] !== undefined ? ['Transfer-Encoding', 'chunked'] : [];
+}
+
+function reply(res: ServerResponse, status: number, body: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+async function onRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const target = parseAbsoluteUri(req.url ?? '');
+  if ('error' in target) return reply(res, 400, `${target.error}\n`);
+  const hosts = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]?.toLowerCase() === 'host');
+  if (hosts.length > 1) return reply(res, 400, 'sbx egress proxy: more than one Host header\n');
+  const claimed = req.headers.host !== undefined ? parseAuthority(req.headers.host, 80) : undefined;
+  if (req.headers.host !== undefined) {
+    // A Host differing from the URI would have the destination serve a host the decision never saw.
+    const same = claimed && normaliseHost(claimed.host) === normaliseHost(target.host) && claimed.port === target.port;
+    if (!same) {
+      const v = ctx.refuse(
+        'http',
+        displayHost(target.host),
+        target.port,
+        'network.host',
+        `Host header differs from request URI host ${displayHost(target.host)}:${target.port}`,
+      );
+      return reply(res, 403, refusalBody(v));
+    }
+  }
+  const dial = await dialChecked(ctx, 'http', target.host, target.port);
+  if (dial.kind === 'refused') return reply(res, 403, refusalBody(dial.violation));
+  if (dial.kind === 'failed') return reply(res, FAILURE_STATUS[dial.reason], `sbx egress proxy: ${dial.detail}\n`);
+  if (res.destroyed) return void dial.socket.destroy();
+  try {
+    forward(req, res, dial, target);
+  } catch {
+    // node:http refuses to send a header value it considers invalid; nothing was sent upstream.
+    dial.socket.destroy();
+    reply(res, 400, 'sbx egress proxy: request headers cannot be forwarded\n');
+  }
+}
+
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  dial: Extract<DialResult, { kind: 'connected' }>,
+  target: { host: string; port: number; path: string },
+): void {
+  const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
+  const upstream = httpRequest({
+    method: req.method,
+    path: target.path,
+    headers: [...forwardable(req.rawHeaders), 'Host', hostHeader, ...framing(req), 'Connection', 'close'],
+    setHost: false,
+    // No agent: the request runs on the socket dialled to the checked address, and nothing else.
+    createConnection: () => dial.socket,
+  });
+  const abort = (): void => {
+    upstream.destroy();
+    dial.socket.destroy();
+  };
+  res.on('close', abort);
+  upstream.on('error', () => reply(res, 502, `sbx egress proxy: connection to ${target.host}:${target.port} failed\n`));
+  pipeline(req, upstream, (err) => {
+    if (err) abort();
+  });
+  upstream.on('response', (upRes) => {
+    const headers = [...forwardable(upRes.rawHeaders), ...framing(upRes)];
+    res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, headers);
+    pipeline(upRes, res, (err) => {
+      if (err) abort();
+    });
+  });
+}
+
+function onConnect(ctx: ProxyContext, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> | void {
+  socket.on('error', () => socket.destroy());
+  const target = parseAuthority(req.url ?? '');
+  if (!target) return rawReply(socket, 400, 'Bad Request', 'sbx egress proxy: CONNECT needs host:port\n');
+  return dialChecked(ctx, 'connect', target.host, target.port).then((dial) => {
+    if (dial.kind === 'refused') return rawReply(socket, 403, 'Forbidden', refusalBody(dial.violation));
+    if (dial.kind === 'failed') {
+      const status = FAILURE_STATUS[dial.reason];
+      return rawReply(socket, status, REASON[status] as string, `sbx egress proxy: ${dial.detail}\n`);
+    }
+    if (socket.destroyed) return void dial.socket.destroy();
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) socket.unshift(head);
+    runTunnel(ctx, 'connect', socket, dial.socket, { host: dial.host, port: target.port, ledger: dial.ledger });
+  });
+}
+
+export function createHttpProxy(ctx: ProxyContext): Server {
+  const server = createServer({
+    headersTimeout: ctx.timeouts.headMs,
+    // Bodies may be long uploads: bounded by the idle timeout instead of a total.
+    requestTimeout: 0,
+    // The absolute URI names the host; a missing Host is rebuilt from it (and a present one must match).
+    requireHostHeader: false,
+  });
+  server.timeout = ctx.timeouts.idleMs;
+  server.on('connection', (socket: Socket) => ctx.track(socket));
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    onRequest(ctx, req, res).catch(() => res.destroy());
+  });
+  server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    Promise.resolve(onConnect(ctx, req, socket, head)).catch(() => socket.destroy());
+  });
+  return server;
+}

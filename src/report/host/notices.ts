@@ -1,0 +1,86 @@
+// Notices said once per host, not on every run ("memory/cpus not enforced" on every
+// unprivileged `untrusted` run). A notice is remembered under a key of the host facts that decide it
+// (boot id, the cgroup filesystems mounted, the uid) and its own text: a reboot, a new cgroup layout
+// or another user hears it again. `sbx doctor` and the JSON report always carry it; only the stderr
+// line is spared. The file is sbx's state ($XDG_STATE_HOME/sbx, hidden from every sandbox): read
+// bounded and owner-checked like every other state file, replaced atomically.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readGuarded } from '../../host/guarded-read.js';
+
+/** Hundreds of notices at most: a larger file is not ours, and is replaced. */
+const MAX_NOTICES_BYTES = 64 * 1024;
+/** Keys kept; the oldest go first (a host's facts rarely change). */
+const MAX_KEYS = 200;
+
+export interface HostNoticeFacts {
+  bootId: string;
+  uid: number;
+  /** The cgroup filesystems mounted, `type path` per line, sorted: v1, v2 or hybrid, and where. */
+  cgroupLayout: string;
+}
+
+function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
+/** The facts that decide whether this host can enforce a limit for this user. */
+export function probeNoticeFacts(uid: number): HostNoticeFacts {
+  const mounts = readOr('/proc/self/mounts', '')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f[2] === 'cgroup' || f[2] === 'cgroup2')
+    .map((f) => `${f[2]} ${f[1]}`)
+    .sort();
+  return { bootId: readOr('/proc/sys/kernel/random/boot_id', 'unknown').trim(), uid, cgroupLayout: mounts.join('\n') };
+}
+
+/** Pure: the key under which `notice` is remembered on this host. */
+export function noticeKey(facts: HostNoticeFacts, notice: string): string {
+  return createHash('sha256')
+    .update([facts.bootId, String(facts.uid), facts.cgroupLayout, notice].join('\0'))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+function readKeys(file: string, uid: number): string[] {
+  try {
+    const { text } = readGuarded(file, { what: 'notice state', maxBytes: MAX_NOTICES_BYTES, checkOwner: true, uid });
+    const doc = JSON.parse(text) as { version?: unknown; seen?: unknown };
+    if (doc?.version !== 1 || !Array.isArray(doc.seen)) return [];
+    return doc.seen.filter((k): k is string => typeof k === 'string' && /^[0-9a-f]{32}$/.test(k));
+  } catch {
+    // missing, foreign, too large or corrupt: nothing remembered (the notice is said again)
+    return [];
+  }
+}
+
+/**
+ * The notices not yet said on this host, and remembers them as said. A state directory that cannot
+ * be written leaves every notice to be said (never silences one it could not remember).
+ */
+export function firstOnHost(
+  notices: readonly string[],
+  ctx: { stateDir: string; uid: number; facts: HostNoticeFacts },
+): string[] {
+  if (notices.length === 0) return [];
+  const file = join(ctx.stateDir, 'notices.json');
+  const seen = readKeys(file, ctx.uid);
+  const fresh = notices.filter((n) => !seen.includes(noticeKey(ctx.facts, n)));
+  if (fresh.length === 0) return [];
+  const keys = [...seen, ...fresh.map((n) => noticeKey(ctx.facts, n))].slice(-MAX_KEYS);
+  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    mkdirSync(ctx.stateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(temp, JSON.stringify({ version: 1, seen: keys }) + '\n', { mode: 0o600, flag: 'wx' });
+    renameSync(temp, file);
+  } catch {
+    rmSync(temp, { force: true });
+  }
+  return fresh;
+}

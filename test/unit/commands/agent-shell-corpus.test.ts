@@ -1,0 +1,177 @@
+// The agent profile's rules against the everyday corpus and the bypass corpus (test/helpers/
+// agent-shell-corpus.ts): every string gets exactly its expected verdict. Pure: the workspace, the
+// sandbox's mounts and its environment are fixtures shaped like `sbx explain -p agent` shows them.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { CommandRules } from '../../../src/policy/types.js';
+import { type Door, networkNotice, refusalHint, spell } from '../../../src/advice.js';
+import { decideCommand, pathsToCheck, type CommandDecision } from '../../../src/commands/command-rules.js';
+import { rootsOf } from '../../../src/commands/path-guards.js';
+import { CommandsSchema } from '../../../src/profile/schema-command-rules.js';
+import { BYPASSES, EVERYDAY, type Expected } from '../../helpers/agent-shell-corpus.js';
+
+const AGENT: CommandRules = (() => {
+  const c = CommandsSchema.parse(
+    (parse(readFileSync(new URL('../../../profiles/agent.yaml', import.meta.url), 'utf8')) as { commands: unknown })
+      .commands,
+  );
+  return { default: c.default!, allow: c.allow!, deny: c.deny!, paths: c.paths!, shellSyntax: c.shell_syntax! };
+})();
+
+const HOME = '/home/alice';
+const TOOLS = `${HOME}/.config/sbx/tools`;
+/** The agent's mounts, in order, as derivePolicy makes them (only what the guards look at). */
+const ROOTS = rootsOf([
+  { kind: 'bind', source: '/usr', target: '/usr', access: 'ro', optional: false, reason: 'system, read-only' },
+  { kind: 'bind', source: '/etc', target: '/etc', access: 'ro', optional: false, reason: 'system, read-only' },
+  { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
+  { kind: 'dev', target: '/dev', reason: 'minimal /dev' },
+  { kind: 'tmpfs', target: '/tmp', sizeBytes: 1, mode: 0o1777, reason: 'private /tmp' },
+  { kind: 'tmpfs', target: HOME, sizeBytes: 1, mode: 0o755, reason: 'private HOME, empty each session' },
+  {
+    kind: 'bind',
+    source: `${HOME}/proj`,
+    target: `${HOME}/proj`,
+    access: 'rw',
+    optional: false,
+    reason: 'workspace (rw)',
+  },
+  { kind: 'bind', source: TOOLS, target: TOOLS, access: 'ro', optional: true, reason: 'read_only' },
+  {
+    kind: 'bind',
+    source: `${HOME}/.cache`,
+    target: `${HOME}/.cache`,
+    access: 'rw',
+    optional: false,
+    reason: 'writable_roots',
+  },
+]);
+const WS = { host: `${HOME}/proj`, sandbox: `${HOME}/proj`, roots: ROOTS };
+const VALUES = {
+  vars: { HOME, PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', SBX_WORKSPACE: WS.sandbox },
+  secrets: ['API_TOKEN'],
+};
+
+function judge(script: string, network: 'none' | 'host' = 'none'): CommandDecision {
+  const command = { kind: 'shell' as const, script };
+  return decideCommand({
+    rules: AGENT,
+    command,
+    mode: 'workspace-write',
+    network,
+    allowDenylisted: false,
+    workspace: WS,
+    base: WS.host,
+    // Nothing exists: every path resolves lexically (symlinks have their own tests).
+    paths: Object.fromEntries(
+      pathsToCheck(command, AGENT, 'workspace-write', WS, WS.host, VALUES).map((p) => [p, { exists: false }]),
+    ),
+    values: VALUES,
+  });
+}
+
+const verdictOf = (d: CommandDecision): Expected => (d.verdict === 'deny' ? d.violations[0]!.rule : d.verdict);
+
+describe('the agent profile on an everyday corpus (issue 24)', () => {
+  it.each(EVERYDAY.map(([s, e]) => [JSON.stringify(s), s, e] as const))('%s', (_, script, expected) => {
+    const d = judge(script);
+    expect(verdictOf(d), d.verdict === 'deny' ? JSON.stringify(d.violations) : '').toBe(expected);
+  });
+
+  it('holds enough of each kind, and most are allowed', () => {
+    expect(EVERYDAY.length).toBeGreaterThanOrEqual(30);
+    expect(EVERYDAY.filter(([, e]) => e === 'allow').length).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('the agent profile on bypass attempts: each stays refused, for its reason', () => {
+  it.each(BYPASSES.map(([s, e]) => [JSON.stringify(s), s, e] as const))('%s', (_, script, expected) => {
+    const d = judge(script);
+    expect(d.verdict, script).toBe('deny');
+    expect(verdictOf(d)).toBe(expected);
+  });
+});
+
+describe('path guards: what the sandbox makes private, or the profile binds read-only, may be named', () => {
+  it('the agent tools directory, /tmp and HOME are fine; system and other writable binds are not', () => {
+    for (const script of [
+      `ls ${TOOLS}`,
+      `cat ${TOOLS}/a/b.md`,
+      'ls ~/.config/sbx/tools',
+      'echo x > /tmp/y',
+      'echo x > ~/.bashrc',
+    ])
+      expect(judge(script).verdict, script).toBe('allow');
+    for (const [script, rule] of [
+      ['cat /usr/share/dict/words', 'paths.absolute'],
+      ['echo x > ~/.cache/y', 'paths.absolute'],
+      ['cat /proc/1/environ', 'paths.absolute'],
+    ])
+      expect(verdictOf(judge(script!)), script).toBe(rule);
+  });
+
+  it('after cd, relative paths are judged from every directory the shell may be in', () => {
+    const command = { kind: 'shell' as const, script: 'cd sub; cat a/x' };
+    const needed = pathsToCheck(command, AGENT, 'workspace-write', WS, WS.host, VALUES);
+    expect(needed).toEqual(expect.arrayContaining([`${WS.host}/a/x`, `${WS.host}/sub/a/x`]));
+    // A link in sub leading out is an escape even though cd may fail first.
+    const paths = Object.fromEntries(needed.map((p) => [p, { exists: false } as const]));
+    paths[`${WS.host}/sub/a`] = { exists: true, real: '/etc', type: 'dir', uid: 0 } as never;
+    const d = decideCommand({
+      rules: AGENT,
+      command,
+      mode: 'workspace-write',
+      network: 'none',
+      allowDenylisted: false,
+      workspace: WS,
+      base: WS.host,
+      paths,
+      values: VALUES,
+    });
+    expect(verdictOf(d)).toBe('paths.escape');
+  });
+});
+
+describe('offline: an URL in an argument is data; a fetch is named once', () => {
+  it('npm install is allowed and named; the URL-only commands are not named', () => {
+    expect(judge('npm install && npm test').needsNetwork).toEqual([
+      { command: 'npm install', domains: ['registry.npmjs.org'] },
+    ]);
+    expect(
+      judge('git commit -m "see https://x.example/1"; grep -rn https://github.com src').needsNetwork,
+    ).toBeUndefined();
+    expect(judge('npm install', 'host').needsNetwork).toBeUndefined();
+  });
+});
+
+describe('advice: one table words each fix for the door the run came through', () => {
+  const doors: Door[] = ['cli', 'library'];
+  it('the network notice, exactly', () => {
+    const use = { command: 'npm install', domains: ['registry.npmjs.org'] };
+    expect(networkNotice('cli', use)).toBe(
+      'sbx: npm install needs the network, which this profile does not give (network: none); it will fail or hang. ' +
+        'Allow its registry with --allow-domain registry.npmjs.org, or use -p network',
+    );
+    expect(networkNotice('library', use)).toBe(
+      'sbx: npm install needs the network, which this profile does not give (network: none); it will fail or hang. ' +
+        "Allow its registry with allowDomains: ['registry.npmjs.org'], or use profile: 'network'",
+    );
+  });
+
+  it('a library hint never names a flag; a CLI hint never names an option', () => {
+    const offline = { phase: 'preflight', kind: 'command', rule: 'commands.offline', detail: '' } as const;
+    const deny = { ...offline, rule: 'commands.deny' };
+    expect(refusalHint('cli', offline)).toContain('--allow-domain HOST or --network host');
+    expect(refusalHint('library', offline)).toContain("allowDomains: ['HOST'] or network: 'host'");
+    expect(refusalHint('library', deny)).toContain('allowDenylistedCommands: true');
+    for (const v of [offline, deny]) {
+      expect(refusalHint('library', v)).not.toMatch(/--[a-z]/);
+      expect(refusalHint('cli', v)).not.toMatch(/allowDomains|allowDenylisted|network: '/);
+    }
+    for (const door of doors)
+      expect(spell(door, 'approvalsOff')).toBe(
+        door === 'cli' ? 'approvals are off (--approval never)' : 'no approve callback was given',
+      );
+  });
+});

@@ -22,7 +22,8 @@ const totalFiles = flag('--files', 100_000);
 
 const bundled = await build({
   stdin: {
-    contents: "export * from './src/sensitive/sensitive-files.ts'; export * from './src/sensitive/host/sensitive-scan.ts';",
+    contents:
+      "export * from './src/sensitive/sensitive-files.ts'; export * from './src/sensitive/host/sensitive-scan.ts';",
     resolveDir: root,
     loader: 'ts',
   },

@@ -17,7 +17,7 @@ export type { BackendChoice, Launcher } from './backend/host/registry.js';
 export type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/run-options.js';
 export { DEFAULT_CAPTURE_LIMIT_BYTES } from './pipeline/run-options.js';
 export { landlockHelperPath } from './backend/landlock/host/backend.js';
-export { profileSearch } from './pipeline/context-stage.js';
+export { profileSearch } from './profile/host/profile-search.js';
 export { VERSION } from './version.js';
 export { appendAuditRecord, readAuditRecords, ledgerPath } from './report/host/ledger.js';
 export type { AuditRecord } from './report/ledger-line.js';

@@ -193,7 +193,7 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   const checks: Check[] = [];
   let bwrapPath: string | undefined;
   try {
-    const info = probeBwrap(process.env, profileSearch(process.cwd(), process.env).cacheDir);
+    const info = probeBwrap(process.env, profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0).cacheDir);
     bwrapPath = info.path;
     const missing = [
       !info.features.tmpfsSize && 'sized tmpfs (0.7)',

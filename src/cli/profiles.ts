@@ -28,7 +28,7 @@ function trustWord(trust: TrustState): string {
 }
 
 export async function listCommand(flags: { json?: boolean }): Promise<void> {
-  const search = profileSearch(process.cwd(), process.env);
+  const search = profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0);
   const rows = await Promise.all(
     listProfiles(search).map(async (p) => {
       try {
@@ -77,7 +77,12 @@ function describeTrust(resolved: ResolvedProfile): string {
 
 export async function showCommand(name: string, flags: { json?: boolean }): Promise<void> {
   // Review mode: an untrusted project profile is shown (that is how it gets reviewed), never run.
-  const resolved = await loadProfile(name, profileSearch(process.cwd(), process.env), VERSION, { review: true });
+  const resolved = await loadProfile(
+    name,
+    profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0),
+    VERSION,
+    { review: true },
+  );
   if (flags.json) {
     const { name: n, chain, profile, origins, hash, trust, shadows } = resolved;
     process.stdout.write(

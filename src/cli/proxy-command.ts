@@ -90,7 +90,11 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
   if (flags.profile !== undefined) {
     const trust = flags.trustProfile?.split(',').filter(Boolean) ?? [];
     // The profile's trust as `sbx run` judges it: a project profile needs its pin or its hash named here.
-    const resolved = await loadProfile(flags.profile, profileSearch(process.cwd(), process.env, trust), VERSION);
+    const resolved = await loadProfile(
+      flags.profile,
+      profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0, { trustProfiles: trust }),
+      VERSION,
+    );
     network = resolved.profile.network ?? 'none';
   }
   const rules = proxyRulesOf(network, flags.profile, {

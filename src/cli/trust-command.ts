@@ -120,7 +120,7 @@ async function showWidenings(resolved: ResolvedProfile, search: ProfileSearch): 
 }
 
 async function trustProfile(name: string, storeFile: string, dryRun: boolean, yes: boolean): Promise<void> {
-  const search = profileSearch(process.cwd(), process.env);
+  const search = profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0);
   const resolved = await loadProfile(name, search, VERSION, { review: true });
   const top = resolved.chain[resolved.chain.length - 1]!;
   // A file named by path may be pinned wherever it is: a run whose writable trees hold it needs the pin
@@ -164,7 +164,7 @@ async function trustProfile(name: string, storeFile: string, dryRun: boolean, ye
 /** The pin's key for a name or path given to --revoke. */
 function pinKey(given: string, store: TrustStore): string {
   if (!isPathLike(given)) {
-    const loc = locateProfile(given, profileSearch(process.cwd(), process.env));
+    const loc = locateProfile(given, profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0));
     return realpathSync(loc.file);
   }
   const absolute = resolve(given);
@@ -205,7 +205,7 @@ function list(storeFile: string): void {
 }
 
 export async function trustCommand(name: string | undefined, flags: TrustFlags): Promise<void> {
-  const storeFile = profileSearch(process.cwd(), process.env).trust!.storeFile;
+  const storeFile = profileSearch(process.cwd(), process.env, process.getuid?.() ?? 0).trust!.storeFile;
   if ((flags.list ? 1 : 0) + (flags.revoke !== undefined ? 1 : 0) + (name !== undefined ? 1 : 0) > 1) {
     throw new SbxError('USAGE', 'give one of NAME, --list or --revoke PATH', { hint: 'see `sbx trust --help`' });
   }

@@ -4,19 +4,12 @@
 // frozen. No later stage reads process.env, process.cwd(), process.stdin, process.execPath,
 // process.arch or process.getuid (test/unit/pipeline/ambient.test.ts): a stage that could would let two
 // stages of one run disagree (the limits once probed with process.env but applied with `hostEnv`).
-import { realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { SbxError } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import type { UserDirs } from '../policy/user-dirs.js';
 import type { Door } from '../advice.js';
 import type { ProfileSearch } from '../profile/host/load.js';
-import { isCi } from '../profile/host/trust.js';
-import { trustStoreFile } from '../profile/host/trust-store.js';
+import { profileSearch } from '../profile/host/profile-search.js';
 import { userDirs } from '../host/invoking-user.js';
-import { detectProjectRoot } from '../workspace/host/project-root-probe.js';
-import { isWithin } from '../path-within.js';
-import { packageRoot } from '../package-root.js';
 import { DEFAULT_CAPTURE_LIMIT_BYTES, type RunHooks, type RunOptions } from './run-options.js';
 
 /** The options the context turns into facts: no stage reads them raw. */
@@ -71,79 +64,6 @@ function definedOnly(env: Record<string, string | undefined>): Record<string, st
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** Chain hashes named for one invocation: each a full sha256 (a prefix could be ground to collide). */
-function trustedHashes(given: readonly string[], env: Record<string, string | undefined>): string[] {
-  const fromEnv = (env.SBX_TRUST_PROFILE ?? '')
-    .split(',')
-    .map((h) => h.trim())
-    .filter(Boolean);
-  const all = [...given, ...fromEnv];
-  const bad = all.find((h) => !/^[0-9a-f]{64}$/.test(h));
-  if (bad !== undefined) {
-    const message = `--trust-profile / SBX_TRUST_PROFILE: "${bad}" is not a sha256 (64 lowercase hex digits)`;
-    throw new SbxError('USAGE', message, {
-      hint: 'use the chain hash `sbx trust NAME` or `sbx profiles show NAME` prints',
-    });
-  }
-  return all;
-}
-
-function realOrUndefined(path: string | undefined): string | undefined {
-  if (path === undefined || path === '') return undefined;
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The trees whose profile files are pinned like a project's (TrustContext.exposed): the cwd and its
- * project's top level (where an earlier plain `sbx run` from here wrote), the workspace asked for,
- * and in GitHub Actions the checkout. A tree that holds HOME is left out: no run may write it whole
- * (host-state/host-state.ts), and a file below it in a tree some run did write is the workspace's case.
- */
-function exposedTrees(
-  cwd: string,
-  env: Record<string, string | undefined>,
-  home: string,
-  workspace: string | undefined,
-): string[] {
-  const real = realOrUndefined(cwd);
-  const root = real ? detectProjectRoot(real, home, process.getuid?.() ?? 0)?.path : undefined;
-  const checkout = env.GITHUB_ACTIONS === 'true' ? realOrUndefined(env.GITHUB_WORKSPACE) : undefined;
-  const asked = workspace === undefined ? undefined : realOrUndefined(resolve(cwd, workspace));
-  const realHome = realOrUndefined(home) ?? home;
-  const trees = [real, root, asked].filter((t): t is string => t !== undefined && !isWithin(realHome, t));
-  // The checkout is the pull request's even when HOME lies inside it (HOME=$GITHUB_WORKSPACE).
-  return [...new Set([...trees, ...(checkout ? [checkout] : [])])];
-}
-
-/**
- * Where profiles are found, cached and trusted. `trustProfiles`: chain hashes trusted for this
- * invocation (CI); `workspace`: the one asked for, whose profile files need a pin.
- */
-export function profileSearch(
-  cwd: string,
-  env: Record<string, string | undefined>,
-  trustProfiles: readonly string[] = [],
-  dirs: UserDirs = userDirs(env),
-  workspace?: string,
-): ProfileSearch {
-  return {
-    cwd,
-    configHome: dirs.configHome,
-    builtinDir: join(packageRoot(), 'profiles'),
-    ...(env.SBX_NO_CACHE ? {} : { cacheDir: join(dirs.cacheHome, 'sbx') }),
-    trust: {
-      storeFile: trustStoreFile(dirs.stateHome),
-      hashes: trustedHashes(trustProfiles, env),
-      ci: isCi(env),
-      exposed: exposedTrees(cwd, env, dirs.home, workspace),
-    },
-  };
-}
-
 /**
  * The one place a run reads its process: the ambient facts, each defaulted from the caller's option
  * when it gave one (`hostEnv`, `cwd`, `tty`). Throws USAGE for a malformed trusted hash. `options`:
@@ -173,6 +93,12 @@ export function runContext(
     tty: options.stdio === 'capture' ? false : (requested.tty ?? Boolean(process.stdin.isTTY)),
     arch: process.arch,
     execPath: process.execPath,
-    search: Object.freeze(profileSearch(cwd, env, requested.trustProfiles, dirs, requested.workspace)),
+    search: Object.freeze(
+      profileSearch(cwd, env, process.getuid?.() ?? 0, {
+        trustProfiles: requested.trustProfiles ?? [],
+        dirs,
+        ...(requested.workspace !== undefined ? { workspace: requested.workspace } : {}),
+      }),
+    ),
   });
 }

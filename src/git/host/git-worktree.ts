@@ -17,7 +17,10 @@ import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../../errors.js';
 import { sanitizeGitConfig } from '../git-config.js';
 import { GIT_CONFIG_VIEW_REASON, withheldOf } from '../../host-state/guarded-state.js';
-import type { Host } from '../../policy/host.js';
+import type { Pins } from '../../host/pins.js';
+import { isWithin } from '../../path-within.js';
+import type { Host, PathFact } from '../../policy/host.js';
+import type { Profile } from '../../profile/schema.js';
 import type { SensitiveRules } from '../../sensitive/sensitive-matcher.js';
 import { readRegularFile } from './git-index.js';
 
@@ -156,4 +159,44 @@ export function protectCommonDir(commonDir: string, via: string, rules: Sensitiv
     }
   }
   return out;
+}
+
+/**
+ * A worktree's shared git directory (git/host/git-worktree.ts), pinned like every bind source, with
+ * what inside it is protected. Outside danger mode only (danger binds the host root anyway), and only
+ * when it lies outside the workspace (inside, the workspace's own scan covers it).
+ */
+export function probeWorktree(
+  workspace: PathFact,
+  profile: Profile,
+  pins: Pins,
+  paths: Host['paths'],
+): Host['gitWorktree'] {
+  if (!workspace.exists || workspace.type !== 'dir' || profile.mode === 'danger') return undefined;
+  const worktree = findGitWorktree(workspace.real);
+  if (!worktree || isWithin(worktree.commonDir, workspace.real)) return undefined;
+  const fact = pins.probe(worktree.commonDir);
+  if (!fact.exists || fact.real !== worktree.commonDir || fact.type !== 'dir')
+    throw new SbxError('BIND_SOURCE_CHANGED', `${worktree.commonDir} was replaced while sbx checked it`, {
+      hint: 'run again; if it repeats, something is rewriting that directory',
+    });
+  paths[worktree.commonDir] = fact;
+  return worktree;
+}
+
+/** The workspace scan's findings plus the worktree's shared git directory's, walked through its pinned descriptor. */
+export function withCommonDir(
+  scanned: Host['sensitiveFiles'],
+  commonDir: string,
+  rules: SensitiveRules,
+  pins: Pins,
+): Host['sensitiveFiles'] {
+  const fd = pins.fdOf(commonDir);
+  const common = protectCommonDir(commonDir, fd === undefined ? commonDir : `/proc/self/fd/${fd}`, rules);
+  return {
+    masks: [...scanned.masks, ...common.masks],
+    protect: [...scanned.protect, ...common.protect],
+    views: [...scanned.views, ...common.views],
+    ...(scanned.unmasked ? { unmasked: scanned.unmasked } : {}),
+  };
 }

@@ -26,7 +26,7 @@ import { type AuditRecord, encodeRecord } from '../ledger-line.js';
 
 export { MAX_LINE_BYTES } from '../ledger-line.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from '../../host/lock-file.js';
-import type { Violation, } from '../../policy/violation.js';
+import type { Violation } from '../../policy/violation.js';
 import { userDirs } from '../../host/invoking-user.js';
 
 export interface LedgerFilter {

@@ -1,6 +1,6 @@
 /*
  * The network judge of sbx-landlock, for `net=filtered` (an allow-list network under the landlock
- * backend, src/backend/landlock.ts). Without a network namespace the command shares the host's
+ * backend, src/backend/landlock/). Without a network namespace the command shares the host's
  * network, and Landlock (ABI 4) can limit TCP by port only, never by address: "connect to 443" would
  * be any host's 443. So the command gets no TCP right at all from Landlock, and its connect() calls go
  * to the monitor instead, by seccomp user notification (seccomp_unotify(2)):
@@ -18,7 +18,7 @@
  *              and would take connections from the host's network.
  *   socket()   AF_INET and AF_INET6 sockets that are not plain TCP (UDP, raw, SCTP, MPTCP: Landlock's
  *              TCP rules do not see them) are denied and reported; other families are the main
- *              filter's to judge (src/backend/landlock.ts landlockSeccompRules).
+ *              filter's to judge (src/backend/landlock/, landlockSeccompRules).
  *
  * The monitor runs outside the Landlock domain, so its own connect() is not Landlock's to refuse.
  * If the monitor stops judging, it closes the listener and the kernel fails every pending and later

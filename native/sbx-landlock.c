@@ -1,5 +1,5 @@
 /*
- * sbx-landlock: the launcher of sbx's landlock backend (src/backend/landlock.ts), for hosts where no
+ * sbx-landlock: the launcher of sbx's landlock backend (src/backend/landlock/), for hosts where no
  * user namespace can be created (a container's default seccomp profile, a process already inside a
  * sandbox). It confines the command with Landlock, no_new_privs, an empty capability set and a
  * seccomp filter, then execs it. It builds no namespace: the command shares the host's mounts,
@@ -311,7 +311,7 @@ static void landlock(const struct config *c) {
 	errno = 0;
 	if (abi < 6) die("Landlock ABI %d is too old: sbx needs ABI 6 (Linux 6.12) for signal and socket scoping", abi);
 	/* TCP rules hook bind() and connect() only. The connections they cannot see come from seccomp's
-	 * filter, which sbx always sends (src/backend/landlock.ts seccompRules): sends with MSG_FASTOPEN,
+	 * filter, which sbx always sends (src/backend/landlock/, landlockSeccompRules): sends with MSG_FASTOPEN,
 	 * which connect from inside sendto/sendmsg/sendmmsg, and io_uring, which creates sockets without
 	 * socket(). TCP_FASTOPEN_CONNECT is covered here: it defers the SYN, but connect() is still called. */
 	struct ll_ruleset_attr attr = {

@@ -1,4 +1,4 @@
-// What a tool call of `sbx mcp` answers: the JSON report `sbx run --report-fd` writes (report/host/report.ts),
+// What a tool call of `sbx mcp` answers: the JSON report `sbx run --report-fd` writes (report/report.ts),
 // as structuredContent under its own zod schema (report/report-schema.ts), and a text an agent reads
 // first. A refusal, a failed command and a violation are all results with isError: never a thrown
 // error, which the SDK would turn into a bare message without the report.

@@ -1,4 +1,4 @@
-// The stderr summary after a failure names the masked files (report/host/report.ts summaryLines): a
+// The stderr summary after a failure names the masked files (report/report.ts summaryLines): a
 // command that needed one learns why without --verbose. A success says nothing of them.
 import { describe, expect, it } from 'vitest';
 import { summaryLines, type Report } from '../../../src/report/report.js';

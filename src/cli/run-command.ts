@@ -24,6 +24,7 @@ import { writeReport } from '../report/host/write-report.js';
 import { invokingView } from './print-error.js';
 import { userDirs } from '../host/invoking-user.js';
 import { toRunOptions, type RunCliFlags } from './run-flags.js';
+import { firstOnHost, probeNoticeFacts } from '../report/host/notices.js';
 
 interface ReportTarget {
   fd: number;
@@ -213,22 +214,24 @@ function captureLimit(flags: RunCliFlags): number | undefined {
   }
 }
 
-/** The notices this host has not been told yet (loaded only when there is one). */
-async function onceOnHost(notices: string[]): Promise<string[]> {
+/** The notices this host has not been told yet (report/host/notices.ts). */
+function onceOnHost(notices: string[]): string[] {
   if (notices.length === 0) return [];
-  const { firstOnHost, probeNoticeFacts } = await import('../report/host/notices.js');
   const uid = process.getuid?.() ?? 0;
   const stateDir = join(userDirs(process.env).stateHome, 'sbx');
   return firstOnHost(notices, { stateDir, uid, facts: probeNoticeFacts(uid) });
 }
 
-/** A project or user profile never hides a built-in silently. */
+/**
+ * A project or user profile never hides a built-in silently, but says so once per profile file on
+ * this host, not on every call: an agent's hook runs `sbx run -p agent` for each of its commands, and
+ * the model reads the line every time (`sbx profiles` and the report's `profile.shadows` always say it).
+ */
 function noteShadowing(profile: ProfileInfo): void {
   if (!profile.shadows) return;
   const whose = profile.source === 'project' ? "the project's" : 'your';
-  process.stderr.write(
-    `sbx: profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in; -p builtin:${profile.name} names sbx's own)\n`,
-  );
+  const notice = `profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in; -p builtin:${profile.name} names sbx's own; said once)`;
+  for (const line of onceOnHost([notice])) process.stderr.write(`sbx: ${line}\n`);
 }
 
 export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
@@ -358,7 +361,7 @@ async function runAndReport(
   if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
   // Limits the profile asked for that this host cannot enforce: said once per host (report/host/notices.ts),
   // whether the run failed or not; the report and `sbx doctor` always say it.
-  for (const line of await onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
+  for (const line of onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
     process.stderr.write(summaryLines(report, invokingView()).join('\n') + '\n');
   }

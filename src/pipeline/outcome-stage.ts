@@ -38,25 +38,21 @@ function reportedLimit(l: PlannedLimit): NonNullable<Outcome['limits']>[number] 
   return { name, value, base, mechanism, exact, enforced, ...(gap ? { reason: gap } : {}) };
 }
 
-/** Values the captured output must not show: injected secrets and every credential-named variable of the invoking environment. */
-function scrubValues(env: Record<string, string>, secretEnv: Record<string, string>): string[] {
-  const credentials = Object.entries(env).filter(([name]) => isCredentialName(name));
-  return [...Object.values(secretEnv), ...credentials.map(([, value]) => value)];
-}
-
 /** Capture mode only: the scrubber's patterns are not loaded for a plain run. */
 async function capturedView(r: OutcomeInput): Promise<Outcome['captured']> {
-  const { stdout, stderr, streamBytes } = r.result;
+  const { stdout, stderr, streamBytes, tails } = r.result;
   if (!stdout || !stderr) return undefined;
-  const { scrubCapture } = await import('../report/scrub.js');
-  const secrets = scrubValues(r.derived.host.env, r.secretEnv);
-  const view = (buf: Buffer, total: number): CapturedText => {
-    const { text, droppedBytes, hits } = scrubCapture(buf, r.ctx.options.captureLimitBytes, { secrets }, total);
+  const { scrubCapture, scrubbedValues } = await import('../report/scrub.js');
+  const credentials = Object.fromEntries(Object.entries(r.derived.host.env).filter(([name]) => isCredentialName(name)));
+  const secrets = scrubbedValues(credentials, r.secretEnv);
+  const view = (buf: Buffer, total: number, tail: Buffer | undefined): CapturedText => {
+    const limit = r.ctx.options.captureLimitBytes;
+    const { text, droppedBytes, hits } = scrubCapture(buf, limit, { secrets }, total, tail ? { tail } : {});
     return { text, droppedBytes, redactions: hits };
   };
   return {
-    stdout: view(stdout, streamBytes?.stdout ?? stdout.length),
-    stderr: view(stderr, streamBytes?.stderr ?? stderr.length),
+    stdout: view(stdout, streamBytes?.stdout ?? stdout.length, tails?.stdout),
+    stderr: view(stderr, streamBytes?.stderr ?? stderr.length, tails?.stderr),
   };
 }
 

@@ -137,6 +137,50 @@ const PATTERN_RULES: readonly PatternRule[] = [
   },
 ];
 
+/**
+ * Credential-named variables (env/env.ts isCredentialName, `AWS_*`, `GOOGLE_*`, ...) whose value is
+ * configuration, never a secret: a profile, a region, an address, a project. Their values are the
+ * most common words of ordinary output (`default`, `us-east-1`): scrubbed, every file name and line
+ * of code holding them would reach the model corrupted.
+ */
+const CONFIGURATION_NAME =
+  /_(?:DEFAULT_)?(?:PROFILE|REGION|ZONE|LOCATION|ADDR|ADDRESS|HOST|PORT|ENDPOINT|ENDPOINT_URL|PROJECT|PROJECT_ID|PROJECT_NUMBER|ACCOUNT|ACCOUNT_ID|NAMESPACE|ENV|ENVIRONMENT|OUTPUT|FORMAT|PAGER|USER|USERNAME|ROLE_ARN|ROLE_SESSION_NAME|CONFIG_FILE|SHARED_CREDENTIALS_FILE|CA_BUNDLE|CACERT|SDK_LOAD_CONFIG|MODE|VERSION|TIMEOUT|RETRY_MODE|MAX_ATTEMPTS|SKIP_VERIFY)$/i;
+
+/**
+ * What of a credential variable's value could be a secret: the password of a URL's userinfo
+ * (`DATABASE_URL=postgres://app:PASSWORD@db/app`); nothing of an address, a path, a number, a boolean
+ * or a short name (`default`, `us-east-1`, `prod_eu`); otherwise the whole value.
+ */
+export function secretPartsOf(value: string): string[] {
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^\s/@]*)@/i.exec(value);
+  if (userinfo) {
+    const password = userinfo[1]!.split(':').slice(1).join(':');
+    return password ? [password] : [];
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^(?:\/|~\/|\.\.?\/)/.test(value)) return [];
+  if (/^\d+(?:\.\d+)*$/.test(value) || /^(?:true|false|yes|no|on|off)$/i.test(value)) return [];
+  if (value.length < 20 && /^[a-z]+(?:[-_.][a-z0-9]+)*$/.test(value)) return [];
+  return [value];
+}
+
+/**
+ * The exact values captured output must not show: every secret the profile injected, whatever it
+ * looks like (the user said it is one), and of the invoking environment's credential-named variables
+ * (`credentials`, already dropped from the sandbox by name) what could be a secret.
+ */
+export function scrubbedValues(
+  credentials: Readonly<Record<string, string>>,
+  injected: Readonly<Record<string, string>>,
+): string[] {
+  const fromHost = Object.entries(credentials)
+    .filter(([name]) => !CONFIGURATION_NAME.test(name))
+    .flatMap(([, value]) => secretPartsOf(value));
+  return [...Object.values(injected), ...fromHost];
+}
+
+/** The rules in the order they run (the order `hits` lists them). */
+const RULE_ORDER = ['secret.value', ...PATTERN_RULES.map((r) => r.rule)];
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Exact values as one alternation, longest first so a secret containing another goes whole. */
@@ -188,44 +232,98 @@ function utf8CutIndex(buf: Uint8Array, limitBytes: number): number {
   return limitBytes;
 }
 
-function withDropMarker(text: string, droppedBytes: number): string {
-  const newline = text === '' || text.endsWith('\n') ? '' : '\n';
-  return `${text}${newline}[sbx: ${droppedBytes} bytes dropped]\n`;
-}
-
-/** The first `limitBytes` of `buf` as text, never splitting a character, and a marker line when cut. */
-export function boundCapture(buf: Buffer, limitBytes: number): { text: string; droppedBytes: number } {
-  const end = utf8CutIndex(buf, limitBytes);
-  const text = buf.subarray(0, end).toString('utf8');
-  if (end === buf.length) return { text, droppedBytes: 0 };
-  return { text: withDropMarker(text, buf.length - end), droppedBytes: buf.length - end };
+/** The smallest start ≥ `from` that does not begin inside a UTF-8 character (at most 3 bytes on; past the end, the end). */
+function utf8StartIndex(buf: Uint8Array, from: number): number {
+  const isContinuation = (i: number) => (buf[i]! & 0xc0) === 0x80;
+  for (let start = Math.max(0, from); start <= from + 3; start++) {
+    if (start >= buf.length || !isContinuation(start)) return Math.min(start, buf.length);
+  }
+  return Math.max(0, from);
 }
 
 /**
- * Kept past the limit while scrubbing. Cutting first would leave the head of a secret that straddles
+ * Kept past each cut while scrubbing. Cutting first would leave the part of a secret that straddles
  * the cut, too short for its rule; scrubbing everything would cost time and memory on runaway
- * output. So: cut at limit + slack, scrub, then cut at the limit. Longer secrets that straddle the
- * cut are caught only if their rule fires on the head (a private key block without its END does).
+ * output. So: cut at the bound plus this slack, scrub, then cut at the bound. Longer secrets that
+ * straddle a cut are caught only if their rule fires on the part kept (a private key block without
+ * its END does).
  */
 const SCRUB_SLACK_BYTES = 1024;
 
+/** The markers of `text` that reach into [from, to) (string offsets), counted by rule in rule order. */
+function hitsWithin(text: string, from: number, to: number): ScrubResult['hits'] {
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/\[REDACTED:([a-z0-9.-]+)\]/g))
+    if (m.index < to && m.index + m[0].length > from) counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
+  return RULE_ORDER.flatMap((rule) => (counts.has(rule) ? [{ rule, count: counts.get(rule)! }] : []));
+}
+
 /**
- * Captured output as an agent may see it: bounded to `limitBytes` (UTF-8 safe, marker line when
- * cut) and scrubbed. `droppedBytes` counts the raw bytes past limit + slack plus the scrubbed bytes
- * past the limit.
+ * The scrubbed text of `buf`'s first `limitBytes`, never splitting a character, and the redactions
+ * it shows (a marker the cut split counts: the value behind it is hidden there).
+ */
+function scrubbedHead(buf: Buffer, limitBytes: number, opts: ScrubOptions) {
+  const slackEnd = utf8CutIndex(buf, limitBytes + SCRUB_SLACK_BYTES);
+  const { text } = scrubText(buf.subarray(0, slackEnd).toString('utf8'), opts);
+  const bytes = Buffer.from(text, 'utf8');
+  const shown = bytes.subarray(0, utf8CutIndex(bytes, limitBytes)).toString('utf8');
+  return { text: shown, hits: hitsWithin(text, 0, shown.length) };
+}
+
+/** The scrubbed text of `buf`'s last `limitBytes`, never splitting a character, and the redactions it shows. */
+function scrubbedTail(buf: Buffer, limitBytes: number, opts: ScrubOptions) {
+  const slackStart = utf8StartIndex(buf, buf.length - limitBytes - SCRUB_SLACK_BYTES);
+  const { text } = scrubText(buf.subarray(slackStart).toString('utf8'), opts);
+  const bytes = Buffer.from(text, 'utf8');
+  const shown = bytes.subarray(utf8StartIndex(bytes, bytes.length - limitBytes)).toString('utf8');
+  return { text: shown, hits: hitsWithin(text, text.length - shown.length, text.length) };
+}
+
+function mergedHits(...lists: ScrubResult['hits'][]): ScrubResult['hits'] {
+  const counts = new Map<string, number>();
+  for (const list of lists) for (const { rule, count } of list) counts.set(rule, (counts.get(rule) ?? 0) + count);
+  return RULE_ORDER.flatMap((rule) => (counts.has(rule) ? [{ rule, count: counts.get(rule)! }] : []));
+}
+
+/** The end of a stream: what `head` holds past `total - tail.length` when it holds it all, else `tail`. */
+export interface StreamEnd {
+  /** The last bytes the stream carried (backend/host/exec.ts keeps them past its head). */
+  tail?: Buffer;
+}
+
+/**
+ * Captured output as an agent may see it, scrubbed and within `limitBytes`. A stream that fits is
+ * kept whole. A longer one keeps its head and its tail, half the bound each, with one marker line
+ * where the middle was cut: a build's first error is at its head, a test run's failures and summary
+ * at its end. `head` is the stream's kept head, `total` what it carried in all, `end.tail` its last
+ * bytes when the head did not hold them. `droppedBytes`: the bytes the stream carried that the text
+ * does not show.
  */
 export function scrubCapture(
-  buf: Buffer,
+  head: Buffer,
   limitBytes: number,
   opts: ScrubOptions,
-  totalBytes = buf.length,
+  total = head.length,
+  end: StreamEnd = {},
 ): ScrubResult & { droppedBytes: number } {
-  const slackEnd = utf8CutIndex(buf, limitBytes + SCRUB_SLACK_BYTES);
-  const scrubbed = scrubText(buf.subarray(0, slackEnd).toString('utf8'), opts);
-  const bytes = Buffer.from(scrubbed.text, 'utf8');
-  const end = utf8CutIndex(bytes, limitBytes);
-  // totalBytes: what the stream carried, when only its head was kept.
-  const droppedBytes = totalBytes - slackEnd + (bytes.length - end);
-  const text = bytes.subarray(0, end).toString('utf8');
-  return { text: droppedBytes === 0 ? text : withDropMarker(text, droppedBytes), hits: scrubbed.hits, droppedBytes };
+  // A stream within the bound is shown whole: its markers may make the text a little longer.
+  if (total <= limitBytes && head.length === total)
+    return { ...scrubText(head.toString('utf8'), opts), droppedBytes: 0 };
+  const headLimit = Math.floor(limitBytes / 2);
+  const tailLimit = limitBytes - headLimit;
+  const first = scrubbedHead(head, headLimit, opts);
+  const source = end.tail ?? head;
+  const last = scrubbedTail(source, tailLimit, opts);
+  const droppedBytes = Math.max(0, total - Buffer.byteLength(first.text) - Buffer.byteLength(last.text));
+  return {
+    text: withCutMarker(first.text, droppedBytes, last.text),
+    hits: mergedHits(first.hits, last.hits),
+    droppedBytes,
+  };
+}
+
+/** The head, one marker line saying how much was cut there, and the tail. */
+function withCutMarker(head: string, droppedBytes: number, tail: string): string {
+  const newline = head === '' || head.endsWith('\n') ? '' : '\n';
+  return `${head}${newline}[sbx: ${droppedBytes} bytes cut here]\n${tail}`;
 }

@@ -78,14 +78,21 @@ export type ExecResult =
       interrupts: Interrupt[];
     } & Captured);
 
-/** Capture mode: the kept head of each stream, and how many bytes each carried in all. */
+/** Capture mode: the kept head of each stream, its end when the head did not hold it, and how many bytes each carried in all. */
 export interface Captured {
   stdout?: Buffer;
   stderr?: Buffer;
+  /** The last bytes of each stream, when it carried more than its head keeps. */
+  tails?: { stdout?: Buffer; stderr?: Buffer };
   streamBytes?: { stdout: number; stderr: number };
 }
 
 const DEFAULT_CAPTURE_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * The end of a stream kept past its head: far above what a report shows of it (report/scrub.ts keeps
+ * half its bound from the end), so a test run's summary survives any amount of output before it.
+ */
+const CAPTURE_TAIL_BYTES = 1024 * 1024;
 /** The launch's extra descriptors are numbered from here in the child. */
 const EXTRA_BASE = 3;
 
@@ -216,18 +223,35 @@ function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () =>
 }
 
 /** Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only. */
-function collect(stream: Readable | null, maxBytes: number): () => { buf: Buffer; total: number } {
+function collect(stream: Readable | null, maxBytes: number): () => { buf: Buffer; tail?: Buffer; total: number } {
   const chunks: Buffer[] = [];
   let kept = 0;
   let total = 0;
+  // Past the head, the last CAPTURE_TAIL_BYTES: whole chunks, the oldest dropped while the rest still hold the bound.
+  const tail: Buffer[] = [];
+  let tailBytes = 0;
   stream?.on('data', (c: Buffer) => {
     total += c.length;
-    if (kept >= maxBytes) return;
-    const part = c.length > maxBytes - kept ? c.subarray(0, maxBytes - kept) : c;
-    chunks.push(part);
-    kept += part.length;
+    const room = maxBytes - kept;
+    if (room > 0) {
+      const part = c.length > room ? c.subarray(0, room) : c;
+      chunks.push(part);
+      kept += part.length;
+      if (part.length === c.length) return;
+      c = c.subarray(part.length);
+    }
+    tail.push(c);
+    tailBytes += c.length;
+    while (tail.length > 1 && tailBytes - tail[0]!.length >= CAPTURE_TAIL_BYTES) tailBytes -= tail.shift()!.length;
   });
-  return () => ({ buf: Buffer.concat(chunks), total });
+  return () => {
+    const end = Buffer.concat(tail);
+    return {
+      buf: Buffer.concat(chunks),
+      ...(end.length > 0 ? { tail: end.subarray(Math.max(0, end.length - CAPTURE_TAIL_BYTES)) } : {}),
+      total,
+    };
+  };
 }
 
 interface Supervision {
@@ -356,6 +380,9 @@ export async function execLaunch(launch: Launch, opts: ExecOptions): Promise<Exe
       Object.assign(captured, {
         stdout: out.buf,
         stderr: err.buf,
+        ...(out.tail || err.tail
+          ? { tails: { ...(out.tail ? { stdout: out.tail } : {}), ...(err.tail ? { stderr: err.tail } : {}) } }
+          : {}),
         streamBytes: { stdout: out.total, stderr: err.total },
       });
     }

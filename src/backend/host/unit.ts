@@ -53,6 +53,8 @@ export type LaunchResult = Pick<EndingFacts, 'status' | 'timedOut' | 'interrupts
   observed: Violation[];
   stdout?: Buffer;
   stderr?: Buffer;
+  /** Capture mode: the last bytes of a stream that carried more than its head keeps (backend/host/exec.ts). */
+  tails?: { stdout?: Buffer; stderr?: Buffer };
   streamBytes?: { stdout: number; stderr: number };
 };
 
@@ -128,11 +130,12 @@ export const OWN_NAMESPACE = {
   networkFilteredWhere: 'own namespace',
 };
 
-function capturedOf(result: ExecResult): Pick<LaunchResult, 'stdout' | 'stderr' | 'streamBytes'> {
+function capturedOf(result: ExecResult): Pick<LaunchResult, 'stdout' | 'stderr' | 'tails' | 'streamBytes'> {
   if (result.kind === 'setup-failed' || !result.stdout) return {};
   return {
     stdout: result.stdout,
     stderr: result.stderr!,
+    ...(result.tails ? { tails: result.tails } : {}),
     ...(result.streamBytes ? { streamBytes: result.streamBytes } : {}),
   };
 }

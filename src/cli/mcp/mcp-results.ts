@@ -44,8 +44,8 @@ function streamLines(name: string, captured: Report['captured']): string[] {
 /**
  * The text an agent reads: how the run ended (summaryLines' first line: exit, signal or the limit that
  * fired, profile, session), each violation with its profile line, sbx's refusal with its hint, the
- * notices sbx gave before the start, then the captured streams (scrubbed; a cut one ends with
- * `[sbx: N bytes dropped]`).
+ * notices sbx gave before the start, then the captured streams (scrubbed; a long one as its head
+ * and its tail with `[sbx: N bytes cut here]` between).
  */
 export function toolResult(report: Report, notices: readonly string[], error?: SbxError): ToolResult {
   // summaryLines says "exited N": true of a command that ran, not of one sbx refused.

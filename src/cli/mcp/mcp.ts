@@ -67,6 +67,9 @@ const HOST_CODES = new Set([
   'HOST_SETUP',
 ]);
 
+/** The most a call may ask to see of each stream: the launcher keeps 1 MiB of each stream's end (backend/host/exec.ts). */
+const MAX_OUTPUT_LIMIT = 1024 * 1024;
+
 const arg = z.string().refine((s) => !s.includes('\0'), 'must not contain a NUL character');
 const commandInput = {
   command: z
@@ -94,13 +97,23 @@ const runInput = z.strictObject({
     .max(86_400)
     .optional()
     .describe("Wall-clock limit in seconds; it can only shorten the profile's timeout. Exit 124 when it fires."),
+  output_limit: z
+    .number()
+    .int()
+    .min(1024)
+    .max(MAX_OUTPUT_LIMIT)
+    .optional()
+    .describe(
+      'Bytes of stdout and of stderr returned, each (default 16384). Longer output keeps its head and its tail, half each, with a marker line where the middle was cut.',
+    ),
 });
 const explainInput = z.strictObject(commandInput);
 
 const RUN_DESCRIPTION =
   'Run a command in the sbx sandbox (the profile and workspace sbx mcp was started with). ' +
-  'Returns the exit status (or the signal, or the limit that ended it), stdout and stderr (scrubbed of secrets, ' +
-  'cut at 16 KiB each with a marker), and every violation with the profile line behind its rule. ' +
+  'Returns the exit status (or the signal, or the limit that ended it), stdout and stderr (scrubbed of secrets; ' +
+  'past 16 KiB each, or output_limit, the head and the tail with a marker where the middle was cut), files the ' +
+  'policy hid, and every violation with the profile line behind its rule. ' +
   'A command the profile refuses, a non-zero exit and a violation come back with isError and the reason.';
 const EXPLAIN_DESCRIPTION =
   'Show the sandbox a run gets (profile, workspace, mounts, network, environment, limits, command rules) ' +
@@ -169,6 +182,7 @@ function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortS
     profile: fixed.profile.name,
     ...placeOf(fixed, args.cwd),
     ...(timeoutMs !== undefined ? { limits: { timeout: `${timeoutMs}ms` } } : {}),
+    ...(args.output_limit !== undefined ? { captureLimitBytes: args.output_limit } : {}),
     // Captured, never inherited: this process's stdout is the MCP transport.
     stdio: 'capture',
     signal,

@@ -88,7 +88,13 @@ export function refusal(violations: Violation[], door: Door): SbxError {
   const details = rest.slice(0, REASONS_SHOWN - 1).map((v) => `also: ${v.detail}`);
   const more = rest.length - (REASONS_SHOWN - 1);
   if (more > 0) details.push(`and ${more} more reasons, listed in ${spell(door, 'allReasons')}`);
-  return new SbxError(refusalCode(violations), first!.detail, { hint: refusalHint(door, first!), violations, details });
+  // The refusal's own source is its first reason's rule: run.ts locates both (file, line) once the profile is known.
+  return new SbxError(refusalCode(violations), first!.detail, {
+    hint: refusalHint(door, first!),
+    violations,
+    details,
+    ...(first!.source ? { source: first!.source } : {}),
+  });
 }
 
 /** The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is asked. */
@@ -163,10 +169,13 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
       by,
     });
   };
+  // Every question comes from `commands.default: ask` (commands/command-rules.ts): that line is the rule behind a denial.
+  const source = { key: 'commands.default' };
   const denied = (why: string, hint: string) =>
     new SbxError('APPROVAL_DENIED', `${detail}: ${why}`, {
       hint,
-      violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${detail}; ${why}` }],
+      source,
+      violations: [{ phase: 'preflight', kind: 'command', rule: 'approval', detail: `${detail}; ${why}`, source }],
     });
 
   const store = openApprovalStore({

@@ -67,6 +67,24 @@ describe.skipIf(SKIP_INTEGRATION)('library door fails closed (dist/api.js, real 
     expect(existsSync(marker())).toBe(false);
   });
 
+  it("a refusal names its rule's profile line in SbxError.source: APPROVAL_DENIED and COMMAND_DENIED", async () => {
+    const refused = await api.run({ ...base(), command: ['touch', 'ran-marker'] }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      code: 'APPROVAL_DENIED',
+      source: { key: 'commands.default', origin: 'profile', file: asking, line: 3 },
+    });
+    const denying = join(t.root, 'denying.yaml');
+    writeFileSync(denying, 'extends: default\ncommands:\n  deny: [touch]\n');
+    const denied = await api
+      .run({ ...base(), profile: denying, command: ['touch', 'ran-marker'] })
+      .catch((e: unknown) => e);
+    expect(denied).toMatchObject({
+      code: 'COMMAND_DENIED',
+      source: { key: 'commands.deny[0]', origin: 'profile', file: denying, line: 3 },
+    });
+    expect(existsSync(marker())).toBe(false);
+  });
+
   it('an already-aborted signal: ABORTED, nothing runs (control: the same call without it runs)', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -81,9 +81,13 @@ describe.skipIf(SKIP_INTEGRATION)('trust boundary (real bwrap via bin/sbx.js)', 
     const ran = await runSbxReport(['--', 'touch', 'ran-trusted'], opts);
     expect(ran.r.code).toBe(0);
     expect(existsSync(join(ws, 'ran-trusted'))).toBe(true);
-    expect(ran.r.err).toContain(
-      `sbx: profile "default" is the project's ${planted} (shadows the built-in; -p builtin:default names sbx's own)`,
-    );
+    const shadowing = `sbx: profile "default" is the project's ${planted} (shadows the built-in; -p builtin:default names sbx's own; said once)`;
+    expect(ran.r.err).toContain(shadowing);
+    // Said once per profile file on this host, not on every call (an agent's hook reads each call's stderr).
+    const quiet = await runSbxReport(['--', 'true'], opts);
+    expect(quiet.r.code).toBe(0);
+    expect(quiet.r.err).not.toContain('shadows the built-in');
+    expect(quiet.report.profile?.shadows).toMatch(/\/profiles\/default\.yaml$/);
     expect(ran.report.profile).toMatchObject({
       name: 'default',
       source: 'project',

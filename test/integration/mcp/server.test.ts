@@ -69,7 +69,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     const { tools } = await sbx.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run']);
     const run = tools.find((tool) => tool.name === 'run')!;
-    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(['command', 'cwd', 'shell', 'timeout']);
+    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(['command', 'cwd', 'output_limit', 'shell', 'timeout']);
     expect(run.outputSchema?.required).toEqual(expect.arrayContaining(['exitCode', 'setBy', 'violations']));
     expect(sbx.stderr()).toContain(`sbx mcp: profile agent`);
   });
@@ -188,13 +188,29 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     await expectServing();
   });
 
-  it('a flood of output is cut, and the cut is marked', async () => {
-    const r = await callRun(sbx, { command: ['node', '-e', 'process.stdout.write("x".repeat(200000))'] });
+  it('a flood of output keeps its head and its tail, the cut marked between: the summary at the end survives', async () => {
+    const script =
+      'console.log("first line"); process.stdout.write("x".repeat(200000)); console.log("\\nTests: 1 failed, 9 passed")';
+    const r = await callRun(sbx, { command: ['node', '-e', script] });
     expect(r.isError, r.text).toBe(false);
     const out = r.report.captured!.stdout;
-    expect(out.droppedBytes).toBeGreaterThan(100_000);
-    expect(out.text).toMatch(/\[sbx: \d+ bytes dropped\]\n$/);
-    expect(r.text).toMatch(/\[sbx: \d+ bytes dropped\]/);
+    expect(out.droppedBytes).toBeGreaterThan(180_000);
+    expect(out.text).toMatch(/^first line\nx+\n\[sbx: \d+ bytes cut here\]\nx+\nTests: 1 failed, 9 passed\n$/);
+    expect(r.text).toMatch(/\[sbx: \d+ bytes cut here\][\s\S]*Tests: 1 failed, 9 passed$/);
+    expect(Buffer.byteLength(out.text)).toBeLessThan(16 * 1024 + 100);
+    await expectServing();
+  });
+
+  it('output_limit sets how much of each stream comes back', async () => {
+    const r = await callRun(sbx, {
+      command: ['node', '-e', 'process.stdout.write("y".repeat(200000))'],
+      output_limit: 65536,
+    });
+    const out = r.report.captured!.stdout;
+    expect(out.droppedBytes).toBe(200_000 - 65_536);
+    expect(out.text).toBe(`${'y'.repeat(32768)}\n[sbx: ${200_000 - 65_536} bytes cut here]\n${'y'.repeat(32768)}`);
+    const tooSmall = await callRun(sbx, { command: ['true'], output_limit: 10 });
+    expect(tooSmall.isError).toBe(true);
     await expectServing();
   });
 

@@ -175,7 +175,7 @@ describe.skipIf(SKIP_INTEGRATION)(
             'withsecret',
             '--capture',
             '--capture-limit',
-            '100',
+            '200',
             '--',
             ...sh(
               'echo "key: $ANTHROPIC_API_KEY"; echo eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ; seq 1 100; echo oops >&2',
@@ -191,8 +191,27 @@ describe.skipIf(SKIP_INTEGRATION)(
         ).toBe(true);
         expect(report.captured.stdout.redactions.map((h) => h.rule)).toEqual(['secret.value', 'pattern.jwt']);
         expect(report.captured.stdout.droppedBytes).toBeGreaterThan(0);
-        expect(report.captured.stdout.text).toMatch(/\[sbx: \d+ bytes dropped\]\n$/);
+        // The head and the tail, half the bound each, the cut marked between.
+        expect(report.captured.stdout.text).toMatch(/\n\[sbx: \d+ bytes cut here\]\n.*\n99\n100\n$/s);
         expect(report.captured.stderr.text).toBe('oops\n');
+      });
+
+      it('captured output keeps the common configuration values a credential-named variable holds', async () => {
+        // AWS_PROFILE=default and AWS_REGION=us-east-1 are in most developers' environments: their
+        // values are words of ordinary output, never secrets. The secret key beside them is scrubbed.
+        const key = `Zx9Qm2Lp${randomBytes(8).toString('hex')}`;
+        const env = { ...opts().env, AWS_PROFILE: 'default', AWS_REGION: 'us-east-1', AWS_SECRET_ACCESS_KEY: key };
+        const lines = [
+          'export default function handler() {}',
+          'src/config/default.json',
+          'deploying to us-east-1 with profile default',
+        ];
+        const printed = `printf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')}; echo "leak ${key}"`;
+        const r = await runSbx(['--capture', '--', ...sh(printed)], { ...opts(), env });
+        expect(r.code, r.err).toBe(0);
+        const report = parseReport(r.out) as Required<Report>;
+        expect(report.captured.stdout.text).toBe(`${lines.join('\n')}\nleak [REDACTED:secret.value]\n`);
+        expect(report.captured.stdout.redactions).toEqual([{ rule: 'secret.value', count: 1 }]);
       });
 
       it('without --capture the terminal stream is byte-exact (unscrubbed: the command owns its output)', async () => {

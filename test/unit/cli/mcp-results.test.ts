@@ -47,7 +47,7 @@ describe('toolResult', () => {
       limit: '1s',
       source: { key: 'limits.timeout', file: '/p/short.yaml', line: 3 },
     };
-    const cut = 'x[sbx: 10 bytes dropped]\n';
+    const cut = 'x\n[sbx: 10 bytes cut here]\ny\n';
     const r = toolResult(
       { ...base, exitCode: 124, setBy: 'sbx', violations: [violation], captured: captured(cut, 10) },
       ['sbx: npm install needs the network'],
@@ -59,7 +59,7 @@ describe('toolResult', () => {
       'violation: timeout (limits.timeout): ran past 1s; profile /p/short.yaml:3 (limits.timeout)',
     );
     expect(lines).toContain('notice: npm install needs the network');
-    expect(lines.at(-1)).toBe('x[sbx: 10 bytes dropped]');
+    expect(lines.slice(-3)).toEqual(['x', '[sbx: 10 bytes cut here]', 'y']);
   });
 
   it('a refusal says nothing ran, with the code, the message and the hint', () => {

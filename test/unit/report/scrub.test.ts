@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { boundCapture, scrubCapture, scrubText } from '../../../src/report/scrub.js';
+import { scrubbedValues, scrubCapture, scrubText } from '../../../src/report/scrub.js';
 import { SRC_DIR } from '../../helpers/paths.js';
 
 // Token-shaped fixtures are assembled at run time so secret scanners do not flag this file.
@@ -257,72 +257,77 @@ describe('scrubText rules', () => {
   });
 });
 
-describe('boundCapture', () => {
-  it('under the limit: the text, nothing dropped, no marker', () => {
-    expect(boundCapture(Buffer.from('héllo\n'), 100)).toEqual({ text: 'héllo\n', droppedBytes: 0 });
-    expect(boundCapture(Buffer.from('exact'), 5)).toEqual({ text: 'exact', droppedBytes: 0 });
+describe('scrubCapture: a stream within the bound whole; a longer one as head, marker, tail', () => {
+  const capture = (text: string, limit: number, total?: number, tail?: string) =>
+    scrubCapture(
+      Buffer.from(text),
+      limit,
+      { secrets: [] },
+      total,
+      tail === undefined ? {} : { tail: Buffer.from(tail) },
+    );
+
+  it('within the bound: the text, scrubbed, nothing dropped, no marker', () => {
+    expect(capture('héllo\n', 100)).toEqual({ text: 'héllo\n', hits: [], droppedBytes: 0 });
+    expect(capture('exact', 5)).toEqual({ text: 'exact', hits: [], droppedBytes: 0 });
+    expect(capture('password=hunter2\n', 1000)).toEqual({
+      text: `password=${redacted('pattern.keyword')}\n`,
+      hits: [{ rule: 'pattern.keyword', count: 1 }],
+      droppedBytes: 0,
+    });
   });
 
-  it('cut: the head, then one marker line naming the bytes dropped', () => {
-    expect(boundCapture(Buffer.from('abcdef'), 3)).toEqual({ text: 'abc\n[sbx: 3 bytes dropped]\n', droppedBytes: 3 });
-    expect(boundCapture(Buffer.from('ab\ncd'), 3)).toEqual({ text: 'ab\n[sbx: 2 bytes dropped]\n', droppedBytes: 2 });
-    expect(boundCapture(Buffer.from('abc'), 0)).toEqual({ text: '[sbx: 3 bytes dropped]\n', droppedBytes: 3 });
+  it('past the bound: half of it from the head, half from the end, one marker line between', () => {
+    const lines = Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(4, '0')}\n`).join('');
+    const r = capture(lines, 100);
+    expect(r.text).toBe(`${lines.slice(0, 50)}[sbx: ${lines.length - 100} bytes cut here]\n${lines.slice(-50)}`);
+    expect(r.droppedBytes).toBe(lines.length - 100);
+    // The test run's summary, at the very end, survives.
+    expect(capture(`${'x'.repeat(100_000)}\nTests: 3 failed, 97 passed\n`, 200).text).toMatch(
+      /Tests: 3 failed, 97 passed\n$/,
+    );
   });
 
-  it('never splits a multi-byte character, at any limit', () => {
-    // a (1 byte) é (2) € (3) 𝄞 (4): 10 bytes.
-    const buf = Buffer.from('aé€𝄞');
-    const kept: Record<number, string> = {
-      0: '',
-      1: 'a',
-      2: 'a',
-      3: 'aé',
-      4: 'aé',
-      5: 'aé',
-      6: 'aé€',
-      7: 'aé€',
-      8: 'aé€',
-      9: 'aé€',
-      10: 'aé€𝄞',
-    };
-    for (let limit = 0; limit <= 10; limit++) {
-      const { text, droppedBytes } = boundCapture(buf, limit);
-      const head = kept[limit]!;
-      expect(text, `limit ${limit}`).toBe(
-        limit === 10 ? head : `${head}${head === '' ? '' : '\n'}[sbx: ${10 - Buffer.byteLength(head)} bytes dropped]\n`,
-      );
-      expect(text).not.toContain('\uFFFD');
-      expect(Buffer.byteLength(head) + droppedBytes).toBe(10);
+  it('the end comes from the tail the launcher kept when the head did not hold the stream', () => {
+    // The head holds 10 bytes of a 1000-byte stream, the tail its last 20.
+    const r = capture('HEAD-HEAD-', 16, 1000, 'middle....TAIL-TAIL\n');
+    expect(r.text).toBe('HEAD-HEAD-'.slice(0, 8) + '\n[sbx: 984 bytes cut here]\n' + 'TAIL-TAIL\n'.slice(-8));
+  });
+
+  it('never splits a multi-byte character at either cut', () => {
+    // a (1 byte) é (2) € (3) 𝄞 (4), twice: 20 bytes.
+    const text = 'aé€𝄞aé€𝄞';
+    for (let limit = 2; limit < 20; limit++) {
+      const r = capture(text, limit);
+      expect(r.text, `limit ${limit}`).not.toContain('\uFFFD');
+      const [head, tail] = r.text.split(/\n?\[sbx: \d+ bytes cut here\]\n/);
+      expect(text.startsWith(head!) && text.endsWith(tail!), `limit ${limit}`).toBe(true);
+      expect(
+        Buffer.byteLength(head!) <= Math.floor(limit / 2) && Buffer.byteLength(tail!) <= limit - Math.floor(limit / 2),
+      ).toBe(true);
+      expect(r.droppedBytes).toBe(20 - Buffer.byteLength(head!) - Buffer.byteLength(tail!));
     }
   });
 
-  it('bytes that are not UTF-8 are cut at the limit (no search beyond one character)', () => {
-    const { droppedBytes } = boundCapture(Buffer.alloc(10, 0x80), 5);
-    expect(droppedBytes).toBe(5);
+  it('writes exactly one marker, however much is cut', () => {
+    const { text } = capture('line\n'.repeat(100_000), 1000);
+    expect(text.match(/\[sbx: \d+ bytes cut here\]/g)).toEqual(['[sbx: 499000 bytes cut here]']);
   });
 
-  it('writes exactly one marker, however much is dropped', () => {
-    const { text } = boundCapture(Buffer.from('line\n'.repeat(100_000)), 1000);
-    expect(text.match(/\[sbx: \d+ bytes dropped\]/g)).toEqual(['[sbx: 499000 bytes dropped]']);
-    expect(text.endsWith('line\n[sbx: 499000 bytes dropped]\n')).toBe(true);
-  });
-});
-
-describe('scrubCapture (bound to limit + slack, scrub, then cut at the limit)', () => {
-  it('a secret straddling the limit leaves no head behind', () => {
+  it('a secret straddling either cut leaves no part behind', () => {
     const secret = 'S3cr3t-Value-0123456789';
-    const buf = Buffer.from(`${'a'.repeat(95)}${secret}${'b'.repeat(100)}`);
-    const result = scrubCapture(buf, 100, { secrets: [secret] });
-    expect(result.text.startsWith(`${'a'.repeat(95)}[REDA`)).toBe(true);
-    expect(result.text).not.toContain(secret.slice(0, 3));
-    expect(result.hits).toEqual([{ rule: 'secret.value', count: 1 }]);
-    expect(result.text.match(/\[sbx: \d+ bytes dropped\]/g)).toHaveLength(1);
+    const buf = Buffer.from(`${'a'.repeat(45)}${secret}${'b'.repeat(500)}${secret}${'c'.repeat(45)}`);
+    const r = scrubCapture(buf, 100, { secrets: [secret] });
+    expect(r.text.startsWith(`${'a'.repeat(45)}[REDA`)).toBe(true);
+    expect(r.text.endsWith(`]${'c'.repeat(45)}`)).toBe(true);
+    expect(r.text).not.toMatch(/S3c|6789/);
+    expect(r.hits).toEqual([{ rule: 'secret.value', count: 2 }]);
   });
 
-  it('control: bounding alone would have kept the head of that secret', () => {
+  it('control: cutting before scrubbing would have kept a part of that secret', () => {
     const secret = 'S3cr3t-Value-0123456789';
-    const bounded = boundCapture(Buffer.from(`${'a'.repeat(95)}${secret}`), 100);
-    expect(scrub(bounded.text, [secret]).text).toContain(secret.slice(0, 5));
+    const head = `${'a'.repeat(45)}${secret}`.slice(0, 50);
+    expect(scrub(head, [secret]).text).toContain(secret.slice(0, 5));
   });
 
   it('a private key longer than the slack, cut before its END, is still redacted from BEGIN on', () => {
@@ -333,27 +338,61 @@ describe('scrubCapture (bound to limit + slack, scrub, then cut at the limit)', 
       '-----END PRIVATE',
       ' KEY-----\n',
     );
-    const result = scrubCapture(Buffer.from(`build ok\n${key}tail\n`), 2000, { secrets: [] });
-    expect(result.text).toBe(
-      `build ok\n${redacted('pattern.private-key')}\n[sbx: ${result.droppedBytes} bytes dropped]\n`,
-    );
-    // Past limit + slack: dropped raw. Within the slack: redacted with the rest of the key.
-    expect(result.droppedBytes).toBe(Buffer.byteLength(`build ok\n${key}tail\n`) - (2000 + 1024));
+    const r = capture(`build ok\n${key}tail\n`, 4000);
+    expect(r.text.startsWith(`build ok\n${redacted('pattern.private-key')}\n[sbx: `)).toBe(true);
+    expect(r.text).not.toContain('MIIEvQ');
   });
 
-  it('under the limit: scrubbed, nothing dropped, no marker', () => {
-    expect(scrubCapture(Buffer.from('password=hunter2\n'), 1000, { secrets: [] })).toEqual({
-      text: `password=${redacted('pattern.keyword')}\n`,
-      hits: [{ rule: 'pattern.keyword', count: 1 }],
-      droppedBytes: 0,
-    });
-  });
-
-  it('runaway output: only limit + slack is decoded; every byte past the limit is counted', () => {
+  it('runaway output: only the bound and its slack are decoded; every byte not shown is counted', () => {
     const buf = Buffer.alloc(20 * 1024 * 1024, 'x');
-    const result = scrubCapture(buf, 4096, { secrets: [] });
-    expect(result.droppedBytes).toBe(buf.length - 4096);
-    expect(result.text).toBe(`${'x'.repeat(4096)}\n[sbx: ${buf.length - 4096} bytes dropped]\n`);
+    const r = scrubCapture(buf, 4096, { secrets: [] });
+    expect(r.droppedBytes).toBe(buf.length - 4096);
+    expect(r.text).toBe(`${'x'.repeat(2048)}\n[sbx: ${buf.length - 4096} bytes cut here]\n${'x'.repeat(2048)}`);
+  });
+});
+
+describe('scrubbedValues: what of the invoking environment the output must not show', () => {
+  it('configuration names are never scrubbed; short names, addresses, paths and numbers neither', () => {
+    const env = {
+      AWS_PROFILE: 'default',
+      AWS_REGION: 'us-east-1',
+      AWS_DEFAULT_REGION: 'eu-west-2',
+      GOOGLE_CLOUD_PROJECT: 'my-project-123456',
+      VAULT_ADDR: 'https://vault.internal:8200',
+      AWS_CONFIG_FILE: '/home/u/.aws/config',
+      AWS_MAX_ATTEMPTS: '3',
+      GCP_ENV: 'prod',
+      AWS_SDK_LOAD_CONFIG: 'true',
+    };
+    expect(scrubbedValues(env, {})).toEqual([]);
+  });
+
+  it('a value that could be a secret is; a URL gives its password only; injected secrets always', () => {
+    const key = cat('wJalrXUtnFEMI/K7MDENG/', 'bPxRfiCYEXAMPLEKEY');
+    const env = {
+      AWS_SECRET_ACCESS_KEY: key,
+      GITHUB_TOKEN: GH_CLASSIC,
+      DATABASE_URL: 'postgres://app:pa55w0rd-x@db.internal/app',
+      REDIS_URL: 'redis://cache:6379',
+      VAULT_TOKEN: 'hvs.CAESIJq9',
+    };
+    expect(scrubbedValues(env, { DEPLOY_KEY: 'short1' }).sort()).toEqual(
+      ['short1', key, GH_CLASSIC, 'pa55w0rd-x', 'hvs.CAESIJq9'].sort(),
+    );
+  });
+
+  it('real output with the common values comes out byte for byte; the secret does not', () => {
+    const env = { AWS_PROFILE: 'default', AWS_REGION: 'us-east-1', AWS_SECRET_ACCESS_KEY: 'Zx9Qm2Lp7Rt4Vw8K' };
+    const output = [
+      'export default function handler() {}',
+      'src/config/default.json',
+      'Deploying stack to us-east-1 with profile default',
+      'aws s3 ls --region us-east-1',
+      'secret is Zx9Qm2Lp7Rt4Vw8K',
+    ].join('\n');
+    expect(scrub(output, scrubbedValues(env, {})).text).toBe(
+      output.replace('Zx9Qm2Lp7Rt4Vw8K', redacted('secret.value')),
+    );
   });
 });
 

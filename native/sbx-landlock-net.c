@@ -18,7 +18,7 @@
  *              and would take connections from the host's network.
  *   socket()   AF_INET and AF_INET6 sockets that are not plain TCP (UDP, raw, SCTP, MPTCP: Landlock's
  *              TCP rules do not see them) are denied and reported; other families are the main
- *              filter's to judge (src/backend/landlock/, landlockSeccompRules).
+ *              filter's to judge (src/backend/landlock/seccomp-rules.ts, landlockSeccompRules).
  *
  * The monitor runs outside the Landlock domain, so its own connect() is not Landlock's to refuse.
  * If the monitor stops judging, it closes the listener and the kernel fails every pending and later

@@ -5,7 +5,7 @@ import { probeBwrap, probeNsjail, type NsjailInfo } from '../host/host-probe.js'
 import { probeHostFacts } from '../doctor/host/host-facts.js';
 import { diagnoseHost, type Cause, type HostFacts } from '../doctor/host-diagnosis.js';
 import { landlockHelperPath, profileSearch } from '../api.js';
-import { judgeFix } from '../backend/landlock/compile.js';
+import { judgeFix } from '../backend/landlock/network-judge.js';
 import { isSbxError } from '../errors.js';
 import { describePlan, planLimits } from '../limits/plan.js';
 import { probeCgroupFacts } from '../limits/host/cgroup/probe.js';

@@ -6,7 +6,7 @@
 import { isWithin } from '../path-within.js';
 import { posix } from 'node:path';
 import type { PathFact } from '../policy/host.js';
-import type { Mount } from '../policy/types.js';
+import type { CommandRules, Mode, Mount } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
 import type { Field } from './shell-words.js';
 
@@ -218,4 +218,9 @@ export function checkPathArgs(
       refuse('paths.escape', `${shown(arg)} leads outside the workspace (to ${shown(real)}) through a symlink`);
   }
   return violations;
+}
+
+/** Whether the guards apply: the profile asks for them (`paths: workspace`), and the mode is not danger. */
+export function guardsApply(rules: CommandRules, mode: Mode): boolean {
+  return rules.paths === 'workspace' && mode !== 'danger';
 }

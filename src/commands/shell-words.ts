@@ -6,7 +6,7 @@
 //
 // Words may hold what sh expands at run time from values sbx knows or can bound: `$NAME`, `${NAME}`,
 // the special parameters, a leading `~`, and globs. Such a word keeps its parts (`expansions`), so the
-// rules can refuse it where the command it runs would depend on it (command-rules.ts) and the path
+// rules can refuse it where the command it runs would depend on it (shell-units.ts) and the path
 // guards can judge what it names. What runs a command of its own, or hides one from the split
 // (substitutions, subshells, groups, background jobs, compound commands), is refused by name. Pure.
 

@@ -14,7 +14,7 @@ interface Layout {
   roots: readonly string[];
   /**
    * Variables pointing the tool at its root: the session HOME is not the host's under the landlock
-   * backend (backend/landlock/compile.ts privateDir), and these tools look for `$HOME/.name` by default.
+   * backend (backend/landlock/assessment.ts privateDir), and these tools look for `$HOME/.name` by default.
    */
   env?: Readonly<Record<string, string>>;
   /** Roots that may be absent (a cargo bin with no rustup). */

@@ -3,7 +3,7 @@
 // io_uring's IORING_OP_SOCKET (a UDP datagram and a host unix socket) and TCP Fast Open (a send that
 // connects). Each beside a control that shows the probe reaching the test's loopback listeners
 // unsandboxed, and the helper driven without a filter shows that Landlock alone lets both through,
-// which is why src/backend/landlock/compile.ts adds its own rules whatever the preset. Root and normal user.
+// which is why src/backend/landlock/seccomp-rules.ts adds its own rules whatever the preset. Root and normal user.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LANDLOCK_NETWORK_NONE } from '../../../src/backend/landlock/compile.js';
+import { LANDLOCK_NETWORK_NONE } from '../../../src/backend/landlock/seccomp-rules.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { datagramListener, type Listener, streamListener } from './listeners.js';
 import {

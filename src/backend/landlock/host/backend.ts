@@ -60,18 +60,14 @@ export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
       hint: 'see its configuration with `sbx explain --backend landlock -- CMD`; where user namespaces work, use bwrap',
     });
   },
-  gaps: async (policy) => (await import('../compile.js')).describeLandlockGaps(policy),
-  approximations: async (policy) => (await import('../compile.js')).landlockApproximations(policy),
-  exposed: async (policy) => (await import('../compile.js')).landlockExposed(policy),
+  gaps: async (policy) => (await import('../assessment.js')).describeLandlockGaps(policy),
+  approximations: async (policy) => (await import('../assessment.js')).landlockApproximations(policy),
+  exposed: async (policy) => (await import('../assessment.js')).landlockExposed(policy),
   expand: async (launch) => (await import('../compile.js')).expandLandlockLaunch(launch),
   async describe(policy, launch, launcher) {
-    const {
-      expandLandlockLaunch,
-      landlockJudgedCalls,
-      landlockSeccompRules,
-      LANDLOCK_NETWORK_FILTERED,
-      LANDLOCK_NETWORK_NONE,
-    } = await import('../compile.js');
+    const { expandLandlockLaunch } = await import('../compile.js');
+    const { landlockJudgedCalls, LANDLOCK_NETWORK_FILTERED } = await import('../network-judge.js');
+    const { landlockSeccompRules, LANDLOCK_NETWORK_NONE } = await import('../seccomp-rules.js');
     const head = `# ${launcher.version} at ${launcher.path}. Configuration on fd 3, seccomp filter on fd 4, its status on fd 5:`;
     return {
       networkNone: LANDLOCK_NETWORK_NONE,

@@ -3,11 +3,13 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  compileLandlock,
   describeLandlockGaps,
-  expandLandlockLaunch,
   landlockApproximations,
   landlockExposed,
+} from '../../../../src/backend/landlock/assessment.js';
+import {
+  compileLandlock,
+  expandLandlockLaunch,
   type LandlockHost,
   withLandlockCommandLimits,
 } from '../../../../src/backend/landlock/compile.js';

@@ -1,11 +1,50 @@
-// The landlock backend's network judge, as sbx reads it: its denial lines become violations (and
-// nothing else does), and the proxy variables it passes are the bwrap bridge's, exactly.
+// The landlock backend's network judge: what sbx configures it with (the ports it connects, the calls it
+// receives, the fix when it cannot work here), how sbx reads it back (its denial lines become violations,
+// and nothing else does), and the proxy variables it passes, which are the bwrap bridge's, exactly.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { egressOf, judgeFix, landlockJudgedCalls } from '../../../../src/backend/landlock/network-judge.js';
 import { landlockNetworkViolations } from '../../../../src/backend/landlock/status.js';
 import { proxyEnv } from '../../../../src/backend/shared/proxy-env.js';
+import { FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { REPO_ROOT } from '../../../helpers/paths.js';
+
+describe('egressOf and landlockJudgedCalls', () => {
+  const allowList = { request: { allowDomains: ['example.com'] } };
+
+  it("an allow list: the proxy's two ports, then the host ports, and the proxy variables for them", async () => {
+    const { policy } = await runPipeline('default', 'alice', {
+      ...allowList,
+      profile: { network: { host_ports: [5432] } },
+    });
+    const session = { ...FIXTURE_SESSION, egressPorts: { http: 41001, socks: 41002 } };
+    const egress = egressOf(policy, session);
+    expect(egress.ports).toEqual([41001, 41002, 5432]);
+    expect(egress.env).toEqual(proxyEnv('127.0.0.1', 41001, 41002));
+    expect(landlockJudgedCalls(policy)).toEqual(['connect', 'listen', 'socket']);
+  });
+
+  it('a planned session has placeholders for the proxy; host ports alone need no proxy', async () => {
+    const planned = await runPipeline('default', 'alice', allowList);
+    expect(egressOf(planned.policy, FIXTURE_SESSION).ports).toEqual(['<proxy-http-port>', '<proxy-socks-port>']);
+    const ports = await runPipeline('default', 'alice', { profile: { network: { host_ports: [5432] } } });
+    expect(egressOf(ports.policy, FIXTURE_SESSION)).toEqual({ ports: [5432], env: {} });
+  });
+
+  it('no allow-list network: nothing to connect, and no judge', async () => {
+    const { policy } = await runPipeline('default', 'alice');
+    expect(egressOf(policy, FIXTURE_SESSION)).toEqual({ ports: [], env: {} });
+    expect(landlockJudgedCalls(policy)).toEqual([]);
+  });
+});
+
+describe('judgeFix', () => {
+  it("names CAP_SYS_PTRACE only where Docker's profile gated pidfd_getfd; else another network", () => {
+    expect(judgeFix('pidfd_getfd: Operation not permitted')).toMatch(/^start the container with --cap-add SYS_PTRACE/);
+    expect(judgeFix('seccomp user notification: Function not implemented')).toBe('use --network none or host');
+  });
+});
 
 describe('landlockNetworkViolations', () => {
   it('reads each denial line of the status descriptor, between the pid and the exit code', () => {

@@ -2,13 +2,9 @@
 // passes on fd 4: io_uring and sends with MSG_FASTOPEN are denied whatever the preset (io_uring also
 // with `io_uring: true`), beside the socket family rule, and the report and explain say so.
 import { describe, expect, it } from 'vitest';
-import {
-  compileLandlock,
-  describeLandlockGaps,
-  HOST_IPC_SYSCALLS,
-  landlockApproximations,
-  landlockSeccompRules,
-} from '../../../../src/backend/landlock/compile.js';
+import { describeLandlockGaps, landlockApproximations } from '../../../../src/backend/landlock/assessment.js';
+import { compileLandlock } from '../../../../src/backend/landlock/compile.js';
+import { HOST_IPC_SYSCALLS, landlockSeccompRules } from '../../../../src/backend/landlock/seccomp-rules.js';
 import type { Launch } from '../../../../src/backend/launch.js';
 import type { Profile } from '../../../../src/profile/schema.js';
 import type { SeccompArch } from '../../../../src/seccomp/index.js';

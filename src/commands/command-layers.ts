@@ -1,0 +1,101 @@
+// How the command rules read one argv (docs/DESIGN.md, "Command rules"): the command and every command it
+// wraps, each wrapper's own options skipped (`env X=1 timeout 5 curl` is looked through to curl), the
+// script a shell runs with -c, and a command's subcommand past its global options. Pure; the tables of
+// wrappers and options are known-commands.ts.
+import { posix } from 'node:path';
+import { COMMAND_GROUPS, GLOBAL_OPTIONS, SPLIT_STRING, WRAPPERS } from './known-commands.js';
+
+const SHELLS = new Set(COMMAND_GROUPS['@shells']);
+
+const basename = (arg: string) => posix.basename(arg);
+
+/**
+ * The option of `withValue` that `arg` gives, and its value when attached: `--opt=VALUE`, a long
+ * option abbreviated as getopt_long allows (`--split=…`), `-oVALUE`, or the last option of a
+ * short cluster (`-iS'cmd'`). Undefined when `arg` takes no value here.
+ */
+function optionTaken(arg: string, withValue: readonly string[]): { opt: string; attached?: string } | undefined {
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    const given = eq < 0 ? arg : arg.slice(0, eq);
+    const opt = withValue.find((o) => o === given) ?? withValue.find((o) => given.length > 2 && o.startsWith(given));
+    if (opt === undefined) return undefined;
+    return eq < 0 ? { opt } : { opt, attached: arg.slice(eq + 1) };
+  }
+  for (let j = 1; j < arg.length; j++) {
+    const opt = `-${arg[j]}`;
+    if (withValue.includes(opt)) return j + 1 < arg.length ? { opt, attached: arg.slice(j + 1) } : { opt };
+  }
+  return undefined;
+}
+
+/** Whether an env layer runs a command line given as one string (`-S`, in any of its spellings). */
+export function splitsString(layer: readonly string[]): boolean {
+  return layer.slice(1).some((arg) => SPLIT_STRING.has(optionTaken(arg, WRAPPERS.env!.withValue)?.opt ?? ''));
+}
+
+/** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */
+export function layersOf(argv: readonly string[]): string[][] {
+  const layers: string[][] = [];
+  let rest = [...argv];
+  while (rest.length > 0 && layers.length < 16) {
+    layers.push(rest);
+    const name = basename(rest[0]!);
+    const wrapper = WRAPPERS[name];
+    if (!wrapper) break;
+    let i = 1;
+    let split: string[] = [];
+    for (; i < rest.length; i++) {
+      const arg = rest[i]!;
+      if (arg === '--') {
+        i++;
+        break;
+      }
+      if (arg.startsWith('-') && arg.length > 1) {
+        const taken = optionTaken(arg, wrapper.withValue);
+        if (taken) {
+          const value = taken.attached ?? rest[++i] ?? '';
+          if (name === 'env' && SPLIT_STRING.has(taken.opt)) split = value.split(/\s+/).filter(Boolean);
+        }
+        continue;
+      }
+      if (wrapper.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(arg)) continue;
+      break;
+    }
+    i += wrapper.positionals ?? 0;
+    rest = [...split, ...rest.slice(i)];
+  }
+  return layers;
+}
+
+/**
+ * Where the script of `sh [options] -c [options] [--] SCRIPT` sits in the layer (also `-ec`, `-lc`,
+ * `bash -O opt -c`); undefined when the shell runs no -c string. A missing script is past the end.
+ */
+export function shellScriptAt(layer: readonly string[]): number | undefined {
+  if (!SHELLS.has(basename(layer[0]!))) return undefined;
+  const c = layer.findIndex((arg, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(arg));
+  if (c < 0) return undefined;
+  for (let i = c + 1; i < layer.length; i++) {
+    const arg = layer[i]!;
+    if (arg === '--') return i + 1;
+    if (/^[-+][oO]$/.test(arg)) i++;
+    else if (!/^[-+]./.test(arg)) return i;
+  }
+  return layer.length;
+}
+
+/** Subcommand and what follows it, skipping global options (and their values). */
+export function subcommandOf(layer: readonly string[]): { sub: string; rest: string[] } | undefined {
+  const withValue = GLOBAL_OPTIONS[basename(layer[0]!)] ?? [];
+  for (let i = 1; i < layer.length; i++) {
+    const arg = layer[i]!;
+    if (arg === '--') return undefined;
+    if (arg.startsWith('-')) {
+      if (withValue.includes(arg)) i++;
+      continue;
+    }
+    return { sub: arg, rest: layer.slice(i + 1) };
+  }
+  return undefined;
+}

@@ -69,7 +69,13 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     const { tools } = await sbx.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run']);
     const run = tools.find((tool) => tool.name === 'run')!;
-    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(['command', 'cwd', 'output_limit', 'shell', 'timeout']);
+    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual([
+      'command',
+      'cwd',
+      'output_limit',
+      'shell',
+      'timeout',
+    ]);
     expect(run.outputSchema?.required).toEqual(expect.arrayContaining(['exitCode', 'setBy', 'violations']));
     expect(sbx.stderr()).toContain(`sbx mcp: profile agent`);
   });

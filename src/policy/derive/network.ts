@@ -99,7 +99,7 @@ export function unixSocketLayers(network: NetworkPolicy, mode: Mode, checks: Bin
       });
     }
     const target = normalizeTarget(path, where);
-    return { kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where };
+    return { kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where, role: 'socket' };
   });
 }
 
@@ -114,6 +114,7 @@ export function bridgeLayers(network: NetworkPolicy): Mount[] {
       access: 'ro',
       optional: false,
       reason: 'egress bridge: node',
+      role: 'bridge',
     },
     {
       kind: 'bind',
@@ -122,7 +123,13 @@ export function bridgeLayers(network: NetworkPolicy): Mount[] {
       access: 'ro',
       optional: false,
       reason: 'egress bridge: script',
+      role: 'bridge',
     },
-    { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
+    {
+      kind: 'session-dir',
+      target: `${BRIDGE_DIR}/session`,
+      reason: "egress bridge: the proxy's sockets",
+      role: 'bridge',
+    },
   ];
 }

@@ -134,6 +134,9 @@ export interface CommandRules {
   shellSyntax: 'full' | 'restricted';
 }
 
+/** The hostname inside when the profile names none (policy/derive/identity.ts). */
+export const DEFAULT_HOSTNAME = 'sbx';
+
 export interface Policy {
   profile: { name: string; hash: string };
   mode: Mode;

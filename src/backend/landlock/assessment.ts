@@ -3,9 +3,8 @@
 // approximations it gets (LANDLOCK_GAPS in gaps.ts). Depends on the policy only: a planned session
 // stands in for explain. Pure.
 import { posix } from 'node:path';
-import { DEFAULT_HOSTNAME } from '../../policy/derive/identity.js';
 import { isWithin } from '../../path-within.js';
-import type { Mount, Policy } from '../../policy/types.js';
+import { DEFAULT_HOSTNAME, type Mount, type Policy } from '../../policy/types.js';
 import type { Session } from '../launch.js';
 import { LANDLOCK_GAPS } from './gaps.js';
 import { approximate, deny, grantMount, type Grants } from './grants.js';

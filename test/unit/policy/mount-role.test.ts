@@ -1,7 +1,8 @@
 // A mount's `role` (policy/types.ts MountRole) is what backends, exporters and the path guards act on;
 // its `reason` is text for people. So rewording every reason of a policy changes nothing any of them
 // produces, while changing the roles they read does (the control); and no file of src/backend or
-// src/export compares a reason, read from the sources.
+// src/export compares a reason, or imports from policy/derive/ (read from the sources): what they
+// need is in the Policy or in a public module.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -198,6 +199,11 @@ describe('src/backend and src/export', () => {
 
   it.each(files)('%s compares no mount reason: it branches on role and kind', (file) => {
     expect(reasonComparisons(readFileSync(join(SRC_DIR, file), 'utf8'))).toEqual([]);
+  });
+
+  it.each(files)('%s imports nothing from policy/derive/', (file) => {
+    const source = readFileSync(join(SRC_DIR, file), 'utf8');
+    expect(source.match(/['"][^'"\n]*\/policy\/derive\/[^'"\n]*['"]/g) ?? []).toEqual([]);
   });
 
   it('the check finds the comparisons it forbids and passes a reason shown to people (control)', () => {

@@ -5,7 +5,7 @@ import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/
 import { admitRun, compileRun, resolvePolicy, runPipeline } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
-export type { Policy, Mount } from './policy/types.js';
+export type { Policy, Mount, MountRole } from './policy/types.js';
 export type { Violation } from './policy/violation.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';

@@ -41,15 +41,14 @@ export interface PathRoot {
 /**
  * The mount points of the policy, in order, as the guards see them: a private tmpfs (the sandbox's
  * /tmp and HOME) and a read-only bind the profile or the caller asked for (read_only, --ro-bind:
- * policy/derive/ gives them those reasons) hold nothing of the host a command could not be given
+ * the role `user-ro`) hold nothing of the host a command could not be given
  * anyway, so naming them is fine (writes there fail or vanish). System binds and writable binds
  * other than the workspace stay out of bounds. The innermost mount point decides.
  */
 export function rootsOf(mounts: readonly Mount[]): PathRoot[] {
   return mounts.flatMap((m): PathRoot[] => {
     if (m.kind === 'tmpfs') return [{ path: m.target, named: true }];
-    if (m.kind === 'bind')
-      return [{ path: m.target, named: m.access === 'ro' && (m.reason === 'read_only' || m.reason === '--ro-bind') }];
+    if (m.kind === 'bind') return [{ path: m.target, named: m.access === 'ro' && m.role === 'user-ro' }];
     if (m.kind === 'proc' || m.kind === 'dev' || m.kind === 'symlink' || m.kind === 'session-dir')
       return [{ path: m.target, named: false }];
     return [];

@@ -4,7 +4,6 @@
 // policy mounts is said on the argv: the workspace and the profile's binds from the host, /tmp and
 // HOME as bounded tmpfs, masks over what is secret, generated files from the export directory. What
 // Docker cannot say is a gap (reported), or refused by name when it would weaken the sandbox.
-import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import type { Gap } from '../backend/shared/gap.js';
@@ -64,7 +63,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
         gaps.add('mode', 'refused', 'danger binds the host root writable: a container of it is no sandbox');
         return [];
       }
-      if (m.reason === SYSTEM_BIND_REASON) {
+      if (m.role === 'system') {
         gaps.add(
           'mounts.system',
           'equivalent',
@@ -112,8 +111,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): string[] {
       gaps.add('mounts.kernel', 'equivalent', "the engine's default masked and read-only paths under /proc");
       return [];
     case 'symlink':
-      if (m.reason !== SYSTEM_BIND_REASON)
-        gaps.add('mounts.symlink', 'refused', `a link at ${m.target}: docker cannot create one`);
+      if (m.role !== 'system') gaps.add('mounts.symlink', 'refused', `a link at ${m.target}: docker cannot create one`);
       return [];
     case 'mask':
       // An empty read-only stand-in, as runc's own maskedPaths do: /dev/null over a file, an empty tmpfs over a directory.

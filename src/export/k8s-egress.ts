@@ -10,10 +10,9 @@
 // proxy's address from the Service variables the kubelet sets (enableServiceLinks) and Kubernetes'
 // `$(VAR)` expansion in env values.
 import { proxyEnv } from '../backend/shared/proxy-env.js';
-import { BRIDGE_DIR } from '../policy/derive/network.js';
 import type { EgressRules, HostPattern } from '../network/egress.js';
 import { proxyRuleArgs } from '../network/proxy-rules.js';
-import type { Mount, NetworkPolicy } from '../policy/types.js';
+import type { NetworkPolicy } from '../policy/types.js';
 import type { GapList } from './export-gaps.js';
 
 type Json = Record<string, unknown>;
@@ -52,11 +51,6 @@ const PRIVATE_V4 = [
   '192.168.0.0/16',
 ];
 const PRIVATE_V6 = ['fc00::/7', 'fe80::/10'];
-
-/** The bridge of `sbx run` (node, bridge.cjs, the session directory at BRIDGE_DIR): the proxy pod replaces it. */
-export function isEgressBridgeMount(m: Mount): boolean {
-  return m.target === BRIDGE_DIR || m.target.startsWith(`${BRIDGE_DIR}/`);
-}
 
 /** Every allowed port, or undefined when some allow entry has none (then every port). */
 function allowedPorts(allow: readonly HostPattern[]): number[] | undefined {

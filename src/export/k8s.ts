@@ -7,14 +7,12 @@
 // the seccomp profile is the one sbx writes (Localhost, copied to each node's kubelet seccomp
 // directory), or the runtime's default on request.
 import { posix } from 'node:path';
-import { SYSTEM_BIND_REASON } from '../policy/derive/layers.js';
-import { isToolchainMount } from '../toolchains/toolchains.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { SeccompArch } from '../seccomp/index.js';
 import { isCredentialName } from '../env/env.js';
 import type { Gap } from '../backend/shared/gap.js';
 import { type ExportFile, exportGaps, type GapList, unenforcedLimit } from './export-gaps.js';
-import { egressProxyObjects, isEgressBridgeMount, SANDBOX_LABEL } from './k8s-egress.js';
+import { egressProxyObjects, SANDBOX_LABEL } from './k8s-egress.js';
 import { foldRemounts } from './remounts.js';
 import { seccompProfileOf } from './seccomp.js';
 
@@ -76,7 +74,7 @@ const volumeName = (ordinal: number) => `v${ordinal}`;
 function compileMount(m: Mount, walk: Walk, ordinal: number): void {
   const { gaps, policy } = walk;
   // sbx run's egress bridge (node, its script, the proxy's sockets): the proxy's own pod replaces it.
-  if (isEgressBridgeMount(m)) return;
+  if (m.role === 'bridge') return;
   const readOnly = walk.readOnlyTargets.has(m.target);
   switch (m.kind) {
     case 'bind': {
@@ -84,7 +82,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
         gaps.add('mode', 'refused', 'danger binds the host root writable: there is no sandbox to export');
         return;
       }
-      if (m.reason === SYSTEM_BIND_REASON) {
+      if (m.role === 'system') {
         gaps.add(
           'mounts.system',
           'equivalent',
@@ -92,7 +90,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
         );
         return;
       }
-      if (isToolchainMount(m)) {
+      if (m.role === 'toolchain') {
         gaps.add(
           'mounts.toolchain',
           'omitted',
@@ -137,11 +135,11 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
       gaps.add('mounts.kernel', 'equivalent', "the container runtime's default masked and read-only paths under /proc");
       return;
     case 'symlink':
-      if (m.reason !== SYSTEM_BIND_REASON) gaps.add('mounts.symlink', 'refused', `a link at ${m.target}`);
+      if (m.role !== 'system') gaps.add('mounts.symlink', 'refused', `a link at ${m.target}`);
       return;
     case 'mask':
       // A toolchain root is not in the pod (above), nor is the credential masked inside it.
-      if (isToolchainMount(m)) return;
+      if (m.role === 'toolchain') return;
       if (m.what === 'dir') {
         walk.volumes.push({ name: volumeName(ordinal), emptyDir: { medium: 'Memory', sizeLimit: '4096' } });
         walk.mounts.push({ name: volumeName(ordinal), mountPath: m.target, readOnly: true });

@@ -60,7 +60,7 @@ async function capturedView(r: OutcomeInput): Promise<Outcome['captured']> {
 function maskedPaths(r: OutcomeInput): string[] {
   const shown = new Set(r.lifted.unmasked.map((u) => u.path));
   return r.derived.policy.mounts.flatMap((m) =>
-    (m.kind === 'mask' || m.kind === 'file') && m.reason === 'sensitive file' && !shown.has(m.target) ? [m.target] : [],
+    (m.kind === 'mask' || m.kind === 'file') && m.role === 'secret' && !shown.has(m.target) ? [m.target] : [],
   );
 }
 

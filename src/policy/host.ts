@@ -62,7 +62,8 @@ export interface Host {
   sensitiveFiles: {
     masks: { path: string; dir: boolean; tracked?: true }[];
     protect: string[];
-    views: { path: string; content: string; reason: string; withheld?: string[] }[];
+    /** `role` (policy/types.ts MountRole): `git-config` for a git config, `guard` for an exclude list. */
+    views: { path: string; content: string; reason: string; role: 'git-config' | 'guard'; withheld?: string[] }[];
     /** Matched by a rule and shown anyway (the report says by whom); not used by derivePolicy. */
     unmasked?: { path: string; by: 'profile' | 'request' | 'content'; what?: 'certificate' | 'public key' }[];
   };

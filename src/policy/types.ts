@@ -6,8 +6,45 @@ import type { SeccompPreset, SeccompRule } from '../seccomp/index.js';
 
 export type Mode = 'read-only' | 'workspace-write' | 'danger';
 
-/** Mounts, applied in array order. Each carries the reason it exists (shown by `sbx explain`). */
-export type Mount =
+/**
+ * What a mount is for, typed: backends and exporters branch on it (and on `kind`), never on `reason`,
+ * which is text for people and may be reworded freely (test/unit/policy/mount-role.test.ts). A
+ * `remount-ro` takes the role of what it makes read-only.
+ */
+export type MountRole =
+  /** The host's system directories, read-only, their merged-/usr links, the sandbox root: exporters use the image's. */
+  | 'system'
+  /** The sandbox's own /proc and /dev (and its sized /dev/shm); the covers of host kernel state under /proc. */
+  | 'kernel'
+  /** The private /tmp and HOME, empty each session; the user's global git config, a view in that HOME. */
+  | 'private'
+  /** The workspace, and a worktree's shared git directory. */
+  | 'workspace'
+  /** mode: danger: the host's own root, writable. */
+  | 'host-root'
+  /** A read-only bind the profile (read_only) or the caller (--ro-bind) asked for: commands may name it. */
+  | 'user-ro'
+  /** A bind the profile (writable_roots) or the caller (--bind) asked for: writable; read-only in read-only mode. */
+  | 'user-rw'
+  /** A toolchain root from PATH, read-only, and the secret-looking files its scan masked: exporters omit both. */
+  | 'toolchain'
+  /** A socket the command connects to: a network.unix_sockets entry, the ssh-agent filter's directory. */
+  | 'socket'
+  /** The egress bridge's program, script and sockets: a launcher that reaches the proxy otherwise omits them. */
+  | 'bridge'
+  /** State a writable tree must keep: git hooks, sbx's policy files (bound read-only), the git exclude view. */
+  | 'guard'
+  /** A directory above guarded state, bound over itself so that it cannot be renamed (derive/overlay.ts). */
+  | 'pin'
+  /** A repository's git config without its credentials: guarded, and so are the hooks and commondir beside it. */
+  | 'git-config'
+  /** A credential store kept out of the sandbox, or a root-only host file: hidden. */
+  | 'mask'
+  /** A secret-looking file the sensitive scan found in a mounted tree: hidden (the report lists it as masked). */
+  | 'secret';
+
+/** Mounts, applied in array order. Each carries its role and the reason it exists (shown by `sbx explain`). */
+export type Mount = (
   | { kind: 'bind'; source: string; target: string; access: 'ro' | 'rw'; optional: boolean; reason: string }
   | { kind: 'tmpfs'; target: string; sizeBytes: number; mode: number; reason: string }
   | { kind: 'proc'; target: string; reason: string }
@@ -41,7 +78,8 @@ export type Mount =
    */
   | { kind: 'session-dir'; target: string; subdir?: string; reason: string }
   /** Make an earlier mount (or the sandbox root `/`) read-only once everything below it is in place. */
-  | { kind: 'remount-ro'; target: string; reason: string };
+  | { kind: 'remount-ro'; target: string; reason: string }
+) & { role: MountRole };
 
 export type MountKind = Mount['kind'];
 
@@ -95,6 +133,9 @@ export interface CommandRules {
   paths: 'workspace' | 'any';
   shellSyntax: 'full' | 'restricted';
 }
+
+/** The hostname inside when the profile names none (policy/derive/identity.ts). */
+export const DEFAULT_HOSTNAME = 'sbx';
 
 export interface Policy {
   profile: { name: string; hash: string };

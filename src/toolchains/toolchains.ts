@@ -183,19 +183,14 @@ export interface ToolchainSkip {
   why: string;
 }
 
+/** The reason of a mask inside a toolchain root (policy/derive/overlay.ts maskSensitive). */
+export const TOOLCHAIN_MASK_REASON = 'sensitive file in a toolchain';
+
 /**
  * The toolchain binds: read-only, each at its own path (inside the private HOME under bwrap, a
  * grant of the host path under landlock). A root inside a credential store or the workspace is
  * left out here, whatever the runtime found (the workspace shows it already, with its own rules).
  */
-/** How a toolchain bind's reason begins, and a mask inside a toolchain root's reason: exporters know them by it. */
-export const TOOLCHAIN_REASON_PREFIX = 'toolchain (';
-export const TOOLCHAIN_MASK_REASON = 'sensitive file in a toolchain';
-
-export function isToolchainMount(m: Mount): boolean {
-  return (m.kind === 'bind' && m.reason.startsWith(TOOLCHAIN_REASON_PREFIX)) || m.reason === TOOLCHAIN_MASK_REASON;
-}
-
 export function toolchainMounts(
   facts: ToolchainFacts | undefined,
   keepOut: readonly string[],
@@ -212,8 +207,16 @@ export function toolchainMounts(
         : undefined;
     if (why) skipped.push({ entry: root.entry, why: `${root.path} ${why}` });
     else {
-      const reason = `${TOOLCHAIN_REASON_PREFIX}${root.layout}): PATH entry ${root.entry}`;
-      mounts.push({ kind: 'bind', source: root.path, target: root.path, access: 'ro', optional: false, reason });
+      const reason = `toolchain (${root.layout}): PATH entry ${root.entry}`;
+      mounts.push({
+        kind: 'bind',
+        source: root.path,
+        target: root.path,
+        access: 'ro',
+        optional: false,
+        reason,
+        role: 'toolchain',
+      });
     }
   }
   return { mounts, skipped };

@@ -3,10 +3,8 @@
 // approximations it gets (LANDLOCK_GAPS in gaps.ts). Depends on the policy only: a planned session
 // stands in for explain. Pure.
 import { posix } from 'node:path';
-import { DEFAULT_HOSTNAME } from '../../policy/derive/identity.js';
-import { BRIDGE_DIR } from '../../policy/derive/network.js';
 import { isWithin } from '../../path-within.js';
-import type { Mount, Policy } from '../../policy/types.js';
+import { DEFAULT_HOSTNAME, type Mount, type Policy } from '../../policy/types.js';
 import type { Session } from '../launch.js';
 import { LANDLOCK_GAPS } from './gaps.js';
 import { approximate, deny, grantMount, type Grants } from './grants.js';
@@ -29,22 +27,16 @@ function mountGrants(policy: Policy, session: Session): Grants {
     ...{ private: new Map(), refusals: [], approximations: new Set<string>(), listed: new Map() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
+  // The bwrap bridge's files and sockets are for a network namespace this backend does not build:
+  // here the helper's network judge connects the command to the proxy on the host's loopback.
   for (const m of policy.mounts) {
-    if (!isBridgeMount(m, policy)) grantMount(g, m, readOnly, privateDir(m, policy, session));
+    if (m.role !== 'bridge') grantMount(g, m, readOnly, privateDir(m, policy, session));
   }
   dropNestedReadWrite(g);
   guardReadOnlyInsideReadWrite(g, policy.mounts);
   grantAroundMasks(g, policy.mounts);
   refuseExposed(g, policy);
   return g;
-}
-
-/**
- * The bwrap bridge's files and sockets (policy/derive/network.ts bridgeLayers): for a namespace this backend does not
- * build. Here the helper's network judge connects the command to the proxy on the host's loopback.
- */
-function isBridgeMount(m: Mount, policy: Policy): boolean {
-  return policy.network.kind === 'filtered' && policy.network.bridge !== null && isWithin(m.target, BRIDGE_DIR);
 }
 
 /**

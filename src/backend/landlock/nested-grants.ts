@@ -4,20 +4,12 @@
 // back by native/sbx-guard.c, reported by guard.ts), a mask under a read-only grant becomes an `except`
 // record, and anything else is refused, or listed when the caller opted in to exposed secrets. Pure.
 import { posix } from 'node:path';
-import {
-  GIT_CONFIG_VIEW_REASON,
-  GIT_EXCLUDE_VIEW_REASON,
-  GIT_HOOKS_REASON,
-  OWN_POLICY_REASON,
-} from '../../host-state/guarded-state.js';
 import { isWithin } from '../../path-within.js';
-import type { Mount, Policy } from '../../policy/types.js';
+import type { Mount, MountRole, Policy } from '../../policy/types.js';
 import { approximate, deny, type Grants, OTHER_BACKEND } from './grants.js';
 
-/** Read-only binds inside a writable tree that can be guarded: snapshotted and put back (native/sbx-guard.c). */
-const GUARDED_BINDS: ReadonlySet<string> = new Set([GIT_HOOKS_REASON, OWN_POLICY_REASON]);
 /** Generated files over host state that can be guarded instead: the host file is put back after the run. */
-const GUARDED_VIEWS: ReadonlySet<string> = new Set([GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON]);
+const GUARDED_VIEWS: ReadonlySet<MountRole> = new Set(['guard', 'git-config']);
 
 /**
  * A read-write grant inside another adds nothing (Landlock grants add up). derivePolicy binds the
@@ -36,9 +28,7 @@ export function dropNestedReadWrite(g: Grants): void {
  * after it, and reported); any other read-only path there is refused.
  */
 export function guardReadOnlyInsideReadWrite(g: Grants, mounts: readonly Mount[]): void {
-  const guardable = new Set(
-    mounts.flatMap((m) => (m.kind === 'bind' && GUARDED_BINDS.has(m.reason) ? [m.source] : [])),
-  );
+  const guardable = new Set(mounts.flatMap((m) => (m.kind === 'bind' && m.role === 'guard' ? [m.source] : [])));
   const inside = new Set(g.ro.filter((ro) => g.rw.some((tree) => tree !== ro && isWithin(ro, tree))));
   for (const ro of inside) {
     const rw = g.rw.find((tree) => tree !== ro && isWithin(ro, tree));
@@ -70,7 +60,7 @@ export function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
     if (m.kind !== 'mask' && m.kind !== 'file') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
     const granted = rw !== undefined || g.ro.some((tree) => isWithin(m.target, tree));
-    if (m.kind === 'file' && GUARDED_VIEWS.has(m.reason)) {
+    if (m.kind === 'file' && GUARDED_VIEWS.has(m.role)) {
       if (rw) {
         g.guards.push(m.target);
         approximate(g, 'mounts.guarded', m.target);
@@ -80,7 +70,7 @@ export function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
       // is absent in a main gitdir; created, it points git's config and hooks at any directory.
       for (const name of ['hooks', 'commondir']) {
         const state = posix.join(posix.dirname(m.target), name);
-        if (rw && m.reason === GIT_CONFIG_VIEW_REASON && !inside(g, state)) {
+        if (rw && m.role === 'git-config' && !inside(g, state)) {
           g.guards.push(state);
           approximate(g, 'mounts.guarded', state);
         }

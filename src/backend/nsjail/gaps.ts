@@ -115,6 +115,7 @@ export const NSJAIL_GAPS: readonly Gap[] = [
     detail: 'binds are mandatory, as with bwrap (derivePolicy drops optional binds whose source is missing)',
   },
   { key: 'mounts.reason', effect: 'equivalent', detail: 'for `sbx explain` only' },
+  { key: 'mounts.role', effect: 'equivalent', detail: 'every kind is mounted alike whatever its role, as with bwrap' },
   {
     key: 'mounts.file',
     effect: 'equivalent',

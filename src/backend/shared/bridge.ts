@@ -1,7 +1,7 @@
 // The in-sandbox bridge (network/host/bridge.cjs) as the backends that have a network namespace
 // start it. Pure. bwrap and nsjail both start the command through it; landlock needs none (its launcher
 // connects the command itself), so this lives apart from any one backend.
-import { BRIDGE_DIR } from '../../policy/derive/network.js';
+import { BRIDGE_NODE, BRIDGE_SCRIPT, BRIDGE_SESSION } from '../../network/bridge-paths.js';
 import type { Policy } from '../../policy/types.js';
 import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, hostPortSocket, publishSocket } from './sockets.js';
 
@@ -13,15 +13,14 @@ import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET, hostPortSocket, publishSocket 
 export function commandOf(policy: Policy): string[] {
   const net = policy.network;
   if (net.kind !== 'filtered' || !net.bridge) return policy.command;
-  const session = `${BRIDGE_DIR}/session`;
   return [
-    `${BRIDGE_DIR}/node`,
-    `${BRIDGE_DIR}/bridge.cjs`,
+    BRIDGE_NODE,
+    BRIDGE_SCRIPT,
     ...(net.rules.allow.length > 0
-      ? ['--proxy', `${session}/${EGRESS_HTTP_SOCKET}`, `${session}/${EGRESS_SOCKS_SOCKET}`]
+      ? ['--proxy', `${BRIDGE_SESSION}/${EGRESS_HTTP_SOCKET}`, `${BRIDGE_SESSION}/${EGRESS_SOCKS_SOCKET}`]
       : []),
-    ...net.hostPorts.flatMap((p) => ['--host-port', String(p), `${session}/${hostPortSocket(p)}`]),
-    ...net.publish.flatMap((p) => ['--publish', String(p), `${session}/${publishSocket(p)}`]),
+    ...net.hostPorts.flatMap((p) => ['--host-port', String(p), `${BRIDGE_SESSION}/${hostPortSocket(p)}`]),
+    ...net.publish.flatMap((p) => ['--publish', String(p), `${BRIDGE_SESSION}/${publishSocket(p)}`]),
     '--',
     ...policy.command,
   ];

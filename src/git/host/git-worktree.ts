@@ -16,7 +16,7 @@ import { type Dirent, lstatSync, readdirSync, realpathSync, statSync, type Stats
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../../errors.js';
 import { sanitizeGitConfig } from '../git-config.js';
-import { GIT_CONFIG_VIEW_REASON, withheldOf } from '../../host-state/guarded-state.js';
+import { gitConfigView } from '../../host-state/guarded-state.js';
 import type { Pins } from '../../host/pins.js';
 import { isWithin } from '../../path-within.js';
 import type { Host, PathFact } from '../../policy/host.js';
@@ -148,7 +148,7 @@ export function protectCommonDir(commonDir: string, via: string, rules: Sensitiv
         if (text === undefined) out.masks.push({ path, dir: isDir });
         else {
           const { text: content, removed } = sanitizeGitConfig(text.toString('utf8'));
-          out.views.push({ path, content, reason: GIT_CONFIG_VIEW_REASON, ...withheldOf(removed) });
+          out.views.push(gitConfigView(path, content, removed));
         }
       } else if (verdict === 'mask') {
         // Nothing under a git directory is tracked: masked as found.

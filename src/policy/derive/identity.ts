@@ -2,9 +2,8 @@
 // are root on the host), the hostname, the namespaces unshared.
 import type { Profile } from '../../profile/schema.js';
 import type { Host } from '../host.js';
-import type { Identity, NetworkPolicy, Policy } from '../types.js';
+import { DEFAULT_HOSTNAME, type Identity, type NetworkPolicy, type Policy } from '../types.js';
 
-export const DEFAULT_HOSTNAME = 'sbx';
 /** The uid/gid a root-invoked sandbox runs as inside its namespace: "nobody" on every distribution. */
 const NOBODY = 65534;
 

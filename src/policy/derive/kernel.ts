@@ -55,6 +55,7 @@ export function kernelCovers(factOf: (path: string) => PathFact): Mount[] {
   return COVERS.flatMap(([target, cover]): Mount[] => {
     const f = factOf(target);
     if (!f.exists) return [];
-    return [{ kind: 'kernel', target, cover, what: f.type === 'dir' ? 'dir' : 'file', reason: REASON[cover] }];
+    const what = f.type === 'dir' ? 'dir' : 'file';
+    return [{ kind: 'kernel', target, cover, what, reason: REASON[cover], role: 'kernel' }];
   });
 }

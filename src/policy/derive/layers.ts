@@ -11,7 +11,7 @@ import type { Host } from '../host.js';
 import type { WritableBind } from '../../host-state/host-state.js';
 import { isWithin } from '../../path-within.js';
 import { SSH_AGENT_SANDBOX_DIR, SSH_AGENT_SESSION_SUBDIR } from '../../ssh-agent/ssh-agent.js';
-import type { Mode, Mount, Policy } from '../types.js';
+import type { Mode, Mount, MountRole, Policy } from '../types.js';
 import {
   type BindChecks,
   credentialStoreError,
@@ -29,11 +29,11 @@ const DEFAULT_TMP_SIZE = '512MiB';
 /** /tmp and HOME: large enough for a build's scratch files, small enough to refuse a balloon. */
 const TMP_BOUNDS = { min: 1024 * 1024, max: 1024 ** 4, example: '256MiB or 2GiB' };
 
-/**
- * The reason of the system binds (and their merged-/usr links): what an exporter to a container image
- * takes from the image instead of the host (src/export/).
- */
-export const SYSTEM_BIND_REASON = 'system, read-only';
+/** Why a bind entry is mounted: the text `sbx explain` shows, and what backends and exporters act on. */
+interface Purpose {
+  reason: string;
+  role: MountRole;
+}
 
 /** The size of the private /tmp and HOME: --tmp-size, else tmp.size. */
 export function tmpSizeOf(profile: Profile, request: RunRequest): number {
@@ -43,7 +43,7 @@ export function tmpSizeOf(profile: Profile, request: RunRequest): number {
 }
 
 /** One bind entry as a layer (a symlink for a merged-/usr link); nothing for a missing optional entry. */
-function bindLayer(spec: BindSpec, access: 'ro' | 'rw', reason: string, checks: BindChecks): Mount[] {
+function bindLayer(spec: BindSpec, access: 'ro' | 'rw', purpose: Purpose, checks: BindChecks): Mount[] {
   const f = fact(checks.host, spec.path);
   if (!f.exists) {
     if (spec.optional) return [];
@@ -65,15 +65,15 @@ function bindLayer(spec: BindSpec, access: 'ro' | 'rw', reason: string, checks: 
   }
   if (f.link !== undefined && spec.mountAt === undefined && access === 'ro' && spec.where.startsWith('system')) {
     // Merged-/usr systems: /bin -> usr/bin. Recreate the link instead of a second bind.
-    return [{ kind: 'symlink', target: spec.path, linkTo: f.link, reason }];
+    return [{ kind: 'symlink', target: spec.path, linkTo: f.link, ...purpose }];
   }
   const target =
     spec.mountAt === undefined ? normalizeTarget(f.real, spec.where) : mountAtTarget(spec.mountAt, spec.where);
-  return [{ kind: 'bind', source: f.real, target, access, optional: false, reason }];
+  return [{ kind: 'bind', source: f.real, target, access, optional: false, ...purpose }];
 }
 
-function bindLayers(specs: readonly BindSpec[], access: 'ro' | 'rw', reason: string, checks: BindChecks): Mount[] {
-  return specs.flatMap((spec) => bindLayer(spec, access, reason, checks));
+function bindLayers(specs: readonly BindSpec[], access: 'ro' | 'rw', purpose: Purpose, checks: BindChecks): Mount[] {
+  return specs.flatMap((spec) => bindLayer(spec, access, purpose, checks));
 }
 
 /** Docker's default --shm-size: POSIX semaphores and shm_open (Python multiprocessing) need /dev/shm. */
@@ -85,15 +85,22 @@ export const DEV_SHM_BYTES = 64 * 1024 * 1024;
  */
 function devLayers(reason: string): Mount[] {
   return [
-    { kind: 'dev', target: '/dev', reason },
-    { kind: 'tmpfs', target: '/dev/shm', sizeBytes: DEV_SHM_BYTES, mode: 0o1777, reason: 'POSIX shared memory, sized' },
+    { kind: 'dev', target: '/dev', reason, role: 'kernel' },
+    {
+      kind: 'tmpfs',
+      target: '/dev/shm',
+      sizeBytes: DEV_SHM_BYTES,
+      mode: 0o1777,
+      reason: 'POSIX shared memory, sized',
+      role: 'kernel',
+    },
   ];
 }
 
 /** The sandbox's own /proc, with the kernel's host-global state covered (kernel.ts). */
 function procLayers(host: Pick<Host, 'paths'>): Mount[] {
   const covers = kernelCovers((path) => fact(host, path));
-  return [{ kind: 'proc', target: '/proc', reason: "the sandbox's own processes" }, ...covers];
+  return [{ kind: 'proc', target: '/proc', reason: "the sandbox's own processes", role: 'kernel' }, ...covers];
 }
 
 /**
@@ -102,7 +109,15 @@ function procLayers(host: Pick<Host, 'paths'>): Mount[] {
  */
 export function dangerLayers(host: Pick<Host, 'paths'>): Mount[] {
   return [
-    { kind: 'bind', source: '/', target: '/', access: 'rw', optional: false, reason: 'mode: danger (host filesystem)' },
+    {
+      kind: 'bind',
+      source: '/',
+      target: '/',
+      access: 'rw',
+      optional: false,
+      reason: 'mode: danger (host filesystem)',
+      role: 'host-root',
+    },
     ...devLayers('minimal /dev'),
     ...procLayers(host),
   ];
@@ -119,16 +134,17 @@ export function isolatedLayers(
 ): Mount[] {
   const readOnlyMode = mode === 'read-only';
   return [
-    ...bindLayers(binds.system, 'ro', SYSTEM_BIND_REASON, checks),
+    ...bindLayers(binds.system, 'ro', { reason: 'system, read-only', role: 'system' }, checks),
     ...procLayers(checks.host),
     ...devLayers('minimal /dev (null, zero, random, tty, pts)'),
-    { kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp' },
+    { kind: 'tmpfs', target: '/tmp', sizeBytes: tmpSize, mode: 0o1777, reason: 'private /tmp', role: 'private' },
     {
       kind: 'tmpfs',
       target: normalizeTarget(vars.home, 'HOME'),
       sizeBytes: tmpSize,
       mode: 0o755,
       reason: 'private HOME, empty each session',
+      role: 'private',
     },
     {
       kind: 'bind',
@@ -137,12 +153,13 @@ export function isolatedLayers(
       access: workspace.access,
       optional: false,
       reason: `workspace (${workspace.access})`,
+      role: 'workspace',
     },
-    ...bindLayers(binds.readOnly, 'ro', 'read_only', checks),
+    ...bindLayers(binds.readOnly, 'ro', { reason: 'read_only', role: 'user-ro' }, checks),
     ...bindLayers(
       binds.writableRoots,
       readOnlyMode ? 'ro' : 'rw',
-      readOnlyMode ? 'writable_roots (read-only mode)' : 'writable_roots',
+      { reason: readOnlyMode ? 'writable_roots (read-only mode)' : 'writable_roots', role: 'user-rw' },
       checks,
     ),
   ];
@@ -162,7 +179,7 @@ export function gitGlobalLayers(host: Host, vars: Variables, env: Record<string,
         : posix.join(env.XDG_CONFIG_HOME ?? posix.join(home, '.config'), 'git', 'config');
     if (!posix.isAbsolute(target) || target === home || !isWithin(target, home)) return [];
     const reason = `git global config ${view.file}: identity, aliases, safe settings (no helpers or programs)`;
-    return [{ kind: 'file', target, content: view.content, mode: 0o444, reason }];
+    return [{ kind: 'file', target, content: view.content, mode: 0o444, reason, role: 'private' }];
   });
 }
 
@@ -185,14 +202,15 @@ export function worktreeLayers(host: Host, workspace: Policy['workspace'], check
   }
   const access = workspace.access;
   const reason = `git worktree: the repository's shared git directory (${access})`;
-  return [{ kind: 'bind', source: common, target: normalizeTarget(common, where), access, optional: false, reason }];
+  const target = normalizeTarget(common, where);
+  return [{ kind: 'bind', source: common, target, access, optional: false, reason, role: 'workspace' }];
 }
 
 /** --ro-bind and --bind, in every mode. */
 export function requestBindLayers(binds: BindSpecs, checks: BindChecks): Mount[] {
   return [
-    ...bindLayers(binds.requestRo, 'ro', '--ro-bind', checks),
-    ...bindLayers(binds.requestRw, 'rw', '--bind', checks),
+    ...bindLayers(binds.requestRo, 'ro', { reason: '--ro-bind', role: 'user-ro' }, checks),
+    ...bindLayers(binds.requestRw, 'rw', { reason: '--bind', role: 'user-rw' }, checks),
   ];
 }
 
@@ -207,7 +225,8 @@ export function sshAgentLayers(profile: Profile, mode: Mode): Mount[] {
     });
   }
   const reason = 'ssh_agent: the agent socket that offers only the listed keys';
-  return [{ kind: 'session-dir', target: SSH_AGENT_SANDBOX_DIR, subdir: SSH_AGENT_SESSION_SUBDIR, reason }];
+  const subdir = SSH_AGENT_SESSION_SUBDIR;
+  return [{ kind: 'session-dir', target: SSH_AGENT_SANDBOX_DIR, subdir, reason, role: 'socket' }];
 }
 
 /** The binds this run mounts writable, each with the key or flag it comes from (host-state/host-state.ts checks them). */

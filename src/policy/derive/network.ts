@@ -4,6 +4,7 @@
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
+import { BRIDGE_NODE, BRIDGE_SCRIPT, BRIDGE_SESSION } from '../../network/bridge-paths.js';
 import { compileEgressRules } from '../../network/egress.js';
 import type { Host } from '../host.js';
 import { isWithin } from '../../path-within.js';
@@ -11,9 +12,6 @@ import type { Mode, Mount, NetworkPolicy } from '../types.js';
 import { type BindChecks, credentialStoreError, normalizeTarget } from './bind-checks.js';
 import { fact } from './probe-plan.js';
 import type { RunRequest } from './request.js';
-
-/** Where the egress bridge's files appear inside (the sandbox root is otherwise empty there). */
-export const BRIDGE_DIR = '/run/sbx';
 
 /** none, host, or filtered: the profile's choice, then --network, then --allow-domain on top. */
 export function deriveNetwork(profile: Profile, request: RunRequest, host: Host): NetworkPolicy {
@@ -99,7 +97,7 @@ export function unixSocketLayers(network: NetworkPolicy, mode: Mode, checks: Bin
       });
     }
     const target = normalizeTarget(path, where);
-    return { kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where };
+    return { kind: 'bind', source: f.real, target, access: 'rw', optional: false, reason: where, role: 'socket' };
   });
 }
 
@@ -110,19 +108,21 @@ export function bridgeLayers(network: NetworkPolicy): Mount[] {
     {
       kind: 'bind',
       source: network.bridge.node,
-      target: `${BRIDGE_DIR}/node`,
+      target: BRIDGE_NODE,
       access: 'ro',
       optional: false,
       reason: 'egress bridge: node',
+      role: 'bridge',
     },
     {
       kind: 'bind',
       source: network.bridge.script,
-      target: `${BRIDGE_DIR}/bridge.cjs`,
+      target: BRIDGE_SCRIPT,
       access: 'ro',
       optional: false,
       reason: 'egress bridge: script',
+      role: 'bridge',
     },
-    { kind: 'session-dir', target: `${BRIDGE_DIR}/session`, reason: "egress bridge: the proxy's sockets" },
+    { kind: 'session-dir', target: BRIDGE_SESSION, reason: "egress bridge: the proxy's sockets", role: 'bridge' },
   ];
 }

@@ -11,7 +11,7 @@ import { GIT_HOOKS_REASON, OWN_POLICY_REASON } from '../../host-state/guarded-st
 import type { Host } from '../host.js';
 import { isWithin } from '../../path-within.js';
 import { TOOLCHAIN_MASK_REASON, type ToolchainFacts } from '../../toolchains/toolchains.js';
-import type { Identity, Mode, Mount } from '../types.js';
+import type { Identity, Mode, Mount, MountRole } from '../types.js';
 import { normalizeTarget } from './bind-checks.js';
 import { fact, type ProbePlan } from './probe-plan.js';
 
@@ -61,7 +61,7 @@ export function mountsOf(layers: readonly Mount[], input: OverlayInput): Mount[]
     // sbx runs as root, so the child's files are still root's on the host (the workspace must stay
     // writable). Owner permissions would let it read /etc/shadow through the read-only bind: mask
     // everything under the system binds that the world may not read.
-    for (const { path, dir } of host.rootOnly) mask(overlay, path, dir, 'root-only host file');
+    for (const { path, dir } of host.rootOnly) mask(overlay, path, dir, 'root-only host file', 'mask');
   }
   if (mode !== 'danger') checkMountPoints(overlay.mounts, host, overlay.hidden);
   return [...overlay.mounts, ...finalRemounts(overlay.mounts, mode, input.plan.vars)];
@@ -91,15 +91,15 @@ function cover(overlay: Overlay, real: string, mount: (target: string) => Mount)
   }
 }
 
-function mask(overlay: Overlay, real: string, dir: boolean, reason: string): void {
-  cover(overlay, real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason }));
+function mask(overlay: Overlay, real: string, dir: boolean, reason: string, role: MountRole): void {
+  cover(overlay, real, (target) => ({ kind: 'mask', target, what: dir ? 'dir' : 'file', reason, role }));
 }
 
-/** Binds each host path read-only over itself wherever a bind shows it. */
+/** Binds each host path read-only over itself wherever a bind shows it: state to guard. */
 function bindOverItself(overlay: Overlay, reals: Iterable<string>, reason: string): void {
   for (const real of reals) {
     for (const target of sandboxPathsOf(overlay.binds, real)) {
-      overlay.mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason });
+      overlay.mounts.push({ kind: 'bind', source: real, target, access: 'ro', optional: false, reason, role: 'guard' });
     }
   }
 }
@@ -122,7 +122,7 @@ function pinParents(overlay: Overlay, reals: readonly string[]): void {
         if (placed.has(target)) continue;
         placed.add(target);
         const reason = 'pinned: holds protected git state, so it cannot be renamed';
-        overlay.mounts.push({ kind: 'bind', source: dir, target, access: 'rw', optional: false, reason });
+        overlay.mounts.push({ kind: 'bind', source: dir, target, access: 'rw', optional: false, reason, role: 'pin' });
       }
     }
   }
@@ -148,18 +148,19 @@ function maskSensitive(overlay: Overlay, input: OverlayInput): void {
   // Credential stores (and the agent sockets they come with) reachable through any bind are masked.
   for (const root of plan.keepOut) {
     const f = fact(host, root);
-    if (f.exists) mask(overlay, f.real, f.type === 'dir', 'sensitive root');
+    if (f.exists) mask(overlay, f.real, f.type === 'dir', 'sensitive root', 'mask');
   }
   // Secret-looking files in the mounted trees (.env, *.pem, ...): hidden wherever they appear. A
   // file git tracks with other content gets a stand-in nobody can read: `git add` inside then fails
   // on it instead of committing an empty file in its place.
   for (const { path, dir, tracked } of host.sensitiveFiles.masks) {
+    const reason = 'sensitive file';
     if (tracked)
-      cover(overlay, path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason: 'sensitive file' }));
-    else mask(overlay, path, dir, 'sensitive file');
+      cover(overlay, path, (target) => ({ kind: 'file', target, content: '', mode: 0, reason, role: 'secret' }));
+    else mask(overlay, path, dir, reason, 'secret');
   }
   // What the toolchain roots' scan found (toolchains/host/toolchain-probe.ts), wherever a toolchain bind shows it.
-  for (const { path, dir } of input.tools?.masks ?? []) mask(overlay, path, dir, TOOLCHAIN_MASK_REASON);
+  for (const { path, dir } of input.tools?.masks ?? []) mask(overlay, path, dir, TOOLCHAIN_MASK_REASON, 'toolchain');
   // .git/config without credentials, exclude lists naming the masked files: generated content.
   for (const view of host.sensitiveFiles.views) {
     cover(overlay, view.path, (target) => ({
@@ -168,6 +169,7 @@ function maskSensitive(overlay: Overlay, input: OverlayInput): void {
       content: view.content,
       mode: 0o444,
       reason: view.reason,
+      role: view.role,
       ...(view.withheld?.length ? { withheld: view.withheld } : {}),
     }));
   }
@@ -180,13 +182,30 @@ function maskSensitive(overlay: Overlay, input: OverlayInput): void {
  */
 function finalRemounts(mounts: readonly Mount[], mode: Mode, vars: Variables): Mount[] {
   const dev: Mount[] = mounts.some((m) => m.kind === 'dev' && m.target === '/dev')
-    ? [{ kind: 'remount-ro', target: '/dev', reason: '/dev: device nodes and mount points only, nothing new' }]
+    ? [
+        {
+          kind: 'remount-ro',
+          target: '/dev',
+          reason: '/dev: device nodes and mount points only, nothing new',
+          role: 'kernel',
+        },
+      ]
     : [];
   if (mode === 'danger') return dev;
-  const root: Mount = { kind: 'remount-ro', target: '/', reason: 'the sandbox root itself is not writable' };
+  const root: Mount = {
+    kind: 'remount-ro',
+    target: '/',
+    reason: 'the sandbox root itself is not writable',
+    role: 'system',
+  };
   if (mode !== 'read-only') return [...dev, root];
-  const home = normalizeTarget(vars.home, 'HOME');
-  return [...dev, { kind: 'remount-ro', target: home, reason: 'read-only mode: HOME is not writable' }, root];
+  const home: Mount = {
+    kind: 'remount-ro',
+    target: normalizeTarget(vars.home, 'HOME'),
+    reason: 'read-only mode: HOME is not writable',
+    role: 'private',
+  };
+  return [...dev, home, root];
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { SbxError } from '../../errors.js';
 import { parseGitConfig, sanitizeGitConfig } from '../../git/git-config.js';
-import { GIT_CONFIG_VIEW_REASON, GIT_EXCLUDE_VIEW_REASON, withheldOf } from '../../host-state/guarded-state.js';
+import { gitConfigView, gitExcludeView } from '../../host-state/guarded-state.js';
 import type { SensitiveRuleInput } from '../sensitive-files.js';
 import {
   BUILTIN_EXCEPT_GLOBS,
@@ -87,6 +87,7 @@ export interface SensitiveView {
   path: string;
   content: string;
   reason: string;
+  role: 'git-config' | 'guard';
   /** A git config view: the credential keys the view leaves out (names, never values); absent when none. */
   withheld?: string[];
 }
@@ -532,7 +533,7 @@ function gitConfigViews(
       continue;
     }
     const { text: content, removed } = sanitizeGitConfig(text);
-    out.views.push({ path: absOf(rel), content, reason: GIT_CONFIG_VIEW_REASON, ...withheldOf(removed) });
+    out.views.push(gitConfigView(absOf(rel), content, removed));
   }
   return out;
 }
@@ -731,7 +732,7 @@ function excludeView(
   const separator = text === '' || text.endsWith('\n') ? '' : '\n';
   const heading = '# sbx: masked in this sandbox (empty stand-ins git must not commit)';
   const content = `${text}${separator}${heading}\n${lines.join('\n')}\n`;
-  return { path, content, reason: GIT_EXCLUDE_VIEW_REASON };
+  return gitExcludeView(path, content);
 }
 
 /** What derivePolicy needs (Host.sensitiveFiles), for every tree that will be mounted. */

@@ -23,12 +23,35 @@ const HOME = '/home/alice';
 const TOOLS = `${HOME}/.config/sbx/tools`;
 /** The agent's mounts, in order, as derivePolicy makes them (only what the guards look at). */
 const ROOTS = rootsOf([
-  { kind: 'bind', source: '/usr', target: '/usr', access: 'ro', optional: false, reason: 'system, read-only' },
-  { kind: 'bind', source: '/etc', target: '/etc', access: 'ro', optional: false, reason: 'system, read-only' },
-  { kind: 'proc', target: '/proc', reason: "the sandbox's own processes" },
-  { kind: 'dev', target: '/dev', reason: 'minimal /dev' },
-  { kind: 'tmpfs', target: '/tmp', sizeBytes: 1, mode: 0o1777, reason: 'private /tmp' },
-  { kind: 'tmpfs', target: HOME, sizeBytes: 1, mode: 0o755, reason: 'private HOME, empty each session' },
+  {
+    kind: 'bind',
+    source: '/usr',
+    target: '/usr',
+    access: 'ro',
+    optional: false,
+    reason: 'system, read-only',
+    role: 'system',
+  },
+  {
+    kind: 'bind',
+    source: '/etc',
+    target: '/etc',
+    access: 'ro',
+    optional: false,
+    reason: 'system, read-only',
+    role: 'system',
+  },
+  { kind: 'proc', target: '/proc', reason: "the sandbox's own processes", role: 'kernel' },
+  { kind: 'dev', target: '/dev', reason: 'minimal /dev', role: 'kernel' },
+  { kind: 'tmpfs', target: '/tmp', sizeBytes: 1, mode: 0o1777, reason: 'private /tmp', role: 'private' },
+  {
+    kind: 'tmpfs',
+    target: HOME,
+    sizeBytes: 1,
+    mode: 0o755,
+    reason: 'private HOME, empty each session',
+    role: 'private',
+  },
   {
     kind: 'bind',
     source: `${HOME}/proj`,
@@ -36,8 +59,9 @@ const ROOTS = rootsOf([
     access: 'rw',
     optional: false,
     reason: 'workspace (rw)',
+    role: 'workspace',
   },
-  { kind: 'bind', source: TOOLS, target: TOOLS, access: 'ro', optional: true, reason: 'read_only' },
+  { kind: 'bind', source: TOOLS, target: TOOLS, access: 'ro', optional: true, reason: 'read_only', role: 'user-ro' },
   {
     kind: 'bind',
     source: `${HOME}/.cache`,
@@ -45,6 +69,7 @@ const ROOTS = rootsOf([
     access: 'rw',
     optional: false,
     reason: 'writable_roots',
+    role: 'user-rw',
   },
 ]);
 const WS = { host: `${HOME}/proj`, sandbox: `${HOME}/proj`, roots: ROOTS };

@@ -96,6 +96,7 @@ describe('the mask budget (sensitive/host/mask-fit.ts) against the whole launch'
           target: `${policy.cwd}/fixtures/.env.${i}`,
           what: 'file' as const,
           reason: 'sensitive file',
+          role: 'secret' as const,
         }));
         const full = { ...policy, mounts: [...policy.mounts, ...masks] };
         const launch = compileBwrap(full, FIXTURE_SESSION, FIXTURE_BWRAP);
@@ -115,6 +116,7 @@ describe('the mask budget (sensitive/host/mask-fit.ts) against the whole launch'
       target: `/home/alice/proj/d${i}`,
       what: 'dir' as const,
       reason: 'sensitive file',
+      role: 'secret' as const,
     }));
     const tooMany = { ...policy, mounts: [...policy.mounts.slice(0, -1), ...dirs, policy.mounts.at(-1)!] };
     const error = sbxErrorOf(() => compileBwrap(tooMany, FIXTURE_SESSION, FIXTURE_BWRAP));

@@ -170,7 +170,13 @@ describe('ssh_agent in the Policy and the launch', () => {
     expect(policy.env.vars.SSH_AUTH_SOCK).toBe(SSH_AGENT_SANDBOX_SOCKET);
     expect(policy.sshAgent).toEqual({ keys: ['me@laptop'] });
     expect(policy.mounts.filter((m) => m.kind === 'session-dir')).toEqual([
-      { kind: 'session-dir', target: '/run/sbx/ssh-agent', subdir: 'ssh-agent', reason: expect.any(String) },
+      {
+        kind: 'session-dir',
+        target: '/run/sbx/ssh-agent',
+        subdir: 'ssh-agent',
+        reason: expect.any(String),
+        role: 'socket',
+      },
     ]);
   });
 

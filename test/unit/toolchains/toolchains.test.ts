@@ -119,6 +119,7 @@ describe('toolchainMounts', () => {
         access: 'ro',
         optional: false,
         reason: `toolchain (nvm): PATH entry ${HOME}/.nvm/versions/node/v20.1.0/bin`,
+        role: 'toolchain',
       },
     ]);
     expect(skipped.map((s) => s.entry)).toEqual([HOME, `${HOME}/proj/bin`, `${HOME}/.aws/bin`]);

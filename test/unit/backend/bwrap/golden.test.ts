@@ -337,7 +337,13 @@ describe('compileBwrap options', () => {
   it("refuses a launch past bwrap's argument limit (LAUNCH_TOO_LARGE), naming the count, limit and fix", async () => {
     const { policy } = await runPipeline('default', 'alice');
     type Mask = Extract<Policy['mounts'][number], { kind: 'mask' }>;
-    const mask = (i: number): Mask => ({ kind: 'mask', target: `/p/k${i}.pem`, what: 'file', reason: 'sensitive' });
+    const mask = (i: number): Mask => ({
+      kind: 'mask',
+      target: `/p/k${i}.pem`,
+      what: 'file',
+      reason: 'sensitive',
+      role: 'secret',
+    });
     const masks = Array.from({ length: 3000 }, (_, i) => mask(i));
     const manyMasks: Policy = { ...policy, mounts: [...policy.mounts.slice(0, -1), ...masks, policy.mounts.at(-1)!] };
     const masked = (() => {

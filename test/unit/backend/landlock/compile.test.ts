@@ -17,6 +17,7 @@ import { landlock } from '../../../../src/backend/landlock/host/backend.js';
 import { LANDLOCK_GAPS } from '../../../../src/backend/landlock/gaps.js';
 import type { Launch } from '../../../../src/backend/launch.js';
 import { SbxError } from '../../../../src/errors.js';
+import { gitConfigView } from '../../../../src/host-state/guarded-state.js';
 import type { Host } from '../../../../src/policy/host.js';
 import type { Policy } from '../../../../src/policy/types.js';
 import { expectGoldenText, landlockGoldenText } from '../../../helpers/golden.js';
@@ -186,8 +187,7 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
   });
 
   it('a git config whose view withholds credentials is a secret too', async () => {
-    const reason = 'git config without credentials';
-    const view = { path: '/home/alice/proj/.git/config', content: '[user]\n', reason, withheld: ['credential.helper'] };
+    const view = gitConfigView('/home/alice/proj/.git/config', '[user]\n', ['credential.helper']);
     const views = { masks: [], protect: [], views: [view] };
     const message = await refused('default', 'alice', { mutateHost: (h) => (h.sensitiveFiles = views) });
     expect(message).toContain('/home/alice/proj/.git/config (credentials: credential.helper) would be readable');
@@ -334,11 +334,7 @@ describe('LANDLOCK_GAPS', () => {
 
 describe('git state inside the workspace: guarded, not refused', () => {
   const gitState = (h: Host) => {
-    const config = {
-      path: '/home/alice/proj/.git/config',
-      content: '[user]\n',
-      reason: 'git config without credentials',
-    };
+    const config = gitConfigView('/home/alice/proj/.git/config', '[user]\n', []);
     h.sensitiveFiles = { masks: [], protect: ['/home/alice/proj/.git/hooks'], views: [config] };
   };
 

@@ -185,6 +185,7 @@ describe('compileNsjail refusals', () => {
       access: 'ro',
       optional: false,
       reason: 'test',
+      role: 'user-ro',
     };
     expect(
       refusal(() => compile({ ...policy, mounts: [...policy.mounts.slice(0, -1), bad, policy.mounts.at(-1)!] }))
@@ -210,6 +211,7 @@ describe('compileNsjail refusals', () => {
       sizeBytes: 1 << 20,
       mode: 0o755,
       reason: 'test',
+      role: 'private',
     };
     const e = refusal(() =>
       compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), inside, ...policy.mounts.slice(at + 1)] }),
@@ -225,6 +227,7 @@ describe('compileNsjail refusals', () => {
       access: 'ro',
       optional: false,
       reason: 'test',
+      role: 'user-ro',
     };
     expect(() =>
       compile({ ...policy, mounts: [...policy.mounts.slice(0, at + 1), self, ...policy.mounts.slice(at + 1)] }),
@@ -246,7 +249,14 @@ describe('compileNsjail refusals', () => {
 
   it('procfs with something mounted below it', async () => {
     const policy = await policyFor();
-    const below: Mount = { kind: 'tmpfs', target: '/proc/driver', sizeBytes: 4096, mode: 0o555, reason: 'test' };
+    const below: Mount = {
+      kind: 'tmpfs',
+      target: '/proc/driver',
+      sizeBytes: 4096,
+      mode: 0o555,
+      reason: 'test',
+      role: 'private',
+    };
     expect(refusal(() => compile({ ...policy, mounts: [...policy.mounts, below] })).message).toMatch(
       /mounts procfs last/,
     );
@@ -256,7 +266,10 @@ describe('compileNsjail refusals', () => {
     const policy = await policyFor();
     expect(
       refusal(() =>
-        compile({ ...policy, mounts: [...policy.mounts, { kind: 'remount-ro', target: '/etc/ssl', reason: 'test' }] }),
+        compile({
+          ...policy,
+          mounts: [...policy.mounts, { kind: 'remount-ro', target: '/etc/ssl', reason: 'test', role: 'system' }],
+        }),
       ).message,
     ).toMatch(/not a mount point/);
   });

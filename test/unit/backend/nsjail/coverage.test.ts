@@ -100,10 +100,10 @@ function covers(feature: string, path: string): boolean {
   return f.length <= p.length && f.every((seg, i) => seg === '*' || seg === p[i]);
 }
 
+/** A gap of a field every mount kind has (`mounts.reason`, `mounts.role`) covers it under each kind. */
 function gapFor(path: string) {
-  return NSJAIL_GAPS.find(
-    (g) => covers(g.key, path) || (g.key === 'mounts.reason' && /^mounts\.[\w-]+\.reason$/.test(path)),
-  );
+  const field = /^mounts\.[\w-]+\.(reason|role)$/.exec(path)?.[1];
+  return NSJAIL_GAPS.find((g) => covers(g.key, path) || (field !== undefined && g.key === `mounts.${field}`));
 }
 
 function clone<T>(v: T): T {
@@ -220,15 +220,23 @@ describe('coverage of the Policy IR by the nsjail backend', async () => {
     const base = samples[0]!;
     const before = output(base, base.identity.hostRoot ? 0 : 1000);
     const examples: Record<string, Mount> = {
-      bind: { kind: 'bind', source: '/opt/x', target: '/opt/x', access: 'ro', optional: false, reason: 't' },
-      tmpfs: { kind: 'tmpfs', target: '/opt/t', sizeBytes: MIB, mode: 0o755, reason: 't' },
-      proc: { kind: 'proc', target: '/proc2', reason: 't' },
-      dev: { kind: 'dev', target: '/dev2', reason: 't' },
-      symlink: { kind: 'symlink', target: '/opt/l', linkTo: 'x', reason: 't' },
-      mask: { kind: 'mask', target: '/opt/m', what: 'file', reason: 't' },
-      file: { kind: 'file', target: '/opt/f', content: 'x', mode: 0o444, reason: 't' },
-      'session-dir': { kind: 'session-dir', target: '/run/s', reason: 't' },
-      'remount-ro': { kind: 'remount-ro', target: '/tmp', reason: 't' },
+      bind: {
+        kind: 'bind',
+        source: '/opt/x',
+        target: '/opt/x',
+        access: 'ro',
+        optional: false,
+        reason: 't',
+        role: 'user-ro',
+      },
+      tmpfs: { kind: 'tmpfs', target: '/opt/t', sizeBytes: MIB, mode: 0o755, reason: 't', role: 'private' },
+      proc: { kind: 'proc', target: '/proc2', reason: 't', role: 'kernel' },
+      dev: { kind: 'dev', target: '/dev2', reason: 't', role: 'kernel' },
+      symlink: { kind: 'symlink', target: '/opt/l', linkTo: 'x', reason: 't', role: 'system' },
+      mask: { kind: 'mask', target: '/opt/m', what: 'file', reason: 't', role: 'mask' },
+      file: { kind: 'file', target: '/opt/f', content: 'x', mode: 0o444, reason: 't', role: 'private' },
+      'session-dir': { kind: 'session-dir', target: '/run/s', reason: 't', role: 'socket' },
+      'remount-ro': { kind: 'remount-ro', target: '/tmp', reason: 't', role: 'private' },
     };
     for (const kind of mountKinds()) {
       // Nothing to mount: nsjail's procfs is read-only as a whole; its gap says what stays readable.

@@ -9,7 +9,15 @@ import { pathWarning, writablePathEntries } from '../../../../src/host-state/hos
 import { makeTempDir } from '../../../helpers/tmp.js';
 
 function policyWith(ws: string, mode: Policy['mode'] = 'workspace-write'): Policy {
-  const bind = { kind: 'bind', source: ws, target: ws, access: 'rw', optional: false, reason: 'workspace' };
+  const bind = {
+    kind: 'bind',
+    source: ws,
+    target: ws,
+    access: 'rw',
+    optional: false,
+    reason: 'workspace',
+    role: 'workspace',
+  };
   return { mode, mounts: [bind] } as unknown as Policy;
 }
 

@@ -749,8 +749,16 @@ describe('hostPathOf', () => {
 
   it('follows an absolute symlink target', () => {
     const mounts: Mount[] = [
-      { kind: 'bind', source: '/nix/store/abc', target: '/nix/store/abc', access: 'ro', optional: false, reason: '' },
-      { kind: 'symlink', target: '/usr/bin/python', linkTo: '/nix/store/abc/bin/python3', reason: '' },
+      {
+        kind: 'bind',
+        source: '/nix/store/abc',
+        target: '/nix/store/abc',
+        access: 'ro',
+        optional: false,
+        reason: '',
+        role: 'system',
+      },
+      { kind: 'symlink', target: '/usr/bin/python', linkTo: '/nix/store/abc/bin/python3', reason: '', role: 'system' },
     ];
     expect(hostPathOf(mounts, '/usr/bin/python')).toBe('/nix/store/abc/bin/python3');
   });

@@ -124,6 +124,7 @@ describe('derivePolicy consumes the plan', () => {
       target: '/srv/out/secret',
       what: 'dir',
       reason: 'sensitive root',
+      role: 'mask',
     });
   });
 });

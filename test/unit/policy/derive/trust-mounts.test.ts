@@ -34,6 +34,7 @@ describe('network.unix_sockets', () => {
       access: 'rw',
       optional: false,
       reason: 'network.unix_sockets',
+      role: 'socket',
     });
   });
 

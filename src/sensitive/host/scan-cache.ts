@@ -4,7 +4,7 @@
 // always the same. docs/SECURITY.md ("Toolchain scan cache") has the threat model.
 //
 // A kept result is used only when everything the scan read is as it was: the scan reports each
-// directory it listed, file it read or looked for, and link count it read (sensitive/host/sensitive-scan.ts
+// directory it listed, file it read or looked for, and link count it read (sensitive/scan-result.ts
 // ScanReader), and each is fingerprinted by device, inode, mode, link count, size, mtime and ctime. A
 // created, removed or renamed entry changes its directory's mtime and ctime; rewritten content
 // changes the file's; a new hard link changes the file's ctime and link count. ctime cannot be set
@@ -38,7 +38,7 @@ import {
 import { dirname, join } from 'node:path';
 import { readGuarded } from '../../host/guarded-read.js';
 import { BUILD, VERSION } from '../../version.js';
-import type { ScanReader } from './sensitive-scan.js';
+import type { ScanReader } from '../scan-result.js';
 
 const FORMAT = 1;
 

@@ -1,12 +1,12 @@
 // The compiled sensitive-file rules kept in sbx's cache directory: compiling the globs (and loading
 // minimatch to do it, sensitive/sensitive-files.ts) costs a launch more than the scan of a small tree.
 // The key covers the built-in lists, the profile's additions and the sbx build. The cache lives in a
-// sensitive root (never visible in a sandbox); a file that does not revive is recompiled.
+// sensitive root (never visible in a sandbox) and is read and written as host/cache-file.ts says; a
+// file that does not revive is recompiled.
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SbxError } from '../../errors.js';
-import { readGuarded } from '../../host/guarded-read.js';
+import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { BUILD, VERSION } from '../../version.js';
 import type { SensitiveRuleInput } from '../sensitive-files.js';
 import {
@@ -48,16 +48,20 @@ export async function loadSensitiveRules(
     )
     .digest('hex')
     .slice(0, 32);
-  const file = cacheDir ? join(cacheDir, `sensitive-rules-${key}.json`) : undefined;
-  if (file) {
+  // The owner sbx's own cache must have: this process's uid, which no option can set.
+  const file = cacheDir
+    ? {
+        path: join(cacheDir, `sensitive-rules-${key}.json`),
+        uid: process.getuid?.() ?? 0,
+        maxBytes: MAX_RULES_CACHE_BYTES,
+      }
+    : undefined;
+  const cached = file && readCacheFile(file);
+  if (cached !== undefined) {
     try {
-      // sbx's own cache, but read as any file a process could have planted: bounded, and only when
-      // it and every parent are the user's (or root's) and not writable by others.
-      const uid = process.getuid?.() ?? 0;
-      const guard = { what: 'sensitive rules cache', maxBytes: MAX_RULES_CACHE_BYTES, checkOwner: true, uid };
-      return sensitiveRulesFrom(JSON.parse(readGuarded(file, guard).text) as SensitiveRuleData);
+      return sensitiveRulesFrom(JSON.parse(cached) as SensitiveRuleData);
     } catch {
-      // not cached yet, foreign, corrupt or unreadable: compile
+      // corrupt, or not this build's shape: compile
     }
   }
   const { compileSensitiveRuleData } = await import('../sensitive-files.js');
@@ -70,14 +74,6 @@ export async function loadSensitiveRules(
       hint: 'write minimatch globs relative to the mounted tree, e.g. "*.sqlite" or "secrets/"',
     });
   }
-  if (file) {
-    try {
-      mkdirSync(cacheDir!, { recursive: true, mode: 0o700 });
-      writeFileSync(`${file}.${process.pid}`, JSON.stringify(data), { mode: 0o600 });
-      renameSync(`${file}.${process.pid}`, file);
-    } catch {
-      // the cache is optional
-    }
-  }
+  if (file) writeCacheFile(file, JSON.stringify(data));
   return sensitiveRulesFrom(data);
 }

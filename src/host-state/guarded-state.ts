@@ -13,7 +13,7 @@ export const GIT_HOOKS_REASON = 'sensitive: git hooks stay read-only';
 export const OWN_POLICY_REASON = "sbx's policy files stay read-only";
 
 /**
- * A git config file shown without its credentials (sensitive/host/sensitive-scan.ts,
+ * A git config file shown without its credentials (git/host/held-git-files.ts,
  * git/host/git-worktree.ts); `withheld`: the keys the sanitizer removed (git/git-config.ts), when any.
  */
 export function gitConfigView(path: string, content: string, removed: readonly string[]): GitView {

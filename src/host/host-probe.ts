@@ -7,13 +7,10 @@ import {
   type Dirent,
   existsSync,
   lstatSync,
-  mkdirSync,
   readdirSync,
   readlinkSync,
   realpathSync,
-  renameSync,
   statSync,
-  writeFileSync,
   type Stats,
 } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -22,7 +19,7 @@ import { SbxError } from '../errors.js';
 import { isWithin } from '../path-within.js';
 import type { BwrapHost } from '../backend/bwrap/compile.js';
 import type { PathFact } from '../policy/host.js';
-import { readGuarded } from './guarded-read.js';
+import { type CacheFile, readCacheFile, writeCacheFile } from './cache-file.js';
 
 export function probePath(path: string): PathFact {
   try {
@@ -170,24 +167,19 @@ function binaryIdentity(path: string, st: Stats): string {
 /** Versions this process learnt, by binary identity: a long-lived library caller stats bwrap, no more. */
 const known = new Map<string, string>();
 
+/** The bwrap version file in sbx's cache directory, owned by this process's uid, which no option can set. */
+function versionCache(cacheDir: string): CacheFile {
+  return { path: join(cacheDir, 'bwrap.json'), uid: process.getuid?.() ?? 0, maxBytes: 4096 };
+}
+
 /** The version cached for exactly this binary; anything unreadable, foreign or malformed is no cache. */
-function cachedVersion(file: string, id: string): string | undefined {
+function cachedVersion(file: CacheFile, id: string): string | undefined {
+  const text = readCacheFile(file);
   try {
-    const guard = { what: 'bwrap cache', maxBytes: 4096, checkOwner: true, uid: process.getuid?.() ?? 0 };
-    const cached = JSON.parse(readGuarded(file, guard).text) as { id?: unknown; version?: unknown };
+    const cached = text === undefined ? undefined : (JSON.parse(text) as { id?: unknown; version?: unknown });
     return cached?.id === id && typeof cached.version === 'string' ? cached.version : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function cacheVersion(cacheDir: string, file: string, id: string, version: string): void {
-  try {
-    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-    writeFileSync(`${file}.${process.pid}`, JSON.stringify({ id, version }), { mode: 0o600 });
-    renameSync(`${file}.${process.pid}`, file);
-  } catch {
-    // cache is optional
   }
 }
 
@@ -208,11 +200,11 @@ export function probeBwrap(
   } catch {
     throw new SbxError('BWRAP_MISSING', `${path} does not exist`, { hint: INSTALL_BWRAP_HINT });
   }
-  const cacheFile = cacheDir ? join(cacheDir, 'bwrap.json') : undefined;
+  const cacheFile = cacheDir ? versionCache(cacheDir) : undefined;
   let version = known.get(id) ?? (cacheFile ? cachedVersion(cacheFile, id) : undefined);
   if (version === undefined) {
     version = readVersion(path);
-    if (cacheDir && cacheFile) cacheVersion(cacheDir, cacheFile, id, version);
+    if (cacheFile) writeCacheFile(cacheFile, JSON.stringify({ id, version }));
   }
   known.set(id, version);
   const v = parseVersion(version);

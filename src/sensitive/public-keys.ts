@@ -5,7 +5,7 @@
 // PRIVATE KEY block, an encrypted block with headers, text outside the blocks, a label this does not
 // know, a body whose DER shape is not the one its label claims, or a file larger than the read bound
 // — is "not public", and stays masked (fail closed). Pure: the runtime reads the bytes
-// (sensitive/host/sensitive-scan.ts).
+// (sensitive/host/public-key-files.ts).
 
 /** Basenames whose content may be checked: the key and certificate names of sensitive/sensitive-globs.ts, and *.pub. */
 export const PUBLIC_CANDIDATE_NAME = /\.(?:pem|crt|cer|key|pub)$/i;

@@ -2,7 +2,7 @@
 // compiles them. Data only: the runtime keys its cache of the compiled rules on these lists.
 //
 // Decided by what a file is, not only by its name. A credential name (.env, a private key, a
-// registry's token file) is masked wherever it is not tracked by git (sensitive/host/sensitive-scan.ts
+// registry's token file) is masked wherever it is not tracked by git (git/host/tracked-files.ts
 // checks the index). A name hint (*secret*, *password*) is weaker: `src/env/host/secrets.ts` is code
 // that reads secrets, not one, so a hint masks only files that are not source code or docs
 // (SOURCE_EXTENSIONS), and a directory named by a hint is searched, not hidden whole.

@@ -14,7 +14,7 @@ import { packageRoot } from '../../package-root.js';
 import type { ResolvedProfile } from '../../profile/host/load.js';
 import type { Variables } from '../../profile/variables.js';
 import { rootOnlyEntries, scanSensitive, sessionMask } from '../../sensitive/host/policy-scan.js';
-import { loadSensitiveRules } from '../../sensitive/host/sensitive-scan.js';
+import { loadSensitiveRules } from '../../sensitive/host/rules-cache.js';
 import type { SensitiveRuleInput } from '../../sensitive/sensitive-files.js';
 import type { SensitiveRules } from '../../sensitive/sensitive-matcher.js';
 import { probeHostToolchains, scanToolchains } from '../../toolchains/host/toolchain-scan.js';

@@ -1,12 +1,14 @@
 // Finds profiles by name, reads them (guarded-read.ts), follows `extends`, merges, and decides
 // whether the chain may be used (trust.ts). With guarded-read.ts and trust-store.ts, the only modules
 // of profile/ that touch the filesystem. A resolved profile is cached by the content hash of every
-// file in its chain, so a repeated run skips the YAML parser and the schema (about 90 ms of imports);
-// the trust decision is never cached: it is taken on every load, from those same hashes.
+// file in its chain (host/cache-file.ts), so a repeated run skips the YAML parser and the schema
+// (about 90 ms of imports); the trust decision is never cached: it is taken on every load, from those
+// same hashes.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isSbxError, SbxError } from '../../errors.js';
+import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { readGuarded, type GuardedText } from '../../host/guarded-read.js';
 import { mergeProfiles, type Origins, type ProfileLayer } from '../merge.js';
 import type { KeyPositions, ProfileSource } from '../positions.js';
@@ -287,14 +289,10 @@ function readCache(
   search: ProfileSearch,
   key: CacheKey,
 ): { entry: CacheEntry; texts: Record<string, string> } | undefined {
+  const text = readCacheFile({ path, uid: invokingUid(), maxBytes: CACHE_MAX_BYTES });
+  if (text === undefined) return undefined;
   let entry: CacheEntry;
   try {
-    const { text } = readGuarded(path, {
-      what: 'profile cache',
-      maxBytes: CACHE_MAX_BYTES,
-      checkOwner: true,
-      uid: invokingUid(),
-    });
     entry = JSON.parse(text) as CacheEntry;
   } catch {
     return undefined;
@@ -325,15 +323,9 @@ function readCache(
   return { entry, texts };
 }
 
+/** The cache is an optimisation: an entry that cannot be written (a read-only or full disk) leaves the run as it is. */
 function writeCache(path: string, entry: CacheEntry): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 });
-    renameSync(tmp, path);
-  } catch {
-    // The cache is an optimisation: a read-only or full disk must not stop a run.
-  }
+  writeCacheFile({ path, uid: invokingUid(), maxBytes: CACHE_MAX_BYTES }, JSON.stringify(entry));
 }
 
 /** The built-in this project or user profile hides, so that it never does so silently. */

@@ -2,12 +2,13 @@
 // unprivileged `untrusted` run). A notice is remembered under a key of the host facts that decide it
 // (boot id, the cgroup filesystems mounted, the uid) and its own text: a reboot, a new cgroup layout
 // or another user hears it again. `sbx doctor` and the JSON report always carry it; only the stderr
-// line is spared. The file is sbx's state ($XDG_STATE_HOME/sbx, hidden from every sandbox): read
-// bounded and owner-checked like every other state file, replaced atomically.
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// line is spared. The file is sbx's state ($XDG_STATE_HOME/sbx, hidden from every sandbox), but only a
+// memory: read and replaced as sbx's caches are (host/cache-file.ts), and one that cannot be trusted
+// or written means the notice is said again.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readGuarded } from '../../host/guarded-read.js';
+import { type CacheFile, readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 
 /** Hundreds of notices at most: a larger file is not ours, and is replaced. */
 const MAX_NOTICES_BYTES = 64 * 1024;
@@ -48,14 +49,15 @@ export function noticeKey(facts: HostNoticeFacts, notice: string): string {
     .slice(0, 32);
 }
 
-function readKeys(file: string, uid: number): string[] {
+function readKeys(file: CacheFile): string[] {
+  // Missing, foreign, too large or corrupt: nothing remembered (the notice is said again).
+  const text = readCacheFile(file);
+  if (text === undefined) return [];
   try {
-    const { text } = readGuarded(file, { what: 'notice state', maxBytes: MAX_NOTICES_BYTES, checkOwner: true, uid });
     const doc = JSON.parse(text) as { version?: unknown; seen?: unknown };
     if (doc?.version !== 1 || !Array.isArray(doc.seen)) return [];
     return doc.seen.filter((k): k is string => typeof k === 'string' && /^[0-9a-f]{32}$/.test(k));
   } catch {
-    // missing, foreign, too large or corrupt: nothing remembered (the notice is said again)
     return [];
   }
 }
@@ -69,18 +71,11 @@ export function firstOnHost(
   ctx: { stateDir: string; uid: number; facts: HostNoticeFacts },
 ): string[] {
   if (notices.length === 0) return [];
-  const file = join(ctx.stateDir, 'notices.json');
-  const seen = readKeys(file, ctx.uid);
+  const file = { path: join(ctx.stateDir, 'notices.json'), uid: ctx.uid, maxBytes: MAX_NOTICES_BYTES };
+  const seen = readKeys(file);
   const fresh = notices.filter((n) => !seen.includes(noticeKey(ctx.facts, n)));
   if (fresh.length === 0) return [];
   const keys = [...seen, ...fresh.map((n) => noticeKey(ctx.facts, n))].slice(-MAX_KEYS);
-  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    mkdirSync(ctx.stateDir, { recursive: true, mode: 0o700 });
-    writeFileSync(temp, JSON.stringify({ version: 1, seen: keys }) + '\n', { mode: 0o600, flag: 'wx' });
-    renameSync(temp, file);
-  } catch {
-    rmSync(temp, { force: true });
-  }
+  writeCacheFile(file, JSON.stringify({ version: 1, seen: keys }) + '\n');
   return fresh;
 }

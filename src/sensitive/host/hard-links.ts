@@ -14,7 +14,7 @@ import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { SbxError } from '../../errors.js';
 import { type MountedTree, readPathOf } from './mounted-trees.js';
 import { isWithin } from '../../path-within.js';
-import type { ScanReader } from './sensitive-scan.js';
+import type { ScanReader } from '../scan-result.js';
 
 /** A file with more than one link, by device and inode. */
 interface Linked {

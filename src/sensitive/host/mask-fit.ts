@@ -8,7 +8,7 @@ import { BWRAP_MAX_ARGS, compileMask } from '../../backend/bwrap/compile.js';
 import { collapseMasks, type MaskEntry, maskArgs } from '../mask-collapse.js';
 import { mountedTrees, readPathOf } from './mounted-trees.js';
 import { isWithin } from '../../path-within.js';
-import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from './sensitive-scan.js';
+import { DEFAULT_MAX_SCAN_ENTRIES, type ScanReader } from '../scan-result.js';
 
 /**
  * What the sensitive-file masks may take of BWRAP_MAX_ARGS. The rest of a launch is about 50

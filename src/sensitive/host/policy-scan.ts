@@ -12,7 +12,8 @@ import { type WalkWatch, WarmCache } from '../../host/warm-cache.js';
 import type { SensitiveRuleInput } from '../sensitive-files.js';
 import type { SensitiveRules } from '../sensitive-matcher.js';
 import { fitMasks } from './mask-fit.js';
-import { type ScanReader, scanMountedTrees } from './sensitive-scan.js';
+import type { ScanReader } from '../scan-result.js';
+import { scanMountedTrees } from './sensitive-scan.js';
 
 export type Sensitive = Host['sensitiveFiles'];
 

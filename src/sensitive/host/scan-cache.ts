@@ -4,7 +4,7 @@
 // always the same. docs/SECURITY.md ("Toolchain scan cache") has the threat model.
 //
 // A kept result is used only when everything the scan read is as it was: the scan reports each
-// directory it listed, file it read or looked for, and link count it read (sensitive/host/sensitive-scan.ts
+// directory it listed, file it read or looked for, and link count it read (sensitive/scan-result.ts
 // ScanReader), and each is fingerprinted by device, inode, mode, link count, size, mtime and ctime. A
 // created, removed or renamed entry changes its directory's mtime and ctime; rewritten content
 // changes the file's; a new hard link changes the file's ctime and link count. ctime cannot be set
@@ -20,25 +20,15 @@
 // answer from a client's attribute cache, so a walk there is never kept.
 //
 // The file lives in sbx's own cache directory, which no sandbox can write (host-state/host-state.ts),
-// and is read like the rules cache beside it: bounded, and only when it and every directory above it
-// belong to the user and nobody else can write them. A missing, foreign, corrupt or stale entry
-// means a fresh scan, never an error.
+// and is read and written as every cache of sbx's is (host/cache-file.ts): bounded, and only when it
+// and its directory are the user's and nobody else can write them or a directory above them. A
+// missing, foreign, corrupt or stale entry means a fresh scan, never an error.
 import { createHash } from 'node:crypto';
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  type Stats,
-  statfsSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { lstatSync, readdirSync, type Stats, statfsSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readGuarded } from '../../host/guarded-read.js';
+import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { BUILD, VERSION } from '../../version.js';
-import type { ScanReader } from './sensitive-scan.js';
+import type { ScanReader } from '../scan-result.js';
 
 const FORMAT = 1;
 
@@ -126,7 +116,7 @@ export function recordedScan<T>(opts: ScanCacheOptions, scan: (read: ScanReader)
     if (fp.newest >= startedAt - RACY_MARGIN_MS || !onLocalFilesystem(path, fp.devices, devices)) keep = false;
     else reads.push([stored, what, fp.text]);
   });
-  if (keep) writeEntry(entry.file, { format: FORMAT, key: entry.key, value, reads });
+  if (keep) writeEntry(entry.file, opts.uid, { format: FORMAT, key: entry.key, value, reads });
   return value;
 }
 
@@ -187,10 +177,11 @@ function onLocalFilesystem(path: string, devices: number[], known: Map<number, b
 }
 
 function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | undefined {
+  const text = readCacheFile({ path: file, uid: opts.uid, maxBytes: MAX_ENTRY_BYTES });
+  if (text === undefined) return undefined;
   let entry: Entry<T>;
   try {
-    const guard = { what: 'tree scan cache', maxBytes: MAX_ENTRY_BYTES, checkOwner: true, uid: opts.uid };
-    entry = JSON.parse(readGuarded(file, guard).text) as Entry<T>;
+    entry = JSON.parse(text) as Entry<T>;
   } catch {
     return undefined;
   }
@@ -207,20 +198,11 @@ function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | un
   return entry.value;
 }
 
-function writeEntry(file: string, entry: Entry<unknown>): void {
-  const text = JSON.stringify(entry);
-  if (text.length > MAX_ENTRY_BYTES) return;
-  const dir = dirname(file);
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, file);
-  } catch {
-    // The cache is an optimisation: a read-only or full disk must not stop a run.
-    return;
+function writeEntry(file: string, uid: number, entry: Entry<unknown>): void {
+  // The cache is an optimisation: an entry too large, or a read-only or full disk, must not stop a run.
+  if (writeCacheFile({ path: file, uid, maxBytes: MAX_ENTRY_BYTES }, JSON.stringify(entry))) {
+    pruneStale(dirname(file), Date.now());
   }
-  pruneStale(dir, Date.now());
 }
 
 /**

@@ -14,7 +14,8 @@ import type { SensitiveRuleInput } from '../../sensitive/sensitive-files.js';
 import type { SensitiveRules } from '../../sensitive/sensitive-matcher.js';
 import { pinnedIdentity, watchingReader } from '../../sensitive/host/policy-scan.js';
 import { keptScan, recordedScan } from '../../sensitive/host/scan-cache.js';
-import { type ScanReader, scanMountedTrees } from '../../sensitive/host/sensitive-scan.js';
+import { scanMountedTrees } from '../../sensitive/host/sensitive-scan.js';
+import type { ScanReader } from '../../sensitive/scan-result.js';
 import type { ToolchainFacts } from '../toolchains.js';
 import { probeToolchains } from './toolchain-probe.js';
 

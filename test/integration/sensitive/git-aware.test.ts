@@ -1,4 +1,4 @@
-// The sensitive-file scan in git work trees (sensitive/host/sensitive-scan.ts with git/host/git-index.ts),
+// The sensitive-file scan in git work trees (sensitive/host/sensitive-scan.ts with git/host/tracked-files.ts),
 // on repositories real git built: tracked files with their indexed content are not masked, ignored
 // and untracked ones are, a tracked file changed since is masked with an unreadable stand-in, and an
 // index the sandbox could have written vouches for nothing it does not hold.

@@ -42,7 +42,7 @@ const ALLOWED: Record<string, { reads: string[]; why: string }> = {
     reads: ['process.getuid'],
     why: "the owner sbx's own bwrap-version cache must have: this process's uid, which no option can set",
   },
-  'src/sensitive/host/sensitive-scan.ts': {
+  'src/sensitive/host/rules-cache.ts': {
     reads: ['process.getuid'],
     why: "the owner sbx's own compiled-rules cache must have: this process's uid, which no option can set",
   },

@@ -1,11 +1,12 @@
 // A repository with extensions.worktreeConfig gets an empty config.worktree in its gitdir and in each
-// linked worktree's `worktrees/<name>` before the run (sensitive/host/sensitive-scan.ts madeWorktreeConfigs),
+// linked worktree's `worktrees/<name>` before the run (git/host/held-git-files.ts madeWorktreeConfigs),
 // so that the sandbox cannot plant one. A `worktrees` the repository ships as a link to elsewhere is
 // not followed: nothing is created outside the tree. Control: a real `worktrees` directory gets it.
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSensitiveRules, scanSensitiveFiles } from '../../../../src/sensitive/host/sensitive-scan.js';
+import { loadSensitiveRules } from '../../../../src/sensitive/host/rules-cache.js';
+import { scanSensitiveFiles } from '../../../../src/sensitive/host/sensitive-scan.js';
 import { makeTempDir, writeTree } from '../../../helpers/tmp.js';
 
 const CONFIG = '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n';

@@ -23,11 +23,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keptScan, recordedScan, type ScanCacheOptions } from '../../../../src/sensitive/host/scan-cache.js';
-import {
-  loadSensitiveRules,
-  type ScanReader,
-  scanMountedTrees,
-} from '../../../../src/sensitive/host/sensitive-scan.js';
+import { loadSensitiveRules } from '../../../../src/sensitive/host/rules-cache.js';
+import { scanMountedTrees } from '../../../../src/sensitive/host/sensitive-scan.js';
+import type { ScanReader } from '../../../../src/sensitive/scan-result.js';
 import { makeTempDir, writeTree } from '../../../helpers/tmp.js';
 
 const uid = process.getuid?.() ?? 0;

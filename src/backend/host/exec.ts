@@ -19,7 +19,7 @@ export interface ExecOptions {
   forwardSignals: boolean;
   /** Interactive terminal: SIGINT/SIGQUIT already reach the child through the terminal. */
   tty: boolean;
-  /** Abort (library callers): the sandbox is ended like on SIGTERM. */
+  /** Abort (library callers): SIGTERM to the command, and after `graceMs` the whole sandbox is ended. */
   signal?: AbortSignal;
   /** Wall-clock limit: then SIGTERM to the command, and after `graceMs` SIGKILL to the whole sandbox. */
   timeoutMs?: number;
@@ -299,20 +299,25 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     process.on(sig, handler);
     handlers.push([sig, handler]);
   }
+  let killTimer: NodeJS.Timeout | undefined;
+  // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
+  const endAfterGrace = () => {
+    killTimer ??= setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
+  };
+  // A caller's abort is final, like the timeout: a command that ignores SIGTERM must not outlive it.
   const onAbort = () => {
     interrupts.push({ by: 'caller', signal: signalNumber('SIGTERM') });
     forward('SIGTERM');
+    endAfterGrace();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  let killTimer: NodeJS.Timeout | undefined;
   const timeoutTimer =
     opts.timeoutMs === undefined
       ? undefined
       : setTimeout(() => {
           timedOut = true;
           forward('SIGTERM', false);
-          // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
-          killTimer = setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
+          endAfterGrace();
         }, opts.timeoutMs);
   return {
     interrupts,

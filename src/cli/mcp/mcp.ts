@@ -38,6 +38,11 @@ export interface McpFlags {
 /** What every call runs under, settled once at start. */
 interface Fixed {
   profile: ProfileInfo;
+  /**
+   * The profile as the command line named it (`builtin:agent`, a path): every call resolves this, not
+   * `profile.name`, which drops the `builtin:` that keeps a project's `.sbx/profiles/agent.yaml` out.
+   */
+  spec: string;
   /** The workspace's real path: every call's --workspace. */
   workspace: string;
   /** The directory the server started in: every call's cwd, which the profile's relative paths and `${cwd}` resolve against. */
@@ -179,7 +184,7 @@ function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortS
     ...requestOf(args),
     ...fixed.base,
     ...(fixed.audit ? { audit: fixed.audit } : {}),
-    profile: fixed.profile.name,
+    profile: fixed.spec,
     ...placeOf(fixed, args.cwd),
     ...(timeoutMs !== undefined ? { limits: { timeout: `${timeoutMs}ms` } } : {}),
     ...(args.output_limit !== undefined ? { captureLimitBytes: args.output_limit } : {}),
@@ -235,7 +240,7 @@ async function explainTool(fixed: Fixed | Unavailable, args: z.infer<typeof expl
     const compiled = await compile({
       ...request,
       ...fixed.base,
-      profile: fixed.profile.name,
+      profile: fixed.spec,
       ...placeOf(fixed, args.cwd),
       onProfile: (profile) => checkSameProfile(fixed.profile, profile),
     });
@@ -260,13 +265,14 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
   const audit = flags.audit === false ? undefined : { file: flags.auditFile ?? ledgerPath(process.env) };
   let profile: ProfileInfo | null = null;
   const start = process.cwd();
+  // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
+  // planted by a run) neither chooses the server's sandbox nor stops it from starting.
+  const spec = flags.profile ?? 'builtin:default';
   try {
     const compiled = await compile({
       command: ['true'],
       cwd: start,
-      // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
-      // planted by a run) neither chooses the server's sandbox nor stops it from starting.
-      profile: flags.profile ?? 'builtin:default',
+      profile: spec,
       ...(flags.workspace ? { workspace: flags.workspace } : {}),
       ...base,
       onProfile: (p) => {
@@ -275,7 +281,7 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
     });
     const { policy } = compiled;
     const { host: workspace } = policy.workspace;
-    return { profile: compiled.profile, workspace, start, timeoutMs: policy.limits.timeoutMs, base, audit };
+    return { profile: compiled.profile, spec, workspace, start, timeoutMs: policy.limits.timeoutMs, base, audit };
   } catch (error) {
     if (!isSbxError(error) || !HOST_CODES.has(error.code)) throw error;
     return { profile, error };

@@ -101,6 +101,23 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     }
   });
 
+  it("-p builtin:agent stays sbx's own profile on every call: a project agent.yaml nobody trusted changes nothing", async () => {
+    // Re-resolved by its bare name, each call would find the project's profile and be refused (issue 33).
+    const project = join(t.root, 'builtin-project');
+    mkdirSync(join(project, '.sbx', 'profiles'), { recursive: true });
+    writeFileSync(join(project, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\nnetwork: host\n');
+    const sbx = await connectSbx(['-p', 'builtin:agent', '--workspace', project], t.env, project);
+    try {
+      const r = await callRun(sbx, { command: ['echo', 'built-in'] });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.report.captured?.stdout.text).toBe('built-in\n');
+      const explained = await sbx.client.callTool({ name: 'explain', arguments: { command: ['true'] } });
+      expect(explained.isError, JSON.stringify(explained.content)).toBeFalsy();
+    } finally {
+      await sbx.close();
+    }
+  });
+
   it('stdout carries only JSON-RPC, even when the command writes to its own stdout and stderr', async () => {
     const call = {
       jsonrpc: '2.0',

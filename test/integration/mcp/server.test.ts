@@ -58,6 +58,8 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     // A way out of the workspace, as a command could plant one: a symlink to the planted key and one to /.
     symlinkSync(secret, join(t.workspace, 'key'));
     symlinkSync('/', join(t.workspace, 'root-link'));
+    // The same way out one level down, under a name the workspace root does not hold.
+    symlinkSync(secret, join(t.workspace, 'sub', 'away'));
     sbx = await connectSbx(['-p', 'agent', '--workspace', t.workspace], t.env, t.workspace);
   });
   afterAll(async () => {
@@ -122,6 +124,16 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(linked.report.error?.code).toBe('PATH_ESCAPE');
     expect(JSON.stringify(linked)).not.toContain(MARKER);
     await expectServing();
+  });
+
+  it("path guards read a relative argument from the call's cwd: sub/away leads out and is refused", async () => {
+    // Judged from the workspace root, `away` names nothing and would pass; the command starts in sub/.
+    const r = await callRun(sbx, { command: ['cat', 'away'], cwd: 'sub' });
+    expect(r.isError).toBe(true);
+    expect(r.report.error?.code, r.text).toBe('PATH_ESCAPE');
+    expect(JSON.stringify(r)).not.toContain(MARKER);
+    const inside = await callRun(sbx, { shell: 'cat hello.txt', cwd: 'sub' });
+    expect(inside.report.captured?.stdout.text, inside.text).toBe('hello from sub\n');
   });
 
   it('a command the profile refuses: isError, the rule named, nothing ran', async () => {

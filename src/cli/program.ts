@@ -390,7 +390,9 @@ Tools: run {command: [argv...] | shell: "string", cwd?, timeout?} and explain {c
 Every call runs under the profile and workspace fixed here; no tool argument widens them (cwd must
 resolve inside the workspace, timeout only shortens the profile's). A refusal, a non-zero exit or a
 violation is a result with isError, never a dropped connection. Nothing asks for approval: a command
-the rules would ask about is refused. Stdout carries the protocol; sbx writes only to stderr.
+the rules would ask about is refused. At most --max-runs commands run at once (default 4); a call past
+that waits its turn, and a cancelled call ends its sandbox (SIGTERM, then SIGKILL after 2 s). Stdout
+carries the protocol; sbx writes only to stderr.
 
   claude mcp add sbx -- /usr/bin/node /opt/sbx/bin/sbx.js mcp -p builtin:agent --workspace .
   {"mcpServers": {"sbx": {"command": "/usr/bin/node",
@@ -410,6 +412,7 @@ async function addMcpCommand(program: Command): Promise<void> {
     mcp,
     [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
   );
+  mcp.option('--max-runs <n>', 'commands running at once; further calls wait for one to end (default 4)');
   mcp.action(async (flags: import('./mcp/mcp.js').McpFlags) => {
     const { mcpCommand } = await import('./mcp/mcp.js');
     await mcpCommand(flags);

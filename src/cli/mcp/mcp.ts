@@ -20,10 +20,12 @@ import { isWithin } from '../../path-within.js';
 import { ledgerPath } from '../../report/host/ledger.js';
 import { reportFromError, reportFromOutcome } from '../../report/report.js';
 import { reportSchema } from '../../report/report-schema.js';
+import { nowMs } from '../../host/clock.js';
 import { newSessionId } from '../../host/session.js';
 import { VERSION } from '../../version.js';
 import { explainLines } from '../explain.js';
 import { toolResult, type ToolResult } from './mcp-results.js';
+import { parseMaxRuns, type RunSlots, runSlots } from './run-slots.js';
 
 export interface McpFlags {
   profile?: string;
@@ -33,6 +35,8 @@ export interface McpFlags {
   auditFile?: string;
   /** false with --no-audit. */
   audit?: boolean;
+  /** `--max-runs N`: sandboxes at once; calls past it wait (run-slots.ts). */
+  maxRuns?: string;
 }
 
 /** What every call runs under, settled once at start. */
@@ -209,12 +213,22 @@ function commandOf(args: { command?: string[] | undefined; shell?: string | unde
 
 async function runTool(
   fixed: Fixed | Unavailable,
+  slots: RunSlots,
   args: z.infer<typeof runInput>,
   signal: AbortSignal,
 ): Promise<ToolResult> {
   const notices: string[] = [];
   if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
+  let release: (() => void) | undefined;
   try {
+    const asked = nowMs();
+    // On stderr too: whoever watches the server sees why a call is slow.
+    release = await slots.acquire(signal, (ahead) =>
+      process.stderr.write(`sbx mcp: a run waits for a free slot (--max-runs), ${ahead} ahead of it\n`),
+    );
+    const waitedMs = nowMs() - asked;
+    if (waitedMs >= 1000)
+      notices.push(`sbx: waited ${(waitedMs / 1000).toFixed(1)} s for a free run slot (sbx mcp --max-runs)`);
     const options = runOptions(fixed, args, signal, notices);
     const outcome = await runUnchecked(options, {
       door: 'mcp',
@@ -230,6 +244,8 @@ async function runTool(
   } catch (error) {
     if (!isSbxError(error)) throw error;
     return refusalResult(error, commandOf(args), fixed.profile, notices);
+  } finally {
+    release?.();
   }
 }
 
@@ -298,6 +314,7 @@ function announce(fixed: Fixed | Unavailable): void {
 }
 
 export async function mcpCommand(flags: McpFlags): Promise<void> {
+  const slots = runSlots(parseMaxRuns(flags.maxRuns));
   const fixed = await fixSession(flags);
   announce(fixed);
   const server = new McpServer({ name: 'sbx', version: VERSION });
@@ -305,8 +322,8 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
     'run',
     { description: RUN_DESCRIPTION, inputSchema: runInput, outputSchema: reportSchema },
     // The call's signal fires on the client's cancellation and when the transport closes: the run's
-    // command gets SIGTERM (as on Ctrl-C) and its sandbox is cleaned up.
-    async (args, extra) => runTool(fixed, args, extra.signal),
+    // command gets SIGTERM (as on Ctrl-C), the whole sandbox SIGKILL after the grace, and it is cleaned up.
+    async (args, extra) => runTool(fixed, slots, args, extra.signal),
   );
   server.registerTool('explain', { description: EXPLAIN_DESCRIPTION, inputSchema: explainInput }, async (args) =>
     explainTool(fixed, args),

@@ -3,7 +3,7 @@
 // forbidden read, a timeout, a bad cwd, a flood of output) is a result with isError, and the same
 // server answers the next call. Runs as root and as an unprivileged user (see the README's Tests).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
   type TestHost,
   uniqueSleepArg,
 } from '../../helpers/sbx-cli.js';
-import { callRun, type Connected, connectSbx } from './client.js';
+import { callRun, type Connected, connectSbx, fileAppears } from './client.js';
 
 const MARKER = 'MCP-SECRET-8c41f2';
 
@@ -28,22 +28,6 @@ async function expectServing(): Promise<void> {
   const r = await callRun(sbx, { command: ['echo', 'still serving'] });
   expect(r.isError, r.text).toBe(false);
   expect(r.report.captured?.stdout.text).toBe('still serving\n');
-}
-
-/** Resolves once `name` exists in `dir` (watched, no polling). */
-function fileAppears(dir: string, name: string): Promise<void> {
-  return new Promise((done) => {
-    const watcher = watch(dir, () => {
-      if (existsSync(join(dir, name))) {
-        watcher.close();
-        done();
-      }
-    });
-    if (existsSync(join(dir, name))) {
-      watcher.close();
-      done();
-    }
-  });
 }
 
 describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent profile', () => {
@@ -60,6 +44,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     symlinkSync('/', join(t.workspace, 'root-link'));
     // The same way out one level down, under a name the workspace root does not hold.
     symlinkSync(secret, join(t.workspace, 'sub', 'away'));
+    writeFileSync(join(t.workspace, '.env'), `API_TOKEN=${MARKER}\n`);
     sbx = await connectSbx(['-p', 'agent', '--workspace', t.workspace], t.env, t.workspace);
   });
   afterAll(async () => {
@@ -134,6 +119,21 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(JSON.stringify(r)).not.toContain(MARKER);
     const inside = await callRun(sbx, { shell: 'cat hello.txt', cwd: 'sub' });
     expect(inside.report.captured?.stdout.text, inside.text).toBe('hello from sub\n');
+  });
+
+  it('a file the policy hid is named in the result with its rule, and reads empty inside', async () => {
+    const r = await callRun(sbx, {
+      command: ['node', '-e', 'process.stdout.write(require("fs").readFileSync(".env"))'],
+    });
+    expect(r.isError, r.text).toBe(false);
+    expect(r.report.captured?.stdout.text).toBe('');
+    expect(r.text).toMatch(
+      new RegExp(
+        `^hidden: \\d+ files? by the sensitive-file rules \\(.*\\), shown empty inside: .*${t.workspace}/\\.env`,
+        'm',
+      ),
+    );
+    expect(JSON.stringify(r)).not.toContain(MARKER);
   });
 
   it('a command the profile refuses: isError, the rule named, nothing ran', async () => {

@@ -351,11 +351,15 @@ function addLogCommand(program: Command): void {
 const HOOK_HELP = `
 Reads the agent's pre-tool hook input (JSON) on stdin and answers on stdout, exit status 0:
   a shell command sbx would refuse      deny, with sbx's reason and the rule (the model sees it)
-  any other shell command               allow, with the command replaced by
-                                        '<node>' '<sbx>/bin/sbx.js' run -p PROFILE --approval never --shell '<command>'
+  any other shell command               the command replaced by '<node>' '<sbx>/bin/sbx.js' run -p PROFILE
+                                        --workspace DIR --approval never --shell '<command>'; the agent's
+                                        own permission rules then decide whether to ask you, unless
+                                        --approve (claude-code only) tells it to run without asking
   any other tool                        no answer (claude-code) or {} (gemini-cli): the agent decides
   malformed input, any failure          deny, with why
-The wrapped run judges the command again and builds the sandbox; it never asks on a terminal.
+The wrapped run judges the command again and builds the sandbox; it never asks on a terminal. For
+claude-code, a leading \`cd DIR &&\` into the workspace runs in the agent's shell, so the directory
+carries over to the next command as it does without the hook.
 
 Claude Code (~/.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|PowerShell",
@@ -372,14 +376,18 @@ function addHookCommand(program: Command): void {
     .description("answer a coding agent's pre-tool hook: run its shell commands in sbx, refuse what sbx refuses")
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
     .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
+    .option('--approve', 'tell the agent to run every rewritten command without asking you (claude-code only)')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook/hook.js').HookFlags) => {
-      const { HOOK_AGENTS } = await import('./hook/hook-protocol.js');
+      const { HOOK_AGENTS, canApprove } = await import('./hook/hook-protocol.js');
       const known = HOOK_AGENTS.find((a) => a === agent);
-      if (!known) {
-        const { SbxError } = await import('../errors.js');
+      const { SbxError } = await import('../errors.js');
+      if (!known)
         throw new SbxError('USAGE', `sbx hook ${agent}: unknown agent`, { hint: `one of: ${HOOK_AGENTS.join(', ')}` });
-      }
+      if (flags.approve && !canApprove(known))
+        throw new SbxError('USAGE', `sbx hook ${agent} --approve: this agent's hooks cannot approve a call`, {
+          hint: 'drop --approve: its own policy judges the rewritten command (README "Coding agent hooks")',
+        });
       const { hookCommand } = await import('./hook/hook.js');
       await hookCommand(known, flags);
     });

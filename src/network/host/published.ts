@@ -1,0 +1,97 @@
+// Which running sbx serves a published port for a workspace: a run that publishes writes, once its
+// listeners are bound, `published.json` into its session directory (the workspace's real path and the
+// ports it serves) and a join socket per port beside it, on which sbx hands each connection to the
+// port's server as it does a host client (ports.ts). A later run of the same workspace whose publish
+// port is taken finds the server here and joins it instead of failing with PORT_IN_USE: the agent's
+// dev server of one call, tested from the next (README "Host services and published ports").
+//
+// Only sbx writes here: the session directories sit in the user's private base (host/session.ts, 0700,
+// owner-checked), and every sandbox sees its own read-only and no other (docs/SECURITY.md "sbx's own
+// state"). A marker of a run whose sbx died names a dead pid and is passed over.
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { isProcessAlive } from '../../host/lock-file.js';
+
+const MARKER = 'published.json';
+/** Far above a marker's size: a workspace path and a few ports. */
+const MAX_MARKER_BYTES = 64 * 1024;
+
+/** The socket in a publishing run's session directory where another run's sbx joins its server on `port`. */
+export function joinSocket(port: number): string {
+  return `join-${port}.sock`;
+}
+
+/** Says, in this run's session directory, which ports it serves for `workspace`. */
+export function writePublished(sessionDir: string, workspace: string, ports: readonly number[]): void {
+  writeFileSync(join(sessionDir, MARKER), JSON.stringify({ workspace, ports }), { mode: 0o600, flag: 'wx' });
+}
+
+/** Takes the marker back: the run's servers are closing. */
+export function unpublish(sessionDir: string): void {
+  rmSync(join(sessionDir, MARKER), { force: true });
+}
+
+/** A marker's content, or undefined: not a regular file (O_NOFOLLOW), too large, not the shape. */
+function readMarker(path: string): { workspace: string; ports: number[] } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_MARKER_BYTES) return undefined;
+    const buf = Buffer.alloc(st.size);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const value = JSON.parse(buf.subarray(0, n).toString('utf8')) as unknown;
+    const { workspace, ports } = value as { workspace?: unknown; ports?: unknown };
+    if (typeof workspace !== 'string' || !Array.isArray(ports) || !ports.every(Number.isInteger)) return undefined;
+    return { workspace, ports: ports as number[] };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Another live run that serves `port` for `workspace`: its session id and join socket, if there is one. */
+export function findPublisher(
+  sessionDir: string,
+  workspace: string,
+  port: number,
+): { session: string; socket: string } | undefined {
+  const base = dirname(sessionDir);
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    if (name === basename(sessionDir)) continue;
+    // host/session.ts names each directory ID.PID.
+    const match = /^([0-9a-z]+-[0-9a-f]+)\.(\d+)$/.exec(name);
+    if (!match || !isProcessAlive(Number(match[2]))) continue;
+    const marker = readMarker(join(base, name, MARKER));
+    if (marker?.workspace !== workspace || !marker.ports.includes(port)) continue;
+    const socket = join(base, name, joinSocket(port));
+    try {
+      if (!lstatSync(socket).isSocket()) continue;
+    } catch {
+      continue;
+    }
+    return { session: match[1]!, socket };
+  }
+  return undefined;
+}

@@ -94,6 +94,8 @@ export interface RunHooks {
   warm?: boolean;
   /** Which door the run came through; its hints name that door's flags or options (advice.ts). Default: library. */
   door?: Door;
+  /** `sbx mcp`'s `start`: told when the sandbox is about to be spawned, everything judged and set up. */
+  onLaunch?: (sessionId: string) => void;
 }
 
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;

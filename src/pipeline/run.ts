@@ -206,6 +206,7 @@ async function runResolved(
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
   const gitState = recordGitState({ ctx, policy, cleanup });
+  ctx.onLaunch?.(ctx.sessionId);
   const result = await execute({ ctx, backend, launch, derived, session, pins, limits: applied });
   const git = auditRunGitState(gitState);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };

@@ -16,6 +16,12 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** A result that is text only (explain, a background job started). */
+export interface TextResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+}
+
 /** Violations spelled out in the text; structuredContent has them all. */
 const VIOLATIONS_SHOWN = 10;
 

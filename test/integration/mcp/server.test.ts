@@ -52,9 +52,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     t?.cleanup();
   });
 
-  it('lists run and explain, with their input schemas and run’s output schema (the JSON report)', async () => {
+  it('lists run, start, stop and explain, with run’s input schema and output schema (the JSON report)', async () => {
     const { tools } = await sbx.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run', 'start', 'stop']);
     const run = tools.find((tool) => tool.name === 'run')!;
     expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual([
       'command',

@@ -394,7 +394,8 @@ function addHookCommand(program: Command): void {
 }
 
 const MCP_HELP = `
-Tools: run {command: [argv...] | shell: "string", cwd?, timeout?} and explain {command | shell, cwd?}.
+Tools: run {command: [argv...] | shell: "string", cwd?, timeout?, output_limit?}, start (the same, in
+the background: a dev server, answered with a job number), stop {job}, explain {command | shell, cwd?}.
 Every call runs under the profile and workspace fixed here; no tool argument widens them (cwd must
 resolve inside the workspace, timeout only shortens the profile's). A refusal, a non-zero exit or a
 violation is a result with isError, never a dropped connection. Nothing asks for approval: a command

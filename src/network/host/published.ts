@@ -8,18 +8,9 @@
 // Only sbx writes here: the session directories sit in the user's private base (host/session.ts, 0700,
 // owner-checked), and every sandbox sees its own read-only and no other (docs/SECURITY.md "sbx's own
 // state"). A marker of a run whose sbx died names a dead pid and is passed over.
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { lstatSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { readGuarded } from '../../host/guarded-read.js';
 import { isProcessAlive } from '../../host/lock-file.js';
 
 const MARKER = 'published.json';
@@ -41,27 +32,16 @@ export function unpublish(sessionDir: string): void {
   rmSync(join(sessionDir, MARKER), { force: true });
 }
 
-/** A marker's content, or undefined: not a regular file (O_NOFOLLOW), too large, not the shape. */
+/** A marker's content, or undefined: unreadable as a guarded file (host/guarded-read.ts), or not the shape. */
 function readMarker(path: string): { workspace: string; ports: number[] } | undefined {
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_MARKER_BYTES) return undefined;
-    const buf = Buffer.alloc(st.size);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const value = JSON.parse(buf.subarray(0, n).toString('utf8')) as unknown;
-    const { workspace, ports } = value as { workspace?: unknown; ports?: unknown };
+    const uid = process.getuid?.() ?? 0;
+    const { text } = readGuarded(path, { what: 'publish marker', maxBytes: MAX_MARKER_BYTES, checkOwner: true, uid });
+    const { workspace, ports } = JSON.parse(text) as { workspace?: unknown; ports?: unknown };
     if (typeof workspace !== 'string' || !Array.isArray(ports) || !ports.every(Number.isInteger)) return undefined;
     return { workspace, ports: ports as number[] };
   } catch {
     return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -2,12 +2,11 @@
 // of the workspace reaches the port the profile publishes (it joins the job's server), the host reaches
 // it too, `stop` ends it and returns its output; a job does not outlive the server, and a fifth is
 // refused. The SDK's client over stdio, real bwrap, root and unprivileged alike.
-import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/free-port.js';
 import {
   killAll,
   makeTestHost,
@@ -24,14 +23,6 @@ import { callRun, type Connected, connectSbx, fileAppears } from './client.js';
 let t: TestHost;
 let sbx: Connected;
 let port: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port: free } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
 
 /** A server that says where it listens, writes `ready` once it does, and logs each request. */
 const serverScript = (marker: string) =>

@@ -6,6 +6,7 @@ import { type AddressInfo, connect, createServer, type Server, type Socket } fro
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/free-port.js';
 import {
   bindPublishedPorts,
   PUBLISH_CLIENT,
@@ -37,15 +38,6 @@ async function recorder(reply: string): Promise<{ port: number; received: string
   await once(server, 'listening');
   cleanups.push(() => server.close());
   return { port: (server.address() as AddressInfo).port, received };
-}
-
-/** A port free on loopback now (bound again at once by the test: a narrow, harmless race). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Send `text`, half-close, collect the answer until the other side closes. */
@@ -148,16 +140,29 @@ describe('publish: a port another run of the same workspace serves', () => {
     };
   }
 
-  it("is joined: the bridge is told JOIN, and a client it sends reaches the first run's spare", async () => {
+  /**
+   * Two runs of workspace /w publishing one port: the first serves it (a spare of its bridge waits on
+   * its socket), the second, finding the port taken by the first, joins. Returns the spare and a
+   * connection opener for the second run's publish socket, each told JOIN first.
+   */
+  async function servedAndJoined() {
     const port = await freePort();
     const run = sessions();
     const first = await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w' });
     const spare = connect({ path: joinPath(first, `publish-${port}.sock`), allowHalfOpen: true });
     expect(await received(spare, 1)).toEqual(PUBLISH_SERVE);
-    // The second run's port is taken by the first: it joins instead of failing.
     const second = await bridges([], [port], { sessionDir: run('b2-00bb'), workspace: '/w' });
-    const inside = connect({ path: joinPath(second, `publish-${port}.sock`), allowHalfOpen: true });
-    expect(await received(inside, 1)).toEqual(PUBLISH_JOIN);
+    const inside = async () => {
+      const socket = connect({ path: joinPath(second, `publish-${port}.sock`), allowHalfOpen: true });
+      expect(await received(socket, 1)).toEqual(PUBLISH_JOIN);
+      return socket;
+    };
+    return { spare, inside };
+  }
+
+  it("is joined: the bridge is told JOIN, and a client it sends reaches the first run's spare", async () => {
+    const { spare, inside: open } = await servedAndJoined();
+    const inside = await open();
     inside.write(Buffer.concat([Buffer.from([PUBLISH_CLIENT]), Buffer.from('hello')]));
     expect(await received(spare, 1 + 'hello'.length)).toEqual(Buffer.concat([PUBLISH_GO, Buffer.from('hello')]));
     spare.end('HELLO');
@@ -165,19 +170,12 @@ describe('publish: a port another run of the same workspace serves', () => {
   });
 
   it('a connection to the joined socket that does not say CLIENT reaches nothing', async () => {
-    const port = await freePort();
-    const run = sessions();
-    const first = await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w' });
-    const spare = connect({ path: joinPath(first, `publish-${port}.sock`), allowHalfOpen: true });
-    expect(await received(spare, 1)).toEqual(PUBLISH_SERVE);
-    const second = await bridges([], [port], { sessionDir: run('b2-00bb'), workspace: '/w' });
-    const bad = connect({ path: joinPath(second, `publish-${port}.sock`), allowHalfOpen: true });
-    expect(await received(bad, 1)).toEqual(PUBLISH_JOIN);
+    const { spare, inside } = await servedAndJoined();
+    const bad = await inside();
     bad.end('GET / HTTP/1.0\r\n\r\n');
     await once(bad, 'end');
     // The next client that does say CLIENT is the first the spare is handed.
-    const good = connect({ path: joinPath(second, `publish-${port}.sock`), allowHalfOpen: true });
-    expect(await received(good, 1)).toEqual(PUBLISH_JOIN);
+    const good = await inside();
     good.write(Buffer.concat([Buffer.from([PUBLISH_CLIENT]), Buffer.from('ok')]));
     expect(await received(spare, 3)).toEqual(Buffer.concat([PUBLISH_GO, Buffer.from('ok')]));
   });

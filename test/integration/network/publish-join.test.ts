@@ -5,12 +5,11 @@
 // freed by the server's end is published afresh. Then the same through `sbx hook claude-code`, one
 // profile for both calls, as an agent runs a server in the background and tests it. The real CLI and
 // bwrap; root and an unprivileged user alike.
-import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/free-port.js';
 import {
   makeTestHost,
   requireIntegrationPrerequisites,
@@ -24,15 +23,6 @@ import {
 } from '../../helpers/sbx-cli.js';
 
 let t: TestHost;
-
-/** A port free on the host's loopback now (bound again at once by the test: a narrow, harmless race). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** An HTTP server on 127.0.0.1:PORT answering `served by NAME PATH`; says "ready", ends with its stdin. */
 const server = (port: number, name: string) =>

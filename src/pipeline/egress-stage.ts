@@ -30,7 +30,7 @@ export async function startEgress({
   const network = await import('../network/host/index.js');
   if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
     // A published port another run of this workspace serves is joined (network/host/published.ts).
-    const join = { sessionDir: session.dir, workspace: policy.workspace.host };
+    const join = { sessionDir: session.dir, workspace: policy.workspace.host, uid: ctx.uid };
     const published = await network.bindPublishedPorts(net.publish, join);
     cleanup.defer(() => published.close());
     for (const [port, { session: other }] of published.joined)

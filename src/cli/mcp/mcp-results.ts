@@ -47,7 +47,7 @@ const MASKED_SHOWN = 10;
  * What the policy hid in the trees the sandbox shows, and by which rule: a read of such a file finds it
  * empty, which the command reports as missing data or a parse error, never as "hidden"; said on every
  * run, failed or not, since the model cannot ask with --verbose. The masks carry their rule family
- * only (policy/derive/overlay.ts `sensitive file`), not the glob that matched.
+ * only (Mount.role `secret`, policy/types.ts), not the glob that matched.
  */
 function maskedLines(masked: Report['masked']): string[] {
   if (!masked || masked.count === 0) return [];

@@ -95,7 +95,7 @@ function listenLoopback(port: number): Promise<Server> {
  */
 export async function bindPublishedPorts(
   ports: readonly number[],
-  join?: { sessionDir: string; workspace: string },
+  join?: { sessionDir: string; workspace: string; uid: number },
 ): Promise<PublishedPorts> {
   const servers = new Map<number, Server>();
   const joined = new Map<number, JoinedPort>();
@@ -107,10 +107,7 @@ export async function bindPublishedPorts(
       try {
         servers.set(port, await listenLoopback(port));
       } catch (error) {
-        const publisher =
-          (error as SbxError).code === 'PORT_IN_USE' && join
-            ? findPublisher(join.sessionDir, join.workspace, port)
-            : undefined;
+        const publisher = (error as SbxError).code === 'PORT_IN_USE' && join ? findPublisher(join, port) : undefined;
         if (!publisher) throw error;
         joined.set(port, publisher);
       }

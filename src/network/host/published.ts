@@ -9,7 +9,7 @@
 // owner-checked), and every sandbox sees its own read-only and no other (docs/SECURITY.md "sbx's own
 // state"). A marker of a run whose sbx died names a dead pid and is passed over.
 import { lstatSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join as pathJoin } from 'node:path';
 import { readGuarded } from '../../host/guarded-read.js';
 import { isProcessAlive } from '../../host/lock-file.js';
 
@@ -24,18 +24,20 @@ export function joinSocket(port: number): string {
 
 /** Says, in this run's session directory, which ports it serves for `workspace`. */
 export function writePublished(sessionDir: string, workspace: string, ports: readonly number[]): void {
-  writeFileSync(join(sessionDir, MARKER), JSON.stringify({ workspace, ports }), { mode: 0o600, flag: 'wx' });
+  writeFileSync(pathJoin(sessionDir, MARKER), JSON.stringify({ workspace, ports }), { mode: 0o600, flag: 'wx' });
 }
 
 /** Takes the marker back: the run's servers are closing. */
 export function unpublish(sessionDir: string): void {
-  rmSync(join(sessionDir, MARKER), { force: true });
+  rmSync(pathJoin(sessionDir, MARKER), { force: true });
 }
 
-/** A marker's content, or undefined: unreadable as a guarded file (host/guarded-read.ts), or not the shape. */
-function readMarker(path: string): { workspace: string; ports: number[] } | undefined {
+/**
+ * A marker's content, or undefined: unreadable as a guarded file owned by `uid` (host/guarded-read.ts),
+ * or not the shape.
+ */
+function readMarker(path: string, uid: number): { workspace: string; ports: number[] } | undefined {
   try {
-    const uid = process.getuid?.() ?? 0;
     const { text } = readGuarded(path, { what: 'publish marker', maxBytes: MAX_MARKER_BYTES, checkOwner: true, uid });
     const { workspace, ports } = JSON.parse(text) as { workspace?: unknown; ports?: unknown };
     if (typeof workspace !== 'string' || !Array.isArray(ports) || !ports.every(Number.isInteger)) return undefined;
@@ -45,12 +47,15 @@ function readMarker(path: string): { workspace: string; ports: number[] } | unde
   }
 }
 
-/** Another live run that serves `port` for `workspace`: its session id and join socket, if there is one. */
+/**
+ * Another live run of this user (`uid`, the run's) that serves `port` for `workspace`: its session id and
+ * join socket, if there is one.
+ */
 export function findPublisher(
-  sessionDir: string,
-  workspace: string,
+  join: { sessionDir: string; workspace: string; uid: number },
   port: number,
 ): { session: string; socket: string } | undefined {
+  const { sessionDir, workspace, uid } = join;
   const base = dirname(sessionDir);
   let names: string[];
   try {
@@ -63,9 +68,9 @@ export function findPublisher(
     // host/session.ts names each directory ID.PID.
     const match = /^([0-9a-z]+-[0-9a-f]+)\.(\d+)$/.exec(name);
     if (!match || !isProcessAlive(Number(match[2]))) continue;
-    const marker = readMarker(join(base, name, MARKER));
+    const marker = readMarker(pathJoin(base, name, MARKER), uid);
     if (marker?.workspace !== workspace || !marker.ports.includes(port)) continue;
-    const socket = join(base, name, joinSocket(port));
+    const socket = pathJoin(base, name, joinSocket(port));
     try {
       if (!lstatSync(socket).isSocket()) continue;
     } catch {

@@ -63,7 +63,7 @@ async function received(socket: Socket, n: number): Promise<Buffer> {
 async function bridges(
   hostPorts: number[],
   publish: number[],
-  join?: { sessionDir: string; workspace: string },
+  join?: { sessionDir: string; workspace: string; uid: number },
 ): Promise<string> {
   const dir = join?.sessionDir ?? makeTempDir('sbx-ports-');
   const published = await bindPublishedPorts(publish, join);
@@ -130,6 +130,7 @@ describe('publish', () => {
 });
 
 describe('publish: a port another run of the same workspace serves', () => {
+  const uid = process.getuid?.() ?? 0;
   /** A session base with run directories named as host/session.ts names them (ID.PID, this live pid). */
   function sessions(): (id: string) => string {
     const base = makeTempDir('sbx-sessions-');
@@ -148,10 +149,10 @@ describe('publish: a port another run of the same workspace serves', () => {
   async function servedAndJoined() {
     const port = await freePort();
     const run = sessions();
-    const first = await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w' });
+    const first = await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w', uid });
     const spare = connect({ path: joinPath(first, `publish-${port}.sock`), allowHalfOpen: true });
     expect(await received(spare, 1)).toEqual(PUBLISH_SERVE);
-    const second = await bridges([], [port], { sessionDir: run('b2-00bb'), workspace: '/w' });
+    const second = await bridges([], [port], { sessionDir: run('b2-00bb'), workspace: '/w', uid });
     const inside = async () => {
       const socket = connect({ path: joinPath(second, `publish-${port}.sock`), allowHalfOpen: true });
       expect(await received(socket, 1)).toEqual(PUBLISH_JOIN);
@@ -183,8 +184,8 @@ describe('publish: a port another run of the same workspace serves', () => {
   it('of another workspace, of a run whose sbx is gone, or with no marker at all: PORT_IN_USE as before', async () => {
     const port = await freePort();
     const run = sessions();
-    await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w' });
-    const error = await rejection(bindPublishedPorts([port], { sessionDir: run('b2-00bb'), workspace: '/other' }));
+    await bridges([], [port], { sessionDir: run('a1-00aa'), workspace: '/w', uid });
+    const error = await rejection(bindPublishedPorts([port], { sessionDir: run('b2-00bb'), workspace: '/other', uid }));
     expect(error).toMatchObject({ code: 'PORT_IN_USE' });
     // A marker naming this workspace in a directory whose pid is not alive (pid 2^22+1 is above pid_max's limit).
     const taken = await recorder('');
@@ -193,7 +194,7 @@ describe('publish: a port another run of the same workspace serves', () => {
     writeFileSync(joinPath(ghost, 'published.json'), JSON.stringify({ workspace: '/w', ports: [taken.port] }));
     const own = joinPath(ghost, '..', `d4-00dd.${process.pid}`);
     mkdirSync(own);
-    const dead = await rejection(bindPublishedPorts([taken.port], { sessionDir: own, workspace: '/w' }));
+    const dead = await rejection(bindPublishedPorts([taken.port], { sessionDir: own, workspace: '/w', uid }));
     expect(dead).toMatchObject({ code: 'PORT_IN_USE' });
   });
 });

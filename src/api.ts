@@ -44,9 +44,10 @@ export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise
 
 /**
  * Whether `sbx run` with these options would pass its gate (nothing asked, nothing recorded, nothing
- * run): for sbx's own `sbx hook`, whose options come from its parser. Throws the refusal.
+ * run), and the workspace it would sandbox: for sbx's own `sbx hook`, whose options come from its
+ * parser. Throws the refusal.
  */
-export function admitUnchecked(options: CompileOptions): Promise<void> {
+export function admitUnchecked(options: CompileOptions): Promise<{ workspace: string }> {
   return admitRun(options, { door: 'cli' });
 }
 

@@ -351,11 +351,15 @@ function addLogCommand(program: Command): void {
 const HOOK_HELP = `
 Reads the agent's pre-tool hook input (JSON) on stdin and answers on stdout, exit status 0:
   a shell command sbx would refuse      deny, with sbx's reason and the rule (the model sees it)
-  any other shell command               allow, with the command replaced by
-                                        '<node>' '<sbx>/bin/sbx.js' run -p PROFILE --approval never --shell '<command>'
+  any other shell command               the command replaced by '<node>' '<sbx>/bin/sbx.js' run -p PROFILE
+                                        --workspace DIR --approval never --shell '<command>'; the agent's
+                                        own permission rules then decide whether to ask you, unless
+                                        --approve (claude-code only) tells it to run without asking
   any other tool                        no answer (claude-code) or {} (gemini-cli): the agent decides
   malformed input, any failure          deny, with why
-The wrapped run judges the command again and builds the sandbox; it never asks on a terminal.
+The wrapped run judges the command again and builds the sandbox; it never asks on a terminal. For
+claude-code, a leading \`cd DIR &&\` into the workspace runs in the agent's shell, so the directory
+carries over to the next command as it does without the hook.
 
 Claude Code (~/.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|PowerShell",
@@ -372,25 +376,32 @@ function addHookCommand(program: Command): void {
     .description("answer a coding agent's pre-tool hook: run its shell commands in sbx, refuse what sbx refuses")
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
     .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
+    .option('--approve', 'tell the agent to run every rewritten command without asking you (claude-code only)')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook/hook.js').HookFlags) => {
-      const { HOOK_AGENTS } = await import('./hook/hook-protocol.js');
+      const { HOOK_AGENTS, canApprove } = await import('./hook/hook-protocol.js');
       const known = HOOK_AGENTS.find((a) => a === agent);
-      if (!known) {
-        const { SbxError } = await import('../errors.js');
+      const { SbxError } = await import('../errors.js');
+      if (!known)
         throw new SbxError('USAGE', `sbx hook ${agent}: unknown agent`, { hint: `one of: ${HOOK_AGENTS.join(', ')}` });
-      }
+      if (flags.approve && !canApprove(known))
+        throw new SbxError('USAGE', `sbx hook ${agent} --approve: this agent's hooks cannot approve a call`, {
+          hint: 'drop --approve: its own policy judges the rewritten command (README "Coding agent hooks")',
+        });
       const { hookCommand } = await import('./hook/hook.js');
       await hookCommand(known, flags);
     });
 }
 
 const MCP_HELP = `
-Tools: run {command: [argv...] | shell: "string", cwd?, timeout?} and explain {command | shell, cwd?}.
+Tools: run {command: [argv...] | shell: "string", cwd?, timeout?, output_limit?}, start (the same, in
+the background: a dev server, answered with a job number), stop {job}, explain {command | shell, cwd?}.
 Every call runs under the profile and workspace fixed here; no tool argument widens them (cwd must
 resolve inside the workspace, timeout only shortens the profile's). A refusal, a non-zero exit or a
 violation is a result with isError, never a dropped connection. Nothing asks for approval: a command
-the rules would ask about is refused. Stdout carries the protocol; sbx writes only to stderr.
+the rules would ask about is refused. At most --max-runs commands run at once (default 4); a call past
+that waits its turn, and a cancelled call ends its sandbox (SIGTERM, then SIGKILL after 2 s). Stdout
+carries the protocol; sbx writes only to stderr.
 
   claude mcp add sbx -- /usr/bin/node /opt/sbx/bin/sbx.js mcp -p builtin:agent --workspace .
   {"mcpServers": {"sbx": {"command": "/usr/bin/node",
@@ -410,6 +421,7 @@ async function addMcpCommand(program: Command): Promise<void> {
     mcp,
     [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
   );
+  mcp.option('--max-runs <n>', 'commands running at once; further calls wait for one to end (default 4)');
   mcp.action(async (flags: import('./mcp/mcp.js').McpFlags) => {
     const { mcpCommand } = await import('./mcp/mcp.js');
     await mcpCommand(flags);

@@ -28,6 +28,8 @@ export interface RunContext {
   readonly warm: boolean;
   /** sbx's CLI: a check on the derived policy before anything is created or asked (RunHooks.checkPolicy). */
   readonly checkPolicy: ((policy: Policy) => void) | undefined;
+  /** RunHooks.onLaunch. */
+  readonly onLaunch: ((sessionId: string) => void) | undefined;
   /** The run's id from its first stage: every record, refusal and report of the run carries it. */
   readonly sessionId: string;
   /** The invoking environment, defined values only: the one every stage filters, probes and applies with. */
@@ -83,6 +85,7 @@ export function runContext(
     door: hooks.door ?? 'library',
     warm: hooks.warm ?? false,
     checkPolicy: hooks.checkPolicy,
+    onLaunch: hooks.onLaunch,
     sessionId,
     env,
     cwd,

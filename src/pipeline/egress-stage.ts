@@ -1,7 +1,7 @@
 // Stage 8, egress: whatever the in-sandbox bridge dials, listening before the sandbox starts. Under an
 // allow-list network, the proxy; for network.host_ports and network.publish, the port bridges, with
 // the published ports bound on the host's 127.0.0.1 first (a taken one refuses the run here, before
-// anything runs). Only runs that need them load and pay for them. A backend without a network
+// anything runs, unless another run of the same workspace serves it: then this run joins that server). Only runs that need them load and pay for them. A backend without a network
 // namespace (`egressOn: 'loopback'`, landlock) gets the proxy on the host's 127.0.0.1 and no bridges:
 // its launcher connects the command to the proxy and to host ports itself, and refuses publish.
 import type { Session } from '../backend/launch.js';
@@ -29,8 +29,14 @@ export async function startEgress({
   const on = backend.egressOn;
   const network = await import('../network/host/index.js');
   if (on === 'session-dir' && (net.hostPorts.length > 0 || net.publish.length > 0)) {
-    const published = await network.bindPublishedPorts(net.publish);
+    // A published port another run of this workspace serves is joined (network/host/published.ts).
+    const join = { sessionDir: session.dir, workspace: policy.workspace.host, uid: ctx.uid };
+    const published = await network.bindPublishedPorts(net.publish, join);
     cleanup.defer(() => published.close());
+    for (const [port, { session: other }] of published.joined)
+      ctx.options.onNotice?.(
+        `sbx: publish ${port}: another sbx run of this workspace (session ${other}) serves it; 127.0.0.1:${port} inside leads to that server, and this run publishes nothing there`,
+      );
     const bridges = await network.startPortBridges({ hostPorts: net.hostPorts, published, socketDir: session.dir });
     cleanup.defer(() => bridges.close());
   }

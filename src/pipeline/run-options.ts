@@ -54,8 +54,8 @@ export interface RunOptions extends CompileOptions {
   /** stdin bytes for capture mode. */
   input?: Uint8Array | string;
   /**
-   * Ends the sandbox (SIGTERM to the command, as on Ctrl-C): the outcome says `interruptedBy: 'caller'`
-   * and has no violation. Already aborted, or aborted before the command starts: nothing runs, and
+   * Ends the sandbox (SIGTERM to the command, as on Ctrl-C, then after a 2 s grace SIGKILL to the whole
+   * sandbox, as the timeout does): the outcome says `interruptedBy: 'caller'` and has no violation. Already aborted, or aborted before the command starts: nothing runs, and
    * run() rejects with SbxError ABORTED.
    */
   signal?: AbortSignal;
@@ -94,6 +94,8 @@ export interface RunHooks {
   warm?: boolean;
   /** Which door the run came through; its hints name that door's flags or options (advice.ts). Default: library. */
   door?: Door;
+  /** `sbx mcp`'s `start`: told when the sandbox is about to be spawned, everything judged and set up. */
+  onLaunch?: (sessionId: string) => void;
 }
 
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;

@@ -136,14 +136,16 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
 
 /**
  * Stages context, trust, policy and the gate, with no approver and no ledger: returns when run() with
- * these options would pass its gate (a remembered approval included), throws the refusal otherwise.
- * Nothing is created or run. `sbx hook` answers an agent with it; the wrapped `sbx run` judges again.
+ * these options would pass its gate (a remembered approval included), with the workspace it would
+ * sandbox (its real path), and throws the refusal otherwise. Nothing is created or run. `sbx hook`
+ * answers an agent with it; the wrapped `sbx run` judges again.
  */
-export async function admitRun(requested: CompileOptions, hooks: RunHooks): Promise<void> {
+export async function admitRun(requested: CompileOptions, hooks: RunHooks): Promise<{ workspace: string }> {
   // Located as compile() and run() do, so the hook's deny names the rule's profile line.
   return dryRun(requested, hooks, async (run) => {
     const r = await resolve(run);
     await gate({ ctx: run.ctx, derived: r.derived, secrets: [] });
+    return { workspace: r.derived.policy.workspace.host };
   });
 }
 
@@ -204,6 +206,7 @@ async function runResolved(
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.
   throwIfAborted(options.signal);
   const gitState = recordGitState({ ctx, policy, cleanup });
+  ctx.onLaunch?.(ctx.sessionId);
   const result = await execute({ ctx, backend, launch, derived, session, pins, limits: applied });
   const git = auditRunGitState(gitState);
   const collected = applied ? await applied.collect() : { violations: [], peaks: {} };

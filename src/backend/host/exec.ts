@@ -19,7 +19,7 @@ export interface ExecOptions {
   forwardSignals: boolean;
   /** Interactive terminal: SIGINT/SIGQUIT already reach the child through the terminal. */
   tty: boolean;
-  /** Abort (library callers): the sandbox is ended like on SIGTERM. */
+  /** Abort (library callers): SIGTERM to the command, and after `graceMs` the whole sandbox is ended. */
   signal?: AbortSignal;
   /** Wall-clock limit: then SIGTERM to the command, and after `graceMs` SIGKILL to the whole sandbox. */
   timeoutMs?: number;
@@ -123,16 +123,34 @@ function leakedDescriptors(): number[] {
   return leaked;
 }
 
-/** The pid (host view) of the sandboxed command: the child of bwrap's pid-1 init. */
-function commandPid(initPid: number): number | undefined {
+/** A process's children (host view), or undefined when /proc has no entry for it. */
+function childrenOf(pid: number): number[] | undefined {
   try {
-    const children = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean);
-    return children.length > 0 ? Number(children[0]) : initPid;
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return undefined;
+  }
+}
+
+/** The pid (host view) of the sandboxed command: the child of bwrap's pid-1 init. */
+function commandPid(initPid: number): number | undefined {
+  const children = childrenOf(initPid);
+  return children === undefined ? undefined : (children[0] ?? initPid);
+}
+
+/**
+ * Whether `pid` is the init of a pid namespace of its own (bwrap's pid 1, NSpid `HOST 1`), rather than a
+ * command in the caller's namespace (sbx-landlock reports the command itself).
+ */
+function isNamespaceInit(pid: number): boolean {
+  try {
+    const nspid = /^NSpid:\s*(.*)$/m
+      .exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+      ?.trim()
+      .split(/\s+/);
+    return nspid !== undefined && nspid.length > 1 && nspid.at(-1) === '1';
+  } catch {
+    return false;
   }
 }
 
@@ -274,19 +292,42 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
   let firstSignal: NodeJS.Signals | undefined;
   let timedOut = false;
   const endAll = opts.launcherKill ?? 'SIGKILL';
+  /**
+   * The launcher killed while bwrap still builds the sandbox can leave the sandbox it has already cloned
+   * running (its death signal is armed only later), holding the output pipes this run waits on: its
+   * children go first.
+   */
+  const endSandbox = () => {
+    for (const pid of (child.pid === undefined ? undefined : childrenOf(child.pid)) ?? []) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    child.kill(endAll);
+  };
+  /**
+   * To the command, once the status pipe has named the sandbox's init; before, the sandbox is ended
+   * (nothing has run). An init that has not started the command yet is killed outright: pid 1 ignores
+   * a signal it has no handler for, and nothing has run either.
+   */
+  const deliver = (sig: NodeJS.Signals) => {
+    const init = statusChildPid(status());
+    const pid = init === undefined ? undefined : commandPid(init);
+    if (init === undefined || pid === undefined) return endSandbox();
+    try {
+      process.kill(pid, pid === init && isNamespaceInit(init) ? 'SIGKILL' : sig);
+    } catch {
+      child.kill(endAll);
+    }
+  };
   const forward = (sig: NodeJS.Signals, escalate = true) => {
     if (escalate && received.has(sig)) return void child.kill(endAll);
     if (escalate) received.add(sig);
     firstSignal ??= sig;
     if (opts.supervision === 'supervisor') return void child.kill(sig);
-    const init = statusChildPid(status());
-    const pid = init === undefined ? undefined : commandPid(init);
-    if (pid === undefined) return void child.kill(endAll);
-    try {
-      process.kill(pid, sig);
-    } catch {
-      child.kill(endAll);
-    }
+    deliver(sig);
   };
   const handlers: [NodeJS.Signals, () => void][] = [];
   for (const sig of opts.forwardSignals ? (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) : []) {
@@ -299,20 +340,25 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     process.on(sig, handler);
     handlers.push([sig, handler]);
   }
+  let killTimer: NodeJS.Timeout | undefined;
+  // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
+  const endAfterGrace = () => {
+    killTimer ??= setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
+  };
+  // A caller's abort is final, like the timeout: a command that ignores SIGTERM must not outlive it.
   const onAbort = () => {
     interrupts.push({ by: 'caller', signal: signalNumber('SIGTERM') });
     forward('SIGTERM');
+    endAfterGrace();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  let killTimer: NodeJS.Timeout | undefined;
   const timeoutTimer =
     opts.timeoutMs === undefined
       ? undefined
       : setTimeout(() => {
           timedOut = true;
           forward('SIGTERM', false);
-          // Killing bwrap's monitor takes the whole pid namespace with it (--die-with-parent).
-          killTimer = setTimeout(() => child.kill(endAll), opts.graceMs ?? 2000);
+          endAfterGrace();
         }, opts.timeoutMs);
   return {
     interrupts,

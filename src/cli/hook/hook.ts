@@ -1,19 +1,24 @@
 // `sbx hook AGENT`: read the agent's pre-tool hook input on stdin, judge a shell command as
-// `sbx run -p PROFILE --shell` would, and answer on stdout: deny with sbx's reason, or allow with the
-// command wrapped in that `sbx run`. The agents treat a hook that fails (any exit status but 0 and 2)
+// `sbx run -p PROFILE --shell` would, and answer on stdout: deny with sbx's reason, or the command
+// wrapped in that `sbx run` for the agent's own permission rules to judge (approved too with --approve). The agents treat a hook that fails (any exit status but 0 and 2)
 // as no objection and run the original command, so every failure here becomes a deny on stdout, and
 // if even stdout fails, exit 2 with the reason on stderr (both agents block on 2). Protocols:
 // cli/hook/hook-protocol.ts.
-import { realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { admitUnchecked } from '../../api.js';
 import { isSbxError } from '../../errors.js';
 import { packageRoot } from '../../package-root.js';
+import { isWithin } from '../../path-within.js';
 import {
+  canApprove,
   formatHookAnswer,
   HOOK_AGENTS,
   type HookAgent,
   type HookAnswer,
+  keepsCwd,
+  leadingCd,
+  type Placed,
   readHookInput,
   type Wrapper,
   wrappedInput,
@@ -22,20 +27,28 @@ import { formatError } from '../print-error.js';
 
 export interface HookFlags {
   profile: string;
+  /** `--approve`: tell the agent to run the rewrite without asking the user (Claude Code only). */
+  approve?: boolean;
 }
 
 /**
- * `sbx hook AGENT [-p NAME | --profile NAME | --profile=NAME]` read without commander, whose loading
- * costs every tool call an agent makes about 12 ms. Only these plain forms: anything else (help, another
- * flag, a repeated or empty one, an unknown agent) is undefined and goes through commander, which
- * says what is wrong; the defaults are commander's (program.ts addHookCommand).
+ * `sbx hook AGENT [-p NAME | --profile NAME | --profile=NAME] [--approve]` read without commander, whose
+ * loading costs every tool call an agent makes about 12 ms. Only these plain forms: anything else (help,
+ * another flag, a repeated or empty one, an unknown agent, --approve for an agent that cannot approve)
+ * is undefined and goes through commander, which says what is wrong; the defaults are commander's
+ * (program.ts addHookCommand).
  */
 export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flags: HookFlags } | undefined {
   let agent: HookAgent | undefined;
   let profile: string | undefined;
+  let approve = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     let value: string | undefined;
+    if (arg === '--approve' && !approve) {
+      approve = true;
+      continue;
+    }
     if (arg === '-p' || arg === '--profile') value = args[++i];
     else if (arg.startsWith('--profile=')) value = arg.slice('--profile='.length);
     else if (!arg.startsWith('-') && agent === undefined) {
@@ -49,7 +62,8 @@ export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flag
   // sbx's own agent profile unless the user names another: a `.sbx/profiles/agent.yaml` in the
   // repository (or one a run planted) must neither choose the sandbox nor refuse every call.
   // The same default as commander's (program.ts addHookCommand).
-  return agent ? { agent, flags: { profile: profile ?? 'builtin:agent' } } : undefined;
+  if (!agent || (approve && !canApprove(agent))) return undefined;
+  return { agent, flags: { profile: profile ?? 'builtin:agent', ...(approve ? { approve } : {}) } };
 }
 
 /** Far above any real tool call (a 100 KB command is 100 KB of JSON); a bigger input is refused unread. */
@@ -94,12 +108,40 @@ function denyReason(error: unknown, profile: string): string {
 }
 
 /** This sbx, as the wrapped command will start it: real paths, never a PATH lookup. */
-function thisSbx(profile: string): Wrapper {
+function thisSbx(profile: string, workspace: string): Wrapper {
   return {
     node: realpathSync(process.execPath),
     bin: realpathSync(join(packageRoot(), 'bin', 'sbx.js')),
     profile,
+    workspace,
   };
+}
+
+/** The real path of a directory, or undefined (missing, not a directory, unreadable). */
+function realDirectory(path: string): string | undefined {
+  try {
+    const real = realpathSync(path);
+    return statSync(real).isDirectory() ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The leading `cd`s the agent's shell runs itself (hook-protocol.ts leadingCd), for an agent that keeps
+ * its directory: each DIR, taken from where the one before left, must be a directory whose real path
+ * lies in the workspace (the agent's next command is sandboxed from there). The first that is not
+ * stays in the string, with all after it, and changes the directory inside the sandbox only.
+ */
+function placeOf(agent: HookAgent, command: string, cwd: string, workspace: string): Placed {
+  if (!keepsCwd(agent)) return { rest: command };
+  let placed: Placed = { rest: command };
+  for (let cd = leadingCd(command); cd; cd = leadingCd(placed.rest)) {
+    const real = realDirectory(resolve(placed.dir ?? cwd, cd.dir));
+    if (real === undefined || !isWithin(real, workspace)) break;
+    placed = { dir: real, rest: cd.rest };
+  }
+  return placed;
 }
 
 async function answerOf(agent: HookAgent, flags: HookFlags): Promise<HookAnswer> {
@@ -109,12 +151,16 @@ async function answerOf(agent: HookAgent, flags: HookFlags): Promise<HookAnswer>
   const request = readHookInput(agent, text);
   if (request.kind === 'other') return request;
   if (request.kind === 'refuse') return { kind: 'deny', reason: `sbx: ${request.reason}; the call is refused` };
-  const answer = wrappedInput(request, thisSbx(flags.profile));
-  if (answer.kind !== 'allow') return answer;
   // The same judgement the wrapped `sbx run` makes (profile, policy, command rules, remembered
   // approvals), from where the agent will run it; a refusal throws with its reason.
-  await admitUnchecked({ profile: flags.profile, shell: request.command, cwd: request.cwd, hostEnv: process.env });
-  return answer;
+  const { workspace } = await admitUnchecked({
+    profile: flags.profile,
+    shell: request.command,
+    cwd: request.cwd,
+    hostEnv: process.env,
+  });
+  const placed = placeOf(agent, request.command, request.cwd, workspace);
+  return wrappedInput(agent, request, placed, thisSbx(flags.profile, workspace));
 }
 
 export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
@@ -124,7 +170,7 @@ export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<v
   } catch (error) {
     answer = { kind: 'deny', reason: denyReason(error, flags.profile) };
   }
-  const text = formatHookAnswer(agent, answer);
+  const text = formatHookAnswer(agent, answer, flags.approve);
   // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0
   // without an answer would let the agent run the original command.
   process.exitCode = 2;

@@ -16,6 +16,12 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** A result that is text only (explain, a background job started). */
+export interface TextResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+}
+
 /** Violations spelled out in the text; structuredContent has them all. */
 const VIOLATIONS_SHOWN = 10;
 
@@ -34,6 +40,26 @@ function violationLine(v: Violation): string {
   return `violation: ${v.kind} (${v.rule}): ${v.detail}${where}`;
 }
 
+/** Hidden paths spelled out in the text; structuredContent.masked has up to 100. */
+const MASKED_SHOWN = 10;
+
+/**
+ * What the policy hid in the trees the sandbox shows, and by which rule: a read of such a file finds it
+ * empty, which the command reports as missing data or a parse error, never as "hidden"; said on every
+ * run, failed or not, since the model cannot ask with --verbose. The masks carry their rule family
+ * only (Mount.role `secret`, policy/types.ts), not the glob that matched.
+ */
+function maskedLines(masked: Report['masked']): string[] {
+  if (!masked || masked.count === 0) return [];
+  const shown = masked.paths.slice(0, MASKED_SHOWN).map((p) => (/[\x00-\x1f\x7f]/.test(p) ? JSON.stringify(p) : p));
+  const more =
+    masked.count > shown.length ? `, and ${masked.count - shown.length} more (structuredContent.masked)` : '';
+  const files = masked.count === 1 ? '1 file' : `${masked.count} files`;
+  return [
+    `hidden: ${files} by the sensitive-file rules (the profile's sensitive.files and sbx's built-in list), shown empty inside: ${shown.join(', ')}${more}; sensitive.except in the profile lets one in`,
+  ];
+}
+
 /** A captured stream under a heading, or nothing when it is empty. */
 function streamLines(name: string, captured: Report['captured']): string[] {
   const stream = captured?.[name as 'stdout' | 'stderr'];
@@ -43,7 +69,8 @@ function streamLines(name: string, captured: Report['captured']): string[] {
 
 /**
  * The text an agent reads: how the run ended (summaryLines' first line: exit, signal or the limit that
- * fired, profile, session), each violation with its profile line, sbx's refusal with its hint, the
+ * fired, profile, session), each violation with its profile line, the files the policy hid, sbx's
+ * refusal with its hint, the
  * notices sbx gave before the start, then the captured streams (scrubbed; a long one as its head
  * and its tail with `[sbx: N bytes cut here]` between).
  */
@@ -56,6 +83,7 @@ export function toolResult(report: Report, notices: readonly string[], error?: S
   lines.push(...report.violations.slice(0, VIOLATIONS_SHOWN).map(violationLine));
   if (report.violations.length > VIOLATIONS_SHOWN)
     lines.push(`and ${report.violations.length - VIOLATIONS_SHOWN} more violations (structuredContent.violations)`);
+  lines.push(...maskedLines(report.masked));
   if (error) lines.push(...formatError(error).map((l) => l.replace(/^sbx: /, '')));
   lines.push(...notices.map((n) => n.replace(/^sbx: /, 'notice: ')));
   lines.push(...streamLines('stdout', report.captured), ...streamLines('stderr', report.captured));

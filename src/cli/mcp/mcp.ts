@@ -20,10 +20,13 @@ import { isWithin } from '../../path-within.js';
 import { ledgerPath } from '../../report/host/ledger.js';
 import { reportFromError, reportFromOutcome } from '../../report/report.js';
 import { reportSchema } from '../../report/report-schema.js';
+import { nowMs } from '../../host/clock.js';
 import { newSessionId } from '../../host/session.js';
 import { VERSION } from '../../version.js';
 import { explainLines } from '../explain.js';
-import { toolResult, type ToolResult } from './mcp-results.js';
+import { type TextResult, toolResult, type ToolResult } from './mcp-results.js';
+import { backgroundJobs, type Jobs, MAX_JOBS } from './background.js';
+import { parseMaxRuns, type RunSlots, runSlots } from './run-slots.js';
 
 export interface McpFlags {
   profile?: string;
@@ -33,11 +36,18 @@ export interface McpFlags {
   auditFile?: string;
   /** false with --no-audit. */
   audit?: boolean;
+  /** `--max-runs N`: sandboxes at once; calls past it wait (run-slots.ts). */
+  maxRuns?: string;
 }
 
 /** What every call runs under, settled once at start. */
 interface Fixed {
   profile: ProfileInfo;
+  /**
+   * The profile as the command line named it (`builtin:agent`, a path): every call resolves this, not
+   * `profile.name`, which drops the `builtin:` that keeps a project's `.sbx/profiles/agent.yaml` out.
+   */
+  spec: string;
   /** The workspace's real path: every call's --workspace. */
   workspace: string;
   /** The directory the server started in: every call's cwd, which the profile's relative paths and `${cwd}` resolve against. */
@@ -108,6 +118,9 @@ const runInput = z.strictObject({
     ),
 });
 const explainInput = z.strictObject(commandInput);
+const stopInput = z.strictObject({
+  job: z.number().int().positive().describe('The job number `start` answered with.'),
+});
 
 const RUN_DESCRIPTION =
   'Run a command in the sbx sandbox (the profile and workspace sbx mcp was started with). ' +
@@ -115,6 +128,14 @@ const RUN_DESCRIPTION =
   'past 16 KiB each, or output_limit, the head and the tail with a marker where the middle was cut), files the ' +
   'policy hid, and every violation with the profile line behind its rule. ' +
   'A command the profile refuses, a non-zero exit and a violation come back with isError and the reason.';
+const START_DESCRIPTION =
+  'Start a command in the background in the sbx sandbox (a dev server, a watcher), as `run` would run it, and ' +
+  'answer once it is launched with a job number. A later `run` reaches a port the profile publishes ' +
+  '(network.publish) at 127.0.0.1:PORT, where this job serves it. `stop` ends the job and returns its output; ' +
+  `at most ${MAX_JOBS} jobs exist at once.`;
+const STOP_DESCRIPTION =
+  'End a background job (SIGTERM, then SIGKILL after 2 s) and return its result as `run` would: the exit, ' +
+  'its stdout and stderr, violations. A job that was stopped as asked is not an error.';
 const EXPLAIN_DESCRIPTION =
   'Show the sandbox a run gets (profile, workspace, mounts, network, environment, limits, command rules) ' +
   'and what the command rules say of a command, without running anything.';
@@ -179,7 +200,7 @@ function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortS
     ...requestOf(args),
     ...fixed.base,
     ...(fixed.audit ? { audit: fixed.audit } : {}),
-    profile: fixed.profile.name,
+    profile: fixed.spec,
     ...placeOf(fixed, args.cwd),
     ...(timeoutMs !== undefined ? { limits: { timeout: `${timeoutMs}ms` } } : {}),
     ...(args.output_limit !== undefined ? { captureLimitBytes: args.output_limit } : {}),
@@ -202,13 +223,14 @@ function commandOf(args: { command?: string[] | undefined; shell?: string | unde
   return args.shell !== undefined ? shellArgv(args.shell) : (args.command ?? []);
 }
 
-async function runTool(
-  fixed: Fixed | Unavailable,
+/** One run under the fixed profile and workspace: its result, a refusal included. */
+async function runCall(
+  fixed: Fixed,
   args: z.infer<typeof runInput>,
   signal: AbortSignal,
+  notices: string[],
+  onLaunch?: (sessionId: string) => void,
 ): Promise<ToolResult> {
-  const notices: string[] = [];
-  if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
   try {
     const options = runOptions(fixed, args, signal, notices);
     const outcome = await runUnchecked(options, {
@@ -220,12 +242,74 @@ async function runTool(
         const message = `the workspace resolved to ${policy.workspace.host}, not ${fixed.workspace} as at start`;
         throw new SbxError('WORKSPACE_INVALID', message, { hint: 'restart sbx mcp' });
       },
+      ...(onLaunch ? { onLaunch } : {}),
     });
     return toolResult(reportFromOutcome(outcome), notices);
   } catch (error) {
     if (!isSbxError(error)) throw error;
     return refusalResult(error, commandOf(args), fixed.profile, notices);
   }
+}
+
+async function runTool(
+  fixed: Fixed | Unavailable,
+  slots: RunSlots,
+  args: z.infer<typeof runInput>,
+  signal: AbortSignal,
+): Promise<ToolResult> {
+  const notices: string[] = [];
+  if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
+  const asked = nowMs();
+  let release: () => void;
+  try {
+    // On stderr too: whoever watches the server sees why a call is slow.
+    release = await slots.acquire(signal, (ahead) =>
+      process.stderr.write(`sbx mcp: a run waits for a free slot (--max-runs), ${ahead} ahead of it\n`),
+    );
+  } catch (error) {
+    if (!isSbxError(error)) throw error;
+    return refusalResult(error, commandOf(args), fixed.profile, notices);
+  }
+  try {
+    const waitedMs = nowMs() - asked;
+    if (waitedMs >= 1000)
+      notices.push(`sbx: waited ${(waitedMs / 1000).toFixed(1)} s for a free run slot (sbx mcp --max-runs)`);
+    return await runCall(fixed, args, signal, notices);
+  } finally {
+    release();
+  }
+}
+
+/** `start`: the run in the background (background.ts); answered once launched, with its job number. */
+async function startTool(
+  fixed: Fixed | Unavailable,
+  jobs: Jobs,
+  args: z.infer<typeof runInput>,
+): Promise<ToolResult | TextResult> {
+  const notices: string[] = [];
+  if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
+  try {
+    const started = await jobs.start((signal, onLaunch) => runCall(fixed, args, signal, notices, onLaunch));
+    if ('result' in started) return started.result;
+    const text = [
+      `job ${started.job} started in the background [profile ${fixed.profile.name}, session ${started.session}]; stop with {"job": ${started.job}} ends it and returns its output`,
+      ...notices.map((n) => n.replace(/^sbx: /, 'notice: ')),
+    ].join('\n');
+    return { content: [{ type: 'text', text }] };
+  } catch (error) {
+    if (!isSbxError(error)) throw error;
+    return refusalResult(error, commandOf(args), fixed.profile, notices);
+  }
+}
+
+/** `stop`: the job ended and its result, as `run` would have answered it. */
+async function stopTool(fixed: Fixed | Unavailable, jobs: Jobs, job: number): Promise<ToolResult> {
+  const result = await jobs.stop(job);
+  if (result) return result;
+  const error = new SbxError('USAGE', `no background job ${job}`, {
+    hint: 'start answers with the job number; a job is gone once stop has returned its output',
+  });
+  return refusalResult(error, [], fixed.profile, []);
 }
 
 async function explainTool(fixed: Fixed | Unavailable, args: z.infer<typeof explainInput>) {
@@ -235,7 +319,7 @@ async function explainTool(fixed: Fixed | Unavailable, args: z.infer<typeof expl
     const compiled = await compile({
       ...request,
       ...fixed.base,
-      profile: fixed.profile.name,
+      profile: fixed.spec,
       ...placeOf(fixed, args.cwd),
       onProfile: (profile) => checkSameProfile(fixed.profile, profile),
     });
@@ -260,13 +344,14 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
   const audit = flags.audit === false ? undefined : { file: flags.auditFile ?? ledgerPath(process.env) };
   let profile: ProfileInfo | null = null;
   const start = process.cwd();
+  // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
+  // planted by a run) neither chooses the server's sandbox nor stops it from starting.
+  const spec = flags.profile ?? 'builtin:default';
   try {
     const compiled = await compile({
       command: ['true'],
       cwd: start,
-      // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
-      // planted by a run) neither chooses the server's sandbox nor stops it from starting.
-      profile: flags.profile ?? 'builtin:default',
+      profile: spec,
       ...(flags.workspace ? { workspace: flags.workspace } : {}),
       ...base,
       onProfile: (p) => {
@@ -275,7 +360,7 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
     });
     const { policy } = compiled;
     const { host: workspace } = policy.workspace;
-    return { profile: compiled.profile, workspace, start, timeoutMs: policy.limits.timeoutMs, base, audit };
+    return { profile: compiled.profile, spec, workspace, start, timeoutMs: policy.limits.timeoutMs, base, audit };
   } catch (error) {
     if (!isSbxError(error) || !HOST_CODES.has(error.code)) throw error;
     return { profile, error };
@@ -292,6 +377,8 @@ function announce(fixed: Fixed | Unavailable): void {
 }
 
 export async function mcpCommand(flags: McpFlags): Promise<void> {
+  const slots = runSlots(parseMaxRuns(flags.maxRuns));
+  const jobs = backgroundJobs();
   const fixed = await fixSession(flags);
   announce(fixed);
   const server = new McpServer({ name: 'sbx', version: VERSION });
@@ -299,8 +386,16 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
     'run',
     { description: RUN_DESCRIPTION, inputSchema: runInput, outputSchema: reportSchema },
     // The call's signal fires on the client's cancellation and when the transport closes: the run's
-    // command gets SIGTERM (as on Ctrl-C) and its sandbox is cleaned up.
-    async (args, extra) => runTool(fixed, args, extra.signal),
+    // command gets SIGTERM (as on Ctrl-C), the whole sandbox SIGKILL after the grace, and it is cleaned up.
+    async (args, extra) => runTool(fixed, slots, args, extra.signal),
+  );
+  server.registerTool('start', { description: START_DESCRIPTION, inputSchema: runInput }, async (args) =>
+    startTool(fixed, jobs, args),
+  );
+  server.registerTool(
+    'stop',
+    { description: STOP_DESCRIPTION, inputSchema: stopInput, outputSchema: reportSchema },
+    async ({ job }) => stopTool(fixed, jobs, job),
   );
   server.registerTool('explain', { description: EXPLAIN_DESCRIPTION, inputSchema: explainInput }, async (args) =>
     explainTool(fixed, args),
@@ -315,4 +410,6 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
   process.stdin.once('end', () => void server.close());
   await server.connect(transport);
   await closed;
+  // Background jobs belong to no call: the server's end is theirs.
+  await jobs.stopAll();
 }

@@ -1,6 +1,7 @@
 // The command rules at run time: the pure decision (commands/command-rules.ts) on the facts it needs,
 // then, for a command no rule allows under `default: ask`, the approval: a remembered answer, or the
 // user asked on the terminal (README "Command rules").
+import { posix } from 'node:path';
 import { SbxError, type ErrorCode } from '../../errors.js';
 import type { Host } from '../../policy/host.js';
 import type { Policy } from '../../policy/types.js';
@@ -101,9 +102,12 @@ export function refusal(violations: Violation[], door: Door): SbxError {
 export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted: boolean): CommandDecision {
   const rules = policy.commands;
   const workspace = { host: policy.workspace.host, sandbox: policy.workspace.sandbox };
-  // Relative arguments resolve against the command's cwd: the invoking one when it lies in the
-  // workspace, else the workspace root (where the sandbox starts the command).
-  const base = isWithin(host.cwd, workspace.host) ? host.cwd : workspace.host;
+  // Relative arguments resolve where the command starts (policy.cwd, inside), seen from the host: the
+  // invoking directory's place in the workspace, a start directory the caller chose (`sbx mcp`'s `cwd`,
+  // the chdir run option), else the workspace root.
+  const base = isWithin(policy.cwd, workspace.sandbox)
+    ? posix.join(workspace.host, posix.relative(workspace.sandbox, policy.cwd))
+    : workspace.host;
   // Only derivePolicy sets `shell`, and only from a shell string it turned into `command` itself.
   const command: CommandLine =
     policy.shell !== undefined ? { kind: 'shell', script: policy.shell } : { kind: 'argv', argv: policy.command };

@@ -15,7 +15,10 @@
 // --publish: keeps one connection open to <socket>. sbx writes one byte on it when a host client
 // arrives at the host's 127.0.0.1:PORT; the bridge then connects to 127.0.0.1:PORT inside, joins the two,
 // and opens the next spare. The sandbox cannot listen on a socket the host can reach (its view of the
-// session directory is read-only), so every connection starts from inside.
+// session directory is read-only), so every connection starts from inside. When another run of the
+// same workspace already serves PORT, sbx says so on the first connection (JOIN): the bridge then
+// listens on 127.0.0.1:PORT inside, as for --host-port, and sends each client to <socket>, which sbx
+// relays to that run's server (network/host/ports.ts).
 // CMD is spawned only once every listener is bound and every spare connected. Exit status is the
 // child's, or 128+signal as in sh(1); 127/126 when CMD cannot be found or executed; 125 when a bridge
 // cannot be set up.
@@ -92,31 +95,91 @@ function listen(server, port) {
   });
 }
 
-// sbx's signal that a host client is waiting on this connection (network/host/ports.ts, PUBLISH_GO).
+// The publish socket's bytes (network/host/ports.ts PUBLISH_*): sbx writes SERVE or JOIN first on
+// every connection, GO on a spare when a host client waits; the bridge answers CLIENT on a JOIN.
 const GO = 0x01;
+const SERVE = 0x02;
+const JOIN = 0x03;
+const CLIENT = 0x04;
 
-/**
- * One spare connection to sbx's publish socket. Resolves once connected (so CMD starts with a spare in
- * place); on the go byte, joins it to 127.0.0.1:port inside and opens the next. A spare sbx closes
- * without a go (its run is ending) is not replaced.
- */
-function spare(path, port) {
+/** The next byte on `socket`, or null once it ends first. */
+function readByte(socket) {
+  return new Promise((resolve) => {
+    const done = (value) => {
+      socket.off('readable', next);
+      socket.off('end', ended);
+      socket.off('close', ended);
+      resolve(value);
+    };
+    const next = () => {
+      const b = socket.read(1);
+      if (b !== null) done(b[0]);
+    };
+    const ended = () => done(null);
+    socket.on('readable', next);
+    socket.once('end', ended);
+    socket.once('close', ended);
+    next();
+  });
+}
+
+/** A connection to sbx's publish socket and the first byte sbx wrote on it. */
+function opened(path) {
   return new Promise((resolve, reject) => {
     const unix = net.connect({ path, allowHalfOpen: true });
     unix.once('error', reject);
     unix.once('connect', () => {
       unix.off('error', reject);
       unix.on('error', () => unix.destroy());
-      resolve();
-    });
-    unix.once('readable', () => {
-      const go = unix.read(1);
-      if (go === null || go[0] !== GO) return unix.destroy();
-      spare(path, port).catch(() => {});
-      // Nothing listening inside yet: the host client sees its connection closed, as for a closed port.
-      join(net.connect({ host: '127.0.0.1', port, allowHalfOpen: true, noDelay: true }), unix);
+      readByte(unix).then((mode) => resolve({ unix, mode }));
     });
   });
+}
+
+/**
+ * A spare: on the go byte, joined to 127.0.0.1:port inside, and the next spare opened. A spare sbx
+ * closes without a go (its run is ending) is not replaced.
+ */
+function serve(unix, path, port) {
+  readByte(unix).then((go) => {
+    if (go !== GO) return unix.destroy();
+    opened(path)
+      .then((next) => (next.mode === SERVE ? serve(next.unix, path, port) : next.unix.destroy()))
+      .catch(() => {});
+    // Nothing listening inside yet: the host client sees its connection closed, as for a closed port.
+    join(net.connect({ host: '127.0.0.1', port, allowHalfOpen: true, noDelay: true }), unix);
+  });
+}
+
+/** Joined: each client of 127.0.0.1:port inside goes to sbx's socket, after the JOIN and CLIENT bytes. */
+function joinedTo(path) {
+  return net.createServer({ allowHalfOpen: true, noDelay: true }, (tcp) => {
+    tcp.on('error', () => tcp.destroy());
+    opened(path).then(
+      ({ unix, mode }) => {
+        if (mode !== JOIN) {
+          tcp.destroy();
+          unix.destroy();
+          return;
+        }
+        unix.write(Buffer.from([CLIENT]));
+        join(tcp, unix);
+      },
+      () => tcp.destroy(),
+    );
+  });
+}
+
+/**
+ * --publish PORT <socket>, resolved once it is in place (so CMD starts with it): a spare waiting on
+ * sbx's socket, or the port's listener inside when sbx says another run serves it.
+ */
+async function publish(path, port) {
+  const { unix, mode } = await opened(path);
+  if (mode === SERVE) return serve(unix, path, port);
+  unix.destroy();
+  if (mode !== JOIN) throw new Error(`${path}: sbx did not say how to publish port ${port}`);
+  await listen(joinedTo(path), port);
 }
 
 /** `--proxy H S --host-port P S... --publish P S... -- CMD...` → the parts, or a usage error. */
@@ -143,7 +206,7 @@ async function main(argv) {
   const args = parseArgs(argv);
   // Fixed ports first: an ephemeral port taken by the proxy's listeners could be one of them.
   await Promise.all(args.hostPorts.map(([port, path]) => listen(forwardTo(path), port)));
-  await Promise.all(args.publish.map(([port, path]) => spare(path, port)));
+  await Promise.all(args.publish.map(([port, path]) => publish(path, port)));
   const proxy = args.proxy
     ? await Promise.all(args.proxy.map((path) => listen(forwardTo(path), 0))).then(([h, s]) => proxyEnv(h, s))
     : {};

@@ -1,11 +1,13 @@
 // `sbx hook claude-code` end to end: recorded PreToolUse inputs (test/fixtures/hooks) go through the
-// real CLI; an allowed command's rewrite runs with `bash -c`, as Claude Code runs it, in a git-less temp
-// workspace, beside the original run unsandboxed in an identical copy: same stdout, same status. What
+// real CLI; a command's rewrite (no permission decision unless --approve) runs with `bash -c`, as Claude
+// Code runs it, in a git-less temp workspace, beside the original run unsandboxed in an identical copy:
+// same stdout, same status. A leading `cd` runs in the agent's shell so its directory carries over. What
 // sbx refuses is denied with its reason and never runs; malformed input is denied; other tools get no
-// answer. Runs as whoever runs the suite (root, and an unprivileged user in CI).
+// answer. Runs as whoever runs the suite (root, and an unprivileged user in CI). agents.test.ts runs
+// the hook under the real Claude Code.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR } from '../../helpers/paths.js';
@@ -41,9 +43,17 @@ function hook(input: string, cwd: string, flags: readonly string[] = []): Promis
 
 interface Decision {
   hookEventName: string;
-  permissionDecision: 'allow' | 'deny';
+  /** Absent on a rewrite (Claude Code's own rules decide), unless the hook runs with --approve. */
+  permissionDecision?: 'allow' | 'deny';
   permissionDecisionReason?: string;
   updatedInput?: Record<string, unknown>;
+  additionalContext?: string;
+}
+
+/** A rewrite: no decision of its own (Claude Code asks as it would), the command wrapped. */
+function rewritten(decision: Decision): string {
+  expect(decision.permissionDecision, decision.permissionDecisionReason).toBeUndefined();
+  return decision.updatedInput!.command as string;
 }
 
 /** Claude Code's reading: exit 0, stdout one JSON object with hookSpecificOutput. */
@@ -86,13 +96,15 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     async (_, name, command) => {
       const original = (command as string | undefined) ?? JSON.parse(recorded(name!)).tool_input.command;
       const decision = decisionOf(await hook(inputFor(name!, t.workspace, command as string | undefined), t.workspace));
-      expect(decision.permissionDecision, decision.permissionDecisionReason).toBe('allow');
-      const { command: rewritten, ...rest } = decision.updatedInput!;
+      const wrapped = rewritten(decision);
+      const { command: _wrapped, ...rest } = decision.updatedInput!;
       const { command: _original, ...kept } = JSON.parse(recorded(name!)).tool_input;
       expect(rest).toEqual(kept);
-      expect(rewritten).toMatch(/^'\/[^']+' '\/[^']+\/bin\/sbx\.js' run -p 'builtin:agent' --approval never --shell '/);
+      expect(wrapped).toMatch(
+        /^'\/[^']+' '\/[^']+\/bin\/sbx\.js' run -p 'builtin:agent' --workspace '\/[^']+' --approval never --shell '/,
+      );
 
-      const sandboxed = await bash(rewritten as string, t.workspace);
+      const sandboxed = await bash(wrapped, t.workspace);
       const control = await bash(original, plain);
       expect(control.code, control.err).toBe(0);
       expect(sandboxed.code, sandboxed.err).toBe(0);
@@ -106,7 +118,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     writeFileSync(join(t.home, 'host-only.txt'), 'x');
     const probe = 'ls -a ~';
     const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, probe), t.workspace));
-    const sandboxed = await bash(decision.updatedInput!.command as string, t.workspace);
+    const sandboxed = await bash(rewritten(decision), t.workspace);
     const control = await bash(probe, plain);
     expect(control.out).toContain('host-only.txt');
     expect(sandboxed.code, sandboxed.err).toBe(0);
@@ -147,8 +159,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     });
     expect(approved.exitCode).toBe(0);
     const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'uname'), t.workspace));
-    expect(decision.permissionDecision, decision.permissionDecisionReason).toBe('allow');
-    const sandboxed = await bash(decision.updatedInput!.command as string, t.workspace);
+    const sandboxed = await bash(rewritten(decision), t.workspace);
     expect(sandboxed.code, sandboxed.err).toBe(0);
     expect(sandboxed.out).toBe('Linux\n');
   });
@@ -201,20 +212,66 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     mkdirSync(join(repo, '.sbx', 'profiles'), { recursive: true });
     writeFileSync(join(repo, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\ncommands:\n  default: allow\n');
     const builtin = decisionOf(await hook(inputFor('bash-quotes', repo, 'uname'), repo));
-    expect(builtin.permissionDecision).toBe('allow');
-    expect(builtin.updatedInput?.command).toContain("run -p 'builtin:agent' ");
+    expect(rewritten(builtin)).toContain("run -p 'builtin:agent' ");
     // Named by the user as `-p agent`, it resolves as `sbx run -p agent` does: refused until trusted.
     const named = decisionOf(await hook(inputFor('bash-quotes', repo, 'whoami'), repo, ['-p', 'agent']));
     expect(named.permissionDecision).toBe('deny');
     expect(named.permissionDecisionReason).toContain('PROFILE_UNTRUSTED');
   });
 
+  it('--approve answers allow with the same rewrite: Claude Code then runs it without asking', async () => {
+    const input = inputFor('bash-quotes', t.workspace, 'ls');
+    const asked = decisionOf(await hook(input, t.workspace));
+    const approved = decisionOf(await hook(input, t.workspace, ['--approve']));
+    expect(approved.permissionDecision).toBe('allow');
+    expect(approved.updatedInput).toEqual(asked.updatedInput);
+    // A refusal is a refusal either way.
+    const refused = decisionOf(await hook(inputFor('bash-refused', t.workspace), t.workspace, ['--approve']));
+    expect(refused.permissionDecision).toBe('deny');
+  });
+
+  it('a leading `cd DIR &&` runs in the agent shell, so its directory is the one Claude Code records; the rest runs sandboxed there', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'cd src && ls'), t.workspace));
+    const command = rewritten(decision);
+    expect(command.startsWith(`cd -P -- '${t.workspace}/src' && '`)).toBe(true);
+    expect(decision.additionalContext).toBeUndefined();
+    // Claude Code runs `COMMAND && pwd -P >| FILE` and starts the next command in FILE's directory.
+    const r = await bash(`${command} && pwd -P`, t.workspace);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe(`a.ts\n${t.workspace}/src\n`);
+    // `cd src` alone: no sandbox needed to change directory.
+    const alone = rewritten(decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'cd src'), t.workspace)));
+    expect(alone).toBe(`cd -P -- '${t.workspace}/src'`);
+  });
+
+  it('a cd the agent shell cannot carry stays in the sandbox, and the model is told the next command starts where it was', async () => {
+    const decision = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'ls && cd src && ls'), t.workspace));
+    expect(rewritten(decision)).toMatch(/^'\//);
+    expect(decision.additionalContext).toContain(`the next command starts in ${t.workspace} again`);
+    const r = await bash(`${rewritten(decision)} && pwd -P`, t.workspace);
+    expect(r.out.trim().split('\n').at(-1)).toBe(t.workspace);
+  });
+
+  it("a cd out of the workspace is the profile's to refuse; one through a symlink out is never carried", async () => {
+    const out = decisionOf(
+      await hook(inputFor('bash-quotes', join(t.workspace, 'src'), 'cd .. && cd .. && ls'), t.workspace),
+    );
+    expect(out.permissionDecision).toBe('deny');
+    symlinkSync(t.root, join(t.workspace, 'up'));
+    try {
+      const linked = decisionOf(await hook(inputFor('bash-quotes', t.workspace, 'cd up && ls'), t.workspace));
+      if (linked.permissionDecision === undefined) expect(rewritten(linked)).not.toMatch(/^cd /);
+      else expect(linked.permissionDecision).toBe('deny');
+    } finally {
+      rmSync(join(t.workspace, 'up'));
+    }
+  });
+
   it('when the sandbox cannot be built at run time, the rewrite fails visibly, non-zero, and runs nothing', async () => {
     const decision = decisionOf(await hook(inputFor('bash-heredoc', t.workspace), t.workspace));
-    expect(decision.permissionDecision).toBe('allow');
     rmSync(join(t.workspace, 'notes.txt'), { force: true });
     const broken = { ...t.env, SBX_BWRAP: join(t.root, 'no-such-bwrap') };
-    const r = await bash(decision.updatedInput!.command as string, t.workspace, broken);
+    const r = await bash(rewritten(decision), t.workspace, broken);
     expect(r.code).toBe(125);
     expect(r.err).toContain('no-such-bwrap');
     expect(r.out).toBe('');

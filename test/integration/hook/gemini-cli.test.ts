@@ -1,7 +1,8 @@
 // `sbx hook gemini-cli` end to end: a recorded BeforeTool input for run_shell_command (with dir_path)
-// is allowed with its command wrapped, and the rewrite run with `bash -c` in that directory prints what
-// the original prints unsandboxed in a copy; what sbx refuses is denied with its reason; other tools
-// get `{}`. Root and an unprivileged user alike.
+// gets its command wrapped, with no decision (Gemini CLI's policy judges the rewrite), and the rewrite
+// run with `bash -c` in that directory prints what the original prints unsandboxed in a copy; what sbx
+// refuses is denied with its reason; --approve is refused; other tools get `{}`. Root and an
+// unprivileged user alike. agents.test.ts runs the hook under the real Gemini CLI.
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,10 +40,11 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook gemini-cli (real bwrap)', () => {
   });
   afterAll(() => t?.cleanup());
 
-  it('run_shell_command: allowed, wrapped; the rewrite prints what the original prints, in dir_path', async () => {
+  it('run_shell_command: wrapped; the rewrite prints what the original prints, in dir_path', async () => {
     const answer = await hook('run-shell-command');
     const original = recorded('run-shell-command').tool_input;
-    expect(answer.decision).toBe('allow');
+    // No decision: Gemini CLI's policy judges the rewrite whatever a hook says, and sbx claims nothing.
+    expect(answer.decision).toBeUndefined();
     const output = answer.hookSpecificOutput as { hookEventName: string; tool_input: Record<string, unknown> };
     expect(output.hookEventName).toBe('BeforeTool');
     const { command, ...kept } = output.tool_input;
@@ -61,6 +63,14 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook gemini-cli (real bwrap)', () => {
     expect(answer.decision).toBe('deny');
     expect(answer.reason).toContain("rm is on the profile's deny list");
     expect(answer.hookSpecificOutput).toBeUndefined();
+  });
+
+  it('--approve is refused for gemini-cli (exit 2, which Gemini CLI treats as a block), naming why', async () => {
+    const input = JSON.stringify({ ...recorded('run-shell-command'), cwd: t.workspace });
+    const r = await runSbxRaw(['hook', 'gemini-cli', '--approve'], { env: t.env, cwd: t.workspace, input });
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain("this agent's hooks cannot approve a call");
   });
 
   it('another tool gets {}: Gemini CLI decides', async () => {

@@ -2,12 +2,16 @@
 // `node bin/sbx.js mcp ARGS` with a test host's environment, as an agent's client would.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { existsSync, watch } from 'node:fs';
+import { join } from 'node:path';
 import { SBX_BIN } from '../../helpers/sbx-cli.js';
 
 export interface Connected {
   client: Client;
   /** What the server wrote on stderr so far. */
   stderr(): string;
+  /** Resolves once the server's stderr matches `pattern` (at once if it already does). */
+  stderrMatches(pattern: RegExp): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,13 +29,25 @@ export async function connectSbx(
     stderr: 'pipe',
   });
   let err = '';
+  const watchers = new Set<() => void>();
   transport.stderr?.on('data', (c: Buffer) => {
     err += c.toString();
+    for (const check of watchers) check();
   });
+  const stderrMatches = (pattern: RegExp) =>
+    new Promise<void>((done) => {
+      const check = () => {
+        if (!pattern.test(err)) return;
+        watchers.delete(check);
+        done();
+      };
+      watchers.add(check);
+      check();
+    });
   const client = new Client({ name: 'sbx-test', version: '1' });
   await client.connect(transport);
   await client.listTools();
-  return { client, stderr: () => err, close: () => client.close() };
+  return { client, stderr: () => err, stderrMatches, close: () => client.close() };
 }
 
 /** A run result as the tests read it. */
@@ -56,4 +72,17 @@ export async function callRun(c: Connected, args: Record<string, unknown>): Prom
     text: content.map((p) => p.text).join('\n'),
     report: r.structuredContent as RunResult['report'],
   };
+}
+
+/** Resolves once `name` exists in `dir` (watched, no polling). */
+export function fileAppears(dir: string, name: string): Promise<void> {
+  return new Promise((done) => {
+    const check = () => {
+      if (!existsSync(join(dir, name))) return;
+      watcher.close();
+      done();
+    };
+    const watcher = watch(dir, check);
+    check();
+  });
 }

@@ -3,7 +3,7 @@
 // forbidden read, a timeout, a bad cwd, a flood of output) is a result with isError, and the same
 // server answers the next call. Runs as root and as an unprivileged user (see the README's Tests).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
   type TestHost,
   uniqueSleepArg,
 } from '../../helpers/sbx-cli.js';
-import { callRun, type Connected, connectSbx } from './client.js';
+import { callRun, type Connected, connectSbx, fileAppears } from './client.js';
 
 const MARKER = 'MCP-SECRET-8c41f2';
 
@@ -30,22 +30,6 @@ async function expectServing(): Promise<void> {
   expect(r.report.captured?.stdout.text).toBe('still serving\n');
 }
 
-/** Resolves once `name` exists in `dir` (watched, no polling). */
-function fileAppears(dir: string, name: string): Promise<void> {
-  return new Promise((done) => {
-    const watcher = watch(dir, () => {
-      if (existsSync(join(dir, name))) {
-        watcher.close();
-        done();
-      }
-    });
-    if (existsSync(join(dir, name))) {
-      watcher.close();
-      done();
-    }
-  });
-}
-
 describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent profile', () => {
   beforeAll(async () => {
     requireIntegrationPrerequisites();
@@ -58,6 +42,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     // A way out of the workspace, as a command could plant one: a symlink to the planted key and one to /.
     symlinkSync(secret, join(t.workspace, 'key'));
     symlinkSync('/', join(t.workspace, 'root-link'));
+    // The same way out one level down, under a name the workspace root does not hold.
+    symlinkSync(secret, join(t.workspace, 'sub', 'away'));
+    writeFileSync(join(t.workspace, '.env'), `API_TOKEN=${MARKER}\n`);
     sbx = await connectSbx(['-p', 'agent', '--workspace', t.workspace], t.env, t.workspace);
   });
   afterAll(async () => {
@@ -65,9 +52,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     t?.cleanup();
   });
 
-  it('lists run and explain, with their input schemas and run’s output schema (the JSON report)', async () => {
+  it('lists run, start, stop and explain, with run’s input schema and output schema (the JSON report)', async () => {
     const { tools } = await sbx.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'run', 'start', 'stop']);
     const run = tools.find((tool) => tool.name === 'run')!;
     expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual([
       'command',
@@ -122,6 +109,31 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(linked.report.error?.code).toBe('PATH_ESCAPE');
     expect(JSON.stringify(linked)).not.toContain(MARKER);
     await expectServing();
+  });
+
+  it("path guards read a relative argument from the call's cwd: sub/away leads out and is refused", async () => {
+    // Judged from the workspace root, `away` names nothing and would pass; the command starts in sub/.
+    const r = await callRun(sbx, { command: ['cat', 'away'], cwd: 'sub' });
+    expect(r.isError).toBe(true);
+    expect(r.report.error?.code, r.text).toBe('PATH_ESCAPE');
+    expect(JSON.stringify(r)).not.toContain(MARKER);
+    const inside = await callRun(sbx, { shell: 'cat hello.txt', cwd: 'sub' });
+    expect(inside.report.captured?.stdout.text, inside.text).toBe('hello from sub\n');
+  });
+
+  it('a file the policy hid is named in the result with its rule, and reads empty inside', async () => {
+    const r = await callRun(sbx, {
+      command: ['node', '-e', 'process.stdout.write(require("fs").readFileSync(".env"))'],
+    });
+    expect(r.isError, r.text).toBe(false);
+    expect(r.report.captured?.stdout.text).toBe('');
+    expect(r.text).toMatch(
+      new RegExp(
+        `^hidden: \\d+ files? by the sensitive-file rules \\(.*\\), shown empty inside: .*${t.workspace}/\\.env`,
+        'm',
+      ),
+    );
+    expect(JSON.stringify(r)).not.toContain(MARKER);
   });
 
   it('a command the profile refuses: isError, the rule named, nothing ran', async () => {

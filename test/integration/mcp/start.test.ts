@@ -2,7 +2,7 @@
 // project profile nobody trusted refuse the start; a host without a sandbox starts a server that
 // refuses every call and runs nothing), a profile changed under a running server, a timeout that can
 // only narrow the profile's, and stdout carrying nothing but the protocol.
-import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +16,7 @@ import {
   type TestHost,
   uniqueSleepArg,
 } from '../../helpers/sbx-cli.js';
-import { callRun, connectSbx } from './client.js';
+import { callRun, connectSbx, fileAppears } from './client.js';
 
 let t: TestHost;
 
@@ -101,6 +101,73 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     }
   });
 
+  it("-p builtin:agent stays sbx's own profile on every call: a project agent.yaml nobody trusted changes nothing", async () => {
+    // Re-resolved by its bare name, each call would find the project's profile and be refused (issue 33).
+    const project = join(t.root, 'builtin-project');
+    mkdirSync(join(project, '.sbx', 'profiles'), { recursive: true });
+    writeFileSync(join(project, '.sbx', 'profiles', 'agent.yaml'), 'extends: default\nnetwork: host\n');
+    const sbx = await connectSbx(['-p', 'builtin:agent', '--workspace', project], t.env, project);
+    try {
+      const r = await callRun(sbx, { command: ['echo', 'built-in'] });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.report.captured?.stdout.text).toBe('built-in\n');
+      const explained = await sbx.client.callTool({ name: 'explain', arguments: { command: ['true'] } });
+      expect(explained.isError, JSON.stringify(explained.content)).toBeFalsy();
+    } finally {
+      await sbx.close();
+    }
+  });
+
+  it('--max-runs 1: a second call waits for the first to end, then runs', async () => {
+    const sbx = await connectSbx(['-p', 'agent', '--max-runs', '1', '--workspace', t.workspace], t.env, t.workspace);
+    const waitFor = (name: string) =>
+      'const fs = require("fs"); fs.writeFileSync("a-started", ""); ' +
+      `const t = setInterval(() => { if (fs.existsSync("${name}")) { clearInterval(t); console.log("a done"); } }, 20)`;
+    try {
+      const first = callRun(sbx, { command: ['node', '-e', waitFor('release')], timeout: 60 });
+      await fileAppears(t.workspace, 'a-started');
+      const second = callRun(sbx, { command: ['touch', 'b-ran'] });
+      // The server says the call is queued: until the first ends, it cannot have run.
+      await sbx.stderrMatches(/a run waits for a free slot \(--max-runs\), 0 ahead of it/);
+      expect(existsSync(join(t.workspace, 'b-ran'))).toBe(false);
+      writeFileSync(join(t.workspace, 'release'), '');
+      const [a, b] = await Promise.all([first, second]);
+      expect(a.report.captured?.stdout.text, a.text).toBe('a done\n');
+      expect(b.isError, b.text).toBe(false);
+      expect(existsSync(join(t.workspace, 'b-ran'))).toBe(true);
+    } finally {
+      await sbx.close();
+    }
+  });
+
+  it("a cancelled call's command that ignores SIGTERM is killed after the grace: the slot frees, no process is left", async () => {
+    const sbx = await connectSbx(['-p', 'agent', '--max-runs', '1', '--workspace', t.workspace], t.env, t.workspace);
+    const marker = uniqueSleepArg();
+    const argv = [
+      'node',
+      '-e',
+      'process.on("SIGTERM", () => {}); require("fs").writeFileSync("stubborn", ""); setInterval(() => {}, 1000)',
+      marker,
+    ];
+    try {
+      const abort = new AbortController();
+      const call = sbx.client.callTool({ name: 'run', arguments: { command: argv } }, undefined, {
+        signal: abort.signal,
+      });
+      call.catch(() => {});
+      await fileAppears(t.workspace, 'stubborn');
+      abort.abort();
+      await expect(call).rejects.toThrow(/abort/i);
+      // With one slot, this call runs only once the cancelled sandbox is gone: SIGTERM alone never ends it.
+      const next = await callRun(sbx, { command: ['echo', 'next'] });
+      expect(next.isError, next.text).toBe(false);
+      expect(pidsWithArgv(argv)).toEqual([]);
+    } finally {
+      killAll(argv);
+      await sbx.close();
+    }
+  });
+
   it('stdout carries only JSON-RPC, even when the command writes to its own stdout and stderr', async () => {
     const call = {
       jsonrpc: '2.0',
@@ -138,13 +205,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
       stdin: 'pipe',
     });
     try {
-      const running = new Promise<void>((done) => {
-        const watcher = watch(t.workspace, () => {
-          if (!existsSync(join(t.workspace, 'running'))) return;
-          watcher.close();
-          done();
-        });
-      });
+      const running = fileAppears(t.workspace, 'running');
       server.stdin!.write([INIT, initialized, call].map((m) => `${JSON.stringify(m)}\n`).join(''));
       await running;
       expect(pidsWithArgv(argv)).toHaveLength(1);

@@ -1,6 +1,6 @@
 // `sbx hook`'s commander-free reader (cli/hook/hook.ts parseHookArgv): the plain forms an agent's settings
 // use are read as commander reads them; everything else is left to commander (undefined), which prints
-// help or the usage error.
+// help or the usage error (gemini-cli --approve among them).
 import { describe, expect, it } from 'vitest';
 import { parseHookArgv } from '../../../src/cli/hook/hook.js';
 
@@ -17,6 +17,13 @@ describe('parseHookArgv', () => {
   });
 
   it.each([
+    [['claude-code', '--approve'], 'builtin:agent'],
+    [['--approve', 'claude-code', '-p', 'mine'], 'mine'],
+  ])('%j approves', (args, profile) => {
+    expect(parseHookArgv(args)).toEqual({ agent: 'claude-code', flags: { profile, approve: true } });
+  });
+
+  it.each([
     [[]],
     [['--help']],
     [['claude-code', '--help']],
@@ -29,6 +36,10 @@ describe('parseHookArgv', () => {
     [['claude-code', '-pmine']],
     [['claude-code', '--']],
     [['claude-code', '--unknown']],
+    [['claude-code', '--approve', '--approve']],
+    [['claude-code', '--approve=yes']],
+    // Gemini CLI's policy engine ignores a hook's allow: commander refuses the flag, naming why.
+    [['gemini-cli', '--approve']],
   ])('%j is left to commander', (args) => {
     expect(parseHookArgv(args)).toBeUndefined();
   });

@@ -8,6 +8,7 @@ import {
   formatHookAnswer,
   type HookAgent,
   type HookRequest,
+  leadingCd,
   MAX_ARG_BYTES,
   readHookInput,
   wrapCommand,
@@ -17,7 +18,7 @@ import { FIXTURES_DIR } from '../../helpers/paths.js';
 
 const fixture = (name: string) => readFileSync(join(FIXTURES_DIR, 'hooks', `${name}.json`), 'utf8');
 const read = (agent: HookAgent, name: string) => readHookInput(agent, fixture(`${agent}.${name}`));
-const WRAPPER = { node: '/usr/bin/node', bin: '/opt/sbx/bin/sbx.js', profile: 'agent' };
+const WRAPPER = { node: '/usr/bin/node', bin: '/opt/sbx/bin/sbx.js', profile: 'agent', workspace: '/p' };
 
 /** A POSIX shell's reading of a line of plain words and single-quoted strings (what wrapCommand writes). */
 function shellWords(line: string): string[] {
@@ -181,6 +182,8 @@ describe('wrapCommand', () => {
         'run',
         '-p',
         'agent',
+        '--workspace',
+        '/p',
         '--approval',
         'never',
         '--shell',
@@ -189,18 +192,68 @@ describe('wrapCommand', () => {
     },
   );
 
-  it('quotes the node, bin and profile too (a path with a space or a quote)', () => {
-    const words = shellWords(wrapCommand('ls', { node: '/opt/my node/node', bin: "/o'x/sbx.js", profile: 'my agent' }));
-    expect(words.slice(0, 5)).toEqual(['/opt/my node/node', "/o'x/sbx.js", 'run', '-p', 'my agent']);
+  it('quotes the node, bin, profile and workspace too (a path with a space or a quote)', () => {
+    const wrapper = { node: '/opt/my node/node', bin: "/o'x/sbx.js", profile: 'my agent', workspace: "/w s/it's" };
+    const words = shellWords(wrapCommand('ls', wrapper));
+    expect(words.slice(0, 7)).toEqual([
+      '/opt/my node/node',
+      "/o'x/sbx.js",
+      'run',
+      '-p',
+      'my agent',
+      '--workspace',
+      "/w s/it's",
+    ]);
+  });
+});
+
+describe('leadingCd', () => {
+  it.each([
+    ['cd sub', 'sub', ''],
+    ['cd sub && npm test', 'sub', 'npm test'],
+    ['  cd\tsrc/lib&&ls -l', 'src/lib', 'ls -l'],
+    ['cd sub; make', 'sub', 'make'],
+    ['cd sub\nmake\n', 'sub', 'make\n'],
+    ["cd 'my dir' && ls", 'my dir', 'ls'],
+    ['cd "my dir" && ls', 'my dir', 'ls'],
+    ['cd /abs/path/x && cd y && pwd', '/abs/path/x', 'cd y && pwd'],
+    ['cd sub &&\n  ls', 'sub', 'ls'],
+  ])('%j: the agent may run cd %j itself; %j is left', (script, dir, rest) => {
+    expect(leadingCd(script)).toEqual({ dir, rest });
+  });
+
+  it.each([
+    'cd',
+    'cd -',
+    'cd -P sub',
+    'cd ~/x && ls',
+    'cd $HOME && ls',
+    'cd "$D" && ls',
+    'cd sub* && ls',
+    "cd 'a'b && ls",
+    'cd a b',
+    'cd sub || ls',
+    'cd sub | ls',
+    'cd sub & ls',
+    'cd sub > f',
+    'cd `pwd`',
+    'cd $(pwd)',
+    'make && cd sub',
+    'echo cd sub',
+    "cd ''",
+  ])('%j is left in the string', (script) => {
+    expect(leadingCd(script)).toBeUndefined();
   });
 });
 
 describe('wrappedInput', () => {
+  const shell = (command: string) => ({ kind: 'shell' as const, command, cwd: '/p', toolInput: { command } });
+
   it('keeps description, timeout and run_in_background; replaces only the command', () => {
     const request = read('claude-code', 'bash-background-fields') as Extract<HookRequest, { kind: 'shell' }>;
-    const answer = wrappedInput(request, WRAPPER);
+    const answer = wrappedInput('claude-code', request, { rest: request.command }, WRAPPER);
     expect(answer).toEqual({
-      kind: 'allow',
+      kind: 'rewrite',
       toolInput: {
         command: wrapCommand('ls -1 && wc -l README.md', WRAPPER),
         description: 'List files',
@@ -210,28 +263,45 @@ describe('wrappedInput', () => {
     });
   });
 
+  it('a carried cd runs first in the agent shell, by its real path; a lone cd runs no sbx at all', () => {
+    const moved = wrappedInput('claude-code', shell('cd s && ls'), { dir: "/p/it's", rest: 'ls' }, WRAPPER);
+    const command = (moved as { toolInput: { command: string } }).toolInput.command;
+    expect(command).toBe(`cd -P -- '/p/it'\\''s' && ${wrapCommand('ls', WRAPPER)}`);
+    expect(moved).not.toHaveProperty('context');
+    const alone = wrappedInput('claude-code', shell('cd s'), { dir: '/p/s', rest: '' }, WRAPPER);
+    expect(alone).toEqual({ kind: 'rewrite', toolInput: { command: "cd -P -- '/p/s'" } });
+  });
+
+  it('a cd left inside the sandbox gets a note for the model, which only Claude Code carries', () => {
+    const inner = wrappedInput('claude-code', shell('make && cd out && ls'), { rest: 'make && cd out && ls' }, WRAPPER);
+    expect(inner).toMatchObject({ kind: 'rewrite' });
+    expect((inner as { context: string }).context).toMatch(
+      /does not carry over, and the next command starts in \/p again/,
+    );
+    const gemini = wrappedInput('gemini-cli', shell('make && cd out'), { rest: 'make && cd out' }, WRAPPER);
+    expect(gemini).not.toHaveProperty('context');
+    expect(wrappedInput('claude-code', shell('echo decode'), { rest: 'echo decode' }, WRAPPER)).not.toHaveProperty(
+      'context',
+    );
+  });
+
   it('a 100 KB command fits; one whose quoted form passes Linux per-argument limit is denied, never cut', () => {
-    const shell = (command: string) => ({ kind: 'shell' as const, command, cwd: '/p', toolInput: { command } });
     const big = `printf '%s' '${'x'.repeat(100 * 1024)}'`;
-    expect(wrappedInput(shell(big), WRAPPER).kind).toBe('allow');
+    expect(wrappedInput('claude-code', shell(big), { rest: big }, WRAPPER).kind).toBe('rewrite');
     const quotes = "'".repeat(40 * 1024);
-    const answer = wrappedInput(shell(quotes), WRAPPER);
+    const answer = wrappedInput('claude-code', shell(quotes), { rest: quotes }, WRAPPER);
     expect(answer.kind).toBe('deny');
     expect((answer as { reason: string }).reason).toContain(`Linux takes ${MAX_ARG_BYTES} per argument`);
   });
 });
 
 describe('formatHookAnswer', () => {
-  const allow = { kind: 'allow' as const, toolInput: { command: 'wrapped', timeout: 5 } };
+  const rewrite = { kind: 'rewrite' as const, toolInput: { command: 'wrapped', timeout: 5 } };
   const deny = { kind: 'deny' as const, reason: 'why' };
 
-  it('Claude Code: hookSpecificOutput with permissionDecision, updatedInput or the reason; nothing for other tools', () => {
-    expect(JSON.parse(formatHookAnswer('claude-code', allow)!)).toEqual({
-      hookSpecificOutput: {
-        hookEventName: 'PreToolUse',
-        permissionDecision: 'allow',
-        updatedInput: { command: 'wrapped', timeout: 5 },
-      },
+  it('Claude Code: updatedInput without a permission decision, so its own rules ask as they would; nothing for other tools', () => {
+    expect(JSON.parse(formatHookAnswer('claude-code', rewrite)!)).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { command: 'wrapped', timeout: 5 } },
     });
     expect(JSON.parse(formatHookAnswer('claude-code', deny)!)).toEqual({
       hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'why' },
@@ -239,9 +309,20 @@ describe('formatHookAnswer', () => {
     expect(formatHookAnswer('claude-code', { kind: 'other' })).toBeUndefined();
   });
 
-  it('Gemini CLI: decision and reason, tool_input under hookSpecificOutput; {} for other tools', () => {
-    expect(JSON.parse(formatHookAnswer('gemini-cli', allow)!)).toEqual({
-      decision: 'allow',
+  it('Claude Code --approve: allow with the rewrite; a deny stays a deny; the note goes to additionalContext', () => {
+    expect(JSON.parse(formatHookAnswer('claude-code', { ...rewrite, context: 'note' }, true)!)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        updatedInput: { command: 'wrapped', timeout: 5 },
+        additionalContext: 'note',
+      },
+    });
+    expect(JSON.parse(formatHookAnswer('claude-code', deny, true)!).hookSpecificOutput.permissionDecision).toBe('deny');
+  });
+
+  it('Gemini CLI: tool_input under hookSpecificOutput and no decision; deny with the reason; {} for other tools', () => {
+    expect(JSON.parse(formatHookAnswer('gemini-cli', rewrite)!)).toEqual({
       hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: { command: 'wrapped', timeout: 5 } },
     });
     expect(JSON.parse(formatHookAnswer('gemini-cli', deny)!)).toEqual({ decision: 'deny', reason: 'why' });

@@ -62,6 +62,24 @@ describe('toolResult', () => {
     expect(lines.slice(-3)).toEqual(['x', '[sbx: 10 bytes cut here]', 'y']);
   });
 
+  it('files the policy hid are named with their rule on every run, a long list cut with the count', () => {
+    const one = toolResult({ ...base, masked: { count: 1, paths: ['/w/.env'] } }, []);
+    expect(one.isError).toBe(false);
+    expect(one.content[0]!.text.split('\n')[1]).toBe(
+      "hidden: 1 file by the sensitive-file rules (the profile's sensitive.files and sbx's built-in list), shown empty inside: /w/.env; sensitive.except in the profile lets one in",
+    );
+    const paths = Array.from({ length: 12 }, (_, i) => `/w/k${i}.pem`);
+    const many = toolResult({ ...base, exitCode: 1, masked: { count: 40, paths } }, []);
+    const line = many.content[0]!.text.split('\n')[1]!;
+    expect(line).toMatch(
+      /^hidden: 40 files .*: \/w\/k0\.pem, .*\/w\/k9\.pem, and 30 more \(structuredContent\.masked\);/,
+    );
+    expect(line).not.toContain('k10');
+    expect(toolResult({ ...base, masked: { count: 0, paths: [] } }, []).content[0]!.text).toBe(
+      'ls exited 0 [profile agent, session s1, 12 ms]',
+    );
+  });
+
   it('a refusal says nothing ran, with the code, the message and the hint', () => {
     const error = new SbxError('COMMAND_DENIED', 'rm is on the deny list', { hint: 'use another command' });
     const report = { ...base, exitCode: 126, setBy: 'sbx' as const, error: { code: 'COMMAND_DENIED', message: 'x' } };

@@ -137,7 +137,8 @@ export function readGrammar(layer: readonly string[], grammar: Grammar, expanded
     let i = at;
     roles.forEach((role, n) => {
       const via = `${name} ${option}`;
-      if (n === 0 && skip !== undefined) addValue(out, layer, { at, skip, role, option }, via, expandedOf);
+      if (n === 0 && skip !== undefined)
+        addValue(out, layer, { at, skip, role: role === 'count' ? 'data' : role, option }, via, expandedOf);
       else if (role !== 'count' || /^[0-9]+$/.test(layer[i + 1] ?? '')) {
         i++;
         addValue(out, layer, { at: i, skip: 0, role: role === 'count' ? 'data' : role, option }, via, expandedOf);
@@ -163,6 +164,7 @@ export function readGrammar(layer: readonly string[], grammar: Grammar, expanded
       if (grammar.valued[option] !== undefined) return values(option, at, eq < 0 ? undefined : eq + 1);
       if (eq >= 0)
         addValue(out, layer, { at, skip: eq + 1, role: attached[option] ?? 'data', option }, name, expandedOf);
+      taken(option);
       return at;
     }
     if (grammar.numeric && complete && /^-[0-9]+$/.test(text)) return at;
@@ -175,6 +177,7 @@ export function readGrammar(layer: readonly string[], grammar: Grammar, expanded
         return at;
       }
       if (!grammar.flags.includes(option)) return undefined;
+      taken(option);
     }
     return complete ? at : undefined;
   };

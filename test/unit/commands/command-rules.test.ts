@@ -491,6 +491,27 @@ describe('path guards (paths: workspace)', () => {
     expect(decide(['cat', '/etc/passwd'], {})).toEqual({ verdict: 'allow' });
   });
 
+  it('follows .. inside the workspace (from a subdirectory, or after cd), never out of it nor up from a symlink', () => {
+    const sub = `${WS.host}/sub`;
+    const facts2 = facts({ [sub]: dir(sub) });
+    expect(decide(['ls', '..'], guarded, { base: sub, paths: facts2 })).toEqual({ verdict: 'allow' });
+    expect(decide(['cat', '../README.md', 'x/../y'], guarded, { base: sub, paths: facts2 })).toEqual({
+      verdict: 'allow',
+    });
+    expect(rulesOf(decide(['ls', '../..'], guarded, { base: sub, paths: facts2 }))).toEqual(['paths.traversal']);
+    expect(decide(['cat', `${sub}/../README.md`], guarded, { paths: facts2 })).toEqual({ verdict: 'allow' });
+    expect(rulesOf(decide(['cat', `${WS.host}/../x`], guarded))).toEqual(['paths.traversal']);
+    // The kernel goes up from where a link leads: link/.. is /etc's parent, not the workspace.
+    const link = facts({ [`${WS.host}/link`]: dir('/etc/ssl') });
+    const d = decide(['cat', 'link/../passwd'], guarded, { paths: link });
+    expect(d.verdict === 'deny' && d.violations.map((v) => [v.rule, v.detail])).toEqual([
+      ['paths.escape', '"link/../passwd" goes up (..) from a symlink (to "/etc/ssl"), which leads elsewhere'],
+    ]);
+    expect(
+      pathsToCheck({ kind: 'argv', argv: ['cat', 'link/../passwd'] }, rules(guarded), 'workspace-write', WS, WS.host),
+    ).toContain(`${WS.host}/link`);
+  });
+
   it('resolves symlinks: a link out of the workspace, or a new file under a linked directory, escapes', () => {
     const link = `${WS.host}/innocent`;
     // A bare word is a path when it exists.

@@ -32,9 +32,13 @@ function optionTaken(arg: string, withValue: readonly string[]): { opt: string; 
   return undefined;
 }
 
-/** Whether an env layer runs a command line given as one string (`-S`, in any of its spellings). */
-export function splitsString(layer: readonly string[]): boolean {
-  return layer.slice(1).some((arg) => SPLIT_STRING.has(optionTaken(arg, WRAPPERS.env!.withValue)?.opt ?? ''));
+/** The command line an env layer runs given as one string (`-S`, in any of its spellings), if it has one. */
+export function splitString(layer: readonly string[]): string | undefined {
+  for (let i = 1; i < layer.length; i++) {
+    const taken = optionTaken(layer[i]!, WRAPPERS.env!.withValue);
+    if (taken && SPLIT_STRING.has(taken.opt)) return taken.attached ?? layer[i + 1] ?? '';
+  }
+  return undefined;
 }
 
 /** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */

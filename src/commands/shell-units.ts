@@ -8,7 +8,7 @@
 import { posix } from 'node:path';
 import { shellArgv } from '../policy/command-line.js';
 import type { CommandRules, Mode } from '../policy/types.js';
-import { type Run, runsOf, shellScriptAt, splitsString, subcommandOf } from './command-layers.js';
+import { type Run, runsOf, shellScriptAt, splitString, subcommandOf } from './command-layers.js';
 import { refuse, type Verdicts } from './command-verdict.js';
 import { NETWORK_FETCHERS, REFUSED_BUILTINS } from './known-commands.js';
 import { guardsApply, shown, type PathOperands, type Workspace } from './path-guards.js';
@@ -177,6 +177,18 @@ export function judgeExpansions(unit: Unit, runs: readonly Run[], rules: Command
       refuse(out, 'commands.shell_syntax', `${what}, and ${why}`);
       return;
     }
+    // env -S reads quotes, escapes and ${NAME} its own way; the rules split its string on blanks only.
+    const split = layers
+      .map((l) => (basename(l[0]!) === 'env' ? splitString(l) : undefined))
+      .find((s) => s !== undefined);
+    if (split !== undefined && /['"\\$#]/.test(split)) {
+      refuse(
+        out,
+        'commands.shell_syntax',
+        `env -S ${shown(split)} quotes, escapes or expands in its own way, which the rules do not read (run the command without env -S)`,
+      );
+      return;
+    }
     if (!unit.expansions) continue;
     const written = (word: string) => shown(unit.argv[Number(word.slice(1))]!);
     for (const [n, layer] of layers.entries()) {
@@ -187,7 +199,7 @@ export function judgeExpansions(unit: Unit, runs: readonly Run[], rules: Command
       }
       const next = layers[n + 1];
       if (next) {
-        const split = basename(name) === 'env' && splitsString(layer);
+        const split = basename(name) === 'env' && splitString(layer) !== undefined;
         const word = (split ? layer : layer.slice(0, layer.length - next.length)).find(isMarked);
         if (word) {
           refuse(out, 'commands.shell_syntax', `${written(word)} could change what ${basename(name)} runs, and ${why}`);

@@ -609,6 +609,7 @@ export const BYPASSES: readonly Entry[] = [
   ["env --split='rm -f a'", 'commands.deny', 'env --split-string abbreviated'],
   ["env -S'curl http://x'", 'commands.deny', 'env -S runs curl'],
   ["env -S 'sh -c id'", 'commands.deny', 'env -S runs sh'],
+  ['env -S \'sh -c "id"\'', 'commands.shell_syntax', 'env -S quotes its own way, which the rules do not read'],
   ['git checkout -[f"f"] other', 'commands.shell_syntax', 'a bracket glob could be -f, a blocked flag'],
   ['cat .["."]/.["."]/etc/hostname', 'paths.traversal', 'a bracket glob that matches ..'],
   ['echo x > /tmp/[a"b"]', 'commands.shell_syntax', 'a glob in a redirection target'],

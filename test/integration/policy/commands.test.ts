@@ -3,7 +3,7 @@
 // a marker the command would create, and checks it is absent; the control runs the same command
 // under rules that allow it.
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DIST_API,
@@ -61,6 +61,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       ].join('\n'),
     );
     writeFileSync(join(profiles, 'asking.yaml'), 'extends: default\ncommands:\n  default: ask\n  allow: { ls: }\n');
+    writeFileSync(
+      join(profiles, 'asking-strings.yaml'),
+      'extends: default\ncommands:\n  default: ask\n  allow: { ls:, wc:, head: }\n  shell_syntax: restricted\n',
+    );
     mkdirSync(join(t.home, '.ssh'), { recursive: true });
     writeFileSync(join(t.home, '.ssh', 'id_rsa'), 'PRIVATE\n');
     symlinkSync(join(t.home, '.ssh', 'id_rsa'), join(t.workspace, 'innocent'));
@@ -136,14 +140,21 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(ok.out).toBe('keep me\n');
   });
 
-  it('--shell with restricted syntax: chained commands run, a substitution, subshell or background job is refused (SHELL_SYNTAX) and nothing runs', async () => {
+  it('--shell with restricted syntax: chained commands, $(...) and subshells run; backticks, a background job or case are refused (SHELL_SYNTAX) and nothing runs', async () => {
     const ok = await runSbx(['-p', 'rules', '--shell', 'cat "victim.txt" | cat && echo "a;b"'], opts());
     expect(ok.code).toBe(0);
     expect(ok.out).toBe('keep me\na;b\n');
+    const inner = await runSbx(
+      ['-p', 'rules', '--shell', 'touch made-by-subst-$(echo x); (touch made-by-subshell)'],
+      opts(),
+    );
+    expect(inner.code, inner.err).toBe(0);
+    expect(existsSync(join(t.workspace, 'made-by-subst-x'))).toBe(true);
+    expect(existsSync(join(t.workspace, 'made-by-subshell'))).toBe(true);
     for (const script of [
-      'touch made-by-subst $(echo x)',
+      'touch made-by-tick `echo x`',
       'touch made-by-bg & true',
-      '(touch made-by-subshell)',
+      'case x in x) touch made-by-case;; esac',
       // A glob or $VAR in an argument is fine; as the command word it is unknown until sh runs.
       'true; $CMD made-by-var',
     ]) {
@@ -155,12 +166,14 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
         script,
       ).toEqual(['commands.shell_syntax']);
     }
-    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-var'])
+    for (const f of ['made-by-tick', 'made-by-bg', 'made-by-case', 'made-by-var'])
       expect(existsSync(join(t.workspace, f)), f).toBe(false);
-    // The commands of the string are judged like a command: rm is on the deny list, after a pipe too.
-    expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(
-      ['commands.deny'],
-    );
+    // The commands of the string are judged like a command: rm is on the deny list, after a pipe and in $(...) too.
+    for (const script of ['rm victim.txt', 'echo "$(rm victim.txt)"', 'for f in victim.txt; do rm $f; done'])
+      expect(
+        (await sbxReport(['-p', 'rules', '--shell', script])).report.violations.map((v) => v.rule),
+        script,
+      ).toEqual(['commands.deny']);
     expect(
       (await sbxReport(['-p', 'rules', '--shell', 'echo victim.txt | xargs rm'])).report.violations.map((v) => v.rule),
     ).toEqual(['commands.deny']);
@@ -327,5 +340,34 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       ['id', 'once', 'user'],
       ['id', 'refused', 'policy'],
     ]);
+  });
+
+  it('an approval is for each command of a string as the rules read it: `uname -a` covers it anywhere, written any way; `uname -s` is asked', async () => {
+    const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const stateHome = join(t.root, 'approvals-strings-state');
+    const base = {
+      profile: 'asking-strings',
+      cwd: t.workspace,
+      hostEnv: { ...t.env, XDG_STATE_HOME: stateHome },
+      stdio: 'capture' as const,
+    };
+    const asked: string[] = [];
+    const answer = (a: 'once' | 'always') => async (req: { reason: string }) => (asked.push(req.reason), a);
+    expect((await run({ ...base, shell: 'uname -a | wc -l', approve: answer('always') })).stdout?.toString()).toBe(
+      '1\n',
+    );
+    // No approver: remembered for `uname -a` wherever it stands, however it is spaced or quoted.
+    for (const shell of ['ls >/dev/null; uname -a | head -1', "uname   '-a' | wc -l"]) {
+      const o = await run({ ...base, shell });
+      expect(o.exitCode, shell).toBe(0);
+    }
+    expect(asked).toEqual(["uname is not on the profile's allow list"]);
+    // Another flag is another command: asked (and refused without an approver).
+    await expect(run({ ...base, shell: 'uname -s' })).rejects.toMatchObject({ code: 'APPROVAL_DENIED' });
+    const { listDecisions, openApprovalStore } = (await import(
+      join(dirname(DIST_API), 'commands', 'host', 'approval-store.js')
+    )) as typeof import('../../../src/commands/host/approval-store.js');
+    const store = openApprovalStore({ stateHome, uid: process.getuid!() });
+    expect(listDecisions(store, Date.now()).map((e) => [e.argv, e.decision])).toEqual([[['uname', '-a'], 'always']]);
   });
 });

@@ -286,7 +286,7 @@ function runsOfUnit(unit: Unit, rules: CommandRules, values: ShellValues): { run
 /** What decideCommand and pathsToCheck both read of a command line: its units, and the values its variables may take. */
 function readCommand(command: CommandLine, rules: CommandRules, env: ShellValues | undefined, out: Verdicts) {
   const read = unitsOf(command, rules, out);
-  return { units: read.units, values: valuesOf(read, env ?? NO_VALUES) };
+  return { units: read.units, loops: read.loops, values: valuesOf(read, env ?? NO_VALUES) };
 }
 
 /** Host paths whose realpath facts decideCommand needs (empty when path guards are off). */
@@ -373,7 +373,13 @@ function judgeUnit(
  */
 export function decideCommand(input: PreflightInput): CommandDecision {
   const out: Verdicts = { violations: [], asks: [], network: [] };
-  const { units, values } = readCommand(input.command, input.rules, input.values, out);
+  const { units, loops, values } = readCommand(input.command, input.rules, input.values, out);
+  // A loop sets its variable as an assignment does (`for PATH in .`); a command line in one is not read.
+  judgeVariables(
+    loops.map((l) => ({ name: l.name, values: undefined })),
+    input,
+    out,
+  );
   const deny = new Set(input.rules.deny.flatMap((d) => groupMembers(d) ?? [d]));
   const bases = basesOf(units, input.workspace, input.base);
   const judged = units.map((unit, n) => ({ unit, verdicts: judgeUnit(unit, input, values, deny, bases[n]!) }));

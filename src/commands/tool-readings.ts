@@ -82,12 +82,21 @@ function readFind(layer: readonly string[], expandedOf: ExpandedOf): ToolReading
       i = end;
     } else if (word === '-delete') {
       out.spawned.push({ kind: 'argv', argv: ['rm'], via: 'find -delete', scope: 'all' });
-    } else if (/^-newer[acmBt][acmBt]$/.test(word)) {
-      out.args.push({ at: ++i, skip: 0, role: word.endsWith('t') ? 'data' : 'path' });
-    } else if (FIND_VALUED[word] !== undefined) {
-      if (word === '-fprintf') out.args.push({ at: ++i, skip: 0, role: 'path' });
-      if (i + 1 < layer.length)
-        out.args.push({ at: ++i, skip: 0, role: word === '-fprintf' ? 'data' : FIND_VALUED[word]! });
+    } else if (/^-newer[acmBt][acmBt]$/.test(word) || FIND_VALUED[word] !== undefined) {
+      // -newerXY compares with a file, or with a time when Y is t; -fprintf takes a file and a format.
+      const newer = FIND_VALUED[word] === undefined;
+      const roles: Role[] =
+        word === '-fprintf' ? ['path', 'data'] : [newer ? (word.endsWith('t') ? 'data' : 'path') : FIND_VALUED[word]!];
+      for (const role of roles) {
+        if (i + 1 >= layer.length) break;
+        // A value sh expands to one field is only a value (`-name "$P"`); more could be primaries.
+        const value = expandedOf(layer[i + 1]!);
+        if (value?.many) {
+          out.unreadable.push(`${value.written} could be find primaries that run a command (-exec)`);
+          return out;
+        }
+        out.args.push({ at: ++i, skip: 0, role });
+      }
     } else if (!FIND_FLAGS.has(word)) {
       out.certain = false;
     }

@@ -151,9 +151,18 @@ describe('the corpus figures (issue 33): at least 97% of ordinary commands run, 
   it('the README states the measured figures', () => {
     const f = figures();
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
-    expect(readme).toContain(
-      `allows ${f.allowed} of ${f.ordinary} ordinary agent commands (${f.percent(f.allowed, f.ordinary)}%) and refuses ${f.refused} of ${f.bypasses} bypass attempts (${f.percent(f.refused, f.bypasses)}%)`,
-    );
+    const stated =
+      /allows (\d+) of (\d+) ordinary agent commands \(([\d.]+)%\) and refuses (\d+) of (\d+) bypass attempts \(([\d.]+)%\)/.exec(
+        readme,
+      );
+    expect(stated?.slice(1)).toEqual([
+      String(f.allowed),
+      String(f.ordinary),
+      f.percent(f.allowed, f.ordinary),
+      String(f.refused),
+      String(f.bypasses),
+      f.percent(f.refused, f.bypasses),
+    ]);
   });
 });
 

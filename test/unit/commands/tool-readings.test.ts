@@ -139,6 +139,10 @@ describe('words sh expands, where they could be an option of a tool that runs pr
   it('rg, sort, find: refused; grep (which runs nothing): uncertain, so every word is a path', () => {
     expect(readTool(['rg', '$X', 'x'], expanded)!.unreadable).toHaveLength(1);
     expect(readTool(['find', '.', '$X'], expanded)!.unreadable).toHaveLength(1);
+    // find: a value that is one field is only a value; an unquoted one could be several primaries.
+    const one: ExpandedOf = (w) => (w === '"$P"' ? { dash: true, many: false, written: w, prefix: '' } : expanded(w));
+    expect(readTool(['find', '.', '-name', '"$P"'], one)!.unreadable).toEqual([]);
+    expect(readTool(['find', '.', '-name', '$P'], one)!.unreadable).toHaveLength(1);
     const grep = readTool(['grep', '$X', 'x'], expanded)!;
     expect([grep.unreadable, grep.certain]).toEqual([[], false]);
     expect(readTool(['rg', '$SAFE', 'x'], expanded)!.unreadable).toEqual([]);

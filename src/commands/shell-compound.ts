@@ -25,6 +25,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Compound commands nested deeper than this are refused: deep enough for real use, bounded for a hostile string. */
 const MAX_NESTING = 16;
 
+/** What came before the command being read: the string's start, an operator, its end, or a word that opens a compound command. */
 export type Connector = 'start' | '|' | '&&' | '||' | ';' | '\n' | 'end' | 'open';
 
 /** The reading state of a word that a `$(...)` interrupts, restored at its `)`. */
@@ -65,10 +66,12 @@ export interface Reader extends WordState {
   heredocs: { redirect: Redirect; strip: boolean; literal: boolean }[];
 }
 
+/** The word that closes an open frame, for the message that it was never closed. */
 export function closerOf(frame: Frame): string {
   return { if: 'fi', while: 'done', until: 'done', for: 'done', brace: '}', subshell: ')', subst: ')' }[frame.kind];
 }
 
+/** Opens a compound command or substitution; after it, a command may start (an empty one is an error). */
 export function pushFrame(r: Reader, frame: Frame): string | undefined {
   if (r.frames.length >= MAX_NESTING) return `compound commands or $(...) nested more than ${MAX_NESTING} deep`;
   r.frames.push(frame);

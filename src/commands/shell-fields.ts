@@ -62,18 +62,18 @@ function parameterValues(name: string, values: ShellValues): Field[] | undefined
 }
 
 /** Fields being built: the finished ones and the one still open. */
-interface Partial {
+interface Building {
   fields: Field[];
   current: Field | undefined;
 }
 
-function add(p: Partial, text: string, glob: boolean): Partial {
+function add(p: Building, text: string, glob: boolean): Building {
   const current = { text: (p.current?.text ?? '') + text, glob: (p.current?.glob ?? false) || glob };
   return { fields: p.fields, current };
 }
 
 /** Appends a value to every alternative: quoted, as one piece; unquoted, split on the default IFS. */
-function appendValue(p: Partial, value: Field, quoted: boolean): Partial {
+function appendValue(p: Building, value: Field, quoted: boolean): Building {
   // A glob's match is one file name: it stays one field, judged by its pattern (path-guards.ts).
   if (quoted || value.glob) return add(p, value.text, value.glob);
   let out = p;
@@ -91,7 +91,7 @@ function appendValue(p: Partial, value: Field, quoted: boolean): Partial {
  * hold: undefined when one is unknown (a secret, what `$(...)` or `read` yields) or there are too many.
  */
 export function fieldsOf(parts: readonly WordPart[], values: ShellValues): Field[] | undefined {
-  let alternatives: Partial[] = [{ fields: [], current: undefined }];
+  let alternatives: Building[] = [{ fields: [], current: undefined }];
   for (const part of parts) {
     if (part.kind === 'text') {
       alternatives = alternatives.map((p) => add(p, part.text, !part.quoted && hasGlob(part.text)));

@@ -302,7 +302,6 @@ describe('parseShellScript: properties', () => {
       const parsed = parseShellScript(script);
       if (!parsed.ok) continue;
       const operators = script.match(/\|\||&&|[|;\n]/g)?.length ?? 0;
-      // A string of comments alone runs nothing.
       // A string of comments alone runs nothing; `$(` and `(` each start commands of their own.
       const opened = script.match(/\(/g)?.length ?? 0;
       if (!/#/.test(script)) expect(parsed.commands.length, JSON.stringify(script)).toBeGreaterThan(0);

@@ -50,15 +50,16 @@ export function wordHasGlob(parts: readonly WordPart[]): boolean {
 
 /** The values a parameter may have inside the sandbox (each one a field as sh would see it unsplit), or undefined when one is unknown. */
 function parameterValues(name: string, values: ShellValues): Field[] | undefined {
-  // sh sets PWD and OLDPWD itself: the current directory, which the path guards judge as `.`.
-  if (name === 'PWD' || name === 'OLDPWD') return [{ text: '.', glob: false }];
   if (name === '0') return [{ text: 'sh', glob: false }];
   if ('?#$!'.includes(name)) return [{ text: '0', glob: false }];
   if (SPECIAL_PARAMETER.test(name)) return values.arguments === 'unknown' ? undefined : [{ text: '', glob: false }];
   if (values.secrets.includes(name)) return undefined;
   const bound = values.bound?.[name];
   if (bound === 'unknown') return undefined;
-  return [{ text: values.vars[name] ?? '', glob: false }, ...(bound ?? [])];
+  // sh sets PWD and OLDPWD itself: the current directory, which the path guards judge as `.`; the
+  // string may still give them other values, as any variable.
+  const own = name === 'PWD' || name === 'OLDPWD' ? '.' : (values.vars[name] ?? '');
+  return [{ text: own, glob: false }, ...(bound ?? [])];
 }
 
 /** Fields being built: the finished ones and the one still open. */
@@ -98,11 +99,12 @@ export function fieldsOf(parts: readonly WordPart[], values: ShellValues): Field
       continue;
     }
     if (part.kind === 'command') return undefined;
+    // `~` is the value HOME has when it is expanded: the sandbox's, or one the string gave it.
     const choices =
       part.kind === 'home'
         ? values.vars.HOME === undefined
           ? undefined
-          : [{ text: values.vars.HOME, glob: false }]
+          : parameterValues('HOME', values)
         : parameterValues(part.name, values);
     if (choices === undefined || alternatives.length * choices.length > MAX_ALTERNATIVES) return undefined;
     const quoted = part.kind === 'home' || part.quoted;

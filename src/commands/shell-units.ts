@@ -277,6 +277,11 @@ export function judgeCd(unit: Unit, input: CdContext, out: Verdicts): void {
 
 /** Options `set` may take in a string (`-euo pipefail`): each changes how sh runs later commands, none what they are. */
 const SET_OPTIONS = /^[-+][euxvfnCbhmaBo]+$/;
+/**
+ * The long names `set -o` may take: the same options. bash's `keyword` (-k) would put every NAME=value
+ * argument in the command's environment, past the rules' reading of assignments.
+ */
+const SET_NAMES = new Set(['errexit', 'nounset', 'pipefail', 'xtrace', 'verbose', 'noglob', 'noclobber', 'allexport']);
 
 /**
  * A layer that runs a builtin in a shell string: refused when it changes the shell in a way the rules
@@ -297,8 +302,11 @@ export function judgeBuiltin(unit: Unit, layer: readonly string[], out: Verdicts
   else if (name === 'set') {
     const args = layer.slice(1);
     // An option cluster ending in o takes an option name (`-o pipefail`).
-    const operands = args.filter((a, i) => !SET_OPTIONS.test(a) && !(i > 0 && /^[-+][a-zA-Z]*o$/.test(args[i - 1]!)));
-    if (operands.length > 0) refused(`set with operands (${shown(operands[0]!)}: they become $1, $2, ...)`);
+    const named = (i: number) => i > 0 && /^[-+][a-zA-Z]*o$/.test(args[i - 1]!);
+    const names = args.filter((a, i) => named(i) && !SET_NAMES.has(a));
+    const operands = args.filter((a, i) => !SET_OPTIONS.test(a) && !named(i));
+    if (names.length > 0) refused(`set -o ${shown(names[0]!)}`);
+    else if (operands.length > 0) refused(`set with operands (${shown(operands[0]!)}: they become $1, $2, ...)`);
   } else if (['export', 'readonly', 'local'].includes(name)) {
     const option = layer.slice(1).find((a) => a.startsWith('-') && a !== '-p' && a !== '-n');
     if (option) refused(`${name} ${shown(option)}`);

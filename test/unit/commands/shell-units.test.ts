@@ -147,7 +147,7 @@ describe('judgeBuiltin', () => {
   it('export, read and set are judged by what they change: values and options, not operands of set', () => {
     for (const line of ['export X=1 Y', 'read -r -p "? " a b', 'set -euo pipefail', 'set +x', 'unset X'])
       expect(judged(script(line)[0]!), line).toEqual([]);
-    for (const line of ['set -- a b', 'export -f f', 'read -a arr'])
+    for (const line of ['set -- a b', 'set -k', 'set -o keyword', 'export -f f', 'read -a arr'])
       expect(judged(script(line)[0]!), line).toEqual(['commands.shell_syntax']);
   });
 });

@@ -48,6 +48,11 @@ const SPELLING = {
     library: () => "the error's violations",
     mcp: () => "the result's structuredContent.violations",
   },
+  shellString: {
+    cli: (script: string) => `--shell '${script}'`,
+    library: (script: string) => `shell: '${script}'`,
+    mcp: (script: string) => `{"shell": "${script}"}`,
+  },
 } satisfies Record<string, Record<Door, (value: string) => string>>;
 
 /** `setting` as `door` spells it, with its value (a host, a profile name) where it takes one. */
@@ -55,23 +60,50 @@ export function spell(door: Door, setting: keyof typeof SPELLING, value = ''): s
   return SPELLING[setting][door](value);
 }
 
-/** The fix for the first refusal of the command rules, in the words of the flag or option that changes it. */
+/** What to do instead of a command a deny group refuses: something the caller (a model, often) can do. */
+const INSTEAD: Record<string, (door: Door) => string> = {
+  '@shells': (door) =>
+    `run the commands themselves: sbx reads a shell string and judges each command (${spell(door, 'shellString', 'a && b | c')})`,
+  '@delete': () => 'leave the files, or move them aside with mv (deleting is refused by this profile)',
+  '@network': () => 'work with what the workspace has: this profile has no network tools',
+  '@privilege': () => 'run the command without it: there is no privilege to gain in the sandbox',
+};
+
+/**
+ * The fix for the first refusal of the command rules, in the words of the flag or option that changes
+ * it, and first what the caller can change in the command itself: a model reading a refusal can act
+ * on a command, rarely on a profile.
+ */
 export function refusalHint(door: Door, v: Violation): string {
   if (v.kind === 'path')
-    return 'name paths inside the workspace (relative, without ..); a profile with commands.paths: any turns path guards off';
-  if (v.rule === 'commands.deny')
-    return `use another command, or lift the deny list ${spell(door, 'allowDenylisted')} (unsafe)`;
+    return (
+      "name paths inside the workspace (relative, without .. out of it), or in the sandbox's private /tmp or HOME; " +
+      'a profile with commands.paths: any turns path guards off'
+    );
+  if (v.rule === 'commands.deny' && v.detail.includes('the rules cannot see what it runs'))
+    return (
+      'run that program as a command of its own, where the rules judge it (not through --eval, an alias, -c, ' +
+      `a program option or a variable such as PATH); or lift the deny list ${spell(door, 'allowDenylisted')} (unsafe)`
+    );
+  if (v.rule === 'commands.deny') {
+    const group = /\((@[a-z]+)\)/.exec(v.detail)?.[1];
+    const instead = group && INSTEAD[group] ? `${INSTEAD[group](door)}; or ` : 'use another command, or ';
+    return `${instead}lift the deny list ${spell(door, 'allowDenylisted')} (unsafe)`;
+  }
   if (v.rule === 'commands.offline') {
     const options = `${spell(door, 'allowDomain', 'HOST')} or ${spell(door, 'networkHost')}`;
-    return `this profile has no network: pick a profile with network (${spell(door, 'profile', 'network')}), or pass ${options}`;
+    return `this profile has no network: work offline, or pick a profile with network (${spell(door, 'profile', 'network')}), or pass ${options}`;
   }
   if (v.rule === 'commands.shell_syntax') {
     return (
-      'join simple commands with | && || ; or newlines (no $(...), backticks, ( ), { }, & or eval; $VAR and globs ' +
-      'only in arguments; cd DIR inside the workspace), or run COMMAND ARGS as an argv'
+      'write simple commands joined by | && || ; or newlines, with if/for/while, { }, ( ), $(...), NAME=value, ' +
+      'export and cd DIR inside the workspace (no backticks, &, &>, case, eval or source); a command, its ' +
+      'subcommand or an option of a tool that runs programs must be written out, not come from $VAR or a glob ' +
+      '(write ./* for files); or run COMMAND ARGS as an argv'
     );
   }
-  if (v.rule === 'commands.default') return "add the command to the profile's commands.allow";
+  if (v.rule === 'commands.default') return 'use a command the profile allows, or add this one to its commands.allow';
+  if (v.rule.endsWith('.block')) return 'use a form of the command the profile does not block';
   return `the profile's ${v.rule} refuses it; change the command or the profile`;
 }
 

@@ -1,9 +1,12 @@
 // How the command rules read one argv (docs/DESIGN.md, "Command rules"): the command and every command it
 // wraps, each wrapper's own options skipped (`env X=1 timeout 5 curl` is looked through to curl), the
-// script a shell runs with -c, and a command's subcommand past its global options. Pure; the tables of
-// wrappers and options are known-commands.ts.
+// commands its tools run (`find -exec CMD ;`: tool-arguments.ts), the script a shell runs with -c, and a
+// command's subcommand past its global options. Pure; the tables of wrappers and options are
+// known-commands.ts.
 import { posix } from 'node:path';
 import { COMMAND_GROUPS, GLOBAL_OPTIONS, SPLIT_STRING, WRAPPERS } from './known-commands.js';
+import type { ExpandedOf, ToolReading } from './tool-arguments.js';
+import { readTool } from './tool-readings.js';
 
 const SHELLS = new Set(COMMAND_GROUPS['@shells']);
 
@@ -29,9 +32,13 @@ function optionTaken(arg: string, withValue: readonly string[]): { opt: string; 
   return undefined;
 }
 
-/** Whether an env layer runs a command line given as one string (`-S`, in any of its spellings). */
-export function splitsString(layer: readonly string[]): boolean {
-  return layer.slice(1).some((arg) => SPLIT_STRING.has(optionTaken(arg, WRAPPERS.env!.withValue)?.opt ?? ''));
+/** The command line an env layer runs given as one string (`-S`, in any of its spellings), if it has one. */
+export function splitString(layer: readonly string[]): string | undefined {
+  for (let i = 1; i < layer.length; i++) {
+    const taken = optionTaken(layer[i]!, WRAPPERS.env!.withValue);
+    if (taken && SPLIT_STRING.has(taken.opt)) return taken.attached ?? layer[i + 1] ?? '';
+  }
+  return undefined;
 }
 
 /** The command and every command it wraps: `env X=1 timeout 5 curl u` → [env…], [timeout…], [curl u]. */
@@ -42,7 +49,8 @@ export function layersOf(argv: readonly string[]): string[][] {
     layers.push(rest);
     const name = basename(rest[0]!);
     const wrapper = WRAPPERS[name];
-    if (!wrapper) break;
+    // `command -v NAME` and `command -V NAME` only say what NAME is.
+    if (!wrapper || (name === 'command' && /^-[vV]$/.test(rest[1] ?? ''))) break;
     let i = 1;
     let split: string[] = [];
     for (; i < rest.length; i++) {
@@ -98,4 +106,48 @@ export function subcommandOf(layer: readonly string[]): { sub: string; rest: str
     return { sub: arg, rest: layer.slice(i + 1) };
   }
   return undefined;
+}
+
+/** A command an argv runs: the argv itself, or one that a tool it runs starts (find -exec CMD, git's pager). */
+export interface Run {
+  /** The command and every command it wraps (layersOf). */
+  layers: string[][];
+  /** How its last layer reads its arguments; undefined for a tool sbx has no grammar for. */
+  reading: ToolReading | undefined;
+  /** What started it (`find -exec`), when a tool did. */
+  via?: string;
+  /** `deny`: only the deny list and the network judge it (the program `npx CMD` runs is the project's). */
+  scope: 'all' | 'deny';
+}
+
+/** More commands than this from one argv is no real use: the rest is not read, and that is refused. */
+const MAX_RUNS = 32;
+
+/**
+ * Every command an argv runs, and the command lines its tools give a shell (`git -c core.pager='less
+ * | head'`), which the caller judges as shell strings. `overflow` when there were more than MAX_RUNS.
+ */
+export function runsOf(
+  argv: readonly string[],
+  expandedOf: ExpandedOf,
+): { runs: Run[]; scripts: { script: string; via: string }[]; overflow: boolean } {
+  const runs: Run[] = [];
+  const scripts: { script: string; via: string }[] = [];
+  let overflow = false;
+  const visit = (words: readonly string[], via: string | undefined, scope: Run['scope']) => {
+    if (words.length === 0) return;
+    if (runs.length >= MAX_RUNS) {
+      overflow = true;
+      return;
+    }
+    const layers = layersOf(words);
+    const reading = readTool(layers.at(-1)!, expandedOf);
+    runs.push({ layers, reading, scope, ...(via === undefined ? {} : { via }) });
+    for (const spawn of reading?.spawned ?? []) {
+      if (spawn.kind === 'script') scripts.push({ script: spawn.script, via: spawn.via });
+      else visit(spawn.argv, spawn.via, scope === 'deny' ? 'deny' : spawn.scope);
+    }
+  };
+  visit(argv, undefined, 'all');
+  return { runs, scripts, overflow };
 }

@@ -188,12 +188,50 @@ export const NETWORK_FETCHERS: Record<string, Fetcher> = {
 };
 
 /**
- * Builtins that change the shell for the commands after them (where relative paths resolve, which
- * program a name runs, what runs on exit) or run a string of their own: in a shell string, the
- * rules could no longer judge what follows. `cd DIR` in the string sbx runs is the one the rules
- * follow (shell-units.ts judgeCd); elsewhere (`command cd`, a nested `sh -c`) it stays refused.
+ * Builtins a shell string may not run: they change the shell for the commands after it in ways the
+ * rules do not follow (where relative paths resolve, which program a name runs, what runs on exit), or
+ * run a string of their own. `cd DIR` in the string sbx runs is the one the rules follow (shell-units.ts
+ * judgeCd); elsewhere (`command cd`, a nested `sh -c`) it stays refused.
  */
-export const SHELL_STATE_BUILTINS = new Set([
-  ...['cd', 'chdir', 'pushd', 'popd', 'export', 'unset', 'readonly', 'local', 'declare', 'typeset', 'read', 'getopts'],
-  ...['alias', 'unalias', 'trap', 'eval', '.', 'source', 'builtin', 'enable', 'shopt', 'let', 'hash'],
+export const REFUSED_BUILTINS = new Set([
+  ...['cd', 'chdir', 'pushd', 'popd', 'alias', 'unalias', 'trap', 'eval', '.', 'source', 'builtin', 'enable'],
+  ...['shopt', 'let', 'hash', 'getopts', 'declare', 'typeset', 'mapfile', 'readarray', 'fc', 'complete'],
+]);
+
+/**
+ * Builtins a shell string may run without an allow rule, each judged for what it changes: `export`,
+ * `readonly`, `local` and `read` give variables values (judged where they are used, and the
+ * variable's name: SHELL_VARIABLES), `set` only options; the rest change nothing later commands see.
+ */
+export const SCRIPT_BUILTINS = new Set([
+  ...[':', 'true', 'false', 'break', 'continue', 'exit', 'return', 'shift', 'wait', 'umask', 'times'],
+  ...['export', 'readonly', 'local', 'unset', 'read', 'set'],
+]);
+
+/**
+ * Variables whose value decides which program a name runs, what a program loads or reads its options
+ * from, or how sh reads the words after it: a command line that sets one (`PATH=. ls`, `export
+ * LD_PRELOAD=...`, `env GIT_CONFIG_GLOBAL=x git`) runs what the rules cannot see. IFS and CDPATH are
+ * refused as shell syntax instead (shell-units.ts).
+ */
+export const HIDDEN_VARIABLES = new Set([
+  ...['PATH', 'BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'SHELL', 'MAKEFLAGS'],
+  ...['MFLAGS', 'GNUMAKEFLAGS', 'RIPGREP_CONFIG_PATH', 'TAR_OPTIONS', 'LESSOPEN', 'LESSCLOSE', 'GIT_DIR'],
+  ...['GIT_COMMON_DIR', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR', 'GIT_ALLOW_PROTOCOL', 'GIT_PROXY_COMMAND'],
+  ...['GIT_CONFIG', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_PARAMETERS'],
+]);
+export const HIDDEN_VARIABLE_PREFIXES = [
+  'LD_',
+  'DYLD_',
+  'BASH_FUNC_',
+  'GIT_CONFIG_KEY_',
+  'GIT_CONFIG_VALUE_',
+  'npm_config_',
+  'NPM_CONFIG_',
+];
+
+/** Variables whose value is a command line a tool runs (git, man, less, editors): judged as that command. */
+export const PROGRAM_VARIABLES = new Set([
+  ...['GIT_PAGER', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_SEQUENCE_EDITOR'],
+  ...['GIT_EXTERNAL_DIFF', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_ASKPASS', 'SSH_ASKPASS', 'BROWSER'],
 ]);

@@ -1,14 +1,16 @@
-// Path guards (docs/DESIGN.md, "Path guards"): in read-only and workspace-write modes, path-like arguments
-// must stay inside the workspace: no `..` segment, no absolute path elsewhere, and no symlink that
-// leads out (realpath containment). Outside the workspace, what the sandbox itself makes private
-// (its /tmp and HOME, empty each session) and what the profile binds read-only for the command (the
-// agent's tools) may be named too. Pure: the realpaths arrive as facts probed by the runtime.
+// Path guards (docs/DESIGN.md, "Path guards"): in read-only and workspace-write modes, the arguments a tool
+// reads as paths (tool-arguments.ts: `grep PATTERN FILE`'s FILE, not its PATTERN) must stay inside the
+// workspace: no `..` that leads out of it (`cd sub && ls ..` stays in), no absolute path elsewhere, and
+// no symlink that leads out (realpath containment, and no `..` after a symlink, which the kernel
+// resolves from the link's target). Outside the workspace, what the sandbox itself makes private (its
+// /tmp and HOME, empty each session) and what the profile binds read-only for the command (the agent's
+// tools) may be named too. Pure: the realpaths arrive as facts probed by the runtime.
 import { isWithin } from '../path-within.js';
 import { posix } from 'node:path';
 import type { PathFact } from '../policy/host.js';
 import type { CommandRules, Mode, Mount } from '../policy/types.js';
 import type { Violation } from '../policy/violation.js';
-import type { Field } from './shell-words.js';
+import type { Field } from './shell-fields.js';
 
 /** Absolute paths every command may name: they hold nothing of the host. */
 const ALWAYS_ALLOWED = [
@@ -81,9 +83,10 @@ export interface PathOperands {
   targets: readonly string[];
   /**
    * Words of a shell string that sh expands at run time, as written, with the fields they yield
-   * (shell-words.ts fieldsOf), or undefined when a value is a secret sbx does not read.
+   * (shell-fields.ts fieldsOf), or undefined when a value is unknown (a secret, what `$(...)` prints);
+   * `skip`: the characters of an option before its value (`--file=`).
    */
-  expanded?: readonly { written: string; fields: readonly Field[] | undefined; target: boolean }[];
+  expanded?: readonly { written: string; fields: readonly Field[] | undefined; target: boolean; skip?: number }[];
 }
 
 type Candidate = { path: string; certain: boolean } | { glob: 'traversal' } | { unknown: true };
@@ -122,12 +125,15 @@ function globCandidate(text: string): Candidate {
 
 /** Each operand as written, with the path it may name. */
 function pathsOf(operands: PathOperands): { arg: string; path: Candidate | undefined }[] {
-  const expanded = (operands.expanded ?? []).flatMap(({ written, fields, target }) => {
+  const expanded = (operands.expanded ?? []).flatMap(({ written, fields, target, skip = 0 }) => {
     if (fields === undefined) return [{ arg: written, path: { unknown: true } as Candidate }];
-    return fields.map((f) => ({
-      arg: written,
-      path: f.glob ? globCandidate(f.text) : target ? { path: f.text, certain: true } : pathOfArg(f.text),
-    }));
+    return fields.map(({ text: whole, glob }) => {
+      const text = whole.slice(skip);
+      return {
+        arg: written,
+        path: glob ? globCandidate(text) : target || skip > 0 ? { path: text, certain: true } : pathOfArg(text),
+      };
+    });
   });
   return [
     ...operands.args.map((arg) => ({ arg, path: pathOfArg(arg) })),
@@ -136,27 +142,65 @@ function pathsOf(operands: PathOperands): { arg: string; path: Candidate | undef
   ];
 }
 
-type Located = { kind: 'host'; path: string } | { kind: 'allowed' } | { kind: 'absolute' } | { kind: 'traversal' };
+type Located =
+  | {
+      kind: 'host';
+      path: string;
+      /** Host directories a `..` goes up from: each must be no symlink, or the kernel goes up from its target. */
+      upFrom: readonly string[];
+    }
+  | { kind: 'allowed' }
+  | { kind: 'absolute' }
+  | { kind: 'traversal' };
 
-/** Where a path argument points on the host, before symlinks, or why it is out of bounds lexically. */
-function locate(path: string, workspace: Workspace, base: string): Located {
-  if (path.split('/').includes('..')) return { kind: 'traversal' };
-  if (!path.startsWith('/')) return { kind: 'host', path: posix.resolve(base, path) };
-  const normal = posix.normalize(path);
-  if (ALWAYS_ALLOWED.includes(normal)) return { kind: 'allowed' };
-  if (isWithin(normal, workspace.host)) return { kind: 'host', path: normal };
-  if (isWithin(normal, workspace.sandbox))
-    return { kind: 'host', path: posix.join(workspace.host, posix.relative(workspace.sandbox, normal)) };
-  if (isNamedRoot(normal, workspace.roots ?? [])) return { kind: 'allowed' };
-  return { kind: 'absolute' };
+/** An absolute sandbox path on the host, when it lies in the workspace. */
+function onHost(path: string, workspace: Workspace): string | undefined {
+  if (isWithin(path, workspace.host)) return path;
+  if (isWithin(path, workspace.sandbox)) return posix.join(workspace.host, posix.relative(workspace.sandbox, path));
+  return undefined;
 }
 
-/** Host paths whose facts checkPathArgs needs: each path-like argument and its ancestors. */
+/**
+ * Where a path argument points on the host, before symlinks, or why it is out of bounds lexically. A
+ * `..` is followed as the kernel follows it from a directory that is no symlink (checkPathArgs checks
+ * that with the facts); going up out of the workspace is traversal, even to come back in.
+ */
+function locate(path: string, workspace: Workspace, base: string): Located {
+  const segments = path.split('/');
+  const absolute = path.startsWith('/');
+  if (!segments.includes('..')) {
+    if (!absolute) return { kind: 'host', path: posix.resolve(base, path), upFrom: [] };
+    const normal = posix.normalize(path);
+    if (ALWAYS_ALLOWED.includes(normal)) return { kind: 'allowed' };
+    const host = onHost(normal, workspace);
+    if (host !== undefined) return { kind: 'host', path: host, upFrom: [] };
+    return isNamedRoot(normal, workspace.roots ?? []) ? { kind: 'allowed' } : { kind: 'absolute' };
+  }
+  const first = segments.indexOf('..');
+  // An absolute path goes up from where it is before its first `..`, which must be in the workspace.
+  let current = absolute ? onHost(posix.normalize(segments.slice(0, first).join('/') || '/'), workspace) : base;
+  if (current === undefined) return { kind: 'traversal' };
+  const upFrom: string[] = [];
+  for (const segment of absolute ? segments.slice(first) : segments) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') {
+      current = posix.join(current, segment);
+      continue;
+    }
+    upFrom.push(current);
+    current = posix.dirname(current);
+    if (!isWithin(current, workspace.host)) return { kind: 'traversal' };
+  }
+  return { kind: 'host', path: current, upFrom };
+}
+
+/** Host paths whose facts checkPathArgs needs: each path-like argument and its ancestors, and what a `..` goes up from. */
 export function pathFactsNeeded(operands: PathOperands, workspace: Workspace, base: string): string[] {
   const out = new Set<string>();
   for (const { path } of pathsOf(operands)) {
     const where = path === undefined || !('path' in path) ? undefined : locate(path.path, workspace, base);
     if (where?.kind !== 'host') continue;
+    for (const up of where.upFrom) out.add(up);
     for (let p = where.path; ; p = posix.dirname(p)) {
       out.add(p);
       if (p === '/') break;
@@ -192,7 +236,7 @@ export function checkPathArgs(
     if (path !== undefined && 'unknown' in path) {
       refuse(
         'paths.unknown',
-        `${shown(arg)} expands a secret's value, which sbx does not read: the path it names is unknown`,
+        `${shown(arg)} expands a value sbx cannot know before it runs (a secret, what $(...) prints or read reads): the path it names is unknown`,
       );
       continue;
     }
@@ -204,11 +248,17 @@ export function checkPathArgs(
     if (where === undefined || where.kind === 'allowed') continue;
     if (!path!.certain && !(where.kind === 'host' && facts[where.path]?.exists)) continue;
     if (where.kind === 'traversal') {
-      refuse('paths.traversal', `${shown(arg)} has a .. segment: paths must stay inside the workspace`);
+      refuse('paths.traversal', `${shown(arg)} goes up (..) out of the workspace`);
       continue;
     }
     if (where.kind === 'absolute') {
       refuse('paths.absolute', `${shown(arg)} is an absolute path outside the workspace`);
+      continue;
+    }
+    const link = where.upFrom.find((up) => facts[up]?.exists && facts[up]!.real !== up);
+    if (link !== undefined) {
+      const real = (facts[link] as { real: string }).real;
+      refuse('paths.escape', `${shown(arg)} goes up (..) from a symlink (to ${shown(real)}), which leads elsewhere`);
       continue;
     }
     const hostPath = where.path;

@@ -1,14 +1,31 @@
-// `shell_syntax: restricted` (docs/DESIGN.md): a shell string read the way sh reads it, as simple commands joined by
-// `|`, `&&`, `||`, `;` or newlines, each with its words and redirections, or the construct that makes
-// it more than that. sbx runs the string with /bin/sh (policy/command-line.ts): dash on Debian and
-// Ubuntu, bash in POSIX mode elsewhere. Where the two read a string differently (`{a,b}`, `$'..'`,
-// `12>f`, `a=~/x`), the string is refused; elsewhere the reading is POSIX's, which both follow.
+// `shell_syntax: restricted` (docs/DESIGN.md): a shell string read the way sh reads it, into the simple
+// commands it runs, each with its words, its redirections and the assignments before it, or the
+// construct that makes it more than the rules can follow. sbx runs the string with /bin/sh
+// (policy/command-line.ts): dash on Debian and Ubuntu, bash in POSIX mode elsewhere. Where the two read
+// a string differently (`{a,b}`, `$'..'`, `12>f`, `&>`), the string is refused; elsewhere the reading is
+// POSIX's, which both follow.
 //
-// Words may hold what sh expands at run time from values sbx knows or can bound: `$NAME`, `${NAME}`,
-// the special parameters, a leading `~`, and globs. Such a word keeps its parts (`expansions`), so the
-// rules can refuse it where the command it runs would depend on it (shell-units.ts) and the path
-// guards can judge what it names. What runs a command of its own, or hides one from the split
-// (substitutions, subshells, groups, background jobs, compound commands), is refused by name. Pure.
+// Compound commands (`if`, `while`, `until`, `for`, `{ }`, `( )`) and command substitutions `$(...)`
+// are read into the same flat list of simple commands, in the order sh may run them, each marked when
+// it runs in a loop: every command a string may run is judged, whichever branch runs. Words may hold
+// what sh expands at run time: `$NAME`, `${NAME}`, the special parameters, a leading `~`, globs, and
+// `$(...)`, whose output is unknown. Such a word keeps its parts (`expansions`), so the rules can
+// refuse it where it would decide what runs (shell-units.ts) and the path guards can judge what it
+// names (shell-fields.ts). Pure.
+import {
+  closerOf,
+  COMPOUND_WORDS,
+  type Connector,
+  endForHeader,
+  type Frame,
+  inLoop,
+  pushFrame,
+  type Reader,
+  readForHeader,
+  readReservedWord,
+  type WordState,
+} from './shell-compound.js';
+import { SPECIAL_PARAMETER, wordHasGlob } from './shell-fields.js';
 
 /** One piece of a word that sh expands at run time, or the literal text around it. */
 export type WordPart =
@@ -16,7 +33,9 @@ export type WordPart =
   /** `$NAME`, `${NAME}`, or a special parameter (`$?`, `$1`, `$@`, ...). */
   | { kind: 'param'; name: string; quoted: boolean }
   /** A leading unquoted `~` (then `/` or the end): the sandbox's HOME. */
-  | { kind: 'home' };
+  | { kind: 'home' }
+  /** The output of `$(...)`: its commands are read into the list, what they print is unknown. */
+  | { kind: 'command'; quoted: boolean };
 
 export interface Redirect {
   /** The descriptor redirected: 0, 1 or 2. */
@@ -32,67 +51,49 @@ export interface Redirect {
   heredoc?: string;
 }
 
+/** `NAME=value` before a command (for it alone) or alone (for the shell): the value unsplit, unglobbed. */
+export interface Assignment {
+  name: string;
+  parts: WordPart[];
+}
+
 export interface SimpleCommand {
   /** Each word's value; a word sh expands at run time is kept as written, its parts in `expansions`. */
   argv: string[];
   redirects: Redirect[];
   /** argv index → the parts of a word expanded at run time; absent when every word is literal. */
   expansions?: Record<number, WordPart[]>;
+  /** Assignments before the command word; with no argv, assignments the shell keeps. */
+  assignments?: Assignment[];
+  /** Runs inside a loop (`for`, `while`, `until`): any number of times, after itself. */
+  loop?: true;
+  /** Follows `&&`: runs only when the command before it succeeded (`cd sub && ls ..` runs ls in sub). */
+  andThen?: true;
 }
 
-export type ShellScript = { ok: true; commands: SimpleCommand[] } | { ok: false; construct: string };
+/** `for NAME in WORDS`: the variable, and the words whose fields it takes in turn (`$@` without `in`). */
+export interface ForLoop {
+  name: string;
+  words: WordPart[][];
+}
+
+export type ShellScript = { ok: true; commands: SimpleCommand[]; loops?: ForLoop[] } | { ok: false; construct: string };
 
 /** Outside quotes, these characters start something other than a word or a simple command. */
 const REFUSED_CHARACTERS: Record<string, string> = {
-  '(': 'subshells or grouping ( )',
-  ')': 'subshells or grouping ( )',
-  '`': 'command substitution (`...`)',
+  '`': 'command substitution with backticks (write $(...) instead)',
   '\r': 'carriage returns',
 };
 
-/**
- * Words sh reads as syntax at the start of a command (POSIX reserved words, and bash's): as a
- * command name they would hide the commands of a compound command (`if curl x; then ...`) behind a
- * name no rule means.
- */
-const RESERVED_WORDS = new Set([
-  ...['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', '!'],
-  ...['{', '}', 'function', 'select', '[[', ']]', 'time', 'coproc'],
-]);
+/** Reserved words (POSIX's and bash's) of what the reader does not follow. */
+const REFUSED_WORDS = new Set(['case', 'esac', 'in', 'function', 'select', '[[', ']]', 'coproc']);
 
-/** Parameters sh sets itself: `$?`, `$#`, `$$`, `$!`, `$-`, `$@`, `$*`, `$0`-`$9`. */
-const SPECIAL_PARAMETER = /^[?#$!\-@*0-9]$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Characters that end an unquoted word. */
-const WORD_END = ' \t\n;|&<>';
-
-type Connector = 'start' | '|' | '&&' | '||' | ';' | '\n' | 'end';
-
+const WORD_END = ' \t\n;|&<>()';
 const refuse = (construct: string): ShellScript => ({ ok: false, construct });
 
-/** Where the reading is: the script, its position, the commands so far and the one being read. */
-interface Reader {
-  script: string;
-  /** The character being read; a step that reads ahead moves it past what it consumed. */
-  i: number;
-  commands: SimpleCommand[];
-  command: SimpleCommand;
-  previous: Connector;
-  parts: WordPart[];
-  inWord: boolean;
-  /** Where the word being read starts in the script (shown as written when it expands). */
-  wordStart: number;
-  /** Whether the word has quotes or escapes: `"2">f` is the word 2, not descriptor 2. */
-  quoted: boolean;
-  quote: "'" | '"' | undefined;
-  pending: Omit<Redirect, 'target'> | undefined;
-  /** Whether the pending `<<` was `<<-` (leading tabs stripped from its text). */
-  strip: boolean;
-  /** Whether a comment was read: a string of comments alone runs nothing, and is no error. */
-  commented: boolean;
-  /** Here-documents whose text starts after the next newline, in order. */
-  heredocs: { redirect: Redirect; strip: boolean; literal: boolean }[];
-}
+const freshCommand = (): SimpleCommand => ({ argv: [], redirects: [] });
 
 /** The script's simple commands, in order, or the first construct restricted syntax refuses. */
 export function parseShellScript(script: string): ShellScript {
@@ -100,7 +101,9 @@ export function parseShellScript(script: string): ShellScript {
     script,
     i: 0,
     commands: [],
-    command: { argv: [], redirects: [] },
+    loops: [],
+    frames: [],
+    command: freshCommand(),
     previous: 'start',
     parts: [],
     inWord: false,
@@ -109,6 +112,7 @@ export function parseShellScript(script: string): ShellScript {
     quote: undefined,
     pending: undefined,
     strip: false,
+    compound: false,
     commented: false,
     heredocs: [],
   };
@@ -120,7 +124,12 @@ export function parseShellScript(script: string): ShellScript {
   const error = endCommand(r, 'end');
   if (error) return refuse(error);
   if (r.heredocs.length > 0) return refuse('a here-document without its text');
-  return { ok: true, commands: r.commands };
+  const open = r.frames.at(-1);
+  if (open)
+    return refuse(
+      open.kind === 'subst' ? 'an unterminated $(...)' : `an unterminated ${open.kind} (${closerOf(open)})`,
+    );
+  return { ok: true, commands: r.commands, ...(r.loops.length > 0 ? { loops: r.loops } : {}) };
 }
 
 /** Appends literal characters to the word being read. */
@@ -153,6 +162,7 @@ function readCharacter(r: Reader, c: string): string | undefined {
   if (c === ' ' || c === '\t') return endWord(r);
   if (c === ';' || c === '\n' || c === '|' || c === '&') return readConnector(r, c);
   if (c === '<' || c === '>') return readRedirection(r, c);
+  if (c === '(' || c === ')') return readParenthesis(r, c);
   if (c === '$') return readDollar(r, false);
   return readPlain(r, c);
 }
@@ -160,7 +170,7 @@ function readCharacter(r: Reader, c: string): string | undefined {
 function readDoubleQuoted(r: Reader, c: string): string | undefined {
   const next = r.script[r.i + 1];
   if (c === '"') r.quote = undefined;
-  else if (c === '`') return 'command substitution (`...`)';
+  else if (c === '`') return REFUSED_CHARACTERS['`'];
   else if (c === '$') return readDollar(r, true);
   else if (c === '\\' && next === '\n') return 'a line continuation (backslash-newline)';
   else if (c === '\\' && next !== undefined && '"\\$`'.includes(next)) addText(r, r.script[++r.i]!, true);
@@ -169,15 +179,15 @@ function readDoubleQuoted(r: Reader, c: string): string | undefined {
 }
 
 /**
- * `$` and what follows: a parameter (`$NAME`, `${NAME}`, `$?`, ...), or a literal `$` where sh reads
- * none. Substitutions run a command, and parameter operators (`${X:=v}`, `${X:-$(id)}`) assign or
- * nest: refused.
+ * `$` and what follows: a parameter (`$NAME`, `${NAME}`, `$?`, ...), a command substitution, or a
+ * literal `$` where sh reads none. Arithmetic and parameter operators (`${X:=v}`, `${X:-$(id)}`)
+ * assign or nest: refused.
  */
 function readDollar(r: Reader, quoted: boolean): string | undefined {
   const { script } = r;
   const next = script[r.i + 1];
   if (!r.inWord) r.wordStart = r.i;
-  if (next === '(') return script[r.i + 2] === '(' ? 'arithmetic expansion $((...))' : 'command substitution $(...)';
+  if (next === '(') return script[r.i + 2] === '(' ? 'arithmetic expansion $((...))' : openSubstitution(r);
   if (!quoted && (next === "'" || next === '"')) return '$\'...\' or $"..." (bash reads them as quoting, dash as a $)';
   let name: string | undefined;
   if (next === '{') {
@@ -202,6 +212,52 @@ function readDollar(r: Reader, quoted: boolean): string | undefined {
   return undefined;
 }
 
+const wordState = (r: Reader): WordState => ({
+  command: r.command,
+  previous: r.previous,
+  parts: r.parts,
+  inWord: r.inWord,
+  wordStart: r.wordStart,
+  quoted: r.quoted,
+  quote: r.quote,
+  pending: r.pending,
+  strip: r.strip,
+  compound: r.compound,
+});
+
+/** `$(`: the word being read waits while the commands inside are read like any others. */
+function openSubstitution(r: Reader): string | undefined {
+  if (r.heredocs.length > 0) return 'a $(...) on the line of a here-document';
+  const error = pushFrame(r, { kind: 'subst', stage: 'body', count: 0, saved: wordState(r) });
+  if (error) return error;
+  Object.assign(r, {
+    command: freshCommand(),
+    previous: 'start',
+    parts: [],
+    inWord: false,
+    quoted: false,
+    quote: undefined,
+    pending: undefined,
+    strip: false,
+    compound: false,
+  });
+  r.i++;
+  return undefined;
+}
+
+/** `)` of a `$(...)`: the word it interrupted goes on, with the substitution's output as one of its parts. */
+function closeSubstitution(r: Reader, frame: Frame): string | undefined {
+  if (frame.count === 0) return 'an empty $(...)';
+  if (r.heredocs.length > 0) return 'a here-document without its text';
+  r.frames.pop();
+  const saved = frame.saved!;
+  // readDollar set the word's start at the `$` before saving it.
+  Object.assign(r, saved);
+  r.inWord = true;
+  r.parts.push({ kind: 'command', quoted: saved.quote === '"' });
+  return undefined;
+}
+
 /** A backslash outside quotes: the next character, literally. */
 function readEscape(r: Reader): string | undefined {
   if (r.i + 1 >= r.script.length) return 'a trailing backslash';
@@ -217,16 +273,39 @@ function readEscape(r: Reader): string | undefined {
 /** `;`, newline, `|`, `||` or `&&` ends the command before it; a lone `&` is a background job. */
 function readConnector(r: Reader, c: ';' | '\n' | '|' | '&'): string | undefined {
   let connector: Connector = c === '&' ? '&&' : c;
+  const next = r.script[r.i + 1];
   if (c === '&') {
-    if (r.script[r.i + 1] !== '&') return 'background jobs (&)';
+    if (next === '>')
+      return '&> (bash writes stdout and stderr to the file, dash runs a background job; write > FILE 2>&1)';
+    if (next !== '&') return 'background jobs (&)';
     r.i++;
-  } else if (c === '|' && r.script[r.i + 1] === '|') {
+  } else if (c === '|' && next === '&') {
+    return '|& (bash pipes stderr too, dash runs a background job; write 2>&1 |)';
+  } else if (c === '|' && next === '|') {
     connector = '||';
     r.i++;
   }
   const error = endCommand(r, connector);
   if (error || c !== '\n') return error;
   return readHeredocs(r);
+}
+
+/** `(` opens a subshell where a command starts; `)` closes it, or a `$(...)`. */
+function readParenthesis(r: Reader, c: '(' | ')'): string | undefined {
+  if (c === '(') {
+    if (r.inWord || r.pending || r.compound || r.command.argv.length > 0 || r.command.redirects.length > 0)
+      return 'a ( after a word (function definitions, arrays)';
+    return pushFrame(r, { kind: 'subshell', stage: 'body', count: 0 });
+  }
+  const frame = r.frames.at(-1);
+  if (frame?.kind !== 'subst' && frame?.kind !== 'subshell') return 'an unmatched )';
+  const error = endCommand(r, 'end');
+  if (error) return error;
+  if (frame.kind === 'subst') return closeSubstitution(r, frame);
+  if (frame.count === 0) return 'an empty subshell ( )';
+  r.frames.pop();
+  r.compound = true;
+  return undefined;
 }
 
 /**
@@ -319,12 +398,32 @@ function readPlain(r: Reader, c: string): string | undefined {
   return undefined;
 }
 
+/** Whether the word read so far is `NAME=` before a command: an assignment, where POSIX expands a `~`. */
+function inAssignmentValue(r: Reader): boolean {
+  const [first, ...rest] = r.parts;
+  return (
+    rest.length === 0 &&
+    first?.kind === 'text' &&
+    !first.quoted &&
+    /^[A-Za-z_][A-Za-z0-9_]*=$/.test(first.text) &&
+    r.command.argv.length === 0 &&
+    !r.pending
+  );
+}
+
 /**
- * POSIX expands `~` only at the start of a word (and after `=` or `:` in an assignment, which
- * restricted syntax refuses): `HEAD~1` is literal. bash also expands `a=~/x` in an argument and dash
- * does not, so that spelling is refused. `~user`, `~+` and `~-` name other directories: refused.
+ * POSIX expands `~` only at the start of a word and of an assignment's value: `HEAD~1` is literal.
+ * bash also expands `a=~/x` in an argument and dash does not, so that spelling is refused, as is
+ * `:~` in an assignment. `~user`, `~+` and `~-` name other directories: refused.
  */
 function readTilde(r: Reader): string | undefined {
+  const next = r.script[r.i + 1];
+  const other = next !== undefined && next !== '/' && !WORD_END.includes(next);
+  if (r.inWord && inAssignmentValue(r)) {
+    if (other) return '~user, ~+ or ~- (only ~ and ~/ name the sandbox HOME)';
+    r.parts.push({ kind: 'home' });
+    return undefined;
+  }
   if (r.inWord) {
     const last = r.parts.at(-1);
     const before = last?.kind === 'text' && !last.quoted ? last.text.at(-1) : undefined;
@@ -332,23 +431,11 @@ function readTilde(r: Reader): string | undefined {
     addText(r, '~', false);
     return undefined;
   }
-  const next = r.script[r.i + 1];
-  if (next !== undefined && next !== '/' && !WORD_END.includes(next))
-    return '~user, ~+ or ~- (only ~ and ~/ name the sandbox HOME)';
+  if (other) return '~user, ~+ or ~- (only ~ and ~/ name the sandbox HOME)';
   r.wordStart = r.i;
   r.inWord = true;
   r.parts.push({ kind: 'home' });
   return undefined;
-}
-
-/**
- * Whether sh would glob the word: its unquoted characters in place, each quoted character or
- * expansion a neutral one. A bracket expression is judged across the word's parts, since a quoted
- * character inside one is still a member of it (`[a"b"]`, `.["."]` glob in dash and bash).
- */
-function wordHasGlob(parts: readonly WordPart[]): boolean {
-  const shape = parts.map((p) => (p.kind === 'text' ? (p.quoted ? '_'.repeat(p.text.length) : p.text) : '_')).join('');
-  return hasGlob(shape);
 }
 
 /** The word's value when nothing in it expands at run time. */
@@ -362,51 +449,80 @@ function literalOf(parts: readonly WordPart[]): string | undefined {
   return out;
 }
 
-/** Unquoted characters sh matches against file names: `*`, `?`, or a bracket expression `[...]`. */
-function hasGlob(text: string): boolean {
-  return /[*?]|\[.*\]/.test(text);
-}
-
 /** bash (not dash) expands `{a,b}` and `{1..3}` in unquoted text. */
 function bashBraceExpansion(parts: readonly WordPart[]): boolean {
   const unquoted = parts.map((p) => (p.kind === 'text' && !p.quoted ? p.text : '\0')).join('');
   return /\{[^{}]*(,|\.\.)[^{}]*\}/.test(unquoted);
 }
 
-/** Ends the word being read: the target of a pending redirection, or the command's next argument. */
+/** The assignment a word before the command word makes, if it is one (`NAME=value`, the name unquoted). */
+function assignmentOf(parts: readonly WordPart[]): Assignment | undefined {
+  const first = parts[0];
+  if (first?.kind !== 'text' || first.quoted) return undefined;
+  const name = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(first.text)?.[1];
+  if (name === undefined) return undefined;
+  const rest = first.text.slice(name.length + 1);
+  return { name, parts: [...(rest ? [{ ...first, text: rest }] : []), ...parts.slice(1)] };
+}
+
+/** Ends the word being read: the target of a pending redirection, an assignment, a reserved word, or an argument. */
 function endWord(r: Reader): string | undefined {
   if (!r.inWord) return undefined;
   const parts = r.parts;
   const literal = literalOf(parts);
   const written = r.script.slice(r.wordStart, r.i);
-  if (bashBraceExpansion(parts)) return 'brace expansion {a,b} (bash expands it, dash does not)';
-  if (r.pending) {
-    const error = endTarget(r, parts, literal, written);
-    if (error) return error;
-  } else if (literal !== undefined) {
-    r.command.argv.push(literal);
-  } else {
-    r.command.expansions ??= {};
-    r.command.expansions[r.command.argv.length] = parts;
-    r.command.argv.push(written);
-  }
   r.parts = [];
   r.inWord = false;
+  const quoted = r.quoted;
   r.quoted = false;
+  if (r.pending) {
+    if (bashBraceExpansion(parts)) return 'brace expansion {a,b} (bash expands it, dash does not)';
+    return endTarget(r, parts, literal, written, quoted);
+  }
+  if (bashBraceExpansion(parts)) return 'brace expansion {a,b} (bash expands it, dash does not)';
+  const header = r.frames.at(-1);
+  if (header?.kind === 'for' && header.stage !== 'body') return readForHeader(r, header, parts, literal, quoted);
+  if (r.compound) return `the word ${written} after a compound command`;
+  const { command } = r;
+  const atStart = command.argv.length === 0 && command.redirects.length === 0;
+  const assignment = command.argv.length === 0 ? assignmentOf(parts) : undefined;
+  if (assignment) {
+    command.assignments = [...(command.assignments ?? []), assignment];
+    return undefined;
+  }
+  if (literal !== undefined && !quoted && command.argv.length === 0) {
+    if (REFUSED_WORDS.has(literal)) return `the reserved word ${literal} (case, select, function, [[ ]])`;
+    if (COMPOUND_WORDS.has(literal)) {
+      if (!atStart || command.assignments) return `the reserved word ${literal} after an assignment or redirection`;
+      return readReservedWord(r, literal);
+    }
+  }
+  if (literal !== undefined) command.argv.push(literal);
+  else {
+    command.expansions ??= {};
+    command.expansions[command.argv.length] = parts;
+    command.argv.push(written);
+  }
   return undefined;
 }
 
-function endTarget(r: Reader, parts: WordPart[], literal: string | undefined, written: string): string | undefined {
+function endTarget(
+  r: Reader,
+  parts: WordPart[],
+  literal: string | undefined,
+  written: string,
+  quoted: boolean,
+): string | undefined {
   const pending = r.pending!;
   if (literal === '') return 'a redirection to an empty name';
-  if (pending.op === '>&' && (r.quoted || literal === undefined || !/^[0-2]$/.test(literal)))
+  if (pending.op === '>&' && (quoted || literal === undefined || !/^[0-2]$/.test(literal)))
     return `duplication of a descriptor other than 0, 1 or 2 (>&${literal ?? written})`;
   if (pending.op === '<<') {
     if (literal === undefined || parts.some((p) => p.kind !== 'text'))
       return "a here-document delimiter that expands (write <<EOF or <<'EOF')";
     const redirect: Redirect = { ...pending, target: literal };
     r.command.redirects.push(redirect);
-    r.heredocs.push({ redirect, strip: r.strip, literal: r.quoted });
+    r.heredocs.push({ redirect, strip: r.strip, literal: quoted });
   } else if (literal !== undefined) {
     r.command.redirects.push({ ...pending, target: literal });
   } else {
@@ -418,95 +534,38 @@ function endTarget(r: Reader, parts: WordPart[], literal: string | undefined, wr
   return undefined;
 }
 
+const marks = (loop: boolean, previous: Connector) => ({
+  ...(loop ? { loop: true as const } : {}),
+  ...(previous === '&&' ? { andThen: true as const } : {}),
+});
+
 /** Closes the command before `connector`; a blank line, or a final `;`, ends nothing. */
 function endCommand(r: Reader, connector: Connector): string | undefined {
   const error = endWord(r);
   if (error) return error;
   if (r.pending) return 'a redirection without a target';
+  const header = endForHeader(r, connector);
+  if (header !== 'none') return header;
+  const top = r.frames.at(-1);
   const { command, previous } = r;
-  if (command.argv.length === 0 && command.redirects.length === 0) {
-    // sh reads on after a newline that follows `|`, `&&` or `||`, and skips blank lines and comments.
+  const loop = inLoop(r);
+  if (r.compound) {
+    if (command.argv.length > 0 || command.assignments) return 'words after a compound command';
+    if (command.redirects.length > 0) r.commands.push({ ...command, ...marks(loop, previous) });
+  } else if (command.argv.length === 0 && command.redirects.length === 0 && !command.assignments) {
+    // sh reads on after a newline that follows `|`, `&&`, `||` or a word that opens a compound
+    // command, and skips blank lines and comments.
     if (connector === '\n') return undefined;
     if (connector === 'end' && (previous === ';' || previous === '\n')) return undefined;
-    if (connector === 'end' && previous === 'start') return r.commented ? undefined : 'no command';
+    if (connector === 'end' && previous === 'start') return r.commented || top ? undefined : 'no command';
     return 'an empty command (nothing between two operators)';
+  } else {
+    if (command.argv.length === 0 && !command.assignments) return 'a redirection without a command';
+    r.commands.push({ ...command, ...marks(loop, previous) });
   }
-  if (command.argv.length === 0) return 'a redirection without a command';
-  const name = command.argv[0]!;
-  if (command.expansions?.[0] === undefined && RESERVED_WORDS.has(name))
-    return `the reserved word ${name} (compound commands: if, for, while, case, !, { })`;
-  // Before a special builtin (`PATH=./bin :`) an assignment stays in the shell for every command
-  // after it; `env NAME=value cmd` is a program of its own, and sets it for cmd alone.
-  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(name)) return 'variable assignments (NAME=value cmd; write env NAME=value cmd)';
-  r.commands.push(command);
-  r.command = { argv: [], redirects: [] };
+  if (top) top.count++;
+  r.command = freshCommand();
+  r.compound = false;
   r.previous = connector;
   return undefined;
-}
-
-/** What sh's expansions yield for the path guards: the environment the string runs with. */
-export interface ShellValues {
-  /** The command's environment (the policy's): `$HOME`, `$PATH`, ... */
-  vars: Readonly<Record<string, string>>;
-  /** Variables whose values only the runtime holds (secrets): what they name cannot be judged. */
-  secrets: readonly string[];
-}
-
-/** One field a word yields after expansion and splitting; `glob` when sh matches it against file names. */
-export interface Field {
-  text: string;
-  glob: boolean;
-}
-
-/** A parameter's value inside the sandbox, or undefined when sbx cannot know it. */
-function parameterValue(name: string, values: ShellValues): string | undefined {
-  // sh sets PWD and OLDPWD itself: the current directory, which the path guards judge as `.`.
-  if (name === 'PWD' || name === 'OLDPWD') return '.';
-  if (name === '0') return 'sh';
-  if ('?#$!'.includes(name)) return '0';
-  if (SPECIAL_PARAMETER.test(name)) return '';
-  if (values.secrets.includes(name)) return undefined;
-  return values.vars[name] ?? '';
-}
-
-/**
- * The fields sh makes of a word at run time (POSIX 2.6: tilde and parameter expansion, then field
- * splitting of unquoted results on the default IFS, which dash and bash do not take from the
- * environment, then pathname expansion): undefined when a value is a secret.
- */
-export function fieldsOf(parts: readonly WordPart[], values: ShellValues): Field[] | undefined {
-  const fields: Field[] = [];
-  let current: Field | undefined;
-  const add = (text: string, glob: boolean) => {
-    current ??= { text: '', glob: false };
-    current.text += text;
-    current.glob ||= glob;
-  };
-  for (const part of parts) {
-    if (part.kind === 'text') add(part.text, !part.quoted && hasGlob(part.text));
-    else if (part.kind === 'home') {
-      const home = values.vars.HOME;
-      if (home === undefined) return undefined;
-      add(home, false);
-    } else {
-      const value = parameterValue(part.name, values);
-      if (value === undefined) return undefined;
-      if (part.quoted) {
-        add(value, false);
-        continue;
-      }
-      const pieces = value.split(/[ \t\n]+/);
-      pieces.forEach((piece, i) => {
-        if (i > 0 && current) {
-          fields.push(current);
-          current = undefined;
-        }
-        if (piece !== '') add(piece, hasGlob(piece));
-      });
-    }
-  }
-  if (current) fields.push(current);
-  // A bracket expression split over quoted and unquoted parts globs all the same (wordHasGlob).
-  if (wordHasGlob(parts)) for (const field of fields) field.glob = true;
-  return fields;
 }

@@ -6,6 +6,7 @@ import type { Profile } from './schema.js';
 
 type Network = NonNullable<Profile['network']>;
 type Bind = NonNullable<Profile['writable_roots']>[number];
+type Commands = NonNullable<Profile['commands']>;
 
 const pathOf = (b: Bind) => (typeof b === 'string' ? b : b.path);
 
@@ -47,6 +48,43 @@ function seccompWidening(now: Profile['seccomp'], before: Profile['seccomp']): s
   return lines;
 }
 
+/**
+ * What the command rules stop doing (README "Command rules"): approvals (a default that no longer asks
+ * or refuses), path guards, reading shell strings, deny entries, allowed commands and subcommands, and
+ * blocked forms. A key left out takes its default: allow, paths any, shell_syntax full, nothing denied.
+ */
+function commandsWidening(now: Commands | undefined, before: Commands | undefined): string[] {
+  const lines: string[] = [];
+  const rank = { deny: 2, ask: 1, allow: 0 } as const;
+  const nowDefault = now?.default ?? 'allow';
+  const beforeDefault = before?.default ?? 'allow';
+  if (rank[nowDefault] < rank[beforeDefault])
+    lines.push(
+      `commands.default: ${nowDefault} (the built-in has ${beforeDefault}): ${nowDefault === 'allow' ? 'commands no rule names run without approval' : 'commands no rule names are asked about, not refused'}`,
+    );
+  if ((before?.paths ?? 'any') === 'workspace' && (now?.paths ?? 'any') === 'any')
+    lines.push('path guards off (commands.paths: any): arguments may name any path the sandbox shows');
+  if ((before?.shell_syntax ?? 'full') === 'restricted' && (now?.shell_syntax ?? 'full') === 'full')
+    lines.push('shell strings not read (commands.shell_syntax: full): the commands of a --shell string are not judged');
+  const undenied = (before?.deny ?? []).filter((d) => !(now?.deny ?? []).includes(d));
+  if (undenied.length > 0) lines.push(`commands.deny no longer refuses: ${undenied.join(' ')}`);
+  // Allowed commands widen only where the built-in would ask or refuse them.
+  const allowed =
+    beforeDefault === 'allow' ? [] : added(Object.keys(now?.allow ?? {}), Object.keys(before?.allow ?? {}));
+  if (allowed.length > 0) lines.push(`commands allowed without approval: ${allowed.join(' ')}`);
+  for (const [name, rule] of Object.entries(before?.allow ?? {})) {
+    const mine = now?.allow?.[name];
+    if (mine === undefined) continue;
+    if (rule?.allow && (mine?.allow === undefined || added(mine.allow, rule.allow).length > 0))
+      lines.push(
+        `${name} subcommands allowed: ${mine?.allow === undefined ? 'any' : added(mine.allow, rule.allow).join(' ')}`,
+      );
+    const unblocked = (rule?.block ?? []).filter((b) => !(mine?.block ?? []).includes(b));
+    if (unblocked.length > 0) lines.push(`${name} no longer blocks: ${unblocked.join(', ')}`);
+  }
+  return lines;
+}
+
 /** Lines naming each widening of `profile` over `builtin` (its merged form); empty when none. */
 export function widenings(profile: Profile, builtin: Profile): string[] {
   const lines: string[] = [];
@@ -77,5 +115,6 @@ export function widenings(profile: Profile, builtin: Profile): string[] {
   if (agentKeys.length > 0) lines.push(`ssh-agent keys the sandbox may sign with: ${agentKeys.join(' ')}`);
   const keep = added(profile.env?.keep, builtin.env?.keep);
   if (keep.length > 0) lines.push(`host variables passed in: ${keep.join(' ')}`);
+  lines.push(...commandsWidening(profile.commands, builtin.commands));
   return lines;
 }

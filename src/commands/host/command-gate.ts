@@ -145,33 +145,62 @@ export async function admitCommand(input: GateInput): Promise<void> {
   for (const use of decision.needsNetwork ?? []) input.onNotice?.(networkNotice(input.door, use));
 }
 
+/** Commands named in a hint: enough to choose from, bounded for a profile that allows hundreds. */
+const ALLOWED_SHOWN = 40;
+
+/**
+ * The fix when nobody can approve: first what the caller can run instead (a model can act on that),
+ * then who could approve, then the profile key that allows it for good.
+ */
+function approvalHint(input: GateInput): string {
+  const names = Object.keys(input.policy.commands.allow).sort();
+  const shown = names.slice(0, ALLOWED_SHOWN).join(' ') + (names.length > ALLOWED_SHOWN ? ' ...' : '');
+  const instead = names.length > 0 ? `use a command this profile runs without asking (${shown}), or ` : '';
+  return `${instead}${spell(input.door, 'askSomeone')}; to allow it for good, add it to the profile's commands.allow`;
+}
+
+/**
+ * What an approval is for: each command of a shell string that needed one, as the rules read it (its
+ * words, whatever the spacing or quoting around them, whatever else the string runs), else the argv
+ * given. `uname -a` answered "always" runs unasked in `uname -a | head` too; `uname -s` is another
+ * command (docs/DESIGN.md, "Approvals").
+ */
+function approvedCommands(policy: Policy, decision: CommandDecision): string[][] {
+  const asked = (decision.commands ?? []).filter((c) => c.decision.verdict === 'ask').map((c) => c.argv);
+  return asked.length > 0 ? asked : [[...policy.command]];
+}
+
 /** Returns when an approval was needed and given (or none was needed); throws the refusal otherwise. */
 async function approve(input: GateInput, decision: CommandDecision): Promise<void> {
   if (decision.verdict !== 'ask') return;
   const { policy, host } = input;
-  const argv = policy.command;
   const { detail } = decision;
   const { fingerprintOf, lookupDecision, openApprovalStore, recordDecision, stateHomeOf } = await import(
     './approval-store.js'
   );
   const profile = policy.profile.name;
-  const fingerprint = fingerprintOf(profile, argv);
+  const commands = approvedCommands(policy, decision).map((argv) => ({
+    argv,
+    fingerprint: fingerprintOf(profile, argv),
+  }));
+  /** One ledger record per command the answer is for. */
   const record = (
     decision: Extract<AuditRecord, { type: 'approval' }>['decision'],
     by: Extract<AuditRecord, { type: 'approval' }>['by'],
   ) => {
     if (!input.audit) return;
-    appendAuditRecordOrWarn(input.audit.file, {
-      v: 1,
-      time: new Date().toISOString(),
-      type: 'approval',
-      sessionId: input.sessionId,
-      profile,
-      argv: redactArgv(argv, input.secrets),
-      fingerprint,
-      decision,
-      by,
-    });
+    for (const { argv, fingerprint } of commands)
+      appendAuditRecordOrWarn(input.audit.file, {
+        v: 1,
+        time: new Date().toISOString(),
+        type: 'approval',
+        sessionId: input.sessionId,
+        profile,
+        argv: redactArgv(argv, input.secrets),
+        fingerprint,
+        decision,
+        by,
+      });
   };
   // Every question comes from `commands.default: ask` (commands/command-rules.ts): that line is the rule behind a denial.
   const source = { key: 'commands.default' };
@@ -188,19 +217,20 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
     workspace: policy.workspace.host,
   });
   const now = Date.now();
-  const remembered = lookupDecision(store, profile, fingerprint, now);
-  if (remembered === 'deny') {
+  const remembered = commands.map((c) => lookupDecision(store, profile, c.fingerprint, now));
+  const refused = commands.find((_, i) => remembered[i] === 'deny');
+  if (refused) {
     record('deny', 'stored');
     throw denied(
       'denied earlier for this profile (remembered for 10 minutes)',
-      `change the command, wait for the denial to expire, or forget it: sbx approvals revoke ${fingerprint.slice(0, 12)}`,
+      `change the command, wait for the denial to expire, or forget it: sbx approvals revoke ${refused.fingerprint.slice(0, 12)}`,
     );
   }
-  if (remembered === 'allow') {
+  if (remembered.every((r) => r === 'allow')) {
     record('always', 'stored');
     return;
   }
-  const answer = input.approve ? await ask(input.approve, { argv, profile, reason: detail }) : 'nobody';
+  const answer = input.approve ? await ask(input.approve, { argv: policy.command, profile, reason: detail }) : 'nobody';
   if (typeof answer === 'object') {
     record('refused', 'user');
     const hint = "an approver approves with 'once' or 'always' (all else refuses)";
@@ -212,13 +242,14 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
       input.approve
         ? 'needs approval, and there is no terminal to ask on'
         : `needs approval, and ${spell(input.door, 'approvalsOff')}`,
-      `add it to the profile's commands.allow, or ${spell(input.door, 'askSomeone')}`,
+      approvalHint(input),
     );
   }
   record(answer, 'user');
-  // The command as the ledger has it (secrets redacted): what `sbx approvals list` shows.
+  // Each command as the ledger has it (secrets redacted): what `sbx approvals list` shows.
   if (answer === 'always' || answer === 'deny')
-    await recordDecision(store, profile, fingerprint, answer, now, redactArgv(argv, input.secrets));
+    for (const { argv, fingerprint } of commands)
+      await recordDecision(store, profile, fingerprint, answer, now, redactArgv(argv, input.secrets));
   if (answer === 'deny')
     throw denied(
       'denied by the user',

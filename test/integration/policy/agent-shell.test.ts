@@ -70,7 +70,7 @@ describe.skipIf(SKIP_INTEGRATION)('agent --shell: the everyday corpus runs with 
   );
 
   it('what is asked about is refused without a terminal, and never runs', async () => {
-    const r = await runSbx(['-p', 'agent', '--approval', 'never', '--shell', 'sed -n 1p README.md'], {
+    const r = await runSbx(['-p', 'agent', '--approval', 'never', '--shell', 'od -c README.md | head -2'], {
       env: t.env,
       cwd: t.workspace,
     });

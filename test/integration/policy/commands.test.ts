@@ -61,6 +61,10 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       ].join('\n'),
     );
     writeFileSync(join(profiles, 'asking.yaml'), 'extends: default\ncommands:\n  default: ask\n  allow: { ls: }\n');
+    writeFileSync(
+      join(profiles, 'asking-strings.yaml'),
+      'extends: default\ncommands:\n  default: ask\n  allow: { ls:, wc:, head: }\n  shell_syntax: restricted\n',
+    );
     mkdirSync(join(t.home, '.ssh'), { recursive: true });
     writeFileSync(join(t.home, '.ssh', 'id_rsa'), 'PRIVATE\n');
     symlinkSync(join(t.home, '.ssh', 'id_rsa'), join(t.workspace, 'innocent'));
@@ -136,14 +140,25 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
     expect(ok.out).toBe('keep me\n');
   });
 
-  it('--shell with restricted syntax: chained commands run, a substitution, subshell or background job is refused (SHELL_SYNTAX) and nothing runs', async () => {
+  it('--shell with restricted syntax: chained commands, $(...) and subshells run; backticks, a background job or case are refused (SHELL_SYNTAX) and nothing runs', async () => {
     const ok = await runSbx(['-p', 'rules', '--shell', 'cat "victim.txt" | cat && echo "a;b"'], opts());
     expect(ok.code).toBe(0);
     expect(ok.out).toBe('keep me\na;b\n');
+    const inner = await runSbx(
+      ['-p', 'rules', '--shell', 'echo "$(echo subst-ran)" > made-by-subst; (touch made-by-subshell)'],
+      opts(),
+    );
+    expect(inner.code, inner.err).toBe(0);
+    expect(readFileSync(join(t.workspace, 'made-by-subst'), 'utf8')).toBe('subst-ran\n');
+    expect(existsSync(join(t.workspace, 'made-by-subshell'))).toBe(true);
+    // What $(...) prints is unknown: as a path (under path guards) it is refused, and nothing runs.
+    const unknown = await sbxReport(['-p', 'rules', '--shell', 'touch made-by-unknown-$(echo x)']);
+    expect(unknown.report.violations.map((v) => v.rule)).toEqual(['paths.unknown']);
+    expect(existsSync(join(t.workspace, 'made-by-unknown-x'))).toBe(false);
     for (const script of [
-      'touch made-by-subst $(echo x)',
+      'touch made-by-tick `echo x`',
       'touch made-by-bg & true',
-      '(touch made-by-subshell)',
+      'case x in x) touch made-by-case;; esac',
       // A glob or $VAR in an argument is fine; as the command word it is unknown until sh runs.
       'true; $CMD made-by-var',
     ]) {
@@ -155,12 +170,14 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
         script,
       ).toEqual(['commands.shell_syntax']);
     }
-    for (const f of ['made-by-subst', 'made-by-bg', 'made-by-subshell', 'made-by-var'])
+    for (const f of ['made-by-tick', 'made-by-bg', 'made-by-case', 'made-by-var'])
       expect(existsSync(join(t.workspace, f)), f).toBe(false);
-    // The commands of the string are judged like a command: rm is on the deny list, after a pipe too.
-    expect((await sbxReport(['-p', 'rules', '--shell', 'rm victim.txt'])).report.violations.map((v) => v.rule)).toEqual(
-      ['commands.deny'],
-    );
+    // The commands of the string are judged like a command: rm is on the deny list, after a pipe and in $(...) too.
+    for (const script of ['rm victim.txt', 'echo "$(rm victim.txt)"', 'for f in victim.txt; do rm $f; done'])
+      expect(
+        (await sbxReport(['-p', 'rules', '--shell', script])).report.violations.map((v) => v.rule),
+        script,
+      ).toEqual(['commands.deny']);
     expect(
       (await sbxReport(['-p', 'rules', '--shell', 'echo victim.txt | xargs rm'])).report.violations.map((v) => v.rule),
     ).toEqual(['commands.deny']);
@@ -327,5 +344,40 @@ describe.skipIf(SKIP_INTEGRATION)('command rules, path guards, shell strings, ap
       ['id', 'once', 'user'],
       ['id', 'refused', 'policy'],
     ]);
+  });
+
+  it('an approval is for each command of a string as the rules read it: `uname -a` covers it anywhere, written any way; `uname -s` is asked', async () => {
+    const { run } = (await import(DIST_API)) as typeof import('../../../src/api.js');
+    const stateHome = join(t.root, 'approvals-strings-state');
+    const base = {
+      profile: 'asking-strings',
+      cwd: t.workspace,
+      hostEnv: { ...t.env, XDG_STATE_HOME: stateHome },
+      stdio: 'capture' as const,
+    };
+    const asked: string[] = [];
+    const answer = (a: 'once' | 'always') => async (req: { reason: string }) => (asked.push(req.reason), a);
+    expect((await run({ ...base, shell: 'uname -a | wc -l', approve: answer('always') })).stdout?.toString()).toBe(
+      '1\n',
+    );
+    // No approver: remembered for `uname -a` wherever it stands, however it is spaced or quoted.
+    for (const shell of ['ls >/dev/null; uname -a | head -1', "uname   '-a' | wc -l"]) {
+      const o = await run({ ...base, shell });
+      expect(o.exitCode, shell).toBe(0);
+    }
+    expect(asked).toEqual(["uname is not on the profile's allow list"]);
+    // Another flag is another command: asked (and refused without an approver).
+    await expect(run({ ...base, shell: 'uname -s' })).rejects.toMatchObject({ code: 'APPROVAL_DENIED' });
+    const list = await runSbxRaw(['approvals', 'list', '--json'], {
+      env: { ...t.env, XDG_STATE_HOME: stateHome },
+      cwd: t.workspace,
+    });
+    expect(
+      list.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { command: string[]; answer: string })
+        .map((e) => [e.command, e.answer]),
+    ).toEqual([[['uname', '-a'], 'always']]);
   });
 });

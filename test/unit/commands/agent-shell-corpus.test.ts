@@ -1,6 +1,8 @@
-// The agent profile's rules against the everyday corpus and the bypass corpus (test/helpers/
-// agent-shell-corpus.ts): every string gets exactly its expected verdict. Pure: the workspace, the
-// sandbox's mounts and its environment are fixtures shaped like `sbx explain -p agent` shows them.
+// The agent profile's rules against the corpus of ordinary agent commands and the bypass corpus
+// (test/helpers/agent-shell-corpus.ts): every string gets exactly its expected verdict, and the figures
+// hold: at least 97% of ordinary commands allowed, every bypass refused, and the README says so (issue
+// 33). Pure: the workspace, the sandbox's mounts and its environment are fixtures shaped like `sbx
+// explain -p agent` shows them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -9,7 +11,14 @@ import { type Door, networkNotice, refusalHint, spell } from '../../../src/advic
 import { decideCommand, pathsToCheck, type CommandDecision } from '../../../src/commands/command-rules.js';
 import { rootsOf } from '../../../src/commands/path-guards.js';
 import { CommandsSchema } from '../../../src/profile/schema-command-rules.js';
-import { BYPASSES, EVERYDAY, type Expected } from '../../helpers/agent-shell-corpus.js';
+import {
+  AGENT_ISSUES,
+  BYPASSES,
+  type Entry,
+  type Expected,
+  MINI_SWE_AGENT,
+  ORDINARY,
+} from '../../helpers/agent-shell-corpus.js';
 
 const AGENT: CommandRules = (() => {
   const c = CommandsSchema.parse(
@@ -54,8 +63,8 @@ const ROOTS = rootsOf([
   },
   {
     kind: 'bind',
-    source: `${HOME}/proj`,
-    target: `${HOME}/proj`,
+    source: '/testbed',
+    target: '/testbed',
     access: 'rw',
     optional: false,
     reason: 'workspace (rw)',
@@ -72,7 +81,8 @@ const ROOTS = rootsOf([
     role: 'user-rw',
   },
 ]);
-const WS = { host: `${HOME}/proj`, sandbox: `${HOME}/proj`, roots: ROOTS };
+/** SWE-bench's checkout, where the transcripts' agents worked (the corpus keeps their paths). */
+const WS = { host: '/testbed', sandbox: '/testbed', roots: ROOTS };
 const VALUES = {
   vars: { HOME, PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', SBX_WORKSPACE: WS.sandbox },
   secrets: ['API_TOKEN'],
@@ -98,23 +108,61 @@ function judge(script: string, network: 'none' | 'host' = 'none'): CommandDecisi
 
 const verdictOf = (d: CommandDecision): Expected => (d.verdict === 'deny' ? d.violations[0]!.rule : d.verdict);
 
-describe('the agent profile on an everyday corpus (issue 24)', () => {
-  it.each(EVERYDAY.map(([s, e]) => [JSON.stringify(s), s, e] as const))('%s', (_, script, expected) => {
-    const d = judge(script);
-    expect(verdictOf(d), d.verdict === 'deny' ? JSON.stringify(d.violations) : '').toBe(expected);
-  });
+const cases = (entries: readonly Entry[]) =>
+  entries.map(([script, expected, why]) => [JSON.stringify(script).slice(0, 120), script, expected, why] as const);
 
-  it('holds enough of each kind, and most are allowed', () => {
-    expect(EVERYDAY.length).toBeGreaterThanOrEqual(30);
-    expect(EVERYDAY.filter(([, e]) => e === 'allow').length).toBeGreaterThanOrEqual(40);
+describe('the agent profile on ordinary agent commands (issues 24 and 33)', () => {
+  it.each(cases(ORDINARY))('%s', (_, script, expected, why) => {
+    const d = judge(script);
+    expect(
+      verdictOf(d),
+      d.verdict === 'deny' ? JSON.stringify(d.violations) : d.verdict === 'ask' ? d.detail : '',
+    ).toBe(expected);
+    // A question or a refusal says why in the corpus.
+    if (expected !== 'allow') expect(why, script).toBeTruthy();
   });
 });
 
-describe('the agent profile on bypass attempts: each stays refused, for its reason', () => {
-  it.each(BYPASSES.map(([s, e]) => [JSON.stringify(s), s, e] as const))('%s', (_, script, expected) => {
+describe('the agent profile on bypass attempts: each is refused, for its reason', () => {
+  it.each(cases(BYPASSES))('%s', (_, script, expected, why) => {
     const d = judge(script);
     expect(d.verdict, script).toBe('deny');
     expect(verdictOf(d)).toBe(expected);
+    expect(why, script).toBeTruthy();
+  });
+});
+
+/** The figures of the corpus, as the README states them. */
+function figures() {
+  const allowed = ORDINARY.filter(([s]) => judge(s).verdict === 'allow').length;
+  const refused = BYPASSES.filter(([s]) => judge(s).verdict === 'deny').length;
+  const percent = (n: number, of: number) => (Math.floor((n / of) * 1000) / 10).toFixed(1);
+  return { allowed, ordinary: ORDINARY.length, refused, bypasses: BYPASSES.length, percent };
+}
+
+describe('the corpus figures (issue 33): at least 97% of ordinary commands run, every bypass is refused', () => {
+  it('holds at least 300 commands from public agent transcripts, and the goal', () => {
+    expect(MINI_SWE_AGENT.length + AGENT_ISSUES.length).toBeGreaterThanOrEqual(300);
+    const f = figures();
+    expect(f.allowed / f.ordinary).toBeGreaterThanOrEqual(0.97);
+    expect(f.refused).toBe(f.bypasses);
+  });
+
+  it('the README states the measured figures', () => {
+    const f = figures();
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const stated =
+      /allows (\d+) of (\d+) ordinary agent commands \(([\d.]+)%\) and refuses (\d+) of (\d+) bypass attempts \(([\d.]+)%\)/.exec(
+        readme,
+      );
+    expect(stated?.slice(1)).toEqual([
+      String(f.allowed),
+      String(f.ordinary),
+      f.percent(f.allowed, f.ordinary),
+      String(f.refused),
+      String(f.bypasses),
+      f.percent(f.refused, f.bypasses),
+    ]);
   });
 });
 

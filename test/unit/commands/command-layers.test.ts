@@ -1,7 +1,7 @@
 // How the command rules read one argv, apart from any rule: the layers of wrappers looked through, the
 // script a shell runs with -c, and the subcommand past global options. Every judge stands on these.
 import { describe, expect, it } from 'vitest';
-import { layersOf, shellScriptAt, splitsString, subcommandOf } from '../../../src/commands/command-layers.js';
+import { layersOf, shellScriptAt, splitString, subcommandOf } from '../../../src/commands/command-layers.js';
 
 describe('layersOf', () => {
   it('looks through each wrapper, its options and their values, to the command it runs', () => {
@@ -50,13 +50,13 @@ describe('layersOf', () => {
   });
 });
 
-describe('splitsString', () => {
+describe('splitString', () => {
   it('tells an env layer that runs a string (-S) from one that runs its argv', () => {
-    expect(splitsString(['env', '-S', 'curl u'])).toBe(true);
-    expect(splitsString(['env', '-iScurl'])).toBe(true);
-    expect(splitsString(['env', '--split-s=curl'])).toBe(true);
-    expect(splitsString(['env', 'X=1', 'curl'])).toBe(false);
-    expect(splitsString(['env', '-u', 'S', 'curl'])).toBe(false);
+    expect(splitString(['env', '-S', 'curl u'])).toBe('curl u');
+    expect(splitString(['env', '-iScurl'])).toBe('curl');
+    expect(splitString(['env', '--split-s=curl'])).toBe('curl');
+    expect(splitString(['env', 'X=1', 'curl'])).toBeUndefined();
+    expect(splitString(['env', '-u', 'S', 'curl'])).toBeUndefined();
   });
 });
 

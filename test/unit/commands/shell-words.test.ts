@@ -1,9 +1,16 @@
-// The restricted shell reader, pure: strings → simple commands (words and redirections) or the
-// construct refused; a generated round trip shows an operator inside quotes never splits a command.
+// The restricted shell reader, pure: strings → simple commands (words, redirections, assignments, and
+// those of compound commands and $(...)) or the construct refused; a generated round trip shows an
+// operator inside quotes never splits a command.
 import { describe, expect, it } from 'vitest';
 import { parseShellScript, type SimpleCommand } from '../../../src/commands/shell-words.js';
 
-const cmd = (argv: string[], redirects: SimpleCommand['redirects'] = []): SimpleCommand => ({ argv, redirects });
+const cmd = (
+  argv: string[],
+  redirects: SimpleCommand['redirects'] = [],
+  more: Partial<SimpleCommand> = {},
+): SimpleCommand => ({ argv, redirects, ...more });
+const then = { andThen: true } as const;
+const loop = { loop: true } as const;
 
 describe('parseShellScript: what it accepts', () => {
   it('splits simple commands on | && || ; and newlines, words as sh would (quotes, escapes)', () => {
@@ -11,10 +18,10 @@ describe('parseShellScript: what it accepts', () => {
       ['make test', [cmd(['make', 'test'])]],
       ['  ls   -la  ', [cmd(['ls', '-la'])]],
       ['ls src | wc -l', [cmd(['ls', 'src']), cmd(['wc', '-l'])]],
-      ['npm test && git status', [cmd(['npm', 'test']), cmd(['git', 'status'])]],
+      ['npm test && git status', [cmd(['npm', 'test']), cmd(['git', 'status'], [], then)]],
       ['a||b;c', [cmd(['a']), cmd(['b']), cmd(['c'])]],
       ['a\nb\n\nc\n', [cmd(['a']), cmd(['b']), cmd(['c'])]],
-      ['a &&\n  b |\n c', [cmd(['a']), cmd(['b']), cmd(['c'])]],
+      ['a &&\n  b |\n c', [cmd(['a']), cmd(['b'], [], then), cmd(['c'])]],
       ['make;', [cmd(['make'])]],
       ["grep 'a|b' f", [cmd(['grep', 'a|b', 'f'])]],
       ['echo "a;b"', [cmd(['echo', 'a;b'])]],
@@ -62,27 +69,112 @@ describe('parseShellScript: what it accepts', () => {
   });
 });
 
+describe('parseShellScript: compound commands, assignments and $(...)', () => {
+  it('reads the commands of if, while, until, for, { }, ( ) and ! in order, marking those in a loop', () => {
+    const ok: [string, SimpleCommand[]][] = [
+      [
+        'if test -f x; then cat x; elif true; then :; else echo no; fi',
+        [cmd(['test', '-f', 'x']), cmd(['cat', 'x']), cmd(['true']), cmd([':']), cmd(['echo', 'no'])],
+      ],
+      [
+        'while read -r l; do echo "$l"; done < f',
+        [
+          cmd(['read', '-r', 'l'], [], loop),
+          cmd(['echo', '"$l"'], [], {
+            ...loop,
+            expansions: {
+              1: [
+                { kind: 'text', text: '', quoted: true },
+                { kind: 'param', name: 'l', quoted: true },
+              ],
+            },
+          }),
+          cmd([], [{ fd: 0, op: '<', target: 'f' }]),
+        ],
+      ],
+      ['until false\ndo\n  ls\ndone', [cmd(['false'], [], loop), cmd(['ls'], [], loop)]],
+      ['{ ls; wc -l f; } > out', [cmd(['ls']), cmd(['wc', '-l', 'f']), cmd([], [{ fd: 1, op: '>', target: 'out' }])]],
+      ['(cd x && make) || true', [cmd(['cd', 'x']), cmd(['make'], [], then), cmd(['true'])]],
+      ['! grep -q x f', [cmd(['grep', '-q', 'x', 'f'])]],
+      ['time ls', [cmd(['time', 'ls'])]],
+    ];
+    for (const [script, commands] of ok)
+      expect(parseShellScript(script), JSON.stringify(script)).toEqual({ ok: true, commands });
+  });
+
+  it('for NAME in WORDS: the loop and its words, the body marked as a loop', () => {
+    expect(parseShellScript('for f in a *.ts; do wc -l $f; done')).toEqual({
+      ok: true,
+      commands: [
+        cmd(['wc', '-l', '$f'], [], { ...loop, expansions: { 2: [{ kind: 'param', name: 'f', quoted: false }] } }),
+      ],
+      loops: [
+        {
+          name: 'f',
+          words: [[{ kind: 'text', text: 'a', quoted: false }], [{ kind: 'text', text: '*.ts', quoted: false }]],
+        },
+      ],
+    });
+  });
+
+  it('NAME=value before a command, or alone; ~ after = in an assignment is the sandbox HOME', () => {
+    expect(parseShellScript('A=1 B="x y" make; C=~/x')).toEqual({
+      ok: true,
+      commands: [
+        cmd(['make'], [], {
+          assignments: [
+            { name: 'A', parts: [{ kind: 'text', text: '1', quoted: false }] },
+            { name: 'B', parts: [{ kind: 'text', text: 'x y', quoted: true }] },
+          ],
+        }),
+        cmd([], [], {
+          assignments: [{ name: 'C', parts: [{ kind: 'home' }, { kind: 'text', text: '/x', quoted: false }] }],
+        }),
+      ],
+    });
+    // After the command word it is an argument.
+    expect(parseShellScript('make CC=clang')).toEqual({ ok: true, commands: [cmd(['make', 'CC=clang'])] });
+  });
+
+  it('$(...): its commands first, then the word, whose part is the output (unknown), quoted or not', () => {
+    expect(parseShellScript('echo "v$(git rev-parse HEAD | head -c 7)"')).toEqual({
+      ok: true,
+      commands: [
+        cmd(['git', 'rev-parse', 'HEAD']),
+        cmd(['head', '-c', '7']),
+        cmd(['echo', '"v$(git rev-parse HEAD | head -c 7)"'], [], {
+          expansions: {
+            1: [
+              { kind: 'text', text: 'v', quoted: true },
+              { kind: 'command', quoted: true },
+            ],
+          },
+        }),
+      ],
+    });
+    // A here-document inside: the agents' commit message form.
+    const commit = parseShellScript('git commit -m "$(cat <<\'EOF\'\nfix: a;b\nEOF\n)"');
+    expect(commit.ok && commit.commands.map((c) => c.argv[0])).toEqual(['cat', 'git']);
+    expect(commit.ok && commit.commands[0]!.redirects[0]!.heredoc).toBe('fix: a;b\n');
+  });
+});
+
 describe('parseShellScript: what it refuses, naming the construct', () => {
   it('every construct whose meaning is decided at run time, or that hides a command from the split', () => {
     const refused: [string, string][] = [
-      ['echo $(id)', 'command substitution $(...)'],
       ['echo $((1+2))', 'arithmetic expansion $((...))'],
       ['echo ${x:-$(id)}', 'parameter expansions with operators (${...})'],
       ['echo ${#x}', 'parameter expansions with operators (${...})'],
       ["echo $'\\x41'", '$\'...\' or $"..." (bash reads them as quoting, dash as a $)'],
-      ['echo `id`', 'command substitution (`...`)'],
-      ['echo "$(id)"', 'command substitution $(...)'],
-      ['echo "`id`"', 'command substitution (`...`)'],
+      ['echo `id`', 'command substitution with backticks (write $(...) instead)'],
+      ['echo "`id`"', 'command substitution with backticks (write $(...) instead)'],
       ['a & b', 'background jobs (&)'],
       ['sleep 1 &', 'background jobs (&)'],
-      ['a &> f', 'background jobs (&)'],
-      ['a |& b', 'background jobs (&)'],
-      ['(ls)', 'subshells or grouping ( )'],
-      ['(cd x && make)', 'subshells or grouping ( )'],
-      ['{ make; }', 'the reserved word { (compound commands: if, for, while, case, !, { })'],
+      ['a &> f', '&> (bash writes stdout and stderr to the file, dash runs a background job; write > FILE 2>&1)'],
+      ['a |& b', '|& (bash pipes stderr too, dash runs a background job; write 2>&1 |)'],
       ['echo {a,b}', 'brace expansion {a,b} (bash expands it, dash does not)'],
       ['echo x{1..3}', 'brace expansion {a,b} (bash expands it, dash does not)'],
-      ['f() { ls; }', 'subshells or grouping ( )'],
+      ['f() { ls; }', 'a ( after a word (function definitions, arrays)'],
       ['cat <<EOF\n$x\nEOF', "expansions in a here-document (quote its delimiter: <<'EOF' keeps the text literal)"],
       ['cat <<EOF', 'a here-document without its text'],
       ['cat <<EOF\nx', 'an unterminated here-document'],
@@ -109,12 +201,25 @@ describe('parseShellScript: what it refuses, naming the construct', () => {
       ['a | | b', 'an empty command (nothing between two operators)'],
       ['', 'no command'],
       ['  \n ', 'no command'],
-      ['if curl x; then ls; fi', 'the reserved word if (compound commands: if, for, while, case, !, { })'],
-      ['for f in a; do rm $f; done', 'the reserved word for (compound commands: if, for, while, case, !, { })'],
-      ['! ls', 'the reserved word ! (compound commands: if, for, while, case, !, { })'],
-      ['ls; while true; do ls; done', 'the reserved word while (compound commands: if, for, while, case, !, { })'],
-      ['LD_PRELOAD=./x.so ls', 'variable assignments (NAME=value cmd; write env NAME=value cmd)'],
-      ['ls && PATH=. ls', 'variable assignments (NAME=value cmd; write env NAME=value cmd)'],
+      ['case x in x) ls;; esac', 'the reserved word case (case, select, function, [[ ]])'],
+      ['[[ -f x ]]', 'the reserved word [[ (case, select, function, [[ ]])'],
+      ['then ls', 'then without if CONDITION;'],
+      ['if ls; fi', 'fi without what it closes (or with nothing inside)'],
+      ['if ls; then fi', 'fi without what it closes (or with nothing inside)'],
+      ['if ls; then; fi', 'an empty command (nothing between two operators)'],
+      ['if ls; then ls', 'an unterminated if (fi)'],
+      ['while ls; do done', 'done without what it closes (or with nothing inside)'],
+      ['for 1 in a; do ls; done', 'a for loop without a plain variable name'],
+      ['for x in a | b; do ls; done', 'a for loop other than for NAME in WORDS; do ...; done'],
+      ['for x in a b do ls; done', 'a for loop other than for NAME in WORDS; do ...; done'],
+      ['{ ls; } x', 'the word x after a compound command'],
+      ['A=1 if ls; then ls; fi', 'the reserved word if after an assignment or redirection'],
+      ['(ls', 'an unterminated subshell ())'],
+      ['ls)', 'an unmatched )'],
+      ['()', 'an empty command (nothing between two operators)'],
+      ['echo $(ls', 'an unterminated $(...)'],
+      ['echo $()', 'an empty $(...)'],
+      ['cat <<EOF $(ls)\nx\nEOF', 'a $(...) on the line of a here-document'],
       ['make \\\n test', 'a line continuation (backslash-newline)'],
       ['echo "a\\\nb"', 'a line continuation (backslash-newline)'],
       ['ls\r', 'carriage returns'],
@@ -197,10 +302,16 @@ describe('parseShellScript: properties', () => {
       const parsed = parseShellScript(script);
       if (!parsed.ok) continue;
       const operators = script.match(/\|\||&&|[|;\n]/g)?.length ?? 0;
-      // A string of comments alone runs nothing.
+      // A string of comments alone runs nothing; `$(` and `(` each start commands of their own.
+      const opened = script.match(/\(/g)?.length ?? 0;
       if (!/#/.test(script)) expect(parsed.commands.length, JSON.stringify(script)).toBeGreaterThan(0);
-      expect(parsed.commands.length, JSON.stringify(script)).toBeLessThanOrEqual(operators + 1);
-      for (const c of parsed.commands) expect(c.argv.length, JSON.stringify(script)).toBeGreaterThan(0);
+      expect(parsed.commands.length, JSON.stringify(script)).toBeLessThanOrEqual(operators + opened + 1);
+      // A command has a word, or is assignments alone, or redirects a compound command.
+      for (const c of parsed.commands)
+        expect(
+          c.argv.length + (c.assignments?.length ?? 0) + c.redirects.length,
+          JSON.stringify(script),
+        ).toBeGreaterThan(0);
     }
   });
 });

@@ -71,6 +71,44 @@ describe('widenings', () => {
     expect(lines.some((l) => l.startsWith('limits lifted: memory (built-in 2GiB)'))).toBe(true);
   });
 
+  it('names what the command rules stop doing: approvals, path guards, reading shell strings, deny entries, allowed commands', () => {
+    const agent = {
+      commands: {
+        default: 'ask',
+        allow: { ls: {}, git: { allow: ['status'], block: ['push --force'] } },
+        deny: ['@shells', '@network'],
+        paths: 'workspace',
+        shell_syntax: 'restricted',
+      },
+    } as const;
+    expect(widenings({ commands: { default: 'allow', paths: 'any' } } as never, agent as never)).toEqual([
+      'commands.default: allow (the built-in has ask): commands no rule names run without approval',
+      'path guards off (commands.paths: any): arguments may name any path the sandbox shows',
+      'shell strings not read (commands.shell_syntax: full): the commands of a --shell string are not judged',
+      'commands.deny no longer refuses: @shells @network',
+    ]);
+    expect(
+      widenings(
+        {
+          commands: {
+            ...agent.commands,
+            allow: { ls: {}, make: {}, git: { allow: ['status', 'push'] } },
+            deny: ['@network'],
+          },
+        } as never,
+        agent as never,
+      ),
+    ).toEqual([
+      'commands.deny no longer refuses: @shells',
+      'commands allowed without approval: make',
+      'git subcommands allowed: push',
+      'git no longer blocks: push --force',
+    ]);
+    // The same rules, or narrower ones: nothing (control).
+    expect(widenings(agent as never, agent as never)).toEqual([]);
+    expect(widenings({ commands: { ...agent.commands, default: 'deny' } } as never, agent as never)).toEqual([]);
+  });
+
   it('names nothing for a profile that only narrows (control)', () => {
     const base = { network: { allow: ['a.test', 'b.test'] }, writable_roots: ['/w'] } as const;
     expect(widenings({ network: { allow: ['a.test'] }, seccomp: { preset: 'strict' } }, base)).toEqual([]);

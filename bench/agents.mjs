@@ -102,8 +102,11 @@ function time(row) {
   const ms = since(t0);
   if (r.status !== 0) throw new Error(`${row.cmd.join(' ')} failed (${r.status}): ${r.stderr}`);
   if (row.id.startsWith('hook-')) {
-    const decision = JSON.parse(r.stdout).hookSpecificOutput.permissionDecision;
-    if (decision !== row.id.slice(5)) throw new Error(`${row.id}: the hook answered ${decision}: ${r.stdout}`);
+    // Allowed: the command rewritten (updatedInput), no decision (the agent's own approvals still ask);
+    // refused: a deny decision.
+    const out = JSON.parse(r.stdout).hookSpecificOutput;
+    const answered = out.permissionDecision ?? (out.updatedInput ? 'allow' : undefined);
+    if (answered !== row.id.slice(5)) throw new Error(`${row.id}: the hook answered ${r.stdout}`);
   }
   return ms;
 }

@@ -6,14 +6,14 @@ import { expandVariables, type Variables } from '../../profile/variables.js';
 import { buildEnv } from '../../env/env.js';
 import type { Host } from '../host.js';
 import { SSH_AGENT_SANDBOX_SOCKET } from '../../ssh-agent/ssh-agent.js';
-import { applyToolchainEnv, type ToolchainFacts } from '../../toolchains/toolchains.js';
+import { applyToolchainEnv, reachOf, type ToolchainFacts } from '../../toolchains/toolchains.js';
 import type { Mode, Policy } from '../types.js';
 import type { RunRequest } from './request.js';
 
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 
 /**
- * The PATH's toolchains in HOME when the profile asks for them (toolchains: true); never in danger
+ * The PATH's toolchains when the profile asks for them (toolchains: true or machine); never in danger
  * mode, which shows the host's HOME already.
  */
 export function toolchainFactsOf(
@@ -21,7 +21,7 @@ export function toolchainFactsOf(
   host: Pick<Host, 'toolchains'>,
   mode: Mode,
 ): ToolchainFacts | undefined {
-  return mode !== 'danger' && profile.toolchains === true ? host.toolchains : undefined;
+  return mode !== 'danger' && reachOf(profile.toolchains) !== undefined ? host.toolchains : undefined;
 }
 
 /** What the environment is built from besides the profile and the request. */

@@ -242,6 +242,28 @@ function matchInHome(real: string, scope: LayoutScope): LayoutMatch {
 }
 
 /**
+ * The facts a profile may use: with `toolchains: machine` nothing in HOME, whatever the facts hold (the
+ * runtime probes only what the profile shows; a library caller's Host is held to it here too).
+ */
+export function factsWithinReach(facts: ToolchainFacts, reach: ToolchainReach, home: string): ToolchainFacts {
+  if (reach.home) return facts;
+  const inHome = (path: string) => isWithin(path, home);
+  const why = 'in HOME, which this profile keeps private (toolchains: machine)';
+  const outside = (record: Record<string, string>) =>
+    Object.fromEntries(Object.entries(record).filter(([, v]) => !inHome(v)));
+  return {
+    roots: facts.roots.filter((r) => !inHome(r.path)),
+    skipped: [
+      ...facts.skipped,
+      ...[...new Set(facts.roots.filter((r) => inHome(r.path)).map((r) => r.entry))].map((entry) => ({ entry, why })),
+    ],
+    resolved: outside(facts.resolved),
+    env: outside(facts.env),
+    masks: facts.masks.filter((m) => !inHome(m.path)),
+  };
+}
+
+/**
  * The PATH entries the runtime probes: absolute ones inside HOME, fnm's per-shell links (they resolve
  * into HOME) and, when the profile shows them, those outside HOME; not those the system binds show
  * as written, nor the kernel's trees.

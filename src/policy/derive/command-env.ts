@@ -6,7 +6,7 @@ import { expandVariables, type Variables } from '../../profile/variables.js';
 import { buildEnv } from '../../env/env.js';
 import type { Host } from '../host.js';
 import { SSH_AGENT_SANDBOX_SOCKET } from '../../ssh-agent/ssh-agent.js';
-import { applyToolchainEnv, reachOf, type ToolchainFacts } from '../../toolchains/toolchains.js';
+import { applyToolchainEnv, factsWithinReach, reachOf, type ToolchainFacts } from '../../toolchains/toolchains.js';
 import type { Mode, Policy } from '../types.js';
 import type { RunRequest } from './request.js';
 
@@ -18,10 +18,12 @@ const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sb
  */
 export function toolchainFactsOf(
   profile: Profile,
-  host: Pick<Host, 'toolchains'>,
+  host: Pick<Host, 'toolchains' | 'home'>,
   mode: Mode,
 ): ToolchainFacts | undefined {
-  return mode !== 'danger' && reachOf(profile.toolchains) !== undefined ? host.toolchains : undefined;
+  const reach = reachOf(profile.toolchains);
+  if (mode === 'danger' || reach === undefined || host.toolchains === undefined) return undefined;
+  return factsWithinReach(host.toolchains, reach, host.home);
 }
 
 /** What the environment is built from besides the profile and the request. */

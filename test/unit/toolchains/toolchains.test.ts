@@ -6,6 +6,7 @@ import {
   applyToolchainEnv,
   candidateEntries,
   droppedPathNotice,
+  factsWithinReach,
   type LayoutScope,
   matchLayout,
   reachOf,
@@ -219,6 +220,33 @@ describe('toolchainMounts', () => {
 
   it('binds nothing without facts (toolchains: false)', () => {
     expect(toolchainMounts(undefined, [], '/w')).toEqual({ mounts: [], skipped: [] });
+  });
+});
+
+describe('factsWithinReach', () => {
+  it('keeps nothing in HOME under toolchains: machine, whatever the facts hold; all under true', () => {
+    const tool = {
+      path: `${CACHE}/node/20.11.0/x64`,
+      dir: true,
+      layout: 'tool cache',
+      entry: `${CACHE}/node/20.11.0/x64/bin`,
+    };
+    const facts = {
+      ...FACTS,
+      roots: [...FACTS.roots, tool],
+      masks: [{ path: `${HOME}/.nvm/x/etc/npmrc`, dir: false }],
+    };
+    const machine = factsWithinReach(facts, { home: false, outside: true }, HOME);
+    expect(machine.roots).toEqual([tool]);
+    expect(machine.env).toEqual({});
+    expect(machine.resolved).toEqual({});
+    expect(machine.masks).toEqual([]);
+    expect(machine.skipped.slice(1).map((s) => s.entry)).toEqual([
+      `${HOME}/.nvm/versions/node/v20.1.0/bin`,
+      `${HOME}/proj/bin`,
+      `${HOME}/.aws/bin`,
+    ]);
+    expect(factsWithinReach(facts, { home: true, outside: true }, HOME)).toBe(facts);
   });
 });
 

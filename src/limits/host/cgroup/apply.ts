@@ -315,7 +315,11 @@ export async function prepareLimits(
   const wrapper = planLimitsWrapper(plan, session.id, opts);
   const dirs = await createSessionCgroups(plan, sessionCgroupName(session.id), fake);
   const watchdog: MemoryWatchdog | undefined = plan.watchdog
-    ? memoryWatchdog({ ...plan.watchdog, display: limitDisplay(plan, 'memory') })
+    ? memoryWatchdog({
+        ...plan.watchdog,
+        display: limitDisplay(plan, 'memory'),
+        tasksDisplay: limitDisplay(plan, 'pids'),
+      })
     : undefined;
   let cleaned = false;
   return {

@@ -10,6 +10,7 @@ import { MEMORY_APPROXIMATION } from '../plan.js';
 import { formatSize } from '../units.js';
 import type { Violation } from '../../policy/violation.js';
 import { nowMs } from '../../host/clock.js';
+import { countTasksOf } from './cgroup/rlimits.js';
 import { endTree, processMemory, processMemoryAt, processTree, type TreeProcess, taskCount } from './process-tree.js';
 import { countedMappings, heldShmem, type OwnMounts, ownMounts } from './shmem-held.js';
 
@@ -23,7 +24,15 @@ export interface WatchdogLimit {
   /** The pids limit RLIMIT_NPROC holds (limits/plan.ts), and how it was written. */
   tasks?: number;
   tasksDisplay?: string | undefined;
+  /** RLIMIT_NPROC as the trampoline set it, and whose tasks it counts (the uid's, all of them). */
+  nproc?: { soft: number; uid: number };
 }
+
+/**
+ * Past this share of the task limit a poll also counts the uid's tasks: RLIMIT_NPROC refuses a fork when
+ * they reach its value, which the user's other processes share, so the tree alone may stop short of it.
+ */
+const NEAR_TASKS = 0.9;
 
 /**
  * A poll waits at least this many times as long as the last one took: reading every descriptor of a
@@ -62,6 +71,8 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
   let stopped = false;
   let peakBytes: number | undefined;
   let peakTasks: number | undefined;
+  /** A poll saw the uid's tasks at RLIMIT_NPROC: forks were being refused. */
+  let refusing = false;
   let fired: number | undefined;
   let ending: Promise<void> | undefined;
   const stopPolling = () => {
@@ -79,11 +90,12 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
         const began = nowMs();
         const tree = processTree(launcherPid);
         const bytes = treeMemory(tree, limit.memoryBytes, own);
-        if (limit.tasks !== undefined)
-          peakTasks = Math.max(
-            peakTasks ?? 0,
-            tree.reduce((n, p) => n + taskCount(p.pid), 0),
-          );
+        if (limit.tasks !== undefined) {
+          const tasks = tree.reduce((n, p) => n + taskCount(p.pid), 0);
+          peakTasks = Math.max(peakTasks ?? 0, tasks);
+          const nproc = limit.nproc;
+          if (nproc && tasks >= limit.tasks * NEAR_TASKS && countTasksOf('', nproc.uid) >= nproc.soft) refusing = true;
+        }
         const tookMs = nowMs() - began;
         peakBytes = Math.max(peakBytes ?? 0, bytes);
         if (bytes > limit.memoryBytes) {
@@ -119,16 +131,16 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
             `out of memory (${MEMORY_APPROXIMATION}): the sandbox's processes held ${formatSize(fired)}, ` +
             `past the ${limit.display} limit, and sbx ended them all`,
         });
-      // Seen at a poll: a tree at its task limit has its next fork refused (RLIMIT_NPROC counts the
-      // user's other tasks too, so it may refuse one earlier; a shorter spike between polls goes unseen).
-      if (limit.tasks !== undefined && peakTasks !== undefined && peakTasks >= limit.tasks) {
+      // Seen at a poll: the tree at its task limit, or the uid's tasks at RLIMIT_NPROC; a shorter spike
+      // between two polls goes unseen.
+      if (limit.tasks !== undefined && peakTasks !== undefined && (refusing || peakTasks >= limit.tasks)) {
         const display = limit.tasksDisplay ?? String(limit.tasks);
         violations.push({
           phase: 'runtime',
           kind: 'pids',
           rule: 'limits.pids',
           limit: display,
-          detail: `process limit reached (approximate: RLIMIT_NPROC, seen by sbx's watchdog): the sandbox held ${peakTasks} tasks, forks past ${display} were refused`,
+          detail: `process limit reached (approximate: RLIMIT_NPROC, seen by sbx's watchdog): the sandbox held up to ${peakTasks} tasks against its ${display}, and forks were refused`,
         });
       }
       return {

@@ -31,9 +31,14 @@ export function loadAction(): ActionFile {
 }
 
 /** `${{ inputs.NAME }}` and `${{ github.action_path }}`: the only expressions the action may use in env. */
-export function evaluate(value: string, inputs: Record<string, string>, action: ActionFile): string {
+export function evaluate(
+  value: string,
+  inputs: Record<string, string>,
+  action: ActionFile,
+  actionPath: string = REPO_ROOT,
+): string {
   return value.replace(/\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, expr: string) => {
-    if (expr === 'github.action_path') return REPO_ROOT;
+    if (expr === 'github.action_path') return actionPath;
     const input = /^inputs\.(.+)$/.exec(expr)?.[1];
     if (input === undefined || !(input in action.inputs)) throw new Error(`unexpected expression ${expr}`);
     return inputs[input] ?? action.inputs[input]!.default ?? '';
@@ -103,12 +108,16 @@ function runScript(
   });
 }
 
-/** Every step in order, as the runner would: the job stops at the first step that fails. */
+/**
+ * Every step in order, as the runner would: the job stops at the first step that fails. `actionPath`
+ * is where the runner put the action (this checkout, or a release's copy).
+ */
 export async function runAction(
   t: TestHost,
   name: string,
   inputs: Record<string, string>,
   streams: 'merged' | 'split' = 'merged',
+  actionPath: string = REPO_ROOT,
 ): Promise<ActionRun> {
   const action = loadAction();
   const files = runnerFiles(t, name);
@@ -131,7 +140,7 @@ export async function runAction(
         GITHUB_STATE: files.GITHUB_STATE,
         GITHUB_STEP_SUMMARY: files.GITHUB_STEP_SUMMARY,
       };
-      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(v, inputs, action);
+      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(v, inputs, action, actionPath);
       const code = await runScript(step.run, env, t.workspace, logFd, errFd);
       steps.push({ step: step.name, code });
       if (code !== 0) break;

@@ -67,8 +67,10 @@ describe.skipIf(SKIP_INTEGRATION)('the Action from a release tag, after setup-no
       writeFileSync(join(fakeNpm, 'npm'), '#!/bin/sh\necho npm-ran "$@"\nexit 1\n', { mode: 0o755 });
       t.env.PATH = [fakeNpm, ...cache.path, '/usr/local/bin:/usr/bin:/bin'].join(':');
       t.env.RUNNER_TOOL_CACHE = cache.root;
-      const command =
-        'node -e "console.log(process.execPath)"; npm --version >/dev/null && echo npm-ok; python --version';
+      // The fake npm is on the sandbox's PATH too (bound like any directory outside HOME): the cached
+      // one is called beside its node.
+      const npm = '"$(dirname "$(command -v node)")/npm" --version >/dev/null && echo npm-ok';
+      const command = `node -e "console.log(process.execPath)"; ${npm}; python --version`;
       const r = await runAction(t, 'release', { command }, 'merged', release);
       expect(
         r.steps.map((s) => s.code),

@@ -19,7 +19,7 @@ export interface ToolCache {
 }
 
 /** A file of the host, hard-linked where the kernel allows it (same filesystem, owner), else copied. */
-function place(source: string, dest: string): void {
+export function place(source: string, dest: string): void {
   try {
     linkSync(source, dest);
   } catch {

@@ -178,6 +178,9 @@ export interface BesideEntry {
   virtualEnv?: string | undefined;
 }
 
+/** Why an entry in HOME is not shown under `toolchains: machine`. */
+const HOME_KEPT_PRIVATE = 'in HOME, which toolchains: machine keeps private';
+
 /** Kernel filesystems: the sandbox has its own /proc and /dev, and a tool never lives there. */
 const KERNEL_TREES = ['/proc', '/sys', '/dev'];
 
@@ -227,8 +230,7 @@ function matchInHome(real: string, scope: LayoutScope): LayoutMatch {
   const rel = posix.relative(home, real);
   if (DOTFILE_CONTAINERS.includes(rel))
     return { kind: 'skip', why: `${rel === '' ? 'HOME itself' : `~/${rel}`} holds your dotfiles: never bound` };
-  if (!scope.reach.home)
-    return { kind: 'skip', why: 'in HOME, which this profile keeps private (toolchains: machine)' };
+  if (!scope.reach.home) return { kind: 'skip', why: HOME_KEPT_PRIVATE };
   const abs = (p: string) => posix.join(home, p);
   for (const layout of TOOLCHAIN_LAYOUTS) {
     const m = layout.entry.exec(rel);
@@ -248,7 +250,7 @@ function matchInHome(real: string, scope: LayoutScope): LayoutMatch {
 export function factsWithinReach(facts: ToolchainFacts, reach: ToolchainReach, home: string): ToolchainFacts {
   if (reach.home) return facts;
   const inHome = (path: string) => isWithin(path, home);
-  const why = 'in HOME, which this profile keeps private (toolchains: machine)';
+  const why = HOME_KEPT_PRIVATE;
   const outside = (record: Record<string, string>) =>
     Object.fromEntries(Object.entries(record).filter(([, v]) => !inHome(v)));
   return {
@@ -352,9 +354,10 @@ export function toolchainMounts(
  * report/host/notices.ts); none when every entry is shown. `sbx explain` lists them too.
  */
 export function droppedPathNotice(skipped: readonly ToolchainSkip[] | undefined): string[] {
-  const dropped = (skipped ?? []).filter((s) => !s.shown);
-  if (dropped.length === 0) return [];
-  const shown = dropped.map((s) => `${s.entry} (${s.why})`).join('; ');
+  const byWhy = new Map<string, string[]>();
+  for (const s of skipped ?? []) if (!s.shown) byWhy.set(s.why, [...(byWhy.get(s.why) ?? []), s.entry]);
+  if (byWhy.size === 0) return [];
+  const shown = [...byWhy].map(([why, entries]) => `${[...new Set(entries)].join(', ')} (${why})`).join('; ');
   return [`PATH entries not shown in the sandbox (\`sbx explain\` lists them): ${shown}`];
 }
 

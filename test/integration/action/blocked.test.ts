@@ -1,6 +1,7 @@
 // What the limits stopped, through action.yml as a runner runs it (harness.ts), with real bwrap: a
-// fork bomb held at the task limit, a file past file_size, a connection the egress proxy refused each
-// become an annotation and a row of the step summary, so the maintainer does not read a clean summary.
+// fork bomb held at the task limit, a file past file_size, a connection with no network (counted by the
+// sandbox's own network namespace), a connection the egress proxy refused each become an annotation and
+// a row of the step summary, so the maintainer does not read a clean summary.
 // As root the task limit is a cgroup's (pids.events counts refused forks); as an unprivileged user,
 // as on a hosted runner, it is RLIMIT_NPROC, which counts nothing: sbx's watchdog sees the tree there.
 // Beside each, the control: the same command unsandboxed is not stopped.
@@ -76,6 +77,22 @@ describe.skipIf(SKIP_INTEGRATION)('what the limits stopped, in the annotations a
     expect(r.summary).toMatch(
       /^\| runtime \| file-size \| limits\.file&#95;size \| the command was killed by SIGXFSZ \|/m,
     );
+  }, 60_000);
+
+  it('a connection with no network: the kernel found no route, the namespace counted it', async () => {
+    const dial =
+      'python3 -c "import socket; socket.create_connection((\'192.0.2.1\', 80), 2)" 2>/dev/null; echo "python:$?"';
+    const r = await runAction(t, 'no-route', { command: dial });
+    expect(r.status, r.log).toBe(0);
+    expect(r.log).toContain('python:1');
+    expect(workflowCommands(r.log)).toEqual([
+      {
+        name: 'error',
+        properties: { title: 'sbx: network' },
+        data: expect.stringMatching(/^runtime network: 1 attempt to reach an address outside the sandbox .*no route/),
+      },
+    ]);
+    expect(r.summary).toContain('found no route: the sandbox has no network (network: none)');
   }, 60_000);
 
   it('a connection the egress proxy refused', async () => {

@@ -143,7 +143,7 @@ describe('matchLayout', () => {
     expect(reachOf(undefined)).toBeUndefined();
     expect(matchLayout(`${HOME}/.nvm/versions/node/v20.1.0/bin`, MACHINE)).toMatchObject({
       kind: 'skip',
-      why: 'in HOME, which this profile keeps private (toolchains: machine)',
+      why: 'in HOME, which toolchains: machine keeps private',
     });
     expect(matchLayout(`${CACHE}/node/20.11.0/x64/bin`, MACHINE)).toMatchObject({ layout: 'tool cache' });
     const homeOnly = { ...SCOPE, reach: { home: true, outside: false } };
@@ -252,15 +252,18 @@ describe('factsWithinReach', () => {
 
 describe('droppedPathNotice', () => {
   it('names each entry the sandbox will not see, with why, in one line; none when all are shown', () => {
+    const why = 'in HOME, which toolchains: machine keeps private';
     expect(
       droppedPathNotice([
         { entry: '/opt/x/bin', why: '/opt/x is writable by every user' },
         { entry: '/w/node_modules/.bin', why: 'lies in the workspace', shown: true },
-        { entry: `${HOME}/.local/bin`, why: 'in HOME, which this profile keeps private (toolchains: machine)' },
+        { entry: `${HOME}/.local/bin`, why },
+        { entry: `${HOME}/.cargo/bin`, why },
+        { entry: `${HOME}/.cargo/bin`, why },
       ]),
     ).toEqual([
       'PATH entries not shown in the sandbox (`sbx explain` lists them): /opt/x/bin (/opt/x is writable by every user); ' +
-        `${HOME}/.local/bin (in HOME, which this profile keeps private (toolchains: machine))`,
+        `${HOME}/.local/bin, ${HOME}/.cargo/bin (${why})`,
     ]);
     expect(droppedPathNotice([{ entry: '/w/bin', why: 'lies in the workspace', shown: true }])).toEqual([]);
     expect(droppedPathNotice(undefined)).toEqual([]);

@@ -5,6 +5,7 @@
 // HOME or to the runner's tool cache, as the tools create them.
 import { posix } from 'node:path';
 import { isWithin } from '../path-within.js';
+import { FORBIDDEN_ROOTS } from '../policy/derive/bind-checks.js';
 import type { Mount } from '../policy/types.js';
 
 /** One known layout: a PATH entry's realpath (relative to HOME) → the roots it needs, relative to HOME. */
@@ -181,8 +182,11 @@ export interface BesideEntry {
 /** Why an entry in HOME is not shown under `toolchains: machine`. */
 const HOME_KEPT_PRIVATE = 'in HOME, which toolchains: machine keeps private';
 
-/** Kernel filesystems: the sandbox has its own /proc and /dev, and a tool never lives there. */
-const KERNEL_TREES = ['/proc', '/sys', '/dev'];
+/**
+ * The kernel's trees and the runtime state under /run: a tool never lives there, and a read-only bind
+ * does not stop connect() on a unix socket (docker.sock, the system bus), which lie there.
+ */
+const RUNTIME_TREES = ['/proc', '/sys', '/dev', '/run'];
 
 /**
  * A GitHub runner's tool cache holds `TOOL/VERSION/ARCH` trees (actions/toolkit's tool-cache, used by
@@ -201,7 +205,10 @@ function matchOutside(real: string, scope: LayoutScope): LayoutMatch {
     return { kind: 'skip', why: 'a system directory, shown already', shown: true };
   if (!scope.reach.outside) return { kind: 'skip', why: 'resolves outside HOME, which this profile does not show' };
   if (isWithin(scope.home, real)) return { kind: 'skip', why: 'holds HOME: never bound' };
-  if (scope.system.some((s) => isWithin(s, real)))
+  if (RUNTIME_TREES.some((t) => isWithin(real, t)))
+    return { kind: 'skip', why: "in the kernel's or the runtime's state (/proc, /sys, /dev, /run): never bound" };
+  // Nor /var or /run whole: daemons' sockets (LXD's, containerd's) lie below them.
+  if ([...scope.system, ...FORBIDDEN_ROOTS].some((s) => isWithin(s, real)))
     return { kind: 'skip', why: 'holds system directories: never bound' };
   const cached = scope.toolCache === undefined ? undefined : toolCacheRoot(real, scope.toolCache);
   if (cached) return { kind: 'layout', layout: 'tool cache', roots: [{ path: cached, optional: false }], env: {} };
@@ -281,7 +288,8 @@ export function candidateEntries(
     posix.join(home, '.local/state/fnm_multishells'),
     ...(runtimeDir?.startsWith('/') ? [posix.join(posix.normalize(runtimeDir), 'fnm_multishells')] : []),
   ];
-  const outside = (e: string) => scope.reach.outside && ![...scope.system, ...KERNEL_TREES].some((s) => isWithin(e, s));
+  const outside = (e: string) =>
+    scope.reach.outside && ![...scope.system, ...RUNTIME_TREES].some((s) => isWithin(e, s));
   const entries = (pathVar ?? '')
     .split(':')
     .filter((e) => e.startsWith('/') && !e.split('/').includes('..'))

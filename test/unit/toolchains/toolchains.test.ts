@@ -127,6 +127,13 @@ describe('matchLayout', () => {
     expect(matchLayout('/usr/local/bin', SCOPE)).toMatchObject({ kind: 'skip', shown: true });
     expect(matchLayout('/', SCOPE)).toMatchObject({ kind: 'skip', why: 'holds HOME: never bound' });
     expect(matchLayout('/home', SCOPE)).toMatchObject({ kind: 'skip', why: 'holds HOME: never bound' });
+    // Where daemons keep their sockets, which a read-only bind still lets the sandbox connect to.
+    expect(matchLayout('/var', SCOPE)).toMatchObject({ kind: 'skip', why: 'holds system directories: never bound' });
+    expect(matchLayout('/run/user/1000/bin', SCOPE)).toMatchObject({
+      kind: 'skip',
+      why: expect.stringMatching(/\/run\): never bound$/),
+    });
+    expect(matchLayout('/var/lib/flatpak/exports/bin', SCOPE)).toMatchObject({ layout: 'PATH entry' });
     expect(matchLayout('/srv', { ...SCOPE, system: ['/srv/sys'] })).toMatchObject({
       kind: 'skip',
       why: 'holds system directories: never bound',

@@ -71,7 +71,7 @@ describe.skipIf(SKIP_INTEGRATION)('the Action from a release tag, after setup-no
       // one is called beside its node.
       const npm = '"$(dirname "$(command -v node)")/npm" --version >/dev/null && echo npm-ok';
       const command = `node -e "console.log(process.execPath)"; ${npm}; python --version`;
-      const r = await runAction(t, 'release', { command }, 'merged', release);
+      const r = await runAction(t, 'release', { command }, 'merged', { path: release });
       expect(
         r.steps.map((s) => s.code),
         r.log,
@@ -90,7 +90,10 @@ describe.skipIf(SKIP_INTEGRATION)('the Action from a release tag, after setup-no
     async () => {
       const source = cloneHead('unreleased');
       t.env.PATH = '/usr/local/bin:/usr/bin:/bin';
-      const r = await runAction(t, 'unreleased', { command: 'echo ran' }, 'merged', source);
+      const r = await runAction(t, 'unreleased', { command: 'echo ran' }, 'merged', {
+        path: source,
+        stepSafetyMs: TIMEOUT_MS,
+      });
       expect(
         r.steps.map((s) => s.code),
         r.log,

@@ -7,6 +7,8 @@
 //    the egress proxy, ...), loaded by import() when a command needs them. What they share with the
 //    core they import from cli.js, so each module exists once per process (one SbxError class).
 // And version.js and compile-cache.js: small files bin/sbx.js loads before (or instead of) the CLI.
+// `--no-types` leaves out the library's type declarations (tsc): the GitHub Action builds a commit
+// that has no dist/ with it (action.yml), running only the CLI.
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -195,4 +197,5 @@ if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
 } else {
   console.warn(`build: no C compiler (${cc}): dist/sbx-landlock not built, --backend landlock will be unavailable`);
 }
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (!process.argv.includes('--no-types'))
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });

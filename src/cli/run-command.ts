@@ -25,6 +25,7 @@ import { invokingView } from './print-error.js';
 import { userDirs } from '../host/invoking-user.js';
 import { toRunOptions, type RunCliFlags } from './run-flags.js';
 import { firstOnHost, probeNoticeFacts } from '../report/host/notices.js';
+import { droppedPathNotice } from '../toolchains/toolchains.js';
 
 interface ReportTarget {
   fd: number;
@@ -296,6 +297,9 @@ async function runAndReport(
   // The report file is checked against the sandbox's writable trees, then opened, before anything runs.
   const checkPolicy = (policy: Policy) => {
     checkHost?.(policy);
+    // A PATH entry the sandbox will not see (another user may write it, HOME kept private): named
+    // once per host, before anything runs, so a tool resolving elsewhere inside is not a mystery.
+    for (const line of onceOnHost(droppedPathNotice(policy.toolchainsSkipped))) process.stderr.write(`sbx: ${line}\n`);
     // Said once, before anything runs: the command sees more than the directory it was started in.
     if (policy.workspace.detected)
       process.stderr.write(`sbx: workspace: ${policy.workspace.host} (${policy.workspace.detected})\n`);

@@ -94,7 +94,7 @@ function compileMount(m: Mount, walk: Walk, ordinal: number): void {
         gaps.add(
           'mounts.toolchain',
           'omitted',
-          `${m.source}: a toolchain in the exporting user's HOME is not carried into the pod; the image provides its own`,
+          `${m.source}: a toolchain on the exporting host's PATH (in its HOME, a CI tool cache) is not carried into the pod; the image provides its own`,
         );
         return;
       }

@@ -204,6 +204,7 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
   }
   refuseUnenforceable(planned, host);
   const watched = planned.find((l) => l.mechanism === 'watchdog');
+  const nproc = planned.find((l) => l.name === 'pids' && l.mechanism === 'rlimit');
   return {
     limits: planned,
     cgroup: chosen?.plan ?? { kind: 'none' },
@@ -215,6 +216,7 @@ export function planLimits(limits: Limits, host: HostLimitFacts): LimitPlan {
             memoryBytes: watched.value,
             intervalMs: WATCHDOG_INTERVAL_MS,
             fastIntervalMs: WATCHDOG_FAST_INTERVAL_MS,
+            ...(nproc ? { tasks: nproc.value } : {}),
           },
         }
       : {}),

@@ -123,7 +123,9 @@ export interface LimitPlan {
    * Memory no cgroup enforces: sbx polls the memory of the session's process tree (resident, and the
    * shared memory it holds in files and its tmpfs mounts) every `intervalMs`, every `fastIntervalMs`
    * while it is above half the limit or grew by an eighth of it since the last poll, and ends the
-   * tree past `memoryBytes` (limits/host/memory-watchdog.ts).
+   * tree past `memoryBytes` (limits/host/memory-watchdog.ts). `tasks`: the pids limit RLIMIT_NPROC
+   * approximates, which refuses forks silently (EAGAIN): the same polls count the tree's tasks, and a
+   * tree seen holding that many is reported.
    */
-  watchdog?: { memoryBytes: number; intervalMs: number; fastIntervalMs: number };
+  watchdog?: { memoryBytes: number; intervalMs: number; fastIntervalMs: number; tasks?: number };
 }

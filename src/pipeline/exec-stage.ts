@@ -1,9 +1,12 @@
 // Stage 10, exec: the Launch spawned and waited for (backend/host/exec.ts), then read by its backend: how
-// the command ended, or the SbxError of a sandbox that was never built.
+// the command ended, or the SbxError of a sandbox that was never built; and what the sandbox's own
+// network namespace counted (network/host/net-counters.ts): attempts to leave it that found no route.
 import type { Launch, Session } from '../backend/launch.js';
 import type { PreparedLimits } from '../limits/host/cgroup/apply.js';
 import { execLaunch } from '../backend/host/exec.js';
+import { sandboxNetCounters } from '../network/host/net-counters.js';
 import type { Pins } from '../host/pins.js';
+import type { Violation } from '../policy/violation.js';
 import type { ChosenBackend, LaunchResult } from '../backend/host/registry.js';
 import type { RunContext } from './context-stage.js';
 import type { Derived } from './policy-stage.js';
@@ -27,7 +30,10 @@ export async function execute({
 }): Promise<LaunchResult> {
   const { options } = ctx;
   const timeoutMs = derived.policy.limits.timeoutMs;
-  const result = await execLaunch(launch, {
+  const counters = sandboxNetCounters(derived.policy.network);
+  let unreachable: Violation[] = [];
+  // Read once the sandbox has ended, whatever the launch came to: the counters' files are closed here.
+  const launched = execLaunch(launch, {
     stdio: options.stdio,
     ...(options.input !== undefined ? { input: options.input } : {}),
     forwardSignals: options.forwardSignals,
@@ -37,6 +43,14 @@ export async function execute({
     ...backend.execOptions(session),
     pins,
     ...(limits ? { watch: limits.watch } : {}),
+    ...(counters ? { onSandbox: counters.open } : {}),
   });
-  return backend.read(result, derived.host);
+  let result: Awaited<typeof launched>;
+  try {
+    result = await launched;
+  } finally {
+    unreachable = counters?.collect() ?? [];
+  }
+  const read = await backend.read(result, derived.host);
+  return unreachable.length > 0 ? { ...read, observed: [...read.observed, ...unreachable] } : read;
 }

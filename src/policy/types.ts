@@ -171,6 +171,9 @@ export interface Policy {
    */
   sshAgent?: { keys: string[] };
 
-  /** PATH entries inside HOME that are not shown, and why (toolchains/toolchains.ts); absent when none. */
-  toolchainsSkipped?: { entry: string; why: string }[];
+  /**
+   * PATH entries not bound as toolchains, and why (toolchains/toolchains.ts); `shown` when the sandbox
+   * sees them anyway (the workspace, a system directory); absent when none.
+   */
+  toolchainsSkipped?: { entry: string; why: string; shown?: true }[];
 }

@@ -253,12 +253,13 @@ export const ProfileSchema = z.strictObject({
     .optional()
     .describe('How git inside the sandbox sees your git configuration.'),
   toolchains: z
-    .boolean()
+    .union([z.boolean(), z.literal('machine')])
     .optional()
     .describe(
-      'Show the toolchains on your PATH that live in HOME (nvm, pyenv, rustup, ~/.local/bin, ...) read-only, ' +
-        'each with its root, credentials inside masked. Default: false (the built-in default profile, ' +
-        'and those extending it, set true).',
+      'Show the toolchains on your PATH read-only, each with its root, credentials inside masked: true, ' +
+        'those in HOME (nvm, pyenv, rustup, a virtualenv, ~/.local/bin, ...) and those outside it (a CI tool ' +
+        'cache, /opt/TOOL/bin); machine, only those outside HOME. Default: false (the built-in default ' +
+        'profile, and those extending it, set true; untrusted sets machine).',
     ),
   secrets: SecretsSchema.optional(),
   ssh_agent: z

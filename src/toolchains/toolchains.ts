@@ -1,9 +1,11 @@
-// The user's own toolchains (nvm, pyenv, rustup, ...): which PATH entries inside HOME sbx shows
-// read-only, and the toolchain root each belongs to. Pure: the runtime (toolchains/host/toolchain-probe.ts)
-// resolves and pins the paths and checks their owners; this file only knows layouts, by the path
-// relative to HOME, as the tools create them.
+// The user's own toolchains (nvm, pyenv, rustup, a virtualenv, a CI tool cache, ...): which PATH
+// entries sbx shows read-only, and the toolchain root each belongs to. Pure: the runtime
+// (toolchains/host/toolchain-probe.ts) resolves and pins the paths, checks their owners and reads what
+// lies beside them (a virtualenv's pyvenv.cfg); this file only knows layouts, by the path relative to
+// HOME or to the runner's tool cache, as the tools create them.
 import { posix } from 'node:path';
 import { isWithin } from '../path-within.js';
+import { FORBIDDEN_ROOTS } from '../policy/derive/bind-checks.js';
 import type { Mount } from '../policy/types.js';
 
 /** One known layout: a PATH entry's realpath (relative to HOME) → the roots it needs, relative to HOME. */
@@ -79,6 +81,8 @@ export const TOOLCHAIN_LAYOUTS: readonly Layout[] = [
   { name: 'bun', entry: /^\.bun\/bin$/, roots: ['.bun/bin'] },
   { name: 'pnpm', entry: /^\.local\/share\/pnpm$/, roots: ['.local/share/pnpm'] },
   { name: 'pipx', entry: /^\.local\/share\/pipx\/venvs\/([^/]+)\/bin$/, roots: ['.local/share/pipx/venvs/$1'] },
+  // uv's own Pythons, which the virtualenvs uv creates link to (their bin/ alone lacks lib/).
+  { name: 'uv', entry: /^\.local\/share\/uv\/python\/([^/]+)\/bin$/, roots: ['.local/share/uv/python/$1'] },
   // Directories of links to tools elsewhere: the directory, and the links' targets (toolchains/host/toolchain-probe.ts).
   { name: 'local bin', entry: /^(\.local\/bin|bin)$/, roots: ['$1'] },
 ];
@@ -113,9 +117,26 @@ export const TOOLCHAIN_SKIP_DIRS: readonly string[] = [
   '**/lib/ruby/gems',
 ];
 
-/** Whether a layout's entries are directories of links whose targets the runtime follows. */
+/** A PATH entry `bin/` beside a `pyvenv.cfg`: a virtualenv (venv, virtualenvwrapper, Poetry, Pipenv). */
+export const VIRTUALENV = 'virtualenv';
+/** An entry of no known layout: bound alone. */
+const UNKNOWN = 'PATH entry';
+
+/**
+ * Whether a layout's entries are directories of links whose targets the runtime follows: a virtualenv's
+ * `python` links to the interpreter it was made from, which may be a toolchain in HOME (pyenv, uv).
+ */
 export function followsLinks(layout: string): boolean {
-  return layout === 'local bin';
+  return layout === 'local bin' || layout === VIRTUALENV;
+}
+
+/**
+ * Whether the layout was read from the disk rather than from the path (an unknown directory, a
+ * virtualenv found by its pyvenv.cfg): such an entry is bound only where it is written, never
+ * through a link, which could make any directory in HOME look like one.
+ */
+export function isFoundOnDisk(layout: string): boolean {
+  return layout === UNKNOWN || layout === VIRTUALENV;
 }
 
 /**
@@ -126,18 +147,97 @@ const DOTFILE_CONTAINERS = ['', '.config', '.local', '.local/share', '.local/sta
 
 export type LayoutMatch =
   | { kind: 'layout'; layout: string; roots: { path: string; optional: boolean }[]; env: Record<string, string> }
-  | { kind: 'skip'; why: string };
+  /** `shown`: the entry is visible anyway (a system directory, the workspace): nothing is missing. */
+  | { kind: 'skip'; why: string; shown?: true };
+
+/** Which PATH entries a profile shows: `toolchains: true` both kinds, `machine` those outside HOME only. */
+export interface ToolchainReach {
+  home: boolean;
+  outside: boolean;
+}
+
+export function reachOf(setting: boolean | 'machine' | undefined): ToolchainReach | undefined {
+  if (setting === true) return { home: true, outside: true };
+  return setting === 'machine' ? { home: false, outside: true } : undefined;
+}
+
+/** What places a PATH entry besides its own path: facts the runtime read once per run. */
+export interface LayoutScope {
+  home: string;
+  reach: ToolchainReach;
+  /** The system binds, as written and as real paths: an entry there is shown already. */
+  system: readonly string[];
+  /** The runner's tool cache (RUNNER_TOOL_CACHE), real path: setup-node and setup-python install there. */
+  toolCache?: string | undefined;
+}
+
+/** What the runtime read beside one entry. */
+export interface BesideEntry {
+  /** A regular `pyvenv.cfg` lies in the entry's parent, and the entry is named `bin`. */
+  venv?: boolean;
+  /** $VIRTUAL_ENV's real path: kept for the sandbox when it names the virtualenv bound. */
+  virtualEnv?: string | undefined;
+}
+
+/** Why an entry in HOME is not shown under `toolchains: machine`. */
+const HOME_KEPT_PRIVATE = 'in HOME, which toolchains: machine keeps private';
+
+/**
+ * The kernel's trees and the runtime state under /run: a tool never lives there, and a read-only bind
+ * does not stop connect() on a unix socket (docker.sock, the system bus), which lie there.
+ */
+const RUNTIME_TREES = ['/proc', '/sys', '/dev', '/run'];
+
+/**
+ * A GitHub runner's tool cache holds `TOOL/VERSION/ARCH` trees (actions/toolkit's tool-cache, used by
+ * setup-node, setup-python, setup-go, setup-java): the PATH names `ARCH/bin` (setup-python also `ARCH`),
+ * and the tool needs the whole tree (node's lib/node_modules/npm, python's lib/).
+ */
+function toolCacheRoot(real: string, cache: string): string | undefined {
+  if (!isWithin(real, cache) || real === cache) return undefined;
+  const m = /^([^/]+\/[^/]+\/[^/]+)(\/bin)?$/.exec(posix.relative(cache, real));
+  return m ? posix.join(cache, m[1]!) : undefined;
+}
+
+/** An entry outside HOME: shown already (system), never bound (it holds HOME or the system), or its root. */
+function matchOutside(real: string, scope: LayoutScope): LayoutMatch {
+  if (scope.system.some((s) => isWithin(real, s)))
+    return { kind: 'skip', why: 'a system directory, shown already', shown: true };
+  if (!scope.reach.outside) return { kind: 'skip', why: 'resolves outside HOME, which this profile does not show' };
+  if (isWithin(scope.home, real)) return { kind: 'skip', why: 'holds HOME: never bound' };
+  if (RUNTIME_TREES.some((t) => isWithin(real, t)))
+    return { kind: 'skip', why: "in the kernel's or the runtime's state (/proc, /sys, /dev, /run): never bound" };
+  // Nor /var or /run whole: daemons' sockets (LXD's, containerd's) lie below them.
+  if ([...scope.system, ...FORBIDDEN_ROOTS].some((s) => isWithin(s, real)))
+    return { kind: 'skip', why: 'holds system directories: never bound' };
+  const cached = scope.toolCache === undefined ? undefined : toolCacheRoot(real, scope.toolCache);
+  if (cached) return { kind: 'layout', layout: 'tool cache', roots: [{ path: cached, optional: false }], env: {} };
+  return { kind: 'layout', layout: UNKNOWN, roots: [{ path: real, optional: false }], env: {} };
+}
 
 /**
  * The layout of one PATH entry, given by its realpath: its roots (absolute) and variables, or why
- * it is not bound. An entry of no known layout is bound alone (its directory, not its parent).
+ * it is not bound. An entry of no known layout is bound alone (its directory, not its parent),
+ * unless it is a virtualenv's bin/, whose root python needs (pyvenv.cfg, lib/).
  */
-export function matchLayout(real: string, home: string): LayoutMatch {
-  if (!isWithin(real, home))
-    return { kind: 'skip', why: 'resolves outside HOME (system directories are bound already)' };
+export function matchLayout(real: string, scope: LayoutScope, beside: BesideEntry = {}): LayoutMatch {
+  const { home } = scope;
+  const found = isWithin(real, home) ? matchInHome(real, scope) : matchOutside(real, scope);
+  if (found.kind !== 'layout' || found.layout !== UNKNOWN || !beside.venv) return found;
+  const root = posix.dirname(real);
+  // The root of a venv must itself be a place a root may be (not HOME, ~/.local, a system directory).
+  const place = matchLayout(root, scope);
+  if (place.kind === 'skip') return { kind: 'skip', why: `its virtualenv ${root}: ${place.why}` };
+  const env: Record<string, string> = beside.virtualEnv === root ? { VIRTUAL_ENV: root } : {};
+  return { kind: 'layout', layout: VIRTUALENV, roots: [{ path: root, optional: false }], env };
+}
+
+function matchInHome(real: string, scope: LayoutScope): LayoutMatch {
+  const { home } = scope;
   const rel = posix.relative(home, real);
   if (DOTFILE_CONTAINERS.includes(rel))
     return { kind: 'skip', why: `${rel === '' ? 'HOME itself' : `~/${rel}`} holds your dotfiles: never bound` };
+  if (!scope.reach.home) return { kind: 'skip', why: HOME_KEPT_PRIVATE };
   const abs = (p: string) => posix.join(home, p);
   for (const layout of TOOLCHAIN_LAYOUTS) {
     const m = layout.entry.exec(rel);
@@ -147,21 +247,54 @@ export function matchLayout(real: string, home: string): LayoutMatch {
     const env = Object.fromEntries(Object.entries(layout.env ?? {}).map(([k, v]) => [k, abs(v)]));
     return { kind: 'layout', layout: layout.name, roots, env };
   }
-  return { kind: 'layout', layout: 'PATH entry', roots: [{ path: real, optional: false }], env: {} };
+  return { kind: 'layout', layout: UNKNOWN, roots: [{ path: real, optional: false }], env: {} };
 }
 
-/** The PATH entries the runtime probes: absolute ones inside HOME, and fnm's per-shell links (they resolve into HOME). */
-export function candidateEntries(pathVar: string | undefined, home: string, env: Record<string, string>): string[] {
+/**
+ * The facts a profile may use: with `toolchains: machine` nothing in HOME, whatever the facts hold (the
+ * runtime probes only what the profile shows; a library caller's Host is held to it here too).
+ */
+export function factsWithinReach(facts: ToolchainFacts, reach: ToolchainReach, home: string): ToolchainFacts {
+  if (reach.home) return facts;
+  const inHome = (path: string) => isWithin(path, home);
+  const why = HOME_KEPT_PRIVATE;
+  const outside = (record: Record<string, string>) =>
+    Object.fromEntries(Object.entries(record).filter(([, v]) => !inHome(v)));
+  return {
+    roots: facts.roots.filter((r) => !inHome(r.path)),
+    skipped: [
+      ...facts.skipped,
+      ...[...new Set(facts.roots.filter((r) => inHome(r.path)).map((r) => r.entry))].map((entry) => ({ entry, why })),
+    ],
+    resolved: outside(facts.resolved),
+    env: outside(facts.env),
+    masks: facts.masks.filter((m) => !inHome(m.path)),
+  };
+}
+
+/**
+ * The PATH entries the runtime probes: absolute ones inside HOME, fnm's per-shell links (they resolve
+ * into HOME) and, when the profile shows them, those outside HOME; not those the system binds show
+ * as written, nor the kernel's trees.
+ */
+export function candidateEntries(
+  pathVar: string | undefined,
+  scope: LayoutScope,
+  env: Record<string, string>,
+): string[] {
+  const { home } = scope;
   const runtimeDir = env.XDG_RUNTIME_DIR;
   const multishells = [
     posix.join(home, '.local/state/fnm_multishells'),
     ...(runtimeDir?.startsWith('/') ? [posix.join(posix.normalize(runtimeDir), 'fnm_multishells')] : []),
   ];
+  const outside = (e: string) =>
+    scope.reach.outside && ![...scope.system, ...RUNTIME_TREES].some((s) => isWithin(e, s));
   const entries = (pathVar ?? '')
     .split(':')
     .filter((e) => e.startsWith('/') && !e.split('/').includes('..'))
     .map((e) => posix.normalize(e).replace(/(.)\/$/, '$1'))
-    .filter((e) => isWithin(e, home) || multishells.some((dir) => isWithin(e, dir)));
+    .filter((e) => isWithin(e, home) || multishells.some((dir) => isWithin(e, dir)) || outside(e));
   return [...new Set(entries)];
 }
 
@@ -181,6 +314,8 @@ export interface ToolchainFacts {
 export interface ToolchainSkip {
   entry: string;
   why: string;
+  /** Visible anyway (the workspace, a system directory): nothing is missing, so never named as dropped. */
+  shown?: true;
 }
 
 /** The reason of a mask inside a toolchain root (policy/derive/overlay.ts maskSensitive). */
@@ -220,6 +355,18 @@ export function toolchainMounts(
     }
   }
   return { mounts, skipped };
+}
+
+/**
+ * The PATH entries the sandbox will not see, each with why, as one line (the CLI says it once per host:
+ * report/host/notices.ts); none when every entry is shown. `sbx explain` lists them too.
+ */
+export function droppedPathNotice(skipped: readonly ToolchainSkip[] | undefined): string[] {
+  const byWhy = new Map<string, string[]>();
+  for (const s of skipped ?? []) if (!s.shown) byWhy.set(s.why, [...(byWhy.get(s.why) ?? []), s.entry]);
+  if (byWhy.size === 0) return [];
+  const shown = [...byWhy].map(([why, entries]) => `${[...new Set(entries)].join(', ')} (${why})`).join('; ');
+  return [`PATH entries not shown in the sandbox (\`sbx explain\` lists them): ${shown}`];
 }
 
 /**

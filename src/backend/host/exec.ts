@@ -52,6 +52,12 @@ export interface ExecOptions {
    * pid in between, when it may already name another process.
    */
   watch?: (launcherPid: number, alive: () => boolean) => void;
+  /**
+   * Called once with the sandbox's init (host pid) as soon as the status descriptor names it, before
+   * the command has run for long: its network namespace's counters are opened then
+   * (network/host/net-counters.ts).
+   */
+  onSandbox?: (initPid: number) => void;
 }
 
 export type ExecResult =
@@ -228,8 +234,13 @@ function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () =>
     stream.on('error', () => {});
     if (fd.purpose === 'status') {
       stream.setEncoding('utf8');
+      let named = false;
       stream.on('data', (chunk: string) => {
         statusText += chunk;
+        const init = named ? undefined : statusChildPid(statusText);
+        if (init === undefined) return;
+        named = true;
+        opts.onSandbox?.(init);
       });
     } else if ('data' in fd) stream.end(Buffer.from(fd.data));
   });

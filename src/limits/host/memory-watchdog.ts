@@ -4,12 +4,14 @@
 // and past the limit the tree is ended, every process SIGKILLed, as a cgroup's OOM kill with
 // memory.oom.group would. Between two polls each process is capped by RLIMIT_DATA at the same limit
 // (the trampoline sets it), so a burst is bounded per process; docs/SECURITY.md ("Memory without a
-// cgroup") says what the sum cannot see.
+// cgroup") says what the sum cannot see. The same polls count the tree's tasks where RLIMIT_NPROC holds
+// the pids limit: a refused fork is only an EAGAIN to the command, and no counter records it.
 import { MEMORY_APPROXIMATION } from '../plan.js';
 import { formatSize } from '../units.js';
 import type { Violation } from '../../policy/violation.js';
 import { nowMs } from '../../host/clock.js';
-import { endTree, processMemory, processMemoryAt, processTree } from './process-tree.js';
+import { countTasksOf } from './cgroup/rlimits.js';
+import { endTree, processMemory, processMemoryAt, processTree, type TreeProcess, taskCount } from './process-tree.js';
 import { countedMappings, heldShmem, type OwnMounts, ownMounts } from './shmem-held.js';
 
 export interface WatchdogLimit {
@@ -19,7 +21,18 @@ export interface WatchdogLimit {
   fastIntervalMs: number;
   /** As the user wrote it (`256MiB`), for the violation. */
   display: string;
+  /** The pids limit RLIMIT_NPROC holds (limits/plan.ts), and how it was written. */
+  tasks?: number;
+  tasksDisplay?: string | undefined;
+  /** RLIMIT_NPROC as the trampoline set it, and whose tasks it counts (the uid's, all of them). */
+  nproc?: { soft: number; uid: number };
 }
+
+/**
+ * Past this share of the task limit a poll also counts the uid's tasks: RLIMIT_NPROC refuses a fork when
+ * they reach its value, which the user's other processes share, so the tree alone may stop short of it.
+ */
+const NEAR_TASKS = 0.9;
 
 /**
  * A poll waits at least this many times as long as the last one took: reading every descriptor of a
@@ -33,8 +46,8 @@ export interface MemoryWatchdog {
   start(launcherPid: number, alive: () => boolean): void;
   /** Stop polling (the launcher exited) and wait for an ending in progress. Idempotent. */
   stop(): Promise<void>;
-  /** The violation if the watchdog ended the tree, and the highest sum it saw. */
-  result(): { violations: Violation[]; peakBytes?: number };
+  /** The violations (the tree ended, the task limit reached), the highest sum and task count it saw. */
+  result(): { violations: Violation[]; peakBytes?: number; peakTasks?: number };
 }
 
 /**
@@ -43,8 +56,7 @@ export interface MemoryWatchdog {
  * share, which walks page tables (tens of ms for GiBs) and leaves out the mappings of files already
  * counted whole: the tree is ended on that figure, never on a page counted twice.
  */
-function treeMemory(launcherPid: number, limitBytes: number, own: OwnMounts): number {
-  const tree = processTree(launcherPid);
+function treeMemory(tree: readonly TreeProcess[], limitBytes: number, own: OwnMounts): number {
   const held = heldShmem(tree, own);
   const upper = tree.reduce((sum, p) => sum + processMemory(p, false), held.bytes);
   if (upper <= limitBytes) return upper;
@@ -58,6 +70,9 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let peakBytes: number | undefined;
+  let peakTasks: number | undefined;
+  /** A poll saw the uid's tasks at RLIMIT_NPROC: forks were being refused. */
+  let refusing = false;
   let fired: number | undefined;
   let ending: Promise<void> | undefined;
   const stopPolling = () => {
@@ -73,7 +88,14 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
       const poll = () => {
         if (stopped || !alive()) return stopPolling();
         const began = nowMs();
-        const bytes = treeMemory(launcherPid, limit.memoryBytes, own);
+        const tree = processTree(launcherPid);
+        const bytes = treeMemory(tree, limit.memoryBytes, own);
+        if (limit.tasks !== undefined) {
+          const tasks = tree.reduce((n, p) => n + taskCount(p.pid), 0);
+          peakTasks = Math.max(peakTasks ?? 0, tasks);
+          const nproc = limit.nproc;
+          if (nproc && tasks >= limit.tasks * NEAR_TASKS && countTasksOf('', nproc.uid) >= nproc.soft) refusing = true;
+        }
         const tookMs = nowMs() - began;
         peakBytes = Math.max(peakBytes ?? 0, bytes);
         if (bytes > limit.memoryBytes) {
@@ -98,21 +120,34 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
       await ending;
     },
     result() {
-      const violations: Violation[] =
-        fired === undefined
-          ? []
-          : [
-              {
-                phase: 'runtime',
-                kind: 'oom',
-                rule: 'limits.memory',
-                limit: limit.display,
-                detail:
-                  `out of memory (${MEMORY_APPROXIMATION}): the sandbox's processes held ${formatSize(fired)}, ` +
-                  `past the ${limit.display} limit, and sbx ended them all`,
-              },
-            ];
-      return { violations, ...(peakBytes !== undefined ? { peakBytes } : {}) };
+      const violations: Violation[] = [];
+      if (fired !== undefined)
+        violations.push({
+          phase: 'runtime',
+          kind: 'oom',
+          rule: 'limits.memory',
+          limit: limit.display,
+          detail:
+            `out of memory (${MEMORY_APPROXIMATION}): the sandbox's processes held ${formatSize(fired)}, ` +
+            `past the ${limit.display} limit, and sbx ended them all`,
+        });
+      // Seen at a poll: the tree at its task limit, or the uid's tasks at RLIMIT_NPROC; a shorter spike
+      // between two polls goes unseen.
+      if (limit.tasks !== undefined && peakTasks !== undefined && (refusing || peakTasks >= limit.tasks)) {
+        const display = limit.tasksDisplay ?? String(limit.tasks);
+        violations.push({
+          phase: 'runtime',
+          kind: 'pids',
+          rule: 'limits.pids',
+          limit: display,
+          detail: `process limit reached (approximate: RLIMIT_NPROC, seen by sbx's watchdog): the sandbox held up to ${peakTasks} tasks against its ${display}, and forks were refused`,
+        });
+      }
+      return {
+        violations,
+        ...(peakBytes !== undefined ? { peakBytes } : {}),
+        ...(peakTasks !== undefined ? { peakTasks } : {}),
+      };
     },
   };
 }

@@ -88,6 +88,12 @@ export function processTree(root: number): TreeProcess[] {
   return out;
 }
 
+/** A process's tasks (its threads), as RLIMIT_NPROC and pids.max count them; 0 once it is gone. */
+export function taskCount(pid: number): number {
+  const m = /^Threads:\s+(\d+)/m.exec(read(`/proc/${pid}/status`) ?? '');
+  return m ? Number(m[1]) : 0;
+}
+
 /** `Name:   123 kB` lines of /proc/<pid>/status or smaps_rollup, in bytes; 0 for a missing line. */
 function kiB(text: string, name: string): number {
   const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);

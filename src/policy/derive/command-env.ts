@@ -6,22 +6,24 @@ import { expandVariables, type Variables } from '../../profile/variables.js';
 import { buildEnv } from '../../env/env.js';
 import type { Host } from '../host.js';
 import { SSH_AGENT_SANDBOX_SOCKET } from '../../ssh-agent/ssh-agent.js';
-import { applyToolchainEnv, type ToolchainFacts } from '../../toolchains/toolchains.js';
+import { applyToolchainEnv, factsWithinReach, reachOf, type ToolchainFacts } from '../../toolchains/toolchains.js';
 import type { Mode, Policy } from '../types.js';
 import type { RunRequest } from './request.js';
 
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 
 /**
- * The PATH's toolchains in HOME when the profile asks for them (toolchains: true); never in danger
+ * The PATH's toolchains when the profile asks for them (toolchains: true or machine); never in danger
  * mode, which shows the host's HOME already.
  */
 export function toolchainFactsOf(
   profile: Profile,
-  host: Pick<Host, 'toolchains'>,
+  host: Pick<Host, 'toolchains' | 'home'>,
   mode: Mode,
 ): ToolchainFacts | undefined {
-  return mode !== 'danger' && profile.toolchains === true ? host.toolchains : undefined;
+  const reach = reachOf(profile.toolchains);
+  if (mode === 'danger' || reach === undefined || host.toolchains === undefined) return undefined;
+  return factsWithinReach(host.toolchains, reach, host.home);
 }
 
 /** What the environment is built from besides the profile and the request. */

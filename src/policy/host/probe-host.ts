@@ -5,6 +5,7 @@
 // trees' secret-looking files. The policy stage (pipeline/policy-stage.ts) derives the Policy from it.
 import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { isWithin } from '../../path-within.js';
 import { readGitGlobalConfigs } from '../../git/host/git-global-config-read.js';
 import { probeWorktree, withCommonDir } from '../../git/host/git-worktree.js';
 import type { Pins } from '../../host/pins.js';
@@ -60,6 +61,15 @@ function chooseWorkspace(input: HostProbeInput, baseVars: Omit<Variables, 'works
   if (options.workspace !== undefined || resolved.profile.workspace?.path !== undefined) return { workspace };
   const root = detectProjectRoot(workspace, ctx.dirs.home, ctx.uid);
   return root ? { workspace: root.path, detected: root.reason } : { workspace };
+}
+
+/**
+ * The toolchain directories outside HOME (a tool cache, /opt/TOOL): like the system binds, they may
+ * hold files only root may read, which a root caller's sandbox (kuid 0) must not. What a root caller
+ * keeps in its own HOME is its own.
+ */
+function machineToolRoots(tools: Host['toolchains'], home: string): string[] {
+  return (tools?.roots ?? []).filter((r) => r.dir && !isWithin(r.path, home)).map((r) => r.path);
 }
 
 /** The host as the core may know it: every path of the probe plan probed and pinned, the mounted trees scanned. */
@@ -134,7 +144,9 @@ export async function probeHost(input: HostProbeInput): Promise<{ host: Host; pl
     hostState,
     chains,
     ...(links ? { hostStateLinks: links } : {}),
-    rootOnly: sandboxKeepsRoot ? await rootOnlyEntries(plan.rootOnlyRoots, warm) : [],
+    rootOnly: sandboxKeepsRoot
+      ? await rootOnlyEntries([...plan.rootOnlyRoots, ...machineToolRoots(tools, ctx.dirs.home)], warm)
+      : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx.env, ctx.uid, pins)] },
     bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
     ...(globalView && profile.mode !== 'danger'

@@ -1,10 +1,19 @@
-// The user's toolchains on the host: each PATH entry inside HOME resolved and pinned once, matched
-// to its layout (toolchains/toolchains.ts), its roots pinned and checked. What was checked is what gets
-// bound: the roots are pinned here (host/pins.ts) and mounted through those descriptors.
+// The user's toolchains on the host: each PATH entry the profile shows (inside HOME, and outside it:
+// a CI tool cache, /opt/TOOL/bin) resolved and pinned once, matched to its layout
+// (toolchains/toolchains.ts), its roots pinned and checked. What was checked is what gets bound: the
+// roots are pinned here (host/pins.ts) and mounted through those descriptors.
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { isWithin } from '../../path-within.js';
-import { candidateEntries, followsLinks, matchLayout, type ToolchainFacts } from '../toolchains.js';
+import {
+  type BesideEntry,
+  candidateEntries,
+  followsLinks,
+  isFoundOnDisk,
+  type LayoutScope,
+  matchLayout,
+  type ToolchainFacts,
+} from '../toolchains.js';
 import type { Pins } from '../../host/pins.js';
 
 /** A directory of links is followed this far: a ~/.local/bin of thousands of links is not a toolchain. */
@@ -12,7 +21,17 @@ const MAX_LINKS = 256;
 
 export interface ToolchainProbeInput {
   env: Record<string, string>;
-  home: string;
+  /** HOME, which entries the profile shows, the system binds, the runner's tool cache. */
+  scope: LayoutScope;
+  /**
+   * Inside a GitHub Actions job: the runner's tool cache is the job's own, which the runner image
+   * leaves writable by everyone (mode 0777 on /opt and below, owned by the image's build user) and
+   * which every later step of the job runs unsandboxed: under it no owner or mode is held against a
+   * root (docs/SECURITY.md, "The user's toolchains").
+   */
+  jobToolCache?: string | undefined;
+  /** $VIRTUAL_ENV's real path, when it names a directory. */
+  virtualEnv?: string | undefined;
   uid: number;
   gid: number;
   /** Paths no toolchain root may lie in or contain: credential stores, sbx's own state. */
@@ -105,17 +124,18 @@ function linkTargets(fdPath: string, dir: string, home: string): { real: string;
 }
 
 /**
- * Every PATH entry inside HOME (and fnm's per-shell links into it), with the roots to bind read-only
- * or the reason it is not bound. Each path is pinned by `pins`: the descriptor checked is mounted.
+ * Every PATH entry the profile shows (inside HOME, fnm's per-shell links into it, outside HOME), with
+ * the roots to bind read-only or the reason it is not bound. Each path is pinned by `pins`: the descriptor checked is mounted.
  */
 export function probeToolchains(input: ToolchainProbeInput, pins: Pins): ToolchainFacts {
-  const { env, home, uid, gid, forbidden, adversarial } = input;
+  const { env, scope, uid, gid, forbidden, adversarial } = input;
   const facts: ToolchainFacts = { roots: [], skipped: [], resolved: {}, env: {}, masks: [] };
   const skip = (entry: string, why: string) => facts.skipped.push({ entry, why });
   const seen = new Set<string>();
   const refusal = (path: string): string | undefined => {
     if (forbidden.some((f) => isWithin(path, f) || isWithin(f, path)))
-      return `${path} overlaps a credential store or sbx's own state`;
+      return `${path} overlaps a credential store, sbx's own state or the runner's files`;
+    if (input.jobToolCache !== undefined && isWithin(path, input.jobToolCache)) return undefined;
     return unsafeOwner(path, uid, gid);
   };
   /** Pins one root; undefined when it is bound, else why not. */
@@ -123,7 +143,7 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
     const f = pins.probe(path);
     if (!f.exists) return optional ? undefined : `${path} does not exist`;
     if (f.type !== 'dir' && f.type !== 'file') return `${path} is not a file or directory`;
-    const place = matchLayout(f.real, home);
+    const place = matchLayout(f.real, scope);
     if (place.kind === 'skip') return `${path}: ${place.why}`;
     const why = refusal(f.real);
     if (why) return why;
@@ -132,11 +152,15 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
     return undefined;
   };
   const inAdversarial = (path: string) => adversarial.some((a) => isWithin(path, a));
-  for (const entry of candidateEntries(env.PATH, home, env)) {
+  for (const entry of candidateEntries(env.PATH, scope, env)) {
     // The workspace is shown anyway; a PATH entry there (an activated .venv/bin) is the repository's
     // to turn into a link to any directory in HOME, so it is never a toolchain.
     if (inAdversarial(entry)) {
-      skip(entry, 'lies in the workspace or a writable bind (shown there, never bound as a toolchain)');
+      facts.skipped.push({
+        entry,
+        why: 'lies in the workspace or a writable bind (shown there, never bound as a toolchain)',
+        shown: true,
+      });
       continue;
     }
     // An entry that names nothing (a ~/bin never made) has nothing to show, and nothing to say.
@@ -160,14 +184,14 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
       skip(entry, `resolves to ${f.real}, in the workspace or a writable bind`);
       continue;
     }
-    const match = matchLayout(f.real, home);
+    const match = matchLayout(f.real, scope, besideEntry(f.real, input.virtualEnv));
     if (match.kind === 'skip') {
-      skip(entry, match.why);
+      facts.skipped.push({ entry, why: match.why, ...(match.shown ? { shown: true as const } : {}) });
       continue;
     }
     // A directory of no known layout is bound only where it is written: through a link, any
     // directory in HOME could be made to look like one.
-    if (match.layout === 'PATH entry' && links.length > 0) {
+    if (isFoundOnDisk(match.layout) && links.length > 0) {
       skip(entry, `is reached through the link ${links[0]}: an unknown directory is shown only at its own path`);
       continue;
     }
@@ -178,29 +202,55 @@ export function probeToolchains(input: ToolchainProbeInput, pins: Pins): Toolcha
     }
     if (f.real !== entry) facts.resolved[entry] = f.real;
     for (const [name, value] of Object.entries(match.env)) if (seen.has(value)) facts.env[name] = value;
-    if (followsLinks(match.layout)) followLinks(entry, f.real, pins, home, addRoot, skip);
+    if (followsLinks(match.layout)) {
+      const within = match.roots.map((r) => r.path);
+      followLinks({ entry, real: f.real, within, pins, scope }, addRoot, skip);
+    }
   }
   return facts;
 }
 
 /**
- * A directory of links (~/.local/bin): each link's target inside HOME, by the layout of its
- * directory (a pipx venv), else the file alone. A target refused is reported and left out.
+ * Whether `real` (a `bin` directory, pinned) is a virtualenv's: python finds its packages through the
+ * pyvenv.cfg beside bin/ (PEP 405), so the whole environment is its root.
+ */
+function besideEntry(real: string, virtualEnv: string | undefined): BesideEntry {
+  if (posix.basename(real) !== 'bin') return {};
+  try {
+    const cfg = lstatSync(posix.join(posix.dirname(real), 'pyvenv.cfg'));
+    return cfg.isFile() ? { venv: true, virtualEnv } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** One directory of links being followed: its entry, real path, the roots already bound for it. */
+interface LinkDir {
+  entry: string;
+  real: string;
+  within: readonly string[];
+  pins: Pins;
+  scope: LayoutScope;
+}
+
+/**
+ * A directory of links (~/.local/bin, a virtualenv's bin/): each link's target inside HOME, by the
+ * layout of its directory (a pipx venv, a pyenv version), else the file alone. A target refused is
+ * reported and left out.
  */
 function followLinks(
-  entry: string,
-  real: string,
-  pins: Pins,
-  home: string,
+  dir: LinkDir,
   addRoot: (path: string, layout: string, entry: string, optional: boolean) => string | undefined,
   skip: (entry: string, why: string) => void,
 ): void {
-  const fd = pins.fdOf(real);
+  const { entry, real, scope } = dir;
+  const home = scope.home;
+  const fd = dir.pins.fdOf(real);
   if (fd === undefined) return;
   for (const { real: target, direct } of linkTargets(`/proc/self/fd/${fd}`, real, home)) {
-    if (isWithin(target, real)) continue;
-    const match = matchLayout(posix.dirname(target), home);
-    const known = match.kind === 'layout' && match.layout !== 'PATH entry';
+    if (dir.within.some((root) => isWithin(target, root))) continue;
+    const match = matchLayout(posix.dirname(target), scope);
+    const known = match.kind === 'layout' && !isFoundOnDisk(match.layout);
     // A file of no known layout is shown only when the link names it outright (no link on the way).
     if (!known && !direct) {
       skip(`${entry} → ${target}`, 'reached through more than one link: shown only when the link names it outright');

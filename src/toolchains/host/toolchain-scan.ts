@@ -1,5 +1,5 @@
 // The user's toolchains as the policy stage shows them (pipeline/policy-stage.ts, through
-// policy/host/probe-host.ts): the PATH entries inside HOME probed and pinned (toolchain-probe.ts),
+// policy/host/probe-host.ts): the PATH entries the profile shows probed and pinned (toolchain-probe.ts),
 // then each root walked for secrets through its pinned descriptor, the walk kept between runs while
 // nothing it read changed (sensitive/host/scan-cache.ts) or, for a library caller, in memory.
 import { realpathSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { pinnedIdentity, watchingReader } from '../../sensitive/host/policy-scan
 import { keptScan, recordedScan } from '../../sensitive/host/scan-cache.js';
 import { scanMountedTrees } from '../../sensitive/host/sensitive-scan.js';
 import type { ScanReader } from '../../sensitive/scan-result.js';
-import type { ToolchainFacts } from '../toolchains.js';
+import { reachOf, type ToolchainFacts } from '../toolchains.js';
 import { probeToolchains } from './toolchain-probe.js';
 
 /** Who runs, and what the run's profile and plan say about toolchains. */
@@ -29,7 +29,8 @@ export interface ToolchainRun {
   pins: Pins;
 }
 
-function realOrEmpty(path: string): string[] {
+function realOrEmpty(path: string | undefined): string[] {
+  if (!path?.startsWith('/')) return [];
   try {
     return [realpathSync(path)];
   } catch {
@@ -38,18 +39,40 @@ function realOrEmpty(path: string): string[] {
 }
 
 /**
- * The toolchains on the PATH inside HOME (toolchains/host/toolchain-probe.ts), when the profile shows them. No root
- * may overlap a credential store, sbx's own state or the session directories.
+ * The runner's file commands ($GITHUB_ENV, $GITHUB_OUTPUT, ...): what earlier steps exported, tokens
+ * included. A PATH entry holding them ($RUNNER_TEMP, the runner's work directory) is never bound.
+ */
+const RUNNER_FILE_VARS = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY'];
+
+/**
+ * The toolchains on the PATH (toolchains/host/toolchain-probe.ts), when the profile shows them: in HOME
+ * with `toolchains: true`, outside it with `true` or `machine`. No root may overlap a credential store,
+ * sbx's own state, the session directories or the runner's files.
  */
 export function probeHostToolchains(run: ToolchainRun, plan: ProbePlan): ToolchainFacts | undefined {
   const { profile, env, home, uid, gid, pins } = run;
-  if (profile.toolchains !== true || profile.mode === 'danger') return undefined;
+  const reach = reachOf(profile.toolchains);
+  if (reach === undefined || profile.mode === 'danger') return undefined;
   const own = plan.ownDirs;
-  const forbidden = [...sensitivePaths(home, env), own.config, own.state, own.cache, sessionBase(env, uid)];
+  const runnerFiles = RUNNER_FILE_VARS.flatMap((name) => realOrEmpty(env[name]));
+  const forbidden = [
+    ...sensitivePaths(home, env),
+    own.config,
+    own.state,
+    own.cache,
+    sessionBase(env, uid),
+    ...runnerFiles,
+  ];
   // The workspace counts in every mode: the repository is the adversary even when nothing is writable.
   const requested = plan.writable;
   const adversarial = [...requested, ...requested.flatMap((path) => realOrEmpty(path))];
-  return probeToolchains({ env, home, uid, gid, forbidden, adversarial }, pins);
+  const systemSpecs = plan.binds.system.map((b) => b.path);
+  const system = [...systemSpecs, ...systemSpecs.flatMap((path) => realOrEmpty(path))];
+  const toolCache = realOrEmpty(env.RUNNER_TOOL_CACHE)[0];
+  const jobToolCache = env.GITHUB_ACTIONS === 'true' ? toolCache : undefined;
+  const scope = { home, reach, system, toolCache };
+  const virtualEnv = realOrEmpty(env.VIRTUAL_ENV)[0];
+  return probeToolchains({ env, scope, jobToolCache, virtualEnv, uid, gid, forbidden, adversarial }, pins);
 }
 
 /**

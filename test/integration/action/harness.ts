@@ -31,9 +31,14 @@ export function loadAction(): ActionFile {
 }
 
 /** `${{ inputs.NAME }}` and `${{ github.action_path }}`: the only expressions the action may use in env. */
-export function evaluate(value: string, inputs: Record<string, string>, action: ActionFile): string {
+export function evaluate(
+  value: string,
+  inputs: Record<string, string>,
+  action: ActionFile,
+  actionPath: string = REPO_ROOT,
+): string {
   return value.replace(/\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, expr: string) => {
-    if (expr === 'github.action_path') return REPO_ROOT;
+    if (expr === 'github.action_path') return actionPath;
     const input = /^inputs\.(.+)$/.exec(expr)?.[1];
     if (input === undefined || !(input in action.inputs)) throw new Error(`unexpected expression ${expr}`);
     return inputs[input] ?? action.inputs[input]!.default ?? '';
@@ -82,19 +87,19 @@ function runScript(
   script: string,
   env: Record<string, string>,
   cwd: string,
-  outFd: number,
-  errFd: number,
+  fds: { out: number; err: number },
+  safetyMs: number,
 ): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
       env,
       cwd,
-      stdio: ['ignore', outFd, errFd],
+      stdio: ['ignore', fds.out, fds.err],
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`safety timeout: a step of action.yml still running after ${SAFETY_MS} ms`));
-    }, SAFETY_MS);
+      reject(new Error(`safety timeout: a step of action.yml still running after ${safetyMs} ms`));
+    }, safetyMs);
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(timer);
@@ -103,13 +108,22 @@ function runScript(
   });
 }
 
+/** Where the runner put the action (this checkout, or a release's copy), and a step's safety net. */
+export interface ActionCopy {
+  path: string;
+  /** A step that installs and builds (npm ci of a copy without dist/) takes far longer than one run. */
+  stepSafetyMs?: number;
+}
+
 /** Every step in order, as the runner would: the job stops at the first step that fails. */
 export async function runAction(
   t: TestHost,
   name: string,
   inputs: Record<string, string>,
   streams: 'merged' | 'split' = 'merged',
+  copy: ActionCopy = { path: REPO_ROOT },
 ): Promise<ActionRun> {
+  const actionPath = copy.path;
   const action = loadAction();
   const files = runnerFiles(t, name);
   const logPath = join(files.dir, 'log');
@@ -131,8 +145,14 @@ export async function runAction(
         GITHUB_STATE: files.GITHUB_STATE,
         GITHUB_STEP_SUMMARY: files.GITHUB_STEP_SUMMARY,
       };
-      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(v, inputs, action);
-      const code = await runScript(step.run, env, t.workspace, logFd, errFd);
+      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(v, inputs, action, actionPath);
+      const code = await runScript(
+        step.run,
+        env,
+        t.workspace,
+        { out: logFd, err: errFd },
+        copy.stepSafetyMs ?? SAFETY_MS,
+      );
       steps.push({ step: step.name, code });
       if (code !== 0) break;
     }

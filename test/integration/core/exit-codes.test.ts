@@ -65,8 +65,11 @@ describe.skipIf(SKIP_INTEGRATION)('exit codes and the JSON report (real bwrap vi
 
   describe("sbx's own failures run nothing", () => {
     it('a command that exists on the host but not in the sandbox → 127 (control: runs unsandboxed)', async () => {
+      // A directory every user may write: never shown (a PATH entry outside HOME is otherwise bound
+      // read-only, toolchains/toolchains.ts).
       const tools = join(t.root, 'tools');
       mkdirSync(tools, { recursive: true });
+      chmodSync(tools, 0o777);
       const tool = join(tools, 'host-only-tool');
       writeFileSync(tool, `#!/bin/sh\ntouch "${t.workspace}/ran-host-only"\n`);
       chmodSync(tool, 0o755);

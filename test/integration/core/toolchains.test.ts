@@ -3,17 +3,7 @@
 // a `toolchains: false` control that gets 127), its root is read-only, and the credentials planted
 // inside it (a node prefix's etc/npmrc, ~/.cargo/credentials.toml) are unreadable.
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  cpSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  readdirSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +18,7 @@ import {
   SKIP_INTEGRATION,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
+import { place } from '../toolchains/tool-cache.js';
 
 const MARKER = `TOOLCHAIN-SECRET-${process.pid}`;
 const NODE_VERSION = process.version;
@@ -39,15 +30,6 @@ const HELPER = join(REPO_ROOT, 'dist', 'sbx-landlock');
 let t: TestHost;
 let nodeRoot: string;
 let rustSkip: string | undefined;
-
-/** A file of the host, hard-linked where the kernel allows it (same filesystem, owner), else copied. */
-function place(source: string, dest: string): void {
-  try {
-    linkSync(source, dest);
-  } catch {
-    copyFileSync(source, dest);
-  }
-}
 
 /** nvm: ~/.nvm/versions/node/vX/{bin/node, bin/npm, lib/node_modules/npm}, with a token in its global npmrc. */
 function buildNvm(home: string): string {

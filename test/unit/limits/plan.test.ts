@@ -234,10 +234,12 @@ describe('planLimits', () => {
       { resource: 'NPROC', soft: 64, hard: 64, uid: 1000 },
       ...EXACT_RLIMITS,
     ]);
+    // The same polls count the tree's tasks: RLIMIT_NPROC refuses forks without a trace.
     expect(plan.watchdog).toEqual({
       memoryBytes: 512 * MiB,
       intervalMs: WATCHDOG_INTERVAL_MS,
       fastIntervalMs: WATCHDOG_FAST_INTERVAL_MS,
+      tasks: 64,
     });
     const notes = Object.fromEntries(plan.limits.map((l) => [l.name, l.note]));
     expect(notes.memory).toBe(

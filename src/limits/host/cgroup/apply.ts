@@ -314,8 +314,15 @@ export async function prepareLimits(
   // Planned before anything is created: a bad session id or a missing systemd-run leaves no cgroup behind.
   const wrapper = planLimitsWrapper(plan, session.id, opts);
   const dirs = await createSessionCgroups(plan, sessionCgroupName(session.id), fake);
+  // RLIMIT_NPROC as set, the uid's tasks at launch on top: the watchdog tells a refusing limit by it.
+  const nproc = [...wrapper.rlimits, ...wrapper.command.rlimits].find((r) => r.resource === 'NPROC');
   const watchdog: MemoryWatchdog | undefined = plan.watchdog
-    ? memoryWatchdog({ ...plan.watchdog, display: limitDisplay(plan, 'memory') })
+    ? memoryWatchdog({
+        ...plan.watchdog,
+        display: limitDisplay(plan, 'memory'),
+        tasksDisplay: limitDisplay(plan, 'pids'),
+        ...(nproc?.uid !== undefined ? { nproc: { soft: nproc.soft, uid: nproc.uid } } : {}),
+      })
     : undefined;
   let cleaned = false;
   return {

@@ -32,7 +32,7 @@ function ownHardLimits(root: string): Partial<Record<RlimitResource, number>> {
 }
 
 /** Tasks (threads) the uid runs now: RLIMIT_NPROC counts them all, the sandbox gets its limit on top. */
-function countTasksOf(root: string, uid: number): number {
+export function countTasksOf(root: string, uid: number): number {
   let count = 0;
   let names: string[];
   try {

@@ -1,10 +1,12 @@
-// toolchains/host/toolchain-probe.ts on a real temp HOME: what it pins and binds, and what it refuses because
-// someone else could write it (other local users are adversaries), with the reason explain shows.
+// toolchains/host/toolchain-probe.ts on a real temp HOME and a tool cache beside it: what it pins and
+// binds, and what it refuses because someone else could write it (other local users are adversaries),
+// with the reason explain shows.
 import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPins, type Pins } from '../../../../src/host/pins.js';
-import { probeToolchains } from '../../../../src/toolchains/host/toolchain-probe.js';
+import { probeToolchains, type ToolchainProbeInput } from '../../../../src/toolchains/host/toolchain-probe.js';
+import type { LayoutScope } from '../../../../src/toolchains/toolchains.js';
 import { makeTempDir } from '../../../helpers/tmp.js';
 
 const uid = process.getuid?.() ?? 0;
@@ -12,9 +14,16 @@ const gid = process.getgid?.() ?? 0;
 let pins: Pins | undefined;
 afterEach(() => pins?.close());
 
-function probe(home: string, path: string[], forbidden: string[] = []) {
+const SYSTEM = ['/usr', '/bin', '/etc'];
+
+function scopeOf(home: string, toolCache?: string): LayoutScope {
+  return { home, reach: { home: true, outside: true }, system: SYSTEM, toolCache };
+}
+
+function probe(home: string, path: string[], forbidden: string[] = [], extra: Partial<ToolchainProbeInput> = {}) {
   pins = openPins();
-  return probeToolchains({ env: { PATH: path.join(':') }, home, uid, gid, forbidden, adversarial: [] }, pins);
+  const env = { PATH: path.join(':') };
+  return probeToolchains({ env, scope: scopeOf(home), uid, gid, forbidden, adversarial: [], ...extra }, pins);
 }
 
 function homeWith(...dirs: string[]): string {
@@ -62,7 +71,7 @@ describe('probeToolchains', () => {
     expect(facts.skipped.map((s) => s.why)).toEqual([
       'HOME itself holds your dotfiles: never bound',
       '~/.config holds your dotfiles: never bound',
-      `${home}/.aws/bin overlaps a credential store or sbx's own state`,
+      `${home}/.aws/bin overlaps a credential store, sbx's own state or the runner's files`,
     ]);
   });
 
@@ -91,9 +100,82 @@ describe('probeToolchains', () => {
     symlinkSync(join(home, '.local/share/fnm/node-versions/v22.0.0/installation'), join(shells, '1_2'));
     pins = openPins();
     const env = { PATH: `${shells}/1_2/bin`, XDG_RUNTIME_DIR: join(home, '..', 'run') };
-    const facts = probeToolchains({ env, home, uid, gid, forbidden: [], adversarial: [] }, pins);
+    const facts = probeToolchains({ env, scope: scopeOf(home), uid, gid, forbidden: [], adversarial: [] }, pins);
     const version = `${home}/.local/share/fnm/node-versions/v22.0.0/installation`;
     expect(facts.roots.map((r) => r.path)).toEqual([version]);
     expect(facts.resolved).toEqual({ [`${shells}/1_2/bin`]: `${version}/bin` });
+  });
+
+  it('binds a virtualenv whole (pyvenv.cfg, lib/) and keeps VIRTUAL_ENV when it names it', () => {
+    const home = homeWith('.virtualenvs/proj/bin', '.virtualenvs/proj/lib/python3.11/site-packages');
+    const venv = join(home, '.virtualenvs/proj');
+    writeFileSync(join(venv, 'pyvenv.cfg'), 'home = /usr/bin\n');
+    symlinkSync('/usr/bin/python3', join(venv, 'bin/python'));
+    const facts = probe(home, [join(venv, 'bin')], [], { virtualEnv: venv });
+    expect(facts.roots.map((r) => [r.layout, r.path])).toEqual([['virtualenv', venv]]);
+    expect(facts.env).toEqual({ VIRTUAL_ENV: venv });
+    // Its python links outside HOME (the system's): nothing more to bind.
+    expect(facts.skipped).toEqual([]);
+  });
+
+  it("binds a virtualenv's interpreter when it is a toolchain in HOME (a pyenv version)", () => {
+    const home = homeWith('.virtualenvs/proj/bin', '.pyenv/versions/3.12.1/bin');
+    const venv = join(home, '.virtualenvs/proj');
+    writeFileSync(join(venv, 'pyvenv.cfg'), `home = ${home}/.pyenv/versions/3.12.1/bin\n`);
+    writeFileSync(join(home, '.pyenv/versions/3.12.1/bin/python3.12'), '#!/bin/sh\n', { mode: 0o755 });
+    symlinkSync(join(home, '.pyenv/versions/3.12.1/bin/python3.12'), join(venv, 'bin/python'));
+    const facts = probe(home, [join(venv, 'bin')]);
+    expect(facts.roots.map((r) => [r.layout, r.path])).toEqual([
+      ['virtualenv', venv],
+      ['pyenv', join(home, '.pyenv/versions/3.12.1')],
+    ]);
+    expect(facts.env).toEqual({});
+  });
+
+  it('binds a tool cache version outside HOME, setup-node and setup-python style; not one everyone may write', () => {
+    const base = makeTempDir('sbx-toolcache-');
+    const home = homeWith('bin');
+    const cache = join(base, 'hostedtoolcache');
+    const node = join(cache, 'node/20.11.0/x64');
+    const python = join(cache, 'Python/3.12.3/x64');
+    mkdirSync(join(node, 'bin'), { recursive: true });
+    mkdirSync(join(python, 'bin'), { recursive: true });
+    pins = openPins();
+    const env = { PATH: [`${node}/bin`, python, `${python}/bin`, '/usr/bin'].join(':') };
+    const input = { env, scope: scopeOf(home, cache), uid, gid, forbidden: [], adversarial: [] };
+    const facts = probeToolchains(input, pins);
+    expect(facts.roots.map((r) => [r.layout, r.path])).toEqual([
+      ['tool cache', node],
+      ['tool cache', python],
+    ]);
+    expect(facts.skipped).toEqual([]);
+    // The runner image makes its tool cache world-writable: refused elsewhere, the job's own inside a job.
+    chmodSync(cache, 0o777);
+    pins.close();
+    pins = openPins();
+    expect(probeToolchains(input, pins).skipped).toEqual([
+      { entry: `${node}/bin`, why: `${cache} is writable by every user` },
+      { entry: python, why: `${cache} is writable by every user` },
+      { entry: `${python}/bin`, why: `${cache} is writable by every user` },
+    ]);
+    pins.close();
+    pins = openPins();
+    expect(probeToolchains({ ...input, jobToolCache: cache }, pins).roots.map((r) => r.path)).toEqual([node, python]);
+  });
+
+  it('never binds an entry outside HOME that holds the runner files, or lies in a writable tree', () => {
+    const base = makeTempDir('sbx-outside-');
+    const home = homeWith('bin');
+    const temp = join(base, 'runner-temp');
+    mkdirSync(join(temp, '_runner_file_commands'), { recursive: true });
+    const envFile = join(temp, '_runner_file_commands', 'set_env_1');
+    writeFileSync(envFile, 'TOKEN<<EOF\nx\nEOF\n');
+    mkdirSync(join(base, 'ws/bin'), { recursive: true });
+    const facts = probe(home, [temp, join(base, 'ws/bin')], [envFile], { adversarial: [join(base, 'ws')] });
+    expect(facts.roots).toEqual([]);
+    expect(facts.skipped).toEqual([
+      { entry: temp, why: `${temp} overlaps a credential store, sbx's own state or the runner's files` },
+      { entry: join(base, 'ws/bin'), why: expect.stringMatching(/^lies in the workspace/), shown: true },
+    ]);
   });
 });

@@ -65,6 +65,20 @@ async function samples(): Promise<Sample[]> {
       },
     ],
     ['ssh_agent', { profile: { ssh_agent: { keys: ['me@laptop'] } } }],
+    [
+      'credentials',
+      {
+        profile: {
+          network: { allow: ['api.github.com'] },
+          credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
+        },
+        mutateHost: (h) => {
+          h.bridge = BRIDGE;
+          const bundle = '/etc/ssl/certs/ca-certificates.crt';
+          h.paths[bundle] = { exists: true, real: bundle, type: 'file', uid: 0 };
+        },
+      },
+    ],
   ];
   for (const [name, options] of more) {
     const p = await runPipeline('default', 'alice', options);

@@ -64,6 +64,19 @@ async function samplePolicies(): Promise<Policy[]> {
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
     (await runPipeline('default', 'alice', { profile: { ssh_agent: { keys: ['me@laptop'] } } })).policy,
+    (
+      await runPipeline('default', 'alice', {
+        profile: {
+          network: { allow: ['api.github.com'] },
+          credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
+        },
+        mutateHost: (h) => {
+          h.bridge = BRIDGE;
+          const bundle = '/etc/ssl/certs/ca-certificates.crt';
+          h.paths[bundle] = { exists: true, real: bundle, type: 'file', uid: 0 };
+        },
+      })
+    ).policy,
 
     // Toolchains in HOME, one of them left out (toolchainsSkipped).
     (await runPipeline('default', 'carol')).policy,
@@ -88,7 +101,7 @@ function leafPaths(value: unknown, prefix: string): string[] {
     Array.isArray(value) ||
     value === null ||
     typeof value !== 'object' ||
-    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow'].includes(prefix)
+    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow', 'credentials.rules'].includes(prefix)
   )
     return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));

@@ -27,6 +27,8 @@ export interface Carried {
  * honest requests. Placeholders are always longer (placeholder.ts MIN_RANDOM_CHARS).
  */
 export const MIN_TRACED_LENGTH = 16;
+/** Nor is one longer than this (a bundle, not a token): every body would be searched with this much carried over. */
+export const MAX_TRACED_LENGTH = 4096;
 
 /**
  * The byte strings any encoding of `secret` in a request contains: itself, and for base64 and base64url
@@ -50,19 +52,34 @@ export function tracesOf(secret: string): Buffer[] {
 
 const HEX = /^[0-9a-fA-F]{2}$/;
 
-/** `buf` with every %XX decoded, or undefined when it holds no `%`. */
-export function percentDecoded(buf: Buffer): Buffer | undefined {
+/** `buf` with every %XX decoded once, or undefined when it holds none. */
+function percentDecodedOnce(buf: Buffer): Buffer | undefined {
   if (!buf.includes(0x25)) return undefined;
   const out = Buffer.alloc(buf.length);
   let n = 0;
+  let decoded = false;
   for (let i = 0; i < buf.length; i++) {
     const hex = buf[i] === 0x25 && i + 2 < buf.length ? buf.toString('latin1', i + 1, i + 3) : '';
     if (HEX.test(hex)) {
       out[n++] = Number.parseInt(hex, 16);
       i += 2;
+      decoded = true;
     } else out[n++] = buf[i] as number;
   }
-  return out.subarray(0, n);
+  return decoded ? out.subarray(0, n) : undefined;
+}
+
+/** Percent-encoding undone, then undone again where a client (or a hider) encoded twice: each distinct form. */
+const PERCENT_ROUNDS = 3;
+
+/** `buf` with every %XX decoded, as often as it still holds one (up to three times), or undefined when it holds none. */
+export function percentDecoded(buf: Buffer): Buffer | undefined {
+  let out: Buffer | undefined;
+  for (let round = 0, next = percentDecodedOnce(buf); next && round < PERCENT_ROUNDS; round++) {
+    out = next;
+    next = percentDecodedOnce(next);
+  }
+  return out;
 }
 
 interface Trace {
@@ -74,7 +91,7 @@ interface Trace {
 export interface Tracer {
   /** The first credential `accept`s whose trace `text` holds (raw or percent-decoded). */
   find(text: Buffer, accept: (c: LiveCredential) => boolean): Carried | undefined;
-  /** The most raw bytes one trace can span (percent-encoded: three per byte): what a stream must carry over. */
+  /** The most raw bytes one trace can span (percent-encoded twice: nine per byte): what a stream must carry over. */
   readonly span: number;
 }
 
@@ -84,13 +101,13 @@ export function tracerOf(credentials: readonly LiveCredential[]): Tracer {
       carried: { credential, what: 'placeholder' as const },
       bytes,
     })),
-    ...(credential.value.length >= MIN_TRACED_LENGTH
+    ...(credential.value.length >= MIN_TRACED_LENGTH && credential.value.length <= MAX_TRACED_LENGTH
       ? tracesOf(credential.value).map((bytes) => ({ carried: { credential, what: 'value' as const }, bytes }))
       : []),
   ]);
   const longest = Math.max(0, ...traces.map((t) => t.bytes.length));
   return {
-    span: longest * 3,
+    span: longest * 9,
     find(text, accept) {
       const forms = [text, percentDecoded(text)].filter((b): b is Buffer => b !== undefined);
       for (const t of traces) {

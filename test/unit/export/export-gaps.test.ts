@@ -16,6 +16,24 @@ describe('exportGaps', () => {
     ]);
   });
 
+  it('credentials: refused by name, for every engine (the values go in at sbx run time only)', async () => {
+    const { policy } = await runPipeline('default', 'alice', {
+      profile: {
+        network: { allow: ['api.github.com'] },
+        credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
+      },
+      mutateHost: (h) => (h.bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' }),
+    });
+    const gaps = exportGaps(policy);
+    expect(gaps.items[0]).toEqual({
+      key: 'credentials',
+      effect: 'refused',
+      detail: expect.stringContaining('GITHUB_TOKEN'),
+    });
+    for (const target of ['docker', 'oci', 'k8s'] as const)
+      expect(() => gaps.refuseIfAny(target, 'hint')).toThrow(`${target} export: credentials: GITHUB_TOKEN`);
+  });
+
   it('nothing writable: no git-state gap', async () => {
     const { policy } = await runPipeline('default', 'alice');
     const readOnly = { ...policy, mounts: policy.mounts.filter((m) => !(m.kind === 'bind' && m.access === 'rw')) };

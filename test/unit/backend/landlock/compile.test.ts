@@ -220,6 +220,21 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
     expect(message).toContain('/opt is bound at /mnt/opt');
   });
 
+  it('credentials, by name (not as a session-dir mount: the CA mounts are theirs)', async () => {
+    const message = await refused('default', 'alice', {
+      profile: {
+        network: { allow: ['api.github.com'] },
+        credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
+      },
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        h.bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
+      },
+    });
+    expect(message).toContain('credentials (GITHUB_TOKEN)');
+    expect(message).not.toContain('session directory');
+  });
+
   it('user: root as a normal user', async () => {
     const message = await refused('default', 'alice', { profile: { user: 'root' } });
     expect(message).toContain('the policy runs the command as 0:0, the caller is 1000:1000');

@@ -28,6 +28,8 @@ export interface CredentialPolicy {
   extraCaCerts: string[];
   /** The host's CA bundle the proxy verifies upstreams with and the sandbox's bundle starts from; absent: Node's bundled roots. */
   systemBundle?: string;
+  /** The host has a Java trust store: the sandbox's is the same roots and the run's CA, as PKCS#12. */
+  javaTrustStore?: true;
 }
 
 /** A credential's host key path, for refusals and violations. */

@@ -51,6 +51,7 @@ export async function startEgress({
         live: credentials.live,
         trust: credentials.trust,
         sessionDir: session.dir,
+        java: policy.credentials?.javaTrustStore === true,
       })
     : undefined;
   const proxy = await network.startEgressProxy({

@@ -50,10 +50,12 @@ export function openCredentialBroker(init: {
   live: readonly LiveCredential[];
   trust: TrustMaterial;
   sessionDir: string;
+  /** Write a Java trust store too (the host has one: policy.credentials.javaTrustStore). */
+  java?: boolean;
 }): CredentialBroker {
   const { live, trust } = init;
   const ca = createRunCa(permittedNames(live.flatMap((c) => c.hosts)), new Date());
-  writeTrustFiles(init.sessionDir, ca.certPem, trust.roots);
+  writeTrustFiles(init.sessionDir, ca.certPem, trust.roots, init.java ?? false);
   let upstream: SecureContext | undefined;
   return {
     live,

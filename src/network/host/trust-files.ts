@@ -9,7 +9,8 @@ import { isSbxError, SbxError } from '../../errors.js';
 import { readGuarded } from '../../host/guarded-read.js';
 import { isWithin } from '../../path-within.js';
 import type { Policy } from '../../policy/types.js';
-import { CA_BUNDLE_FILE, CA_CERT_FILE, CA_SESSION_SUBDIR } from '../credential-trust.js';
+import { CA_BUNDLE_FILE, CA_CERT_FILE, CA_SESSION_SUBDIR, JAVA_TRUST_STORE_FILE } from '../credential-trust.js';
+import { trustStore } from '../pkcs12.js';
 import type { CredentialPolicy } from '../credentials.js';
 
 /** A CA bundle is a few hundred KiB (Mozilla's ~150 roots); more is not one. */
@@ -83,19 +84,30 @@ function readBundle(path: string): string {
   }
 }
 
+/** The DER of each PEM certificate, each under an alias of its own, the run's CA first. */
+function javaEntries(caPem: string, roots: string): { der: Uint8Array; alias: string }[] {
+  const der = (pem: string) => new X509Certificate(pem).raw;
+  return [
+    { der: der(caPem), alias: 'sbx-run-ca' },
+    ...certificatesOf(roots).map((pem, i) => ({ der: der(pem), alias: `root-${i}` })),
+  ];
+}
+
 /**
- * The session directory's `ca/`: the run's CA alone, and the host's roots with it appended (what the
- * trust variables and the system bundle paths inside name). Readable inside, never writable (the
- * session directory is mounted read-only).
+ * The session directory's `ca/`: the run's CA alone, the host's roots with it appended (what the trust
+ * variables and the system bundle paths inside name), and with `java`, the same as a Java trust store.
+ * Readable inside, never writable (the session directory is mounted read-only).
  */
-export function writeTrustFiles(sessionDir: string, caPem: string, roots: string): void {
+export function writeTrustFiles(sessionDir: string, caPem: string, roots: string, java: boolean): void {
   const dir = join(sessionDir, CA_SESSION_SUBDIR);
   mkdirSync(dir, { mode: 0o755 });
   chmodSync(dir, 0o755);
-  for (const [name, content] of [
+  const files: [string, string | Uint8Array][] = [
     [CA_CERT_FILE, caPem],
     [CA_BUNDLE_FILE, `${roots.trimEnd()}\n${caPem}`],
-  ] as const) {
+    ...(java ? [[JAVA_TRUST_STORE_FILE, trustStore(javaEntries(caPem, roots))] as [string, Uint8Array]] : []),
+  ];
+  for (const [name, content] of files) {
     writeFileSync(join(dir, name), content, { mode: 0o444, flag: 'wx' });
     chmodSync(join(dir, name), 0o444);
   }

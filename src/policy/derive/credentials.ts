@@ -8,6 +8,8 @@ import { type CredentialPolicy, compileCredentials } from '../../network/credent
 import {
   CA_BUNDLE_FILE,
   CA_SESSION_SUBDIR,
+  JAVA_TRUST_STORE_FILE,
+  JAVA_TRUST_STORE_PATHS,
   SANDBOX_CA_DIR,
   SYSTEM_BUNDLE_PATHS,
   trustVariables,
@@ -77,26 +79,34 @@ export function deriveCredentials(
         }
       : rule,
   );
-  // Probed for every run with credentials (probe-plan.ts): each the host has is covered inside.
-  const bundles = SYSTEM_BUNDLE_PATHS.map((p) => fact(host, p)).flatMap((f) =>
-    f.exists && f.type === 'file' ? [f] : [],
-  );
-  const systemBundle = bundles[0]?.real;
+  // Probed for every run with credentials (probe-plan.ts): each store the host has is covered inside.
+  const present = (paths: readonly string[]) =>
+    paths.map((p) => fact(host, p)).flatMap((f) => (f.exists && f.type === 'file' ? [f.real] : []));
+  const bundles = present(SYSTEM_BUNDLE_PATHS);
+  const javaStores = [...new Set(present(JAVA_TRUST_STORE_PATHS))];
+  const systemBundle = bundles[0];
   const reason = "credentials: the run's CA, trusted for the hosts credentials name";
+  const cover =
+    (file: string, what: string) =>
+    (target: string): Mount => ({
+      kind: 'session-dir',
+      target,
+      subdir: `${CA_SESSION_SUBDIR}/${file}`,
+      reason: `credentials: ${what} with the run's CA added`,
+      role: 'trust',
+    });
   const mounts: Mount[] = [
     { kind: 'session-dir', target: SANDBOX_CA_DIR, subdir: CA_SESSION_SUBDIR, reason, role: 'trust' },
-    ...[...new Set(bundles.map((f) => f.real))].map(
-      (target): Mount => ({
-        kind: 'session-dir',
-        target,
-        subdir: `${CA_SESSION_SUBDIR}/${CA_BUNDLE_FILE}`,
-        reason: "credentials: the system CA bundle with the run's CA added",
-        role: 'trust',
-      }),
-    ),
+    ...[...new Set(bundles)].map(cover(CA_BUNDLE_FILE, 'the system CA bundle')),
+    ...javaStores.map(cover(JAVA_TRUST_STORE_FILE, "Java's trust store")),
   ];
   return {
-    credentials: { rules, extraCaCerts, ...(systemBundle !== undefined ? { systemBundle } : {}) },
+    credentials: {
+      rules,
+      extraCaCerts,
+      ...(systemBundle !== undefined ? { systemBundle } : {}),
+      ...(javaStores.length > 0 ? { javaTrustStore: true as const } : {}),
+    },
     mounts,
   };
 }

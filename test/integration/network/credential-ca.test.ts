@@ -10,6 +10,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileEgressRules } from '../../../src/network/egress.js';
 import { createRunCa, permittedNames } from '../../../src/network/host/credential-ca.js';
+import { trustStore } from '../../../src/network/pkcs12.js';
+import { X509Certificate } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 
 const run = promisify(execFile);
 const ca = createRunCa(
@@ -92,4 +95,18 @@ describe('the run CA as TLS clients verify it', () => {
     const { stdout } = await run('python3', ['-c', script]);
     expect(stdout).toMatch(/^ok TLSv1\.[23]\n$/);
   });
+
+  const hasKeytool = spawnSync('sh', ['-c', 'command -v keytool']).status === 0;
+  it.skipIf(!hasKeytool)(
+    'keytool reads the Java trust store as trusted certificates, with any password or none (skipped without keytool)',
+    async () => {
+      const store = join(dir, 'store.p12');
+      writeFileSync(store, trustStore([{ der: new X509Certificate(ca.certPem).raw, alias: 'sbx-run-ca' }]));
+      for (const password of ['changeit', '']) {
+        const { stdout } = await run('keytool', ['-list', '-keystore', store, '-storepass', password]);
+        expect(stdout).toMatch(/Your keystore contains 1 entry/);
+        expect(stdout).toMatch(/^sbx-run-ca, .*, trustedCertEntry,/m);
+      }
+    },
+  );
 });

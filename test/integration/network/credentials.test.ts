@@ -225,6 +225,34 @@ describe.skipIf(skip)('credentials: a placeholder inside, the value added by the
     expect(seen.some((r) => JSON.stringify(r).includes('ghp_') && !JSON.stringify(r).includes(TOKEN))).toBe(false);
   });
 
+  // Java reads no proxy variable and no CA variable: it gets the proxy as -D flags, and its default trust
+  // store (the system's cacerts, covered by the run's PKCS#12 one) holds the run's CA.
+  const hasJdk = spawnSync('sh', ['-c', 'command -v javac']).status === 0;
+  it.skipIf(!hasJdk)(
+    "Java's default trust store trusts the run's CA: HttpURLConnection reaches the server with the value (skipped without a JDK)",
+    async () => {
+      const from = up.arrived.length;
+      writeFileSync(
+        join(ws, 'Get.java'),
+        [
+          'import java.net.*; import java.io.*;',
+          'public class Get { public static void main(String[] a) throws Exception {',
+          '  HttpURLConnection c = (HttpURLConnection) new URL(a[0]).openConnection();',
+          '  c.setRequestProperty("Authorization", "Bearer " + System.getenv("GITHUB_TOKEN"));',
+          '  System.out.print(new String(c.getInputStream().readAllBytes()));',
+          '} }',
+        ].join('\n'),
+      );
+      const o = await sh(
+        credentialProfile(),
+        `p=\${HTTPS_PROXY##*:}; java -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=\${p%/} Get.java ${https(API, '/auth/java')}`,
+      );
+      expect(err(o)).toBe('');
+      expect(out(o)).toBe('https ok authorised\n');
+      expect(since(from).map((r) => r.headers.authorization)).toEqual([`Bearer ${TOKEN}`]);
+    },
+  );
+
   it('the placeholder sent to another allowed host is refused and reported, in the query, a header, a body (raw, base64, URL-encoded); the same requests without it pass (control)', async () => {
     const from = up.arrived.length;
     const status = (args: string) => `curl -sS -o /dev/null -w '%{http_code}\\n' ${args}`;
@@ -278,7 +306,9 @@ describe.skipIf(skip)('credentials: a placeholder inside, the value added by the
         `curl -sS --cacert /run/sbx/ca/ca.pem ${https(API, '/ca')}`,
       ].join('; '),
     );
-    expect(out(o).split('\n')).toEqual(['bundle.pem', 'ca.pem', '0', '0', 'https ok anonymous', '']);
+    // The Java trust store is there when the host has one to cover (Debian's ca-certificates-java).
+    const java = existsSync('/etc/ssl/certs/java/cacerts') ? ['java-cacerts.p12'] : [];
+    expect(out(o).split('\n')).toEqual(['bundle.pem', 'ca.pem', ...java, '0', '0', 'https ok anonymous', '']);
     // Control: the same process search on the host finds this test.
     const host = spawnSync('sh', ['-c', 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " " | grep -c "vites[t]"'], {
       encoding: 'utf8',

@@ -69,6 +69,21 @@ describe('derivePolicy: credentials', () => {
     expect(at(BUNDLE)).toBeGreaterThan(at('/etc'));
   });
 
+  it("covers Java's trust store where the host has one", () => {
+    const java = '/etc/ssl/certs/java/cacerts';
+    const policy = deriveOnFixture(gh, {
+      host: (h) => {
+        withBundle(h);
+        h.paths[java] = { exists: true, real: java, type: 'file', uid: 0 };
+      },
+    });
+    expect(policy.credentials?.javaTrustStore).toBe(true);
+    expect(policy.mounts).toContainEqual(
+      expect.objectContaining({ kind: 'session-dir', target: java, subdir: 'ca/java-cacerts.p12', role: 'trust' }),
+    );
+    expect(deriveOnFixture(gh, { host: withBundle }).credentials?.javaTrustStore).toBeUndefined();
+  });
+
   it("the caller's credentials join the profile's, replacing one of the same name", () => {
     const policy = deriveOnFixture(gh, {
       host: withBundle,

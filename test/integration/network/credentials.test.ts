@@ -225,6 +225,52 @@ describe.skipIf(skip)('credentials: a placeholder inside, the value added by the
     expect(seen.some((r) => JSON.stringify(r).includes('ghp_') && !JSON.stringify(r).includes(TOKEN))).toBe(false);
   });
 
+  it('sbx explain shows each credential, its source and hosts, never its value (nor does --json)', async () => {
+    const explain = (json: boolean) =>
+      promisify(execFile)(
+        process.execPath,
+        [join(root, 'bin/sbx.js'), 'explain', ...(json ? ['--json'] : []), '-p', credentialProfile(), '--', 'true'],
+        {
+          cwd: ws,
+          env,
+        },
+      );
+    const text = (await explain(false)).stdout;
+    expect(text).toContain(
+      `credential GITHUB_TOKEN: a placeholder inside; the value ($REAL_GITHUB_TOKEN, read at run time) goes only to ${API}, in any request header`,
+    );
+    expect(text).toContain(
+      `credential OTHER_KEY: a placeholder inside; the value (the output of printf %s ${OTHER_VALUE}`,
+    );
+    const json = (await explain(true)).stdout;
+    expect(JSON.parse(json).policy.credentials.rules.map((r: { name: string }) => r.name)).toEqual([
+      'GITHUB_TOKEN',
+      'OTHER_KEY',
+    ]);
+    expect(text + json).not.toContain(TOKEN);
+  });
+
+  it("npm's .npmrc token and pip's index URL userinfo reach the server as the value (the README's recipes)", async () => {
+    const from = up.arrived.length;
+    const registry = https(API, '/auth/npm/');
+    const index = `https://__token__:$GITHUB_TOKEN@${API}:${up.httpsPort}/auth/pip/`;
+    await sh(
+      credentialProfile(),
+      [
+        // A .npmrc in the workspace is masked (a credential file name): the config goes in /tmp.
+        `printf '%s:_authToken=\${GITHUB_TOKEN}\\n' '${registry.replace(/^https:/, '')}' > /tmp/npmrc`,
+        `NPM_CONFIG_USERCONFIG=/tmp/npmrc npm view left-pad --registry ${registry} >/dev/null 2>&1`,
+        `/usr/bin/python3 -m pip download -q --no-deps -d /tmp/dl --index-url "${index}" left-pad >/dev/null 2>&1`,
+        'true',
+      ].join('; '),
+    );
+    const seen = since(from);
+    expect(seen.find((r) => r.url.startsWith('/auth/npm/'))?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(seen.find((r) => r.url.startsWith('/auth/pip/'))?.headers.authorization).toBe(
+      `Basic ${Buffer.from(`__token__:${TOKEN}`).toString('base64')}`,
+    );
+  });
+
   // Java reads no proxy variable and no CA variable: it gets the proxy as -D flags, and its default trust
   // store (the system's cacerts, covered by the run's PKCS#12 one) holds the run's CA.
   const hasJdk = spawnSync('sh', ['-c', 'command -v javac']).status === 0;

@@ -1,4 +1,4 @@
-// The run, stage by stage: context → trust → policy → secrets → gate → limits → session → egress →
+// The run, stage by stage: context → trust → policy → secrets → credentials → gate → limits → session → egress →
 // ssh-agent → launch → exec → ending → report. Each stage is a module of this directory with one job
 // and one argument (the frozen RunContext and what earlier stages produced); this file only sequences
 // them, appends what each learnt to the run's record (every refusal carries it), and owns the one

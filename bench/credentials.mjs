@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { importSources } from './bundle-sources.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,28 +130,17 @@ async function peer() {
 // ---- sbx's side: the proxy -----------------------------------------------------------------------
 
 async function main() {
-  const { build } = await import('esbuild');
   const work = mkdtempSync(join(tmpdir(), 'sbx-bench-cred-'));
   try {
-    await build({
-      stdin: {
-        contents: [
-          "export { startEgressProxy } from './src/network/host/proxy.ts';",
-          "export { compileEgressRules } from './src/network/egress.ts';",
-          "export { compileCredentials } from './src/network/credentials.ts';",
-          "export { liveCredentials, openCredentialBroker } from './src/network/host/credential-broker.ts';",
-        ].join('\n'),
-        resolveDir: root,
-        loader: 'ts',
-      },
-      outfile: join(work, 'egress.mjs'),
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      logLevel: 'warning',
-    });
-    const m = await import(join(work, 'egress.mjs'));
+    const m = await importSources(
+      [
+        "export { startEgressProxy } from './src/network/host/proxy.ts';",
+        "export { compileEgressRules } from './src/network/egress.ts';",
+        "export { compileCredentials } from './src/network/credentials.ts';",
+        "export { liveCredentials, openCredentialBroker } from './src/network/host/credential-broker.ts';",
+      ],
+      work,
+    );
     const child = fork(self, ['--peer', '--requests', String(REQUESTS), '--mib', String(MIB)]);
     const [{ port }] = await once(child, 'message');
     const rules = m.compileEgressRules({

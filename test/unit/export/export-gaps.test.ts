@@ -2,6 +2,7 @@
 // does on the host is not done by an engine, and the gap names `sbx audit`, which does it.
 import { describe, expect, it } from 'vitest';
 import { exportGaps } from '../../../src/export/export-gaps.js';
+import { WITH_CREDENTIALS } from '../../helpers/credentials.js';
 import { runPipeline } from '../../helpers/hosts.js';
 
 describe('exportGaps', () => {
@@ -17,13 +18,7 @@ describe('exportGaps', () => {
   });
 
   it('credentials: refused by name, for every engine (the values go in at sbx run time only)', async () => {
-    const { policy } = await runPipeline('default', 'alice', {
-      profile: {
-        network: { allow: ['api.github.com'] },
-        credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
-      },
-      mutateHost: (h) => (h.bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' }),
-    });
+    const { policy } = await runPipeline('default', 'alice', WITH_CREDENTIALS);
     const gaps = exportGaps(policy);
     expect(gaps.items[0]).toEqual({
       key: 'credentials',

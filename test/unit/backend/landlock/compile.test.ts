@@ -21,6 +21,7 @@ import { gitConfigView } from '../../../../src/host-state/guarded-state.js';
 import type { Host } from '../../../../src/policy/host.js';
 import type { Policy } from '../../../../src/policy/types.js';
 import { expectGoldenText, landlockGoldenText } from '../../../helpers/golden.js';
+import { WITH_CREDENTIALS } from '../../../helpers/credentials.js';
 import { FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../../helpers/paths.js';
 
@@ -222,13 +223,10 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
 
   it('credentials, by name (not as a session-dir mount: the CA mounts are theirs)', async () => {
     const message = await refused('default', 'alice', {
-      profile: {
-        network: { allow: ['api.github.com'] },
-        credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
-      },
+      ...WITH_CREDENTIALS,
       mutateHost: (h) => {
         plainWorkspace(h);
-        h.bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
+        WITH_CREDENTIALS.mutateHost?.(h);
       },
     });
     expect(message).toContain('credentials (GITHUB_TOKEN)');

@@ -13,6 +13,7 @@ import type { Mount, Policy } from '../../../../src/policy/types.js';
 import { builtinProfileNames, FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { SRC_DIR } from '../../../helpers/paths.js';
 import { fixtureNsjailHost } from './nsjail-fixtures.js';
+import { WITH_CREDENTIALS } from '../../../helpers/credentials.js';
 
 const MIB = 1024 * 1024;
 const BRIDGE = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
@@ -64,19 +65,7 @@ async function samplePolicies(): Promise<Policy[]> {
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
     (await runPipeline('default', 'alice', { profile: { ssh_agent: { keys: ['me@laptop'] } } })).policy,
-    (
-      await runPipeline('default', 'alice', {
-        profile: {
-          network: { allow: ['api.github.com'] },
-          credentials: { GITHUB_TOKEN: { from: { env: 'GITHUB_TOKEN' }, hosts: ['api.github.com'] } },
-        },
-        mutateHost: (h) => {
-          h.bridge = BRIDGE;
-          const bundle = '/etc/ssl/certs/ca-certificates.crt';
-          h.paths[bundle] = { exists: true, real: bundle, type: 'file', uid: 0 };
-        },
-      })
-    ).policy,
+    (await runPipeline('default', 'alice', WITH_CREDENTIALS)).policy,
 
     // Toolchains in HOME, one of them left out (toolchainsSkipped).
     (await runPipeline('default', 'carol')).policy,

@@ -21,6 +21,14 @@ async function context(overrides: Partial<Parameters<typeof readCredentialValues
   return { env: { PATH: '/usr/bin:/bin' }, cwd: '/', uid: UID, policy, ...overrides };
 }
 
+/** The fixture policy with `dir` bound at its own path as well. */
+async function policyBinding(dir: string, access: 'ro' | 'rw'): Promise<Policy> {
+  const { policy } = await runPipeline('default', 'alice');
+  const role = access === 'ro' ? 'user-ro' : 'user-rw';
+  const bind = { kind: 'bind', source: dir, target: dir, access, optional: false, reason: 't', role } as const;
+  return { ...policy, mounts: [...policy.mounts, bind] };
+}
+
 async function failure(from: CredentialRule['from'], overrides: Parameters<typeof context>[0] = {}): Promise<SbxError> {
   try {
     await readCredentialValues(rule(from), await context(overrides));
@@ -52,15 +60,8 @@ describe('readCredentialValues', () => {
     chmodSync(file, 0o666);
     expect((await failure({ file })).message).toBe(`credentials.T: ${file} can be changed by another user`);
     chmodSync(file, 0o600);
-    // The fixture policy binds /home/alice/proj (the workspace): a file there is one the command reads.
-    const { policy } = await runPipeline('default', 'alice');
-    const shown = {
-      ...policy,
-      mounts: [
-        ...policy.mounts,
-        { kind: 'bind', source: dir, target: dir, access: 'ro', optional: false, reason: 't', role: 'user-ro' },
-      ],
-    } as Policy;
+    // A tree the sandbox is shown, even read-only: the command reads the file there.
+    const shown = await policyBinding(dir, 'ro');
     expect((await failure({ file }, { policy: shown })).message).toBe(
       `credentials.T: ${file} lies in ${dir}, which the sandbox sees: the command could read the value there`,
     );
@@ -83,14 +84,7 @@ describe('readCredentialValues', () => {
     const dir = makeTempDir('sbx-cred-bin-');
     mkdirSync(join(dir, 'bin'));
     writeFileSync(join(dir, 'bin', 'gh-token'), `#!/bin/sh\necho ${VALUE}\n`, { mode: 0o755 });
-    const { policy } = await runPipeline('default', 'alice');
-    const writable = {
-      ...policy,
-      mounts: [
-        ...policy.mounts,
-        { kind: 'bind', source: dir, target: dir, access: 'rw', optional: false, reason: 't', role: 'user-rw' },
-      ],
-    } as Policy;
+    const writable = await policyBinding(dir, 'rw');
     const env = { PATH: `${join(dir, 'bin')}:/usr/bin:/bin` };
     expect((await failure({ command: ['gh-token'] }, { policy: writable, env })).message).toMatch(
       /was not found on PATH/,

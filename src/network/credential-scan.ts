@@ -120,6 +120,20 @@ export function tracerOf(credentials: readonly LiveCredential[]): Tracer {
 }
 
 /**
+ * A credential spelled in a host name (`ghp_x.evil.example`, or split into labels): resolving that name
+ * would carry it to the domain's DNS servers. Names are case-insensitive, so the search is too.
+ */
+export function carriedInName(credentials: readonly LiveCredential[], host: string): Carried | undefined {
+  const name = host.toLowerCase().replaceAll('.', '');
+  for (const credential of credentials) {
+    if (name.includes(credential.placeholder.toLowerCase())) return { credential, what: 'placeholder' };
+    if (credential.value.length >= MIN_TRACED_LENGTH && name.includes(credential.value.toLowerCase()))
+      return { credential, what: 'value' };
+  }
+  return undefined;
+}
+
+/**
  * A body, chunk by chunk: each chunk is searched with what came before it that a trace could still
  * straddle, so a placeholder split across two chunks is found in the second.
  */

@@ -208,6 +208,24 @@ describe('credential hosts: what stays a tunnel', () => {
     socket.destroy();
   });
 
+  it('a placeholder spelled in the name to dial is refused before any lookup; the plain name is dialled (control)', async () => {
+    const before = violations().length;
+    const dials = t.dials.length;
+    const leaky = await proxyConnect(t.proxy.httpSocket, `${placeholder.toLowerCase()}.other.test:${up.httpsPort}`);
+    expect(leaky.status).toBe(403);
+    expect(t.dials.length).toBe(dials);
+    expect(violations().slice(before)).toEqual([
+      expect.objectContaining({
+        kind: 'credential',
+        rule: 'credential.host',
+        detail: expect.stringContaining('the host name'),
+      }),
+    ]);
+    const plain = await proxyConnect(t.proxy.httpSocket, `other.test:${up.httpsPort}`);
+    expect(plain.status).toBe(200);
+    plain.socket.destroy();
+  });
+
   it('a ClientHello naming another host is refused before any interception (network.sni)', async () => {
     const { socket } = await proxyConnect(t.proxy.httpSocket, `allowed.test:${up.httpsPort}`);
     const before = violations().length;

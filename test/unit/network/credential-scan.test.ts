@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bodyScanner,
+  carriedInName,
   type LiveCredential,
   percentDecoded,
   substituteHeaders,
@@ -59,6 +60,18 @@ describe('tracesOf and percentDecoded', () => {
 
   it('accept narrows what counts (the credentials not listed for the destination)', () => {
     expect(tracer.find(Buffer.from(GH.placeholder), (c) => c.name !== 'GITHUB_TOKEN')).toBeUndefined();
+  });
+});
+
+describe('carriedInName', () => {
+  it('finds a placeholder or value spelled in a host name, whatever its case, across labels', () => {
+    expect(carriedInName([GH], `${GH.placeholder.toLowerCase()}.evil.example`)?.what).toBe('placeholder');
+    const split = `${GH.placeholder.slice(0, 20)}.${GH.placeholder.slice(20)}.evil.example`.toUpperCase();
+    expect(carriedInName([GH], split)?.credential.name).toBe('GITHUB_TOKEN');
+    expect(carriedInName([GH], `${GH.value}.evil.example`)?.what).toBe('value');
+    // Control: an ordinary name, and a value too short to be told from chance.
+    expect(carriedInName([GH, KEY], 'api.github.com')).toBeUndefined();
+    expect(carriedInName([KEY], 'short.example.com')).toBeUndefined();
   });
 });
 

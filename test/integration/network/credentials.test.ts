@@ -167,6 +167,27 @@ describe.skipIf(skip)('credentials: a placeholder inside, the value added by the
     expect(direct.stdout).toBe('unauthorised\n');
   });
 
+  // nsjail mounts the CA's files and sets the placeholder as bwrap does (its gap table: `credentials`).
+  const nsjail = process.env.SBX_NSJAIL;
+  it.skipIf(!nsjail)(
+    'under nsjail too: the placeholder inside, the value at the server (skipped without SBX_NSJAIL)',
+    async () => {
+      const from = up.arrived.length;
+      const o = await run({
+        shell: `echo "$GITHUB_TOKEN" | cut -c1-4; curl -sS -H "Authorization: Bearer $GITHUB_TOKEN" ${https(API, '/auth/nsjail')}`,
+        profile: credentialProfile(),
+        backend: 'nsjail',
+        cwd: ws,
+        stdio: 'capture',
+        hostEnv: { ...env, SBX_NSJAIL: nsjail as string },
+        resolve,
+      });
+      expect(err(o)).toBe('');
+      expect(out(o)).toBe('ghp_\nhttps ok authorised\n');
+      expect(since(from).map((r) => r.headers.authorization)).toEqual([`Bearer ${TOKEN}`]);
+    },
+  );
+
   it("Node's fetch, Python requests and git over HTTPS reach the server with the value", async () => {
     const from = up.arrived.length;
     // Node 24 reads HTTPS_PROXY itself (NODE_USE_ENV_PROXY, which the bridge sets); before it, fetch's

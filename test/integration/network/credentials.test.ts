@@ -6,7 +6,7 @@
 // and the value at the server; beside each refusal, the control that the same request passes.
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -439,5 +439,26 @@ describe.skipIf(skip)('credentials: a placeholder inside, the value added by the
       'credentials.GITHUB_TOKEN: its value is also in the variable REAL_GITHUB_TOKEN, which the sandbox sees',
     );
     expect((await sh(credentialProfile(), 'true')).exitCode).toBe(0);
+  });
+
+  it('the value typed on the command line refuses the run, and the ledger records the refusal without it', async () => {
+    const ledger = join(work, 'audit.jsonl');
+    const refusal = await run({
+      command: ['echo', `token=${TOKEN}`],
+      profile: credentialProfile(),
+      cwd: ws,
+      stdio: 'capture',
+      hostEnv: env,
+      resolve,
+      audit: { file: ledger },
+    }).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ code: 'CREDENTIAL_EXPOSED' });
+    expect((refusal as Error).message).toBe(
+      'credentials.GITHUB_TOKEN: its value is also in argument 1 of the command, which the sandbox sees',
+    );
+    const recorded = readFileSync(ledger, 'utf8');
+    expect(recorded).toContain('CREDENTIAL_EXPOSED');
+    expect(recorded).not.toContain(TOKEN);
+    expect(JSON.stringify(refusal)).not.toContain(TOKEN);
   });
 });

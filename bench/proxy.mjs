@@ -16,6 +16,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { importSources } from './bundle-sources.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -148,24 +149,15 @@ if (argv[0] === '--peer') {
 }
 
 async function main() {
-  const { build } = await import('esbuild');
   const work = mkdtempSync(join(tmpdir(), 'sbx-bench-proxy-'));
   try {
-    await build({
-      stdin: {
-        contents:
-          "export { startEgressProxy } from './src/network/host/proxy.ts'; export { compileEgressRules } from './src/network/egress.ts';",
-        resolveDir: root,
-        loader: 'ts',
-      },
-      outfile: join(work, 'egress.mjs'),
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      logLevel: 'warning',
-    });
-    const { startEgressProxy, compileEgressRules } = await import(join(work, 'egress.mjs'));
+    const { startEgressProxy, compileEgressRules } = await importSources(
+      [
+        "export { startEgressProxy } from './src/network/host/proxy.ts';",
+        "export { compileEgressRules } from './src/network/egress.ts';",
+      ],
+      work,
+    );
     const peer = fork(self, ['--peer', '--mib', String(MIB), '--conns', String(CONNS)]);
     const [{ ports }] = await once(peer, 'message');
     const proxy = await startEgressProxy({
@@ -184,6 +176,7 @@ async function main() {
       process.execPath,
       [
         join(root, 'src/network/host/bridge.cjs'),
+        '--proxy',
         proxy.httpSocket,
         proxy.socksSocket,
         '--',
@@ -225,7 +218,8 @@ async function main() {
       console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 
     // What the bridge adds to every networked run: a node start-up, two listeners, one spawn.
-    const bridgeArgs = [join(root, 'src/network/host/bridge.cjs'), proxy.httpSocket, proxy.socksSocket, '--', 'true'];
+    const bridgeScript = join(root, 'src/network/host/bridge.cjs');
+    const bridgeArgs = [bridgeScript, '--proxy', proxy.httpSocket, proxy.socksSocket, '--', 'true'];
     const starts = {
       true: ['true', []],
       'node -e 0': [process.execPath, ['-e', '0']],

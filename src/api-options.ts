@@ -5,6 +5,7 @@
 // own typed parser (src/cli/run-flags.ts), so the CLI calls the unchecked door (test/unit/api-options.test.ts).
 import { z } from 'zod';
 import { SbxError } from './errors.js';
+import { CredentialsSchema } from './profile/schema-credentials.js';
 import type { Approver } from './commands/host/command-gate.js';
 import type { CompileOptions, ProfileInfo, RunOptions } from './api.js';
 
@@ -44,6 +45,8 @@ const runRequest = {
     })
     .optional(),
   tmpSize: z.string().optional(),
+  // The profile key's own schema: the values never pass here, only where sbx reads them.
+  credentials: CredentialsSchema.optional(),
 };
 
 const compileOnly = {

@@ -10,6 +10,7 @@ export type { Violation } from './policy/violation.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive/request.js';
+export type { CredentialEntry, Credentials } from './profile/schema-credentials.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './commands/host/command-gate.js';
 export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './commands/command-rules.js';

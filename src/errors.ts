@@ -88,6 +88,10 @@ export const ErrorCatalogue = {
   INTERNAL: ExitCode.SETUP,
   /** `sbx proxy` was given no allow-list to serve: the profile's network is none or host, and no --allow-domain. */
   PROXY_NO_ALLOW_LIST: ExitCode.USAGE,
+  /** A `credentials` entry's source gave no usable value: an unset variable, an unsafe file, a failing command. */
+  CREDENTIAL_UNAVAILABLE: ExitCode.SETUP,
+  /** A credential's value would be in the sandbox anyway (its environment, the command line): the placeholder would protect nothing. */
+  CREDENTIAL_EXPOSED: ExitCode.SETUP,
 } as const satisfies Record<string, ExitCodeValue>;
 export type ErrorCode = keyof typeof ErrorCatalogue;
 

@@ -28,8 +28,9 @@ export interface Session {
   /** An empty, read-only file in `dir`: the source of file masks. */
   emptyFile: string;
   /**
-   * Values of the policy's `env.secrets`, by variable name. They travel with the rest of the
-   * environment on a descriptor (never argv, never the Policy); explain passes placeholders.
+   * Values of the policy's `env.secrets`, by variable name, and the placeholders of its `credentials`
+   * (random per run, so never in the Policy either). They travel with the rest of the environment on
+   * a descriptor (never argv, never the Policy); explain passes placeholders.
    */
   secretEnv?: Record<string, string>;
   /**

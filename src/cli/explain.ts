@@ -39,6 +39,22 @@ function describeMount(m: Mount): string {
   }
 }
 
+/** Each credential: its variable, where sbx reads the value, the hosts it goes to. Never a value. */
+function describeCredentials(c: Policy['credentials']): string[] {
+  if (!c) return [];
+  const from = (r: NonNullable<Policy['credentials']>['rules'][number]) =>
+    'env' in r.from ? `$${r.from.env}` : 'file' in r.from ? r.from.file : `the output of ${shellJoin(r.from.command)}`;
+  return [
+    ...c.rules.map(
+      (r) =>
+        `credential ${r.name}: a placeholder inside; the value (${from(r)}, read at run time) goes only to ${r.hosts.map((h) => h.text).join(' ')}${r.header ? `, in ${r.header}` : ', in any request header'} (HTTPS terminated by sbx's proxy for those hosts)`,
+    ),
+    ...(c.extraCaCerts.length > 0
+      ? [`          upstream certificates also checked against ${c.extraCaCerts.join(' ')}`]
+      : []),
+  ];
+}
+
 /** The launch's pinned mount sources: `fd N  path`. */
 function describePins(launch: Launch): string[] {
   return launch.fds.flatMap((fd, i) => (fd.purpose === 'bind' ? [`  fd ${i + 3}  ${fd.source}`] : []));
@@ -222,6 +238,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
     out.push(
       `ssh-agent ${p.sshAgent.keys.join(' ')}: listed and signed with through SSH_AUTH_SOCK; no other key, nothing added, removed or locked`,
     );
+  out.push(...describeCredentials(p.credentials));
   out.push(
     `user      uid ${p.identity.uid}, gid ${p.identity.gid} inside${p.identity.hostRoot ? ' (host uid 0: root-only files masked)' : ''}`,
   );

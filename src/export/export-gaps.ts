@@ -40,6 +40,14 @@ export class GapList {
  */
 export function exportGaps(policy: Policy): GapList {
   const gaps = new GapList();
+  // The values would have to reach the engine, or a proxy of sbx's beside it that terminates TLS with a
+  // CA the container trusts: none of the three engines has a place for either.
+  if (policy.credentials)
+    gaps.add(
+      'credentials',
+      'refused',
+      `${policy.credentials.rules.map((r) => r.name).join(', ')}: sbx's proxy puts the values in at run time, and an export has none (use sbx run)`,
+    );
   if (policy.mounts.some((m) => m.kind === 'bind' && m.access === 'rw'))
     gaps.add(
       'git-state',

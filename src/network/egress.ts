@@ -282,9 +282,10 @@ function withPort(host: string, port: string | undefined): { host: string; port:
   return n >= 1 && n <= 65535 ? { host, port: n } : undefined;
 }
 
-function compileHostPattern(text: string, key: string, source: ViolationSource): HostPattern {
+/** One allow or deny entry (or a credential's host: network/credentials.ts); `key` names it in the refusal. */
+export function compileHostPattern(text: string, key: string, source: ViolationSource): HostPattern {
   const bad = (why: string): SbxError =>
-    new SbxError('PROFILE_INVALID', `network.${key}: "${text}" is not a host pattern: ${why}`, {
+    new SbxError('PROFILE_INVALID', `${key}: "${text}" is not a host pattern: ${why}`, {
       hint: 'write a host name (registry.npmjs.org), *.domain (strict subdomains), or an IP, each with optional :port',
       source,
     });
@@ -343,13 +344,14 @@ export function compileEgressRules(input: {
       ? { key: '--allow-domain', origin: 'flag' }
       : { key: `network.allow[${i}]` };
   return {
-    allow: input.allow.map((t, i) => compileHostPattern(t, 'allow', allowSource(i))),
-    deny: input.deny.map((t, i) => compileHostPattern(t, 'deny', { key: `network.deny[${i}]` })),
+    allow: input.allow.map((t, i) => compileHostPattern(t, 'network.allow', allowSource(i))),
+    deny: input.deny.map((t, i) => compileHostPattern(t, 'network.deny', { key: `network.deny[${i}]` })),
     allowPrivate: input.allowPrivate.map(compilePrivateAddress),
   };
 }
 
-function matches(p: HostPattern, host: string, port: number): boolean {
+/** Whether `host` (normal form) at `port` is one the pattern names. */
+export function matchesHostPattern(p: HostPattern, host: string, port: number): boolean {
   if (p.port !== undefined && p.port !== port) return false;
   switch (p.kind) {
     case 'any':
@@ -379,9 +381,9 @@ export function decideHost(rules: EgressRules, host: string, port: number): Egre
   if (!name || !validPort(port)) {
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination host or port' };
   }
-  const denied = rules.deny.findIndex((p) => matches(p, name, port));
+  const denied = rules.deny.findIndex((p) => matchesHostPattern(p, name, port));
   if (denied >= 0) return deniedBy(rules, denied, `${name}:${port}`);
-  if (rules.allow.some((p) => matches(p, name, port))) return { allowed: true };
+  if (rules.allow.some((p) => matchesHostPattern(p, name, port))) return { allowed: true };
   return { allowed: false, rule: 'network.allow', detail: `${name}:${port} is not in network.allow` };
 }
 

@@ -10,18 +10,22 @@ import type { ChosenBackend } from '../backend/host/registry.js';
 import type { EgressProxy } from '../network/host/index.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context-stage.js';
+import type { RunCredentials } from './credentials-stage.js';
 
 export async function startEgress({
   ctx,
   policy,
   session,
   backend,
+  credentials,
   cleanup,
 }: {
   ctx: RunContext;
   policy: Policy;
   session: Session;
   backend: ChosenBackend;
+  /** The run's credentials: the proxy terminates TLS for their hosts with a CA made now (credential-broker.ts). */
+  credentials: RunCredentials | undefined;
   cleanup: CleanupStack;
 }): Promise<EgressProxy | undefined> {
   const net = policy.network;
@@ -42,12 +46,21 @@ export async function startEgress({
   }
   if (net.rules.allow.length === 0) return undefined;
   const { resolve } = ctx.options;
+  const broker = credentials
+    ? (await import('../network/host/credential-broker.js')).openCredentialBroker({
+        live: credentials.live,
+        trust: credentials.trust,
+        sessionDir: session.dir,
+        java: policy.credentials?.javaTrustStore === true,
+      })
+    : undefined;
   const proxy = await network.startEgressProxy({
     // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
     rules: net.rules,
     socketDir: session.dir,
     ...(on === 'loopback' ? { loopback: { uid: ctx.uid } } : {}),
     ...(resolve ? { resolve } : {}),
+    ...(broker ? { credentials: broker } : {}),
   });
   cleanup.defer(() => proxy.close());
   return proxy;

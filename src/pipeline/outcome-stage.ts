@@ -24,7 +24,8 @@ export interface OutcomeInput {
   warnings: string[];
   lifted: Lifted;
   derived: Derived;
-  secretEnv: Record<string, string>;
+  /** The values no report may show: the secrets', and the credentials' (which the command never held). */
+  secrets: readonly string[];
   limits: PlannedLimits | undefined;
   collected: CollectedLimits;
   egress: EgressStats | undefined;
@@ -44,7 +45,7 @@ async function capturedView(r: OutcomeInput): Promise<Outcome['captured']> {
   if (!stdout || !stderr) return undefined;
   const { scrubCapture, scrubbedValues } = await import('../report/scrub.js');
   const credentials = Object.fromEntries(Object.entries(r.derived.host.env).filter(([name]) => isCredentialName(name)));
-  const secrets = scrubbedValues(credentials, r.secretEnv);
+  const secrets = scrubbedValues(credentials, r.secrets);
   const view = (buf: Buffer, total: number, tail: Buffer | undefined): CapturedText => {
     const limit = r.ctx.options.captureLimitBytes;
     const { text, droppedBytes, hits } = scrubCapture(buf, limit, { secrets }, total, tail ? { tail } : {});
@@ -77,7 +78,7 @@ export async function outcomeOf(r: OutcomeInput): Promise<Outcome> {
     ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
     policyHash: hash,
     // A secret typed on the command line is still a secret: reports and the ledger show a marker.
-    command: redactArgv(policy.command, Object.values(r.secretEnv)),
+    command: redactArgv(policy.command, r.secrets),
     exitCode: ending.exitCode,
     setBy: ending.setBy,
     ...(ending.signal ? { signal: ending.signal } : {}),

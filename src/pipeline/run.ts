@@ -1,4 +1,4 @@
-// The run, stage by stage: context → trust → policy → secrets → gate → limits → session → egress →
+// The run, stage by stage: context → trust → policy → secrets → credentials → gate → limits → session → egress →
 // ssh-agent → launch → exec → ending → report. Each stage is a module of this directory with one job
 // and one argument (the frozen RunContext and what earlier stages produced); this file only sequences
 // them, appends what each learnt to the run's record (every refusal carries it), and owns the one
@@ -28,6 +28,7 @@ import { outcomeOf } from './outcome-stage.js';
 import { type Derived, derive, liftedOf, withExposed } from './policy-stage.js';
 import { type RunContext, runContext, runSettings } from './context-stage.js';
 import { RunRecord } from './record.js';
+import { loadRunCredentials } from './credentials-stage.js';
 import { loadRunSecrets } from './secrets-stage.js';
 import { openRunSession } from './session-stage.js';
 import { terminalWarnings } from './terminal.js';
@@ -177,15 +178,17 @@ async function runResolved(
     policy,
   );
   const secretEnv = await loadRunSecrets({ ctx, resolved: r.profile, derived: r.derived });
-  const secrets = Object.values(secretEnv);
+  const credentials = await loadRunCredentials({ ctx, policy, secretEnv, trail });
+  const secrets = [...Object.values(secretEnv), ...(credentials?.values ?? [])];
   trail?.redact(secrets);
   record.append({ command: redactArgv(policy.command, secrets) });
   await gate({ ctx, derived: r.derived, secrets });
   // The approval may have taken a while.
   throwIfAborted(options.signal);
   const limits = await planRunLimits({ ctx, policy });
-  const opened = openRunSession({ ctx, policy, secretEnv, cleanup });
-  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, cleanup });
+  // The placeholders are set inside as secrets are; their values stay with the proxy.
+  const opened = openRunSession({ ctx, policy, secretEnv: { ...secretEnv, ...credentials?.placeholders }, cleanup });
+  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, credentials, cleanup });
   await startSshAgent({ ctx, policy, session: opened, cleanup });
   const session = proxy?.ports ? { ...opened, egressPorts: proxy.ports } : opened;
   const { backend, derived, pins } = r;
@@ -231,7 +234,7 @@ async function runResolved(
     warnings,
     lifted,
     derived,
-    secretEnv,
+    secrets,
     limits,
     collected,
     egress,

@@ -1,6 +1,7 @@
 // The Policy IR: the normalised, fully resolved description of one sandbox. Plain JSON data; every
 // backend compiles it, `sbx explain` prints it, the report hashes it. Imports nothing at run time.
 import type { Limits } from '../limits/plan.js';
+import type { CredentialPolicy } from '../network/credentials.js';
 import type { EgressRules } from '../network/egress.js';
 import type { SeccompPreset, SeccompRule } from '../seccomp/index.js';
 
@@ -32,6 +33,8 @@ export type MountRole =
   | 'socket'
   /** The egress bridge's program, script and sockets: a launcher that reaches the proxy otherwise omits them. */
   | 'bridge'
+  /** The run's CA for the hosts `credentials` names, and the system CA bundle with it added (network/credential-trust.ts). */
+  | 'trust'
   /** State a writable tree must keep: git hooks, sbx's policy files (bound read-only), the git exclude view. */
   | 'guard'
   /** A directory above guarded state, bound over itself so that it cannot be renamed (derive/overlay.ts). */
@@ -170,6 +173,12 @@ export interface Policy {
    * (ssh-agent/host/); absent, the sandbox gets no agent.
    */
   sshAgent?: { keys: string[] };
+  /**
+   * The profile's (and the caller's) `credentials`: each variable holds a placeholder the runtime makes,
+   * and the egress proxy puts the value (read at run time from `from`, never in the Policy) in place of
+   * it in requests to its hosts, whose TLS it terminates. Absent: none, and no host is intercepted.
+   */
+  credentials?: CredentialPolicy;
 
   /**
    * PATH entries not bound as toolchains, and why (toolchains/toolchains.ts); `shown` when the sandbox

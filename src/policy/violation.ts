@@ -16,6 +16,8 @@ export type ViolationKind =
   | 'seccomp'
   | 'signal'
   | 'network'
+  /** A credential's placeholder (or value) in a request to a host not listed for it (network/credential-scan.ts). */
+  | 'credential'
   /** Git state a later host git would act on that the command changed, repaired after it (src/git/; landlock's guard: hooks, config, .sbx). */
   | 'git-state';
 

@@ -3,6 +3,8 @@
 //   - lists (writable_roots, read_only, system, env.keep, ...): concatenated, parents first, exact
 //     duplicates dropped — a child can add to what it inherits, never silently remove it;
 //   - maps and objects (env, env.set, workspace, tmp): merged key by key with these same rules;
+//   - a credential's `from` is one source, replaced whole: `{ env }` over `{ file }` must not become both,
+//     and a child's `command` must not extend its parent's argv;
 //   - `extends` and `description` belong to one profile and are never inherited.
 // Several parents merge left to right, then the child on top. Positions follow the values: a key is
 // where the profile that set it last wrote it, a list item where the profile that added it wrote it.
@@ -61,7 +63,13 @@ function dropBelow(t: Tracking, path: string): void {
     if (key.startsWith(`${path}.`) || key.startsWith(`${path}[`)) delete t.merged[key];
 }
 
-function mergeValue(base: Json | undefined, over: Json, path: string, t: Tracking): Json {
+/** Values that are one thing, however they are written: the later profile's replaces the earlier's whole. */
+const REPLACED_WHOLE = /^credentials\.[^.]+\.from$/;
+
+function mergeValue(inherited: Json | undefined, over: Json, path: string, t: Tracking): Json {
+  const whole = REPLACED_WHOLE.test(path);
+  if (whole && inherited !== undefined) dropBelow(t, path);
+  const base = whole ? undefined : inherited;
   if (Array.isArray(over)) {
     if (!Array.isArray(base)) dropBelow(t, path);
     const out = Array.isArray(base) ? [...base] : [];

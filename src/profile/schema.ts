@@ -2,6 +2,7 @@
 // unknown key is an error (with a "did you mean" added by parse.ts), never silently ignored.
 import { z } from 'zod';
 import { CommandsSchema } from './schema-command-rules.js';
+import { CredentialsSchema } from './schema-credentials.js';
 import { SecretsSchema } from './schema-secrets.js';
 
 /** Environment variable names: refuse anything that could be read as a bwrap option or break `--setenv`. */
@@ -97,6 +98,12 @@ export const NetworkSchema = z
           publish: portList.describe(
             "Servers inside the sandbox the host may reach: the host's 127.0.0.1:PORT leads to 127.0.0.1:PORT inside (refused if the port is taken on the host). Default: [].",
           ),
+          extra_ca_certs: z
+            .array(pathString)
+            .optional()
+            .describe(
+              "PEM files of private CAs the proxy also trusts for the hosts `credentials` names (it verifies those against the host's trust store). Default: [].",
+            ),
         })
         .superRefine(refuseSharedPorts),
     ],
@@ -262,6 +269,7 @@ export const ProfileSchema = z.strictObject({
         'profile, and those extending it, set true; untrusted sets machine).',
     ),
   secrets: SecretsSchema.optional(),
+  credentials: CredentialsSchema.optional(),
   ssh_agent: z
     .strictObject({
       keys: z

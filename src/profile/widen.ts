@@ -85,6 +85,28 @@ function commandsWidening(now: Commands | undefined, before: Commands | undefine
   return lines;
 }
 
+/**
+ * Each credential the built-in does not have as it is: where its value goes, and where sbx reads it (a
+ * command runs on the host at every start; a private CA decides which servers get the values).
+ */
+function credentialWidening(profile: Profile, builtin: Profile): string[] {
+  const lines = Object.entries(profile.credentials ?? {})
+    .filter(([name, c]) => JSON.stringify(builtin.credentials?.[name]) !== JSON.stringify(c))
+    .map(([name, c]) => {
+      const from = c.from as { env?: string; file?: string; command?: string[] };
+      const source = from.command
+        ? `the host command ${from.command.join(' ')}`
+        : from.file
+          ? `the file ${from.file}`
+          : `$${from.env}`;
+      return `credential ${name} (from ${source}) sent to ${c.hosts.join(' ')}`;
+    });
+  const network = (p: Profile) => (typeof p.network === 'object' ? p.network : {});
+  const cas = added(network(profile).extra_ca_certs, network(builtin).extra_ca_certs);
+  if (cas.length > 0) lines.push(`private CAs the proxy trusts for credential hosts: ${cas.join(' ')}`);
+  return lines;
+}
+
 /** Lines naming each widening of `profile` over `builtin` (its merged form); empty when none. */
 export function widenings(profile: Profile, builtin: Profile): string[] {
   const lines: string[] = [];
@@ -111,6 +133,7 @@ export function widenings(profile: Profile, builtin: Profile): string[] {
   );
   if (lifted.length > 0)
     lines.push(`limits lifted: ${lifted.map(([k, v]) => `${k} (built-in ${String(v)})`).join(' ')}`);
+  lines.push(...credentialWidening(profile, builtin));
   const agentKeys = added(profile.ssh_agent?.keys, builtin.ssh_agent?.keys);
   if (agentKeys.length > 0) lines.push(`ssh-agent keys the sandbox may sign with: ${agentKeys.join(' ')}`);
   const keep = added(profile.env?.keep, builtin.env?.keep);

@@ -9,7 +9,7 @@ const violation = z.strictObject({
   phase: z.enum(['preflight', 'runtime']),
   kind: z.enum([
     ...['policy', 'command', 'path', 'env', 'timeout', 'oom'],
-    ...['pids', 'cpu-time', 'file-size', 'seccomp', 'signal', 'network', 'git-state'],
+    ...['pids', 'cpu-time', 'file-size', 'seccomp', 'signal', 'network', 'credential', 'git-state'],
   ] as const),
   rule: z.string().describe('Stable rule id, e.g. limits.memory, commands.deny, network.deny'),
   detail: z.string().describe('One line for humans; never a secret value'),

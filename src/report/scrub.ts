@@ -164,18 +164,15 @@ export function secretPartsOf(value: string): string[] {
 }
 
 /**
- * The exact values captured output must not show: every secret the profile injected, whatever it
- * looks like (the user said it is one), and of the invoking environment's credential-named variables
+ * The exact values captured output must not show: every secret the profile injected and every
+ * `credentials` value, whatever they look like (the user said so), and of the invoking environment's credential-named variables
  * (`credentials`, already dropped from the sandbox by name) what could be a secret.
  */
-export function scrubbedValues(
-  credentials: Readonly<Record<string, string>>,
-  injected: Readonly<Record<string, string>>,
-): string[] {
+export function scrubbedValues(credentials: Readonly<Record<string, string>>, injected: readonly string[]): string[] {
   const fromHost = Object.entries(credentials)
     .filter(([name]) => !CONFIGURATION_NAME.test(name))
     .flatMap(([, value]) => secretPartsOf(value));
-  return [...Object.values(injected), ...fromHost];
+  return [...injected, ...fromHost];
 }
 
 /** The rules in the order they run (the order `hits` lists them). */

@@ -29,8 +29,9 @@ function mountGrants(policy: Policy, session: Session): Grants {
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
   // The bwrap bridge's files and sockets are for a network namespace this backend does not build:
   // here the helper's network judge connects the command to the proxy on the host's loopback.
+  // The CA's mounts belong to credentials, refused by name (assess).
   for (const m of policy.mounts) {
-    if (m.role !== 'bridge') grantMount(g, m, readOnly, privateDir(m, policy, session));
+    if (m.role !== 'bridge' && m.role !== 'trust') grantMount(g, m, readOnly, privateDir(m, policy, session));
   }
   dropNestedReadWrite(g);
   guardReadOnlyInsideReadWrite(g, policy.mounts);
@@ -71,6 +72,13 @@ export function assess(policy: Policy, session: Session): Grants {
     deny(g, 'mode', 'mode: danger', 'use --backend bwrap for --danger runs');
   }
   if (policy.network.kind === 'filtered') assessFiltered(g, policy.network);
+  if (policy.credentials)
+    deny(
+      g,
+      'credentials',
+      `credentials (${policy.credentials.rules.map((r) => r.name).join(', ')})`,
+      'use --backend bwrap',
+    );
   if (policy.network.kind === 'none') g.approximations.add('network.none');
   if (landlockGovernsTcp(policy)) g.approximations.add('network.tcp-fastopen');
   g.approximations.add('landlock.unix-sockets');

@@ -70,6 +70,14 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
       'the session directory mount of ssh_agent: without a ' +
       'mount namespace the socket cannot appear inside, and unix sockets cannot be created (see landlock.unix-sockets)',
   },
+  {
+    key: 'credentials',
+    effect: 'refused',
+    detail:
+      "credentials: the run's CA cannot be shown over the system's CA bundle without a mount namespace, and a " +
+      "client reading that bundle would refuse the proxy's certificate; the command shares sbx's uid on the " +
+      'host, where nothing but the kernel stands between it and the process holding the values',
+  },
   { key: 'mounts.proc', effect: 'refused', detail: 'a procfs elsewhere than /proc' },
   { key: 'mounts.dev', effect: 'refused', detail: 'a /dev elsewhere than /dev' },
   {

@@ -57,8 +57,9 @@ function hostBacked(m: Mount): boolean {
 
 /** Whether the mount point of `m`, inside the host bind `parent`, is known to exist on the host. */
 function mountpointExists(m: Mount, parent: Mount): boolean {
-  // derivePolicy masks (and covers with generated files) existing paths only.
-  if (m.kind === 'mask' || m.kind === 'file' || m.target === parent.target) return true;
+  // derivePolicy masks (and covers with generated files, or with the run's CA bundles: role trust)
+  // existing paths only.
+  if (m.kind === 'mask' || m.kind === 'file' || m.role === 'trust' || m.target === parent.target) return true;
   if (parent.kind !== 'bind') return false;
   return m.kind === 'bind' && posix.join(parent.source, posix.relative(parent.target, m.target)) === m.source;
 }

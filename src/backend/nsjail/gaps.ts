@@ -200,6 +200,13 @@ export const NSJAIL_GAPS: readonly Gap[] = [
       "enforced by sbx's agent filter outside the sandbox; its socket is a session-dir mount, SSH_AUTH_SOCK is in env.vars",
   },
   {
+    key: 'credentials',
+    effect: 'equivalent',
+    detail:
+      "enforced by sbx's egress proxy outside the sandbox (the values never enter it); the placeholders come " +
+      'with the session like secrets, the CA and bundle are session-dir mounts, the trust variables are in env.vars',
+  },
+  {
     key: 'network.hostPorts',
     effect: 'equivalent',
     detail: "relayed by the bridge (commandOf) over the session-dir mount to sbx's port bridges outside",

@@ -6,6 +6,8 @@ import { connect as netConnect, type LookupFunction, type Socket } from 'node:ne
 import { lookup } from 'node:dns/promises';
 import { canonicalIp, decideAddress, decideHost, normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
+import { carriedInName } from '../credential-scan.js';
+import { refuseCarried } from './credential-guard.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 
 export type DialResult =
@@ -61,6 +63,11 @@ function waitConnected(socket: Socket, ms: number): Promise<'connected' | 'timeo
 }
 
 export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, port: number): Promise<DialResult> {
+  const spelled = ctx.credentials ? carriedInName(ctx.credentials.live, rawHost) : undefined;
+  if (spelled) {
+    const where = { host: displayHost(rawHost), port, plaintext: false };
+    return { kind: 'refused', violation: refuseCarried(ctx, via, where, spelled, 'the host name') };
+  }
   const byName = decideHost(ctx.rules, rawHost, port);
   if (!byName.allowed)
     return {

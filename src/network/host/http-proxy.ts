@@ -13,29 +13,15 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
-import { pipeline } from 'node:stream';
+import { pipeline, type Transform } from 'node:stream';
 import { normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import type { ProxyContext } from './proxy-context.js';
 import { dialChecked, displayHost, type DialResult } from './dial.js';
+import type { CredentialBroker } from './credential-broker.js';
+import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
+import { forwardable, framing } from './http-fields.js';
 import { runTunnel } from './tunnel.js';
-
-// RFC 9110 §7.6.1 hop-by-hop fields, Proxy-Authorization (credentials for this proxy, never for the
-// destination), Host (rebuilt from the URI) and framing (rebuilt from what the parser read).
-const NOT_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-  'expect', // node:http already answered 100-continue to the client
-]);
 
 /** `host:port` or `[v6]:port`; the port may be omitted only when a default is given. */
 export function parseAuthority(text: string, defaultPort?: number): { host: string; port: number } | undefined {
@@ -71,29 +57,6 @@ function rawReply(socket: Socket, status: number, reason: string, body: string):
   socket.end(head + body);
 }
 
-/** raw header list minus NOT_FORWARDED and whatever the message's own Connection field names. */
-function forwardable(raw: string[]): string[] {
-  const named = new Set<string>();
-  for (let i = 0; i < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() === 'connection') {
-      for (const token of (raw[i + 1] as string).split(',')) named.add(token.trim().toLowerCase());
-    }
-  }
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = (raw[i] as string).toLowerCase();
-    if (!NOT_FORWARDED.has(name) && !named.has(name)) out.push(raw[i] as string, raw[i + 1] as string);
-  }
-  return out;
-}
-
-/** Body framing as the parser saw it: a length, or chunked re-encoding when the length is unknown. */
-function framing(msg: IncomingMessage): string[] {
-  const length = msg.headers['content-length'];
-  if (length !== undefined) return ['Content-Length', length];
-  return msg.headers['transfer-encoding'] !== undefined ? ['Transfer-Encoding', 'chunked'] : [];
-}
-
 function reply(res: ServerResponse, status: number, body: string): void {
   if (res.headersSent) {
     res.destroy();
@@ -123,12 +86,14 @@ async function onRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRes
       return reply(res, 403, refusalBody(v));
     }
   }
+  const guard = ctx.credentials ? credentialGuard(ctx, req, res, target) : undefined;
+  if (guard === 'refused') return;
   const dial = await dialChecked(ctx, 'http', target.host, target.port);
   if (dial.kind === 'refused') return reply(res, 403, refusalBody(dial.violation));
   if (dial.kind === 'failed') return reply(res, FAILURE_STATUS[dial.reason], `sbx egress proxy: ${dial.detail}\n`);
   if (res.destroyed) return void dial.socket.destroy();
   try {
-    forward(req, res, dial, target);
+    forward(req, res, dial, target, guard);
   } catch {
     // node:http refuses to send a header value it considers invalid; nothing was sent upstream.
     dial.socket.destroy();
@@ -136,11 +101,41 @@ async function onRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRes
   }
 }
 
+/**
+ * A plain-HTTP request with credentials in play: every trace of one is out of place here (the value is
+ * sent only over TLS, to the hosts listed for it). The URL and headers are searched before anything is
+ * dialled; the body is searched by the stream returned, on its way.
+ */
+function credentialGuard(
+  ctx: ProxyContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: { host: string; port: number },
+): Transform | 'refused' {
+  const broker = ctx.credentials as CredentialBroker;
+  const where = { host: normaliseHost(target.host) ?? displayHost(target.host), port: target.port, plaintext: true };
+  const accept = outOfPlace(where.host, where.port, true);
+  const lines = req.rawHeaders.map((h, i) => (i % 2 === 0 ? `${h}: ` : `${h}\n`)).join('');
+  const found = [
+    { carried: broker.tracer.find(Buffer.from(req.url ?? ''), accept), in: 'the URL' },
+    { carried: broker.tracer.find(Buffer.from(lines), accept), in: 'a header' },
+  ].find((f) => f.carried);
+  if (found?.carried) {
+    reply(res, 403, refusalBody(refuseCarried(ctx, 'http', where, found.carried, found.in)));
+    return 'refused';
+  }
+  return scanningStream(broker.tracer, accept, (carried) => {
+    const v = refuseCarried(ctx, 'http', where, carried, 'the body');
+    reply(res, 403, refusalBody(v));
+  });
+}
+
 function forward(
   req: IncomingMessage,
   res: ServerResponse,
   dial: Extract<DialResult, { kind: 'connected' }>,
   target: { host: string; port: number; path: string },
+  guard: Transform | undefined,
 ): void {
   const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
   const upstream = httpRequest({
@@ -156,10 +151,16 @@ function forward(
     dial.socket.destroy();
   };
   res.on('close', abort);
-  upstream.on('error', () => reply(res, 502, `sbx egress proxy: connection to ${target.host}:${target.port} failed\n`));
-  pipeline(req, upstream, (err) => {
-    if (err) abort();
+  upstream.on('error', () => {
+    // A refusal already answered (credentialGuard) stays whole; a failure mid-response cuts it.
+    if (res.writableEnded) return;
+    reply(res, 502, `sbx egress proxy: connection to ${target.host}:${target.port} failed\n`);
   });
+  const done = (err: Error | null): void => {
+    if (err) abort();
+  };
+  if (guard) pipeline(req, guard, upstream, done);
+  else pipeline(req, upstream, done);
   upstream.on('response', (upRes) => {
     const headers = [...forwardable(upRes.rawHeaders), ...framing(upRes)];
     res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, headers);

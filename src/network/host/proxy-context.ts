@@ -4,6 +4,7 @@
 import type { Socket } from 'node:net';
 import type { EgressRules } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
+import type { CredentialBroker } from './credential-broker.js';
 
 /** How a client reached the proxy: plain HTTP request, HTTP CONNECT, or SOCKS5 CONNECT. */
 export type Via = 'http' | 'connect' | 'socks';
@@ -61,10 +62,14 @@ export interface ProxyContext {
   resolve: (host: string) => Promise<string[]>;
   connect: (address: string, port: number) => Socket;
   timeouts: EgressTimeouts;
+  /** The run's credentials: the hosts whose TLS the proxy terminates, and what it puts in their requests. */
+  credentials: CredentialBroker | undefined;
   readonly closed: boolean;
   /** Record a refusal; returns the violation for the reply text. */
   /** `key`: the profile entry that refused, when the rule id does not name it (EgressDecision). */
   refuse(via: Via, host: string, port: number, rule: string, detail: string, key?: string): Violation;
+  /** Record a credential refusal (a `credential` violation: `key` is the credential's hosts). */
+  refuseCredential(via: Via, host: string, port: number, rule: string, detail: string, key: string): Violation;
   failed(via: Via, host: string, port: number, reason: string): void;
   /** Count an upstream connection's bytes when it closes. discard(): it was refused after all. */
   opened(via: Via, host: string, port: number, address: string, upstream: Socket): { discard(): void };
@@ -83,6 +88,7 @@ export function createProxyState(init: {
   resolve: (host: string) => Promise<string[]>;
   connect: (address: string, port: number) => Socket;
   timeouts: EgressTimeouts;
+  credentials?: CredentialBroker | undefined;
   onEvent: ((event: EgressEvent) => void) | undefined;
 }): ProxyState {
   const emit = (event: EgressEvent): void => {
@@ -101,10 +107,13 @@ export function createProxyState(init: {
     resolve: init.resolve,
     connect: init.connect,
     timeouts: init.timeouts,
+    credentials: init.credentials,
     get closed() {
       return sockets.closed;
     },
-    refuse: refusals.refuse,
+    refuse: (via, host, port, rule, detail, key) => refusals.refuse('network', via, host, port, rule, detail, key),
+    refuseCredential: (via, host, port, rule, detail, key) =>
+      refusals.refuse('credential', via, host, port, rule, detail, key),
     failed(via, host, port, reason) {
       emit({ kind: 'failed', via, host, port, reason });
     },
@@ -123,9 +132,17 @@ function violationLog(emit: (event: EgressEvent) => void) {
   const violations: Violation[] = [];
   let violationsDropped = 0;
   return {
-    refuse(via: Via, host: string, port: number, rule: string, detail: string, key?: string): Violation {
+    refuse(
+      kind: 'network' | 'credential',
+      via: Via,
+      host: string,
+      port: number,
+      rule: string,
+      detail: string,
+      key?: string,
+    ): Violation {
       const source = key ? { source: { key } } : {};
-      const violation: Violation = { phase: 'runtime', kind: 'network', rule, detail, host, port, ...source };
+      const violation: Violation = { phase: 'runtime', kind, rule, detail, host, port, ...source };
       if (violations.length < MAX_VIOLATIONS) violations.push(violation);
       else violationsDropped++;
       emit({ kind: 'refused', via, violation });

@@ -22,6 +22,7 @@ import {
   type EgressStats,
   type EgressTimeouts,
 } from './proxy-context.js';
+import type { CredentialBroker } from './credential-broker.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { isLoopbackPeerOwnedBy } from './loopback-peer.js';
@@ -37,6 +38,8 @@ export interface FrontEndOptions {
   connect?: (address: string, port: number) => Socket;
   onEvent?: (event: EgressEvent) => void;
   timeouts?: Partial<EgressTimeouts>;
+  /** The run's credentials: their hosts' TLS is terminated, their values put in (intercept.ts). */
+  credentials?: CredentialBroker;
   /**
    * Client connections each front end accepts at once (default 512); more are closed on accept. Each
    * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
@@ -177,6 +180,7 @@ export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; htt
     resolve: opts.resolve ?? resolveSystem,
     connect: opts.connect ?? connectToAddress,
     timeouts: { ...DEFAULT_TIMEOUTS, ...opts.timeouts },
+    credentials: opts.credentials,
     onEvent: opts.onEvent,
   });
   const http = createHttpProxy(state);

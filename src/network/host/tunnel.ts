@@ -1,17 +1,23 @@
 // A CONNECT tunnel (HTTP or SOCKS) after the dial: bytes both ways, with the client's first bytes
 // held back until they are known not to be a TLS ClientHello naming another host.
 //
-// No TLS interception: the proxy only reads the cleartext ClientHello. A client sending no SNI is let
-// through: it reaches only the address checked for the allowed name, and SNI is absent for IP-literal
-// targets and some legitimate clients. What SNI cannot catch (an HTTP Host header inside TLS, or an
-// Encrypted Client Hello whose outer name is the front's) needs interception, which sbx does not do;
-// an ECH outer name that differs from the target is refused like any other mismatch.
+// No TLS interception but for the hosts a credential names (intercept.ts): elsewhere the proxy only
+// reads the cleartext ClientHello. A client sending no SNI is let through: it reaches only the address
+// checked for the allowed name, and SNI is absent for IP-literal targets and some legitimate clients.
+// What SNI cannot catch (an HTTP Host header inside TLS, or an Encrypted Client Hello whose outer name
+// is the front's) needs interception; an ECH outer name that differs from the target is refused like
+// any other mismatch.
 //
 // Server-speaks-first protocols (SSH, SMTP) work: destination → client flows from the start; only
-// client → destination waits for the first client bytes.
+// client → destination waits for the first client bytes. To a host a credential names, the destination
+// waits too, until the client's first bytes say whether they are TLS (then intercepted) or not (then
+// tunnelled), for at most the hello timeout. A stream that is not TLS is cleartext the proxy sees: with
+// credentials in play, it is searched for them on its way (credential-guard.ts).
 import type { Socket } from 'node:net';
 import { normaliseHost } from '../egress.js';
 import { CLIENT_HELLO_MAX_BYTES, parseClientHello } from './client-hello.js';
+import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
+import { interceptTunnel } from './intercept.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 
 // TLS alert record: fatal (2), access_denied (49). The client is already in tunnel mode, so this is
@@ -26,8 +32,9 @@ interface TunnelTarget {
 }
 
 export function runTunnel(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
-  joinSockets(ctx, client, upstream);
-  gateClientHello(ctx, via, client, upstream, target);
+  const intercepted = ctx.credentials?.intercepts(target.host, target.port) ?? false;
+  if (!intercepted) joinSockets(ctx, client, upstream);
+  gateClientHello(ctx, via, client, upstream, target, intercepted);
 }
 
 /** An error or idleness on either side ends both; the destination's bytes flow to the client from the start. */
@@ -49,7 +56,7 @@ function joinSockets(ctx: ProxyContext, client: Socket, upstream: Socket): void 
   upstream.pipe(client);
 }
 
-type HelloVerdict = { kind: 'pass' } | { kind: 'wait' } | { kind: 'refuse'; detail: string };
+type HelloVerdict = { kind: 'pass'; tls: boolean } | { kind: 'wait' } | { kind: 'refuse'; detail: string };
 
 /** What the client's first bytes say: pass them on, wait for more, or refuse the tunnel (and why). */
 function judgeHello(bytes: Buffer, target: TunnelTarget): HelloVerdict {
@@ -58,16 +65,16 @@ function judgeHello(bytes: Buffer, target: TunnelTarget): HelloVerdict {
     case 'incomplete':
       return { kind: 'wait' };
     case 'not-tls':
-      return { kind: 'pass' };
+      return { kind: 'pass', tls: false };
     case 'malformed':
       return {
         kind: 'refuse',
         detail: `malformed TLS ClientHello to ${target.host}:${target.port} (${hello.reason})`,
       };
     case 'client-hello': {
-      if (hello.serverName === undefined) return { kind: 'pass' };
+      if (hello.serverName === undefined) return { kind: 'pass', tls: true };
       const named = normaliseHost(hello.serverName);
-      if (named === target.host) return { kind: 'pass' };
+      if (named === target.host) return { kind: 'pass', tls: true };
       const shown = named ?? 'an invalid name';
       return {
         kind: 'refuse',
@@ -77,25 +84,69 @@ function judgeHello(bytes: Buffer, target: TunnelTarget): HelloVerdict {
   }
 }
 
-/** Holds the client's bytes back until judgeHello decides, then passes them on or refuses the tunnel. */
-function gateClientHello(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
+/**
+ * A cleartext stream from the client, searched for credentials on its way when the run has any:
+ * one found ends the tunnel and is refused (network/host/credential-guard.ts).
+ */
+function pipeCleartext(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
+  const broker = ctx.credentials;
+  if (!broker) {
+    client.pipe(upstream);
+    return;
+  }
+  const where = { host: target.host, port: target.port, plaintext: true };
+  const scan = scanningStream(broker.tracer, outOfPlace(target.host, target.port, true), (found) => {
+    refuseCarried(ctx, via, where, found, 'a cleartext stream');
+    client.destroy();
+    upstream.destroy();
+  });
+  scan.on('error', () => undefined);
+  client.pipe(scan).pipe(upstream);
+}
+
+/**
+ * Holds the client's bytes back until judgeHello decides, then passes them on or refuses the tunnel.
+ * `intercepted`: the target is a credential's host, whose TLS the proxy terminates (intercept.ts); the
+ * sockets are joined only once the client's bytes turn out not to be TLS, or it sent none in time.
+ */
+function gateClientHello(
+  ctx: ProxyContext,
+  via: Via,
+  client: Socket,
+  upstream: Socket,
+  target: TunnelTarget,
+  intercepted: boolean,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let helloTimer: NodeJS.Timeout | undefined;
   let decided = false;
+  // A server-speaks-first protocol to a credential's host: nothing from the client, so a tunnel after all.
+  let silentTimer = intercepted
+    ? setTimeout(() => {
+        if (size === 0) pass(false);
+      }, ctx.timeouts.helloMs)
+    : undefined;
 
   const stopGate = (): void => {
     decided = true;
     clearTimeout(helloTimer);
+    clearTimeout(silentTimer);
     client.off('readable', onReadable);
     client.off('end', onEnd);
   };
-  const pass = (): void => {
+  const pass = (tls: boolean): void => {
     stopGate();
     if (size > 0) client.unshift(Buffer.concat(chunks, size));
     chunks.length = 0;
+    if (intercepted && tls) {
+      interceptTunnel(ctx, via, client, upstream, target);
+      return;
+    }
+    if (intercepted) joinSockets(ctx, client, upstream);
     // pipe() gives backpressure and forwards the client's half-close; errors end both (joinSockets).
-    client.pipe(upstream);
+    if (tls) client.pipe(upstream);
+    else pipeCleartext(ctx, via, client, upstream, target);
   };
   const refuse = (detail: string): void => {
     stopGate();
@@ -107,8 +158,10 @@ function gateClientHello(ctx: ProxyContext, via: Via, client: Socket, upstream: 
   };
   const evaluate = (): void => {
     if (decided || size === 0) return;
+    clearTimeout(silentTimer);
+    silentTimer = undefined;
     const verdict = judgeHello(Buffer.concat(chunks, size), target);
-    if (verdict.kind === 'pass') pass();
+    if (verdict.kind === 'pass') pass(verdict.tls);
     else if (verdict.kind === 'refuse') refuse(verdict.detail);
     else {
       const late = `TLS ClientHello to ${target.host}:${target.port} not complete within ${ctx.timeouts.helloMs} ms`;
@@ -129,6 +182,7 @@ function gateClientHello(ctx: ProxyContext, via: Via, client: Socket, upstream: 
     if (decided) return;
     if (size === 0) {
       stopGate();
+      if (intercepted) joinSockets(ctx, client, upstream);
       upstream.end();
       return;
     }

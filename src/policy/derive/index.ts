@@ -11,6 +11,7 @@ import type { Policy } from '../types.js';
 import { bindChecksOf } from './bind-checks.js';
 import { envOf, toolchainFactsOf } from './command-env.js';
 import { commandRulesOf, seccompOf } from './confinement.js';
+import { credentialEnv, deriveCredentials } from './credentials.js';
 import { hostnameOf, identityOf, namespacesOf } from './identity.js';
 import {
   dangerLayers,
@@ -50,7 +51,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   const limits = parseLimits(profile.limits ?? {}, request.limits);
   const seccomp = seccompOf(profile);
   const tools = toolchainFactsOf(profile, host, mode);
-  const env = envOf(profile, request, {
+  const profileEnv = envOf(profile, request, {
     vars,
     hostEnv: host.env,
     profileName: input.profileName,
@@ -64,7 +65,7 @@ export function derivePolicy(input: DeriveInput): Policy {
       : [
           ...isolatedLayers(binds, vars, mode, workspace, tmpSize, checks),
           ...toolchains.mounts,
-          ...gitGlobalLayers(host, vars, env.vars),
+          ...gitGlobalLayers(host, vars, profileEnv.vars),
           ...worktreeLayers(host, workspace, checks),
         ]),
     ...requestBindLayers(binds, checks),
@@ -76,7 +77,14 @@ export function derivePolicy(input: DeriveInput): Policy {
     refuseLinkedHostState(host.hostStateLinks ?? [], writable);
   }
   const network = deriveNetwork(profile, request, host);
-  layers.push(...unixSocketLayers(network, mode, checks), ...bridgeLayers(network), ...sshAgentLayers(profile, mode));
+  const credentials = deriveCredentials(profile, request, network, host, vars);
+  const env = credentialEnv(profileEnv, credentials.credentials);
+  layers.push(
+    ...unixSocketLayers(network, mode, checks),
+    ...bridgeLayers(network),
+    ...credentials.mounts,
+    ...sshAgentLayers(profile, mode),
+  );
   const identity = identityOf(profile, host);
   return {
     profile: { name: input.profileName, hash: input.profileHash },
@@ -96,6 +104,7 @@ export function derivePolicy(input: DeriveInput): Policy {
     ...(request.exposeWorkspaceSecrets ? { exposeWorkspaceSecrets: true as const } : {}),
     commands: commandRulesOf(profile),
     ...(profile.ssh_agent ? { sshAgent: { keys: [...new Set(profile.ssh_agent.keys)] } } : {}),
+    ...(credentials.credentials ? { credentials: credentials.credentials } : {}),
     ...(toolchains.skipped.length > 0 ? { toolchainsSkipped: toolchains.skipped } : {}),
   };
 }

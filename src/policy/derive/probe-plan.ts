@@ -11,6 +11,7 @@ import type { Host, PathFact } from '../host.js';
 import { sensitivePaths } from '../../sensitive/sensitive.js';
 import { xdgDirs } from '../user-dirs.js';
 import { type BindSpecs, bindSpecsOf } from './bind-specs.js';
+import { JAVA_TRUST_STORE_PATHS, SYSTEM_BUNDLE_PATHS } from '../../network/credential-trust.js';
 import { KERNEL_PATHS } from './kernel.js';
 import type { RunRequest } from './request.js';
 
@@ -115,6 +116,8 @@ export function probePlanOf(
         ...ownPolicy,
         vars.home,
         ...KERNEL_PATHS,
+        // The trust stores a run with credentials covers with its own (derive/credentials.ts).
+        ...(profile.credentials || request.credentials ? [...SYSTEM_BUNDLE_PATHS, ...JAVA_TRUST_STORE_PATHS] : []),
       ]),
     ],
     binds,

@@ -1,6 +1,7 @@
 // The request: what the caller adds to the profile. CompileOptions extends it (pipeline/run-options.ts),
 // so both doors (CLI flags, library options) reach the probe plan and derivePolicy as this one shape.
 import type { LimitOverrides } from '../../limits/parse-limits.js';
+import type { Credentials } from '../../profile/schema-credentials.js';
 
 /** What the caller asks for on top of the profile (CLI flags or library options). */
 export interface RunRequest {
@@ -44,4 +45,9 @@ export interface RunRequest {
   limits?: LimitOverrides;
   /** `--tmp-size`: overrides tmp.size. */
   tmpSize?: string;
+  /**
+   * Credentials on top of the profile's, the same shape as its `credentials` key (a name the profile
+   * has too is replaced): the library's and `sbx mcp`'s start options, never a tool argument.
+   */
+  credentials?: Credentials;
 }

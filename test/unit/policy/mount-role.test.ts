@@ -26,6 +26,7 @@ import {
 } from '../../helpers/hosts.js';
 import { SRC_DIR } from '../../helpers/paths.js';
 import { fixtureNsjailHost } from '../backend/nsjail/nsjail-fixtures.js';
+import { WITH_CREDENTIALS } from '../../helpers/credentials.js';
 
 const BRIDGE = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
 
@@ -65,6 +66,7 @@ async function samples(): Promise<Sample[]> {
       },
     ],
     ['ssh_agent', { profile: { ssh_agent: { keys: ['me@laptop'] } } }],
+    ['credentials', WITH_CREDENTIALS],
   ];
   for (const [name, options] of more) {
     const p = await runPipeline('default', 'alice', options);

@@ -129,4 +129,20 @@ describe('widenings', () => {
       'secrets injected: TOKEN',
     ]);
   });
+
+  it('names each credential: where its value goes and where sbx reads it; a private CA', () => {
+    const credentials = {
+      GH: { from: { command: ['gh', 'auth', 'token'] }, hosts: ['api.github.com'] },
+      NPM: { from: { env: 'NPM_TOKEN' }, hosts: ['registry.npmjs.org'] },
+    };
+    expect(
+      widenings(
+        { network: { allow: ['api.github.com'], extra_ca_certs: ['/etc/corp-ca.pem'] }, credentials },
+        { network: { allow: ['api.github.com'] }, credentials: { NPM: credentials.NPM } },
+      ),
+    ).toEqual([
+      'credential GH (from the host command gh auth token) sent to api.github.com',
+      'private CAs the proxy trusts for credential hosts: /etc/corp-ca.pem',
+    ]);
+  });
 });

@@ -58,6 +58,27 @@ describe('mergeProfiles', () => {
     expect(profile.workspace).toEqual({ path: '/w', mountAt: '/work' });
   });
 
+  it("a credential's source is replaced whole: never two sources, never an argv extended", () => {
+    const { profile } = mergeProfiles([
+      layer('base', {
+        credentials: {
+          A: { from: { env: 'A' }, hosts: ['a.example'] },
+          B: { from: { command: ['vault', 'read'] }, hosts: ['b.example'] },
+        },
+      }),
+      layer('child', {
+        credentials: {
+          A: { from: { file: '/run/a' }, hosts: ['c.example'] },
+          B: { from: { command: ['pass', 'b'] }, hosts: ['b.example'], header: 'X-Key' },
+        },
+      }),
+    ]);
+    expect(profile.credentials).toEqual({
+      A: { from: { file: '/run/a' }, hosts: ['a.example', 'c.example'] },
+      B: { from: { command: ['pass', 'b'] }, hosts: ['b.example'], header: 'X-Key' },
+    });
+  });
+
   it('description and extends are not inherited', () => {
     const withDescription = mergeProfiles([
       layer('base', { description: 'base', extends: 'root', mode: 'read-only' }),

@@ -364,7 +364,7 @@ describe('scrubbedValues: what of the invoking environment the output must not s
       GCP_ENV: 'prod',
       AWS_SDK_LOAD_CONFIG: 'true',
     };
-    expect(scrubbedValues(env, {})).toEqual([]);
+    expect(scrubbedValues(env, [])).toEqual([]);
   });
 
   it('a value that could be a secret is; a URL gives its password only; injected secrets always', () => {
@@ -376,7 +376,7 @@ describe('scrubbedValues: what of the invoking environment the output must not s
       REDIS_URL: 'redis://cache:6379',
       VAULT_TOKEN: 'hvs.CAESIJq9',
     };
-    expect(scrubbedValues(env, { DEPLOY_KEY: 'short1' }).sort()).toEqual(
+    expect(scrubbedValues(env, ['short1']).sort()).toEqual(
       ['short1', key, GH_CLASSIC, 'pa55w0rd-x', 'hvs.CAESIJq9'].sort(),
     );
   });
@@ -390,7 +390,7 @@ describe('scrubbedValues: what of the invoking environment the output must not s
       'aws s3 ls --region us-east-1',
       'secret is Zx9Qm2Lp7Rt4Vw8K',
     ].join('\n');
-    expect(scrub(output, scrubbedValues(env, {})).text).toBe(
+    expect(scrub(output, scrubbedValues(env, [])).text).toBe(
       output.replace('Zx9Qm2Lp7Rt4Vw8K', redacted('secret.value')),
     );
   });

@@ -21,6 +21,7 @@ import { gitConfigView } from '../../../../src/host-state/guarded-state.js';
 import type { Host } from '../../../../src/policy/host.js';
 import type { Policy } from '../../../../src/policy/types.js';
 import { expectGoldenText, landlockGoldenText } from '../../../helpers/golden.js';
+import { WITH_CREDENTIALS } from '../../../helpers/credentials.js';
 import { FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { GOLDEN_DIR } from '../../../helpers/paths.js';
 
@@ -218,6 +219,18 @@ describe('refusals: what landlock cannot express is refused by name, never dropp
       },
     });
     expect(message).toContain('/opt is bound at /mnt/opt');
+  });
+
+  it('credentials, by name (not as a session-dir mount: the CA mounts are theirs)', async () => {
+    const message = await refused('default', 'alice', {
+      ...WITH_CREDENTIALS,
+      mutateHost: (h) => {
+        plainWorkspace(h);
+        WITH_CREDENTIALS.mutateHost?.(h);
+      },
+    });
+    expect(message).toContain('credentials (GITHUB_TOKEN)');
+    expect(message).not.toContain('session directory');
   });
 
   it('user: root as a normal user', async () => {

@@ -13,6 +13,7 @@ import type { Mount, Policy } from '../../../../src/policy/types.js';
 import { builtinProfileNames, FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { SRC_DIR } from '../../../helpers/paths.js';
 import { fixtureNsjailHost } from './nsjail-fixtures.js';
+import { WITH_CREDENTIALS } from '../../../helpers/credentials.js';
 
 const MIB = 1024 * 1024;
 const BRIDGE = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
@@ -64,6 +65,7 @@ async function samplePolicies(): Promise<Policy[]> {
     ).policy,
     (await runPipeline('agent', 'alice', { request: { command: [], shell: 'ls src | wc -l' } })).policy,
     (await runPipeline('default', 'alice', { profile: { ssh_agent: { keys: ['me@laptop'] } } })).policy,
+    (await runPipeline('default', 'alice', WITH_CREDENTIALS)).policy,
 
     // Toolchains in HOME, one of them left out (toolchainsSkipped).
     (await runPipeline('default', 'carol')).policy,
@@ -88,7 +90,7 @@ function leafPaths(value: unknown, prefix: string): string[] {
     Array.isArray(value) ||
     value === null ||
     typeof value !== 'object' ||
-    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow'].includes(prefix)
+    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow', 'credentials.rules'].includes(prefix)
   )
     return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));

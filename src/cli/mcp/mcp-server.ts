@@ -1,7 +1,7 @@
 // `sbx mcp`'s server proper: the official SDK's McpServer with the tools (run, start, stop, explain),
 // their zod input schemas and what each call runs through the pipeline. mcp.ts loads this module with
-// import() once the first message it does not answer itself arrives, so neither the SDK nor zod is
-// loaded before `initialize` is answered (docs/DESIGN.md, "Split entries").
+// import() once it has read the first line of input (and answered it, when it is a plain
+// `initialize`), so neither the SDK nor zod is loaded before that answer (docs/DESIGN.md, "Split entries").
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';

@@ -194,6 +194,44 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     expect(r.err).not.toContain('to-stdout');
   });
 
+  it("initialize answered before the SDK loads is the answer the SDK gives, once; every later message is the SDK's", async () => {
+    // The same requests, the first answered by sbx itself (a plain initialize: src/cli/mcp/mcp-initialize.ts),
+    // the second left to the SDK (a capability the early answer does not read): byte for byte the same.
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const sdkInit = { ...INIT, params: { ...INIT.params, capabilities: { experimental: { x: {} } } } };
+    const outputs: string[] = [];
+    for (const first of [INIT, sdkInit]) {
+      const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
+        env: t.env,
+        cwd: t.workspace,
+        stdin: 'pipe',
+      });
+      server.stdin!.write([first, initialized, list, ping].map((m) => `${JSON.stringify(m)}\n`).join(''));
+      await server.line(/^\{"result":\{\},"jsonrpc":"2.0","id":1\}$/);
+      server.stdin!.end();
+      const r = await server.done;
+      expect(r.code, r.err).toBe(0);
+      outputs.push(r.out);
+    }
+    expect(outputs[0]).toBe(outputs[1]);
+    // One answer to each request, in order: initialize, tools/list, then ping (which reuses id 1).
+    const messages = outputs[0]!
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
+    expect(messages.map((m) => m.id)).toEqual([1, 2, 1]);
+    expect(messages[0]!.result.protocolVersion).toBe('2025-06-18');
+    expect((messages[1]!.result.tools as { name: string }[]).map((tool) => tool.name)).toEqual([
+      'run',
+      'start',
+      'stop',
+      'explain',
+    ]);
+    expect(messages[2]!.result).toEqual({});
+  });
+
   it('the end of its input ends the server and every sandbox still running', async () => {
     const marker = uniqueSleepArg();
     const argv = ['node', '-e', 'require("fs").writeFileSync("running", ""); setInterval(() => {}, 1000)', marker];

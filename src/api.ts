@@ -52,6 +52,14 @@ export function admitUnchecked(options: CompileOptions): Promise<{ workspace: st
   return admitRun(options, { door: 'cli' });
 }
 
+/**
+ * compile() without the option check: for sbx's own `sbx mcp`, which compiles once before it answers
+ * its client and whose options come from its parser (src/cli/mcp/mcp.ts says when it calls this).
+ */
+export function compileUnchecked(options: CompileOptions): Promise<Compiled> {
+  return compileRun(options);
+}
+
 /** Resolve and compile without running: the policy and the exact launcher argv. */
 export async function compile(options: CompileOptions): Promise<Compiled> {
   return compileRun((await import('./api-options.js')).checkCompileOptions(options));

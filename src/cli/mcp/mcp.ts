@@ -11,7 +11,7 @@
 // command starts, never what the profile resolves; `timeout` only narrows; the
 // profile must hash as it did at start. Stdout is the transport: sbx's notices go into the results.
 import { PassThrough, type Readable, Writable } from 'node:stream';
-import { compile, type ProfileInfo, type RunOptions, type SbxError } from '../../api.js';
+import { compile, compileUnchecked, type ProfileInfo, type RunOptions, type SbxError } from '../../api.js';
 import { isSbxError } from '../../errors.js';
 import { ledgerPath } from '../../report/host/ledger.js';
 import { initializeAnswer } from './mcp-initialize.js';
@@ -67,6 +67,17 @@ const HOST_CODES = new Set([
 ]);
 
 /**
+ * Whether compile()'s option check (api-options.ts) takes the options fixSession builds as they are.
+ * Their strings come from argv (no NUL), the backend from the parser's choices and the workspace only
+ * when not empty, so all it can refuse is an empty profile and a trust hash that is no sha256: those
+ * still go through compile(), which refuses them as it always did; every other start skips loading zod
+ * (its schemas are a large part of a server's start).
+ */
+export function passesOptionCheck(spec: string, trustProfiles: readonly string[]): boolean {
+  return spec !== '' && trustProfiles.every((hash) => /^[0-9a-f]{64}$/.test(hash));
+}
+
+/**
  * The profile and workspace every call will use, resolved (and the sandbox compiled once) before the
  * server answers anything. A bad profile or workspace refuses the start (stderr, exit code); a host
  * without a usable sandbox starts a server that refuses every call.
@@ -82,8 +93,9 @@ async function fixSession(flags: McpFlags): Promise<Fixed | Unavailable> {
   // sbx's own default unless the user names one: a project `.sbx/profiles/default.yaml` (shipped or
   // planted by a run) neither chooses the server's sandbox nor stops it from starting.
   const spec = flags.profile ?? 'builtin:default';
+  const compiler = passesOptionCheck(spec, base.trustProfiles ?? []) ? compileUnchecked : compile;
   try {
-    const compiled = await compile({
+    const compiled = await compiler({
       command: ['true'],
       cwd: start,
       profile: spec,

@@ -1,7 +1,7 @@
 // `sbx mcp`'s server proper: the official SDK's McpServer with the tools (run, start, stop, explain),
 // their zod input schemas and what each call runs through the pipeline. mcp.ts loads this module with
-// import() once it has read the first line of input (and answered it, when it is a plain
-// `initialize`), so neither the SDK nor zod is loaded before that answer (docs/DESIGN.md, "Split entries").
+// import() once it has answered what it answers itself (mcp-early.ts), so neither the SDK nor zod is
+// loaded before `initialize` is answered (docs/DESIGN.md, "Split entries").
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -21,7 +21,7 @@ import { type TextResult, toolResult, type ToolResult } from './mcp-results.js';
 import { backgroundJobs, type Jobs, MAX_JOBS } from './background.js';
 import { type RunSlots, runSlots } from './run-slots.js';
 import type { Fixed, Unavailable } from './mcp.js';
-import { MCP_SERVER_INFO } from './mcp-initialize.js';
+import { MCP_SERVER_INFO } from './mcp-early.js';
 
 /** The most a call may ask to see of each stream: the launcher keeps 1 MiB of each stream's end (backend/host/exec.ts). */
 const MAX_OUTPUT_LIMIT = 1024 * 1024;

@@ -2,19 +2,22 @@
 // uses (runUnchecked, in this process), under a profile and workspace fixed when the server starts.
 // Loaded with import() by main.ts (its plain flags) or program.ts: neither this file nor the SDK is in
 // the launch path of `sbx run` (scripts/build.mjs puts them in lazy chunks). This file settles the
-// session and answers a plain `initialize` itself (mcp-initialize.ts); the SDK's server, its tools and
-// their schemas (mcp-server.ts) load only after that answer is out.
+// session and answers a plain `initialize` and `tools/list` itself (mcp-early.ts); the SDK's server,
+// its tools and their schemas (mcp-server.ts) load only after those answers are out.
 //
 // Inputs and owners (docs/SECURITY.md "sbx mcp"): the agent owns the tool arguments, and the commands it
 // runs own the workspace. Nothing either writes widens the sandbox: no argument names a profile, a
 // bind, a network or a flag; `cwd` (relative, no `..`, resolving inside the workspace) moves only where the
 // command starts, never what the profile resolves; `timeout` only narrows; the
 // profile must hash as it did at start. Stdout is the transport: sbx's notices go into the results.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough, type Readable, Writable } from 'node:stream';
 import { compile, compileUnchecked, type ProfileInfo, type RunOptions, type SbxError } from '../../api.js';
 import { isSbxError } from '../../errors.js';
 import { ledgerPath } from '../../report/host/ledger.js';
-import { initializeAnswer } from './mcp-initialize.js';
+import { packageRoot } from '../../package-root.js';
+import { earlyAnswer } from './mcp-early.js';
 import { parseMaxRuns } from './run-slots.js';
 
 export interface McpFlags {
@@ -123,26 +126,56 @@ function announce(fixed: Fixed | Unavailable): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** Past this much input without a newline the first line is no plain `initialize`: the SDK reads on (and bounds it). */
-const FIRST_LINE_MAX_BYTES = 1024 * 1024;
+/** Past this much input without a newline the line is nothing answered early: the SDK reads on (and bounds it). */
+const LINE_MAX_BYTES = 1024 * 1024;
 
-/** Stdin up to its first newline (or its end, or the bound), then paused: what the SDK's server is handed first. */
-function readHead(input: Readable): Promise<{ head: Buffer; ended: boolean }> {
+/** What was read and answered before the SDK's server took over. */
+interface EarlyPart {
+  /** Every byte read so far, answered or not: the SDK's server reads them first. */
+  head: Buffer;
+  /** The answers written here: the SDK's own answers to those requests are left out. */
+  answered: string[];
+  /** Stdin ended while read here. */
+  ended: boolean;
+}
+
+/**
+ * Answers what mcp-early.ts answers, line by line, until a line it does not (or the end of stdin), then
+ * pauses stdin and returns everything read. Once tools/list is answered a tool call follows: `preload`
+ * starts loading the SDK's server then, and once it is loaded the rest is the SDK's.
+ */
+function answerEarly(input: Readable, tools: unknown, preload: () => Promise<unknown>): Promise<EarlyPart> {
   return new Promise((done) => {
     const chunks: Buffer[] = [];
-    let size = 0;
+    const answered: string[] = [];
+    let lines = 0;
+    /** Where the next unread line starts, in the bytes read (Buffer.concat(chunks)). */
+    let from = 0;
+    let finished = false;
     const finish = (ended: boolean) => {
+      if (finished) return;
+      finished = true;
+      // Synchronously, so no chunk is emitted with no listener to take it.
+      if (!ended) input.pause();
       input.off('data', onData);
       input.off('end', onEnd);
-      done({ head: Buffer.concat(chunks), ended });
+      done({ head: Buffer.concat(chunks), answered, ended });
     };
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
-      size += chunk.length;
-      if (!chunk.includes(10) && size <= FIRST_LINE_MAX_BYTES) return;
-      // Synchronously, so no chunk is emitted with no listener to take it.
-      input.pause();
-      finish(false);
+      const read = Buffer.concat(chunks);
+      for (let newline = read.indexOf(10, from); newline >= 0; newline = read.indexOf(10, from)) {
+        const early = earlyAnswer(read.toString('utf8', from, newline), lines === 0, tools);
+        if (!early) return finish(false);
+        if (early.kind === 'answer') {
+          process.stdout.write(early.text);
+          answered.push(early.text);
+          if (lines > 0) void preload().then(() => finish(false));
+        }
+        lines++;
+        from = newline + 1;
+      }
+      if (read.length - from > LINE_MAX_BYTES) finish(false);
     };
     const onEnd = () => finish(true);
     input.on('data', onData);
@@ -151,21 +184,20 @@ function readHead(input: Readable): Promise<{ head: Buffer; ended: boolean }> {
 }
 
 /**
- * Stdout with the SDK's answer to the replayed `initialize` (request `id`) left out: that request was
- * answered already. The SDK answers requests in the order they came, and that one came first, so its
- * answer is the first response carrying `id`.
+ * Stdout with the SDK's answers to the replayed requests answered already left out: each is dropped
+ * once, by its bytes, which are the bytes sent early (test/unit/cli/mcp-early.test.ts holds them
+ * equal). Matching bytes rather than ids keeps another answer with the same id (a `ping` reusing the
+ * id of `initialize`) whatever order the SDK writes them in.
  */
-function withoutAnswerTo(id: string | number): Writable {
-  let dropped = false;
+function withoutAnswers(texts: readonly string[]): Writable {
+  const pending = [...texts];
   return new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      if (!dropped) {
-        const message = JSON.parse(chunk.toString('utf8')) as { id?: unknown; result?: unknown; error?: unknown };
-        if (message.id === id && ('result' in message || 'error' in message)) {
-          dropped = true;
-          callback();
-          return;
-        }
+      const at = pending.length === 0 ? -1 : pending.indexOf(chunk.toString('utf8'));
+      if (at >= 0) {
+        pending.splice(at, 1);
+        callback();
+        return;
       }
       // Errors stay with stdout, whose handler (main.ts) ends the process on a closed pipe.
       if (process.stdout.write(chunk)) callback();
@@ -174,21 +206,29 @@ function withoutAnswerTo(id: string | number): Writable {
   });
 }
 
+/** The SDK server's tools/list result as shipped (schema/mcp-tools.json); undefined leaves tools/list to the SDK. */
+function shippedTools(): unknown {
+  try {
+    return JSON.parse(readFileSync(join(packageRoot(), 'schema', 'mcp-tools.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 export async function mcpCommand(flags: McpFlags): Promise<void> {
   const maxRuns = parseMaxRuns(flags.maxRuns);
   const fixed = await fixSession(flags);
   announce(fixed);
   // A start refused above has written nothing on stdout; from here the server answers.
-  const { head, ended } = await readHead(process.stdin);
-  const newline = head.indexOf(10);
-  const early = newline < 0 ? undefined : initializeAnswer(head.toString('utf8', 0, newline));
-  if (early) process.stdout.write(early.text);
-  const { serveMcp } = await import('./mcp-server.js');
-  // Everything read so far goes to the SDK, the answered request too, then the rest of stdin.
+  let load: Promise<typeof import('./mcp-server.js')> | undefined;
+  const loadServer = () => (load ??= import('./mcp-server.js'));
+  const { head, answered, ended } = await answerEarly(process.stdin, shippedTools(), loadServer);
+  const { serveMcp } = await loadServer();
+  // Everything read so far goes to the SDK, the answered requests too, then the rest of stdin.
   const input = new PassThrough();
   input.write(head);
   if (ended) input.end();
   else process.stdin.pipe(input);
   process.stdin.on('error', (error) => input.emit('error', error));
-  await serveMcp(fixed, maxRuns, { input, output: early ? withoutAnswerTo(early.id) : process.stdout });
+  await serveMcp(fixed, maxRuns, { input, output: answered.length > 0 ? withoutAnswers(answered) : process.stdout });
 }

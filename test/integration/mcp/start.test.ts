@@ -194,29 +194,37 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     expect(r.err).not.toContain('to-stdout');
   });
 
-  it("initialize answered before the SDK loads is the answer the SDK gives, once; every later message is the SDK's", async () => {
-    // The same requests, the first answered by sbx itself (a plain initialize: src/cli/mcp/mcp-initialize.ts),
-    // the second left to the SDK (a capability the early answer does not read): byte for byte the same.
+  it("what sbx mcp answers before the SDK loads is what the SDK answers, once; every later message is the SDK's", async () => {
+    // The same messages three ways: initialize and tools/list answered by sbx itself
+    // (src/cli/mcp/mcp-early.ts); initialize alone (a tools/list with params goes to the SDK); and
+    // nothing (a capability the early answer does not read): byte for byte the same. The ping reuses
+    // the id of initialize, whose replayed answer is still left out, and its own is not.
     const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
     const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
     const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
     const sdkInit = { ...INIT, params: { ...INIT.params, capabilities: { experimental: { x: {} } } } };
+    const sdkList = { ...list, params: { _meta: {} } };
     const outputs: string[] = [];
-    for (const first of [INIT, sdkInit]) {
+    for (const [first, listing] of [
+      [INIT, list],
+      [INIT, sdkList],
+      [sdkInit, list],
+    ] as const) {
       const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
         env: t.env,
         cwd: t.workspace,
         stdin: 'pipe',
       });
-      server.stdin!.write([first, initialized, list, ping].map((m) => `${JSON.stringify(m)}\n`).join(''));
+      server.stdin!.write([first, initialized, listing, ping].map((m) => `${JSON.stringify(m)}\n`).join(''));
       await server.line(/^\{"result":\{\},"jsonrpc":"2.0","id":1\}$/);
       server.stdin!.end();
       const r = await server.done;
       expect(r.code, r.err).toBe(0);
       outputs.push(r.out);
     }
-    expect(outputs[0]).toBe(outputs[1]);
-    // One answer to each request, in order: initialize, tools/list, then ping (which reuses id 1).
+    expect(outputs[1]).toBe(outputs[0]);
+    expect(outputs[2]).toBe(outputs[0]);
+    // One answer to each request, in order: initialize, tools/list, then ping.
     const messages = outputs[0]!
       .split('\n')
       .filter((l) => l !== '')

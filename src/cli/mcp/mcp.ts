@@ -146,10 +146,10 @@ interface EarlyPart {
  */
 function answerEarly(input: Readable, tools: unknown, preload: () => Promise<unknown>): Promise<EarlyPart> {
   return new Promise((done) => {
-    const chunks: Buffer[] = [];
+    let read = Buffer.alloc(0);
     const answered: string[] = [];
     let lines = 0;
-    /** Where the next unread line starts, in the bytes read (Buffer.concat(chunks)). */
+    /** Where the next unread line starts in `read`. */
     let from = 0;
     let finished = false;
     const finish = (ended: boolean) => {
@@ -159,18 +159,22 @@ function answerEarly(input: Readable, tools: unknown, preload: () => Promise<unk
       if (!ended) input.pause();
       input.off('data', onData);
       input.off('end', onEnd);
-      done({ head: Buffer.concat(chunks), answered, ended });
+      done({ head: read, answered, ended });
     };
     const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      const read = Buffer.concat(chunks);
+      read = Buffer.concat([read, chunk]);
       for (let newline = read.indexOf(10, from); newline >= 0; newline = read.indexOf(10, from)) {
         const early = earlyAnswer(read.toString('utf8', from, newline), lines === 0, tools);
         if (!early) return finish(false);
         if (early.kind === 'answer') {
           process.stdout.write(early.text);
           answered.push(early.text);
-          if (lines > 0) void preload().then(() => finish(false));
+          // A failed load is mcpCommand's to report, when it awaits the same import.
+          if (lines > 0)
+            void preload().then(
+              () => finish(false),
+              () => finish(false),
+            );
         }
         lines++;
         from = newline + 1;

@@ -4,7 +4,7 @@
 // names exactly their ports); nothing leaves the machine. Each answer is checked in the command's
 // result, the report's violations, the audit ledger and the user's approvals store, beside the
 // control: the same request without an asker fails as it always did.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,6 +78,18 @@ function appears(name: string): Promise<void> {
 
 function storeFile(): string {
   return join(env.XDG_STATE_HOME!, 'sbx', 'approvals.json');
+}
+
+/** `sbx run` under a pseudo-terminal (util-linux `script`), `typed` already waiting on it; resolves with everything the terminal showed. */
+function onTerminal(sbxArgs: string[], typed: string): Promise<string> {
+  const line = [process.execPath, join(root, 'bin', 'sbx.js'), ...sbxArgs]
+    .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
+    .join(' ');
+  const child = spawn('script', ['-qec', line, '/dev/null'], { cwd: ws, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  let shown = '';
+  child.stdout.on('data', (d: Buffer) => (shown += d.toString()));
+  child.stdin.end(typed);
+  return new Promise((done) => child.once('close', () => done(shown)));
 }
 
 describe.skipIf(skip)('asking instead of failing: onNetworkRequest at the egress proxy', () => {
@@ -273,5 +285,39 @@ describe.skipIf(skip)('asking instead of failing: onNetworkRequest at the egress
     ]);
     // The deny list still wins over a remembered answer: denied.test stays refused whatever was said.
     expect((await sh(status('denied.test', up.httpPort))).stdout.toString()).toBe('403 ');
+  });
+
+  describe('on the terminal: sbx run --capture with a terminal on stdin', () => {
+    beforeAll(() => {
+      if (spawnSync('sh', ['-c', 'command -v script']).status !== 0)
+        throw new Error('script (util-linux) is not installed: it gives the test a pseudo-terminal');
+    });
+    // 127.0.0.1 by its literal: the CLI resolves with the system resolver. NO_PROXY lists it, so curl names the proxy.
+    const fetch = () => [
+      'run',
+      '--no-audit',
+      '-p',
+      profileFile,
+      '--shell',
+      `curl -s -o /dev/null -w 'status=%{http_code}' --noproxy '' --proxy "$HTTP_PROXY" http://127.0.0.1:${up.httpPort}/hello`,
+    ];
+
+    it('with --capture the question is put on the terminal; o lets the command through', async () => {
+      const shown = await onTerminal(['run', '--capture', ...fetch().slice(1)], 'o\n');
+      expect(shown).toContain(`sbx: the sandboxed command asks to connect to 127.0.0.1:${up.httpPort}`);
+      expect(shown).toContain('status=200');
+    });
+
+    it('d denies, and the report says it was asked', async () => {
+      const shown = await onTerminal(['run', '--capture', ...fetch().slice(1)], 'd\n');
+      expect(shown).toContain('status=403');
+      expect(shown).toContain('asked, and denied for this run');
+    });
+
+    it('control: without --capture the command owns the terminal, so nothing is asked and the refusal stands', async () => {
+      const shown = await onTerminal(fetch(), 'o\n');
+      expect(shown).not.toContain('asks to connect');
+      expect(shown).toContain('status=403');
+    });
   });
 });

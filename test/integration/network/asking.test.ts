@@ -172,6 +172,23 @@ describe.skipIf(skip)('asking instead of failing: onNetworkRequest at the egress
     expect(next.stdout.toString()).toBe('403 ');
   });
 
+  it('under landlock (the proxy on the host loopback) the same question: once through, deny refused', async () => {
+    const asked: NetworkRequest[] = [];
+    const once = await sh(status('other.test', up.httpPort), {
+      backend: 'landlock',
+      onNetworkRequest: (request) => {
+        asked.push(request);
+        return 'once';
+      },
+    });
+    expect(once.stdout.toString()).toBe('200 ');
+    expect(once.violations).toEqual([]);
+    const denied = await sh(status('other.test', up.httpPort), { backend: 'landlock', onNetworkRequest: () => 'deny' });
+    expect(denied.stdout.toString()).toBe('403 ');
+    expect(denied.violations[0]?.detail).toContain('asked, and denied for this run');
+    expect(asked).toEqual([{ host: 'other.test', port: up.httpPort }]);
+  });
+
   it('deny: refused for the rest of the run (asked once), the violation says it was asked', async () => {
     let asks = 0;
     const o = await sh(`${status('other.test', up.httpPort)}; ${status('other.test', up.httpPort)}`, {

@@ -83,12 +83,13 @@ export function fingerprintOf(profile: string, argv: readonly string[]): string 
 }
 
 /**
- * A network answer's fingerprint: sha256 over a string that starts with NUL, which no command's
- * (fingerprintOf: a non-empty profile name first) can, so no command approval ever matches it.
+ * A network answer's fingerprint: sha256 over JSON, which holds no NUL byte (JSON escapes it), while
+ * every command's input does (fingerprintOf: the profile, NUL, at least one argument), so no command
+ * approval ever matches it, whatever the profile is called.
  */
 export function networkFingerprintOf(profile: string, request: NetworkRequest): string {
   return createHash('sha256')
-    .update(['', 'network', profile, request.host, String(request.port)].join('\0'))
+    .update(JSON.stringify(['network', profile, request.host, request.port]))
     .digest('hex');
 }
 

@@ -12,6 +12,7 @@ export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive/request.js';
 export type { CredentialEntry, Credentials } from './profile/schema-credentials.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './commands/host/command-gate.js';
+export type { NetworkAnswer, NetworkAsker, NetworkRequest } from './network/network-asks.js';
 export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './commands/command-rules.js';
 export type { BackendChoice, Launcher } from './backend/host/registry.js';

@@ -181,14 +181,15 @@ async function runResolved(
   const credentials = await loadRunCredentials({ ctx, policy, secretEnv, trail });
   const secrets = [...Object.values(secretEnv), ...(credentials?.values ?? [])];
   trail?.redact(secrets);
-  record.append({ command: redactArgv(policy.command, secrets) });
+  const command = redactArgv(policy.command, secrets);
+  record.append({ command });
   await gate({ ctx, derived: r.derived, secrets });
   // The approval may have taken a while.
   throwIfAborted(options.signal);
   const limits = await planRunLimits({ ctx, policy });
   // The placeholders are set inside as secrets are; their values stay with the proxy.
   const opened = openRunSession({ ctx, policy, secretEnv: { ...secretEnv, ...credentials?.placeholders }, cleanup });
-  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, credentials, cleanup });
+  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, credentials, command, cleanup });
   await startSshAgent({ ctx, policy, session: opened, cleanup });
   const session = proxy?.ports ? { ...opened, egressPorts: proxy.ports } : opened;
   const { backend, derived, pins } = r;

@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { canonicalIp, decideAddress, decideHost, normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import { carriedInName } from '../credential-scan.js';
+import { isAskable } from '../network-asks.js';
 import { refuseCarried } from './credential-guard.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 
@@ -69,11 +70,20 @@ export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, 
     return { kind: 'refused', violation: refuseCarried(ctx, via, where, spelled, 'the host name') };
   }
   const byName = decideHost(ctx.rules, rawHost, port);
-  if (!byName.allowed)
-    return {
-      kind: 'refused',
-      violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, byName.detail, byName.key),
-    };
+  if (!byName.allowed) {
+    // Only a name no allow entry matched is asked about (network-asks.ts); the connection waits, others go on.
+    const asked =
+      ctx.questions && isAskable(byName)
+        ? await ctx.questions.settle(normaliseHost(rawHost) as string, port)
+        : undefined;
+    if (!asked?.allowed) {
+      const detail = asked ? `${byName.detail}; ${asked.why}` : byName.detail;
+      return {
+        kind: 'refused',
+        violation: ctx.refuse(via, displayHost(rawHost), port, byName.rule, detail, byName.key),
+      };
+    }
+  }
   const host = normaliseHost(rawHost) as string; // decideHost refused every host without a normal form
   const literal = canonicalIp(host);
   let addresses: string[];

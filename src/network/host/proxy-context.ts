@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { EgressRules } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import type { CredentialBroker } from './credential-broker.js';
+import type { EgressQuestions } from './egress-questions.js';
 
 /** How a client reached the proxy: plain HTTP request, HTTP CONNECT, or SOCKS5 CONNECT. */
 export type Via = 'http' | 'connect' | 'socks';
@@ -64,6 +65,8 @@ export interface ProxyContext {
   timeouts: EgressTimeouts;
   /** The run's credentials: the hosts whose TLS the proxy terminates, and what it puts in their requests. */
   credentials: CredentialBroker | undefined;
+  /** Who is asked about a destination no allow entry matched (egress-questions.ts); none: refused as ever. */
+  questions: EgressQuestions | undefined;
   readonly closed: boolean;
   /** Record a refusal; returns the violation for the reply text. */
   /** `key`: the profile entry that refused, when the rule id does not name it (EgressDecision). */
@@ -89,6 +92,7 @@ export function createProxyState(init: {
   connect: (address: string, port: number) => Socket;
   timeouts: EgressTimeouts;
   credentials?: CredentialBroker | undefined;
+  questions?: EgressQuestions | undefined;
   onEvent: ((event: EgressEvent) => void) | undefined;
 }): ProxyState {
   const emit = (event: EgressEvent): void => {
@@ -108,6 +112,7 @@ export function createProxyState(init: {
     connect: init.connect,
     timeouts: init.timeouts,
     credentials: init.credentials,
+    questions: init.questions,
     get closed() {
       return sockets.closed;
     },
@@ -121,6 +126,7 @@ export function createProxyState(init: {
     track: sockets.track,
     stats: () => ({ ...refusals.snapshot(), connections: connections.snapshot() }),
     shutdown() {
+      init.questions?.close();
       sockets.shutdown();
       connections.destroyLive();
     },

@@ -23,6 +23,7 @@ import {
   type EgressTimeouts,
 } from './proxy-context.js';
 import type { CredentialBroker } from './credential-broker.js';
+import type { EgressQuestions } from './egress-questions.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { isLoopbackPeerOwnedBy } from './loopback-peer.js';
@@ -40,6 +41,8 @@ export interface FrontEndOptions {
   timeouts?: Partial<EgressTimeouts>;
   /** The run's credentials: their hosts' TLS is terminated, their values put in (intercept.ts). */
   credentials?: CredentialBroker;
+  /** Asked about a destination no allow entry matched, while its connection waits (egress-questions.ts). */
+  questions?: EgressQuestions;
   /**
    * Client connections each front end accepts at once (default 512); more are closed on accept. Each
    * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
@@ -181,6 +184,7 @@ export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; htt
     connect: opts.connect ?? connectToAddress,
     timeouts: { ...DEFAULT_TIMEOUTS, ...opts.timeouts },
     credentials: opts.credentials,
+    questions: opts.questions,
     onEvent: opts.onEvent,
   });
   const http = createHttpProxy(state);

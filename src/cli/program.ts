@@ -113,8 +113,8 @@ const WHY_HELP = `
 Each TARGET is a path (it holds a /, starts with . or ~, or names a file here: /etc/hosts, .env, src,
 ~/.ssh/id_rsa), else a host (registry.npmjs.org; *.example.com is a pattern, not a host: name one),
 host:port or [v6]:port (port 443 when none is given); the command follows --, or comes as
---shell 'STRING' as an agent's hook sends it. For each, sbx
-says what the sandbox of \`sbx run\` with the same -p, -w and flags makes of it, and which rule decides:
+--shell 'STRING' as an agent's hook sends it. For each, sbx says what the sandbox of \`sbx run\` with
+the same -p, -w and flags makes of it, and which rule decides:
   a path      writable, readable, hidden (a mask over it) or absent (not in the sandbox), and the
               mount that decides: the profile entry that binds it (writable_roots[1], read_only[0]),
               the sensitive root or sensitive-file rule that hides it, or sbx's own default

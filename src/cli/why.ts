@@ -60,6 +60,10 @@ function targetsOf(operands: readonly string[], command: readonly string[], shel
   const targets: WhyTarget[] = named.map((t) =>
     isPathTarget(t, existsSync) ? { kind: 'path', target: t, hostPath: hostPathOf(t) } : { kind: 'host', target: t },
   );
+  if (command.length > 0 && shell !== undefined)
+    throw new SbxError('USAGE', 'sbx why: a shell string takes the place of the command: give one or the other', {
+      hint: "sbx why --shell 'git push', or sbx why -- git push",
+    });
   if (command.length > 0 || shell !== undefined) targets.push({ kind: 'command' });
   if (targets.length === 0)
     throw new SbxError('USAGE', 'sbx why: nothing to ask about', {

@@ -95,6 +95,14 @@ describe('sbx why: paths', () => {
     });
   });
 
+  it('a workspace mounted elsewhere: the host path is looked up where the command sees it', () => {
+    const yaml = 'workspace:\n  mountAt: /work\n';
+    const { facts, locate } = fixture(yaml);
+    const a = locate(whyPath(facts, 'src/a.ts', '/home/alice/proj/src/a.ts'));
+    expect(a).toMatchObject({ path: '/work/src/a.ts', host: '/home/alice/proj/src/a.ts', access: 'writable' });
+    expect(a.kind === 'path' && a.source).toMatchObject({ key: 'workspace', file: FILE, ...at(yaml, 'workspace') });
+  });
+
   it("the system directories: sbx's default; a path no mount shows is absent", () => {
     const { facts, locate } = fixture('mode: workspace-write\n');
     expect(locate(whyPath(facts, '/etc/hosts', '/etc/hosts'))).toMatchObject({

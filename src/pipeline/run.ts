@@ -23,7 +23,7 @@ import { gate } from './gate-stage.js';
 import { auditRunGitState, recordGitState } from './git-audit-stage.js';
 import { compileRunLaunch, plannedLaunch } from './launch-stage.js';
 import { enforcedLimits, planRunLimits } from './limits-stage.js';
-import type { CompileOptions, Compiled, RunHooks, RunOptions } from './run-options.js';
+import type { CompileOptions, Compiled, ProfileInfo, RunHooks, RunOptions } from './run-options.js';
 import { outcomeOf } from './outcome-stage.js';
 import { type Derived, derive, liftedOf, withExposed } from './policy-stage.js';
 import { type RunContext, runContext, runSettings } from './context-stage.js';
@@ -33,7 +33,8 @@ import { loadRunSecrets } from './secrets-stage.js';
 import { openRunSession } from './session-stage.js';
 import { terminalWarnings } from './terminal.js';
 import { pathWarning, writablePathEntries } from '../host-state/host/path-entries.js';
-import { locateError, locateViolations, ruleSourcesOf } from './sources.js';
+import { locateAnswer, locateError, locateViolations, ruleSourcesOf } from './sources.js';
+import { whyCommand, whyHost, whyPath, type WhyAnswer } from '../policy/why.js';
 import { describeProfile, trustProfile } from './trust-stage.js';
 import type { RuleSources } from '../profile/positions.js';
 
@@ -160,6 +161,35 @@ export async function resolvePolicy(requested: CompileOptions): Promise<Pick<Com
     const { pins, resolved } = await trusted(run);
     const derived = await derive({ ctx: run.ctx, resolved, pins });
     return { profile: describeProfile(resolved), policy: derived.policy };
+  });
+}
+
+/** What `sbx why` asks about: a host path (as the caller named it, and resolved), a host, or the request's command. */
+export type WhyTarget =
+  | { kind: 'path'; target: string; hostPath: string }
+  | { kind: 'host'; target: string }
+  | { kind: 'command' };
+
+/**
+ * Stages context, trust and policy, with no launcher probed, then each target judged over the Policy
+ * (policy/why.ts; the command by the gate's own verdict, with the path facts it probes) and its rule
+ * located in the profile. Nothing is created or run, nothing asked or recorded.
+ */
+export async function whyRun(
+  requested: CompileOptions,
+  targets: readonly WhyTarget[],
+): Promise<{ profile: ProfileInfo; answers: WhyAnswer[] }> {
+  return dryRun(requested, {}, async (run) => {
+    const { pins, resolved, sources } = await trusted(run);
+    const { policy, host, plan } = await derive({ ctx: run.ctx, resolved, pins });
+    const facts = { policy, profile: resolved.profile, plan, host };
+    const answers = targets.map((t) => {
+      if (t.kind === 'path') return whyPath(facts, t.target, t.hostPath);
+      if (t.kind === 'host') return whyHost(policy, t.target);
+      const decided = decideCommandOnHost(policy, host, run.ctx.options.allowDenylistedCommands, true);
+      return whyCommand(policy.shell === undefined ? policy.command : [policy.shell], decided);
+    });
+    return { profile: describeProfile(resolved), answers: answers.map((a) => locateAnswer(a, sources)) };
   });
 }
 

@@ -174,6 +174,16 @@ describe('a captured connect', () => {
     expect(newViolations()).toEqual([]);
   });
 
+  it('to a pool address checks the Host of cleartext HTTP against the name', async () => {
+    const [address] = (await lookup('allowed.test')).addresses;
+    const { socket } = await captured(`${address}:${up.httpPort}`);
+    const reply = await getOver(socket, 'other.test');
+    expect(reply).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+    expect(newViolations()).toEqual([
+      expect.objectContaining({ rule: 'network.host', host: 'allowed.test', port: up.httpPort }),
+    ]);
+  });
+
   it('to a pool address checks SNI against the name, as a CONNECT does', async () => {
     const [address] = (await lookup('allowed.test')).addresses;
     const good = await captured(`${address}:${up.httpsPort}`);

@@ -152,6 +152,17 @@ describe('DNS over TCP on a captured port 53', () => {
     expect(good?.rcode).toBe(0);
   });
 
+  it('answers queries sent all at once with the sending side closed, then closes', async () => {
+    const { socket } = await captured(`${RESOLVER_ADDRESS}:53`);
+    const queries = [dnsQuery('a.test', 1), dnsQuery('b.test', 1), dnsQuery('denied.test', 1)];
+    socket.end(Buffer.concat(queries.map((q) => Buffer.concat([Buffer.from([0, q.length]), q]))));
+    const stream = await drain(socket);
+    const answers: number[] = [];
+    for (let at = 0; at < stream.length; at += 2 + stream.readUInt16BE(at))
+      answers.push(readDnsResponse(stream.subarray(at + 2, at + 2 + stream.readUInt16BE(at))).rcode);
+    expect(answers).toEqual([0, 0, 3]);
+  });
+
   it('closes a connection whose length prefix is past the largest query, answering FORMERR', async () => {
     const { socket } = await captured(`${RESOLVER_ADDRESS}:53`);
     socket.write(Buffer.from([0xff, 0xff, 0x12, 0x34]));

@@ -20,8 +20,7 @@ describe('network-asks: what may be asked, and what always adds', () => {
       { host: 'x.denied.test', port: 443 },
       { host: '::1', port: 8080 },
     ]);
-    // The approved entries follow the profile's: the key is an index past them (sbx why reads the profile's own).
-    expect(decideHost(widened, 'other.test', 443)).toEqual({ allowed: true, key: 'network.allow[1]' });
+    expect(decideHost(widened, 'other.test', 443)).toEqual({ allowed: true, key: 'network.allow[1]' }); // the always, after the profile's entry
     expect(decideHost(widened, 'other.test', 80).allowed).toBe(false);
     expect(decideHost(widened, 'sub.other.test', 443).allowed).toBe(false);
     expect(decideHost(widened, 'x.denied.test', 443)).toMatchObject({ allowed: false, rule: 'network.deny' });

@@ -2,11 +2,13 @@
 // What an agent framework pays for sbx, measured in one run: library calls per second (run() of
 // `true`, one after another and two at a time) against the same hardened bwrap argv spawned bare from
 // the same process, and the latency `sbx hook claude-code` adds to each Bash call (an allowed and a
-// refused typical input, beside `node -e 0` and `sbx --version`). A benchmark, not a test: it prints
+// refused typical input, beside `node -e 0` and `sbx --version`), how long `sbx mcp` takes to answer
+// `initialize` (raw JSON-RPC on its stdin, the time to the first line of its answer), and the peak RSS
+// of each of them and of `sbx run -- true`, in the same run. A benchmark, not a test: it prints
 // figures and never fails on a time.
 //   npm run bench [-- --runs 40]
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +98,15 @@ const rows = [
   { id: 'sbx-version', what: '`sbx --version`', cmd: [sbx, '--version'] },
   { id: 'node', what: '`node -e 0`', cmd: [process.execPath, '-e', '0'] },
 ];
+// What an agent's MCP client sends first; the server answers it before loading the SDK (src/cli/mcp/mcp.ts).
+const initialize = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sbx-bench', version: '1' } },
+})}\n`;
+const mcpArgs = [sbx, 'mcp', '-p', 'agent', '--workspace', work, '--no-audit'];
+const mcpRow = { id: 'mcp-init', what: '`sbx mcp -p agent` started until `initialize` is answered' };
 function time(row) {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(row.cmd[0], row.cmd.slice(1), { cwd: work, env, input: row.input ?? '', encoding: 'utf8' });
@@ -110,9 +121,48 @@ function time(row) {
   }
   return ms;
 }
+/** Spawn to the first line of the answer to `initialize`; then stdin closes and the server ends. */
+async function timeMcp() {
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, mcpArgs, { cwd: work, env, stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.end(initialize);
+  let out = '';
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`sbx mcp exited ${code} before answering`)));
+  });
+  const ms = since(t0);
+  if (!/"protocolVersion"/.test(out)) throw new Error(`sbx mcp answered ${out}`);
+  await new Promise((resolve) => child.once('close', resolve));
+  return ms;
+}
 for (const row of rows) for (let i = 0; i < 3; i++) time(row);
-const samples = Object.fromEntries(rows.map((r) => [r.id, []]));
-for (let i = 0; i < runs; i++) for (const row of rows) samples[row.id].push(time(row));
+for (let i = 0; i < 3; i++) await timeMcp();
+const samples = Object.fromEntries([...rows, mcpRow].map((r) => [r.id, []]));
+for (let i = 0; i < runs; i++) {
+  for (const row of rows) samples[row.id].push(time(row));
+  samples[mcpRow.id].push(await timeMcp());
+}
+
+/** Peak RSS (MiB) by /usr/bin/time, median of 5; undefined without it. */
+function peakRssMiB(cmd, input = '') {
+  if (!existsSync('/usr/bin/time')) return undefined;
+  const one = () => {
+    const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { cwd: work, env, input, encoding: 'utf8' });
+    return Number(r.stderr.trim().split('\n').pop()) / 1024;
+  };
+  const xs = Array.from({ length: 5 }, one).filter(Number.isFinite);
+  return xs.length === 0 ? undefined : stats(xs).median;
+}
+const rss = [
+  ['`node -e 0`', peakRssMiB([process.execPath, '-e', '0'])],
+  ['`sbx hook claude-code`, allowed', peakRssMiB(rows[0].cmd, rows[0].input)],
+  ['`sbx mcp`, answering `initialize` and ending with its input (the SDK loaded)', peakRssMiB(mcpArgs, initialize)],
+  ['`sbx run -- true`', peakRssMiB([sbx, 'run', '--', 'true'])],
+];
 rmSync(work, { recursive: true, force: true });
 
 const fmt = (x) => x.toFixed(1);
@@ -128,12 +178,19 @@ for (const width of [1, 2]) {
 console.log('\n| row | what | median ms | p95 ms | min ms | over node -e 0 |');
 console.log('|---|---|--:|--:|--:|--:|');
 const node = stats(samples.node).median;
-for (const row of rows) {
+for (const row of [...rows, mcpRow]) {
   const x = stats(samples[row.id]);
   console.log(
     `| ${row.id} | ${row.what.replaceAll('|', '\\|')} | ${fmt(x.median)} | ${fmt(x.p95)} | ${fmt(x.min)} | ${fmt(x.median - node)} |`,
   );
 }
+console.log('\n| peak RSS | MiB | goal |');
+console.log('|---|--:|---|');
+for (const [what, mib] of rss)
+  console.log(`| ${what} | ${mib === undefined ? 'n/a' : fmt(mib)} | ${what.startsWith('`node') ? '—' : '≤ 45 MiB'} |`);
 console.log(
   `\nThe hook adds ${fmt(stats(samples['hook-allow']).median)} ms (median) before each allowed Bash call; the wrapped \`sbx run\` then costs what \`sbx run\` costs (bench/launch.mjs).`,
+);
+console.log(
+  `Goals: the hook at most node -e 0 + 15 ms (now + ${fmt(stats(samples['hook-allow']).median - node)} ms); \`sbx mcp\` answers initialize within 150 ms (now ${fmt(stats(samples['mcp-init']).median)} ms).`,
 );

@@ -57,6 +57,14 @@ export function admitUnchecked(options: CompileOptions): Promise<{ workspace: st
 }
 
 /**
+ * compile() without the option check: for sbx's own `sbx mcp`, which compiles once before it answers
+ * its client and whose options come from its parser (src/cli/mcp/mcp.ts says when it calls this).
+ */
+export function compileUnchecked(options: CompileOptions): Promise<Compiled> {
+  return compileRun(options);
+}
+
+/**
  * Whether the policy `sbx run` with these options would build lets in each target (a host path, a
  * host, the options' command), and the profile line that decides: for sbx's own `sbx why`, whose
  * options come from its parser. Nothing is created, run, asked or recorded.

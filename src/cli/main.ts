@@ -1,8 +1,8 @@
 // The CLI door. `sbx run` with well-formed flags goes straight to the library, and `sbx hook AGENT`
-// to its command; everything else goes through commander (loaded lazily). Only this file prints
+// and `sbx mcp` to their commands; everything else goes through commander (loaded lazily). Only this file prints
 // sbx's own errors and sets the exit code.
 import { ExitCode, isSbxError, type SbxError } from '../errors.js';
-import { parseRunArgv } from './run-flags.js';
+import { parseMcpArgv, parseRunArgv } from './run-flags.js';
 import { runCommand } from './run-command.js';
 
 /** commander signals help, --version and usage errors by throwing (exitOverride). */
@@ -50,6 +50,13 @@ export async function main(argv: string[]): Promise<void> {
         await hook.hookCommand(parsed.agent, parsed.flags);
         return;
       }
+    }
+    // An agent waits for its MCP server's first answer: the plain form skips commander too.
+    const mcpFlags = argv[2] === 'mcp' ? parseMcpArgv(argv.slice(3)) : undefined;
+    if (mcpFlags) {
+      const { mcpCommand } = await import('./mcp/mcp.js');
+      await mcpCommand(mcpFlags);
+      return;
     }
     const { buildProgram } = await import('./program.js');
     await (await buildProgram()).parseAsync(argv);

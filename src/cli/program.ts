@@ -2,7 +2,7 @@
 // parser declines (help, other commands, a malformed flag).
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
-import { addFlags, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './run-flags.js';
+import { addFlags, MCP_FLAGS, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './run-flags.js';
 import { runCommand } from './run-command.js';
 
 const EXAMPLES = `
@@ -461,19 +461,12 @@ carries the protocol; sbx writes only to stderr.
 Name Node.js and sbx by absolute paths: a PATH lookup can find a program a sandboxed command planted.
 Without -p the server uses builtin:default.`;
 
-/** Flags of `sbx mcp`: the ones of `sbx run` that fix what every call runs under. */
-const MCP_FLAGS = ['profile', 'workspace', 'backend', 'trust-profile', 'audit-file', 'no-audit'];
-
 async function addMcpCommand(program: Command): Promise<void> {
   const mcp = program
     .command('mcp')
     .description('serve MCP on stdio: tools that run commands in the sandbox, under one profile and workspace')
     .addHelpText('after', MCP_HELP);
-  await addFlags(
-    mcp,
-    [...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) => MCP_FLAGS.includes(f.long)),
-  );
-  mcp.option('--max-runs <n>', 'commands running at once; further calls wait for one to end (default 4)');
+  await addFlags(mcp, MCP_FLAGS);
   mcp.action(async (flags: import('./mcp/mcp.js').McpFlags) => {
     const { mcpCommand } = await import('./mcp/mcp.js');
     await mcpCommand(flags);

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { SbxError } from '../errors.js';
 import type { RunOptions } from '../api.js';
+import type { McpFlags } from './mcp/mcp.js';
 
 export interface RunFlags {
   profile?: string;
@@ -205,22 +206,27 @@ export async function addFlags(cmd: Command, specs: readonly FlagSpec[]): Promis
   return cmd;
 }
 
+/** The flags of `sbx mcp`: those of `run` that fix what every call runs under, and --max-runs. */
+export const MCP_FLAGS: readonly FlagSpec[] = [
+  ...[...POLICY_FLAGS, ...RUN_ONLY_FLAGS].filter((f) =>
+    ['profile', 'workspace', 'backend', 'trust-profile', 'audit-file', 'no-audit'].includes(f.long),
+  ),
+  {
+    long: 'max-runs',
+    value: '<n>',
+    description: 'commands running at once; further calls wait for one to end (default 4)',
+  },
+];
+
 /**
- * `sbx run [flags] [--] COMMAND...` without commander: flags until `--` or the first non-flag, the
- * rest is the command. Returns undefined for anything unusual (help, unknown flag, bad value) so the
- * caller can let commander produce its full error message.
+ * Flags from `specs` without commander, until `--` or the first non-flag: the flags and the rest.
+ * Undefined for anything unusual (help, unknown flag, bad value), which commander then reports.
  */
-export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; command: string[] } | undefined {
-  const specs = [...POLICY_FLAGS, ...RUN_ONLY_FLAGS];
-  const flags: Record<string, string | boolean | string[]> = {
-    bind: [],
-    roBind: [],
-    env: [],
-    keepEnv: [],
-    allowDomain: [],
-    allowPrivate: [],
-    unmask: [],
-  };
+function readFlags(
+  args: readonly string[],
+  specs: readonly FlagSpec[],
+  flags: Record<string, string | boolean | string[]>,
+): { flags: Record<string, string | boolean | string[]>; rest: string[] } | undefined {
   let i = 0;
   for (; i < args.length; i++) {
     const arg = args[i]!;
@@ -245,10 +251,38 @@ export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; com
     if (value === undefined || (spec.choices && !spec.choices.includes(value))) return undefined;
     flags[key] = spec.multiple ? [...(flags[key] as string[]), value] : value;
   }
-  const command = args.slice(i);
+  return { flags, rest: args.slice(i) };
+}
+
+/**
+ * `sbx run [flags] [--] COMMAND...` without commander: flags until `--` or the first non-flag, the
+ * rest is the command. Returns undefined for anything unusual (help, unknown flag, bad value) so the
+ * caller can let commander produce its full error message.
+ */
+export function parseRunArgv(args: readonly string[]): { flags: RunCliFlags; command: string[] } | undefined {
+  const read = readFlags(args, [...POLICY_FLAGS, ...RUN_ONLY_FLAGS], {
+    bind: [],
+    roBind: [],
+    env: [],
+    keepEnv: [],
+    allowDomain: [],
+    allowPrivate: [],
+    unmask: [],
+  });
+  if (!read) return undefined;
+  const { flags, rest: command } = read;
   // --shell STRING takes the place of the command; both, or neither, is for commander to report.
   if ((command.length === 0) === (flags.shell === undefined)) return undefined;
   return { flags: flags as unknown as RunCliFlags, command };
+}
+
+/**
+ * `sbx mcp [flags]` without commander (about 12 ms of every server's start): its flags only, no
+ * argument; anything else is undefined, for commander to report.
+ */
+export function parseMcpArgv(args: readonly string[]): McpFlags | undefined {
+  const read = readFlags(args, MCP_FLAGS, {});
+  return read && read.rest.length === 0 ? (read.flags as McpFlags) : undefined;
 }
 
 function splitBind(value: string, flag: string): { source: string; target?: string } {

@@ -194,6 +194,52 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: fixed at start, refused at start, no
     expect(r.err).not.toContain('to-stdout');
   });
 
+  it("what sbx mcp answers before the SDK loads is what the SDK answers, once; every later message is the SDK's", async () => {
+    // The same messages three ways: initialize and tools/list answered by sbx itself
+    // (src/cli/mcp/mcp-early.ts); initialize alone (a tools/list with params goes to the SDK); and
+    // nothing (a capability the early answer does not read): byte for byte the same. The ping reuses
+    // the id of initialize, whose replayed answer is still left out, and its own is not.
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const sdkInit = { ...INIT, params: { ...INIT.params, capabilities: { experimental: { x: {} } } } };
+    const sdkList = { ...list, params: { _meta: {} } };
+    const outputs: string[] = [];
+    for (const [first, listing] of [
+      [INIT, list],
+      [INIT, sdkList],
+      [sdkInit, list],
+    ] as const) {
+      const server = start(process.execPath, [SBX_BIN, 'mcp', '-p', 'agent', '--workspace', t.workspace], {
+        env: t.env,
+        cwd: t.workspace,
+        stdin: 'pipe',
+      });
+      server.stdin!.write([first, initialized, listing, ping].map((m) => `${JSON.stringify(m)}\n`).join(''));
+      await server.line(/^\{"result":\{\},"jsonrpc":"2.0","id":1\}$/);
+      server.stdin!.end();
+      const r = await server.done;
+      expect(r.code, r.err).toBe(0);
+      outputs.push(r.out);
+    }
+    expect(outputs[1]).toBe(outputs[0]);
+    expect(outputs[2]).toBe(outputs[0]);
+    // One answer to each request, in order: initialize, tools/list, then ping.
+    const messages = outputs[0]!
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
+    expect(messages.map((m) => m.id)).toEqual([1, 2, 1]);
+    expect(messages[0]!.result.protocolVersion).toBe('2025-06-18');
+    expect((messages[1]!.result.tools as { name: string }[]).map((tool) => tool.name)).toEqual([
+      'run',
+      'start',
+      'stop',
+      'explain',
+    ]);
+    expect(messages[2]!.result).toEqual({});
+  });
+
   it('the end of its input ends the server and every sandbox still running', async () => {
     const marker = uniqueSleepArg();
     const argv = ['node', '-e', 'require("fs").writeFileSync("running", ""); setInterval(() => {}, 1000)', marker];

@@ -1,6 +1,14 @@
-// CLI flags → RunOptions (toRunOptions), and the commander-free `sbx run` argv reader that feeds it.
+// CLI flags → RunOptions (toRunOptions), the commander-free `sbx run` argv reader that feeds it, and
+// `sbx mcp`'s (parseMcpArgv), which must read its flags as commander does from the same table.
 import { describe, expect, it } from 'vitest';
-import { parseRunArgv, toRunOptions, type RunFlags } from '../../../src/cli/run-flags.js';
+import {
+  addFlags,
+  MCP_FLAGS,
+  parseMcpArgv,
+  parseRunArgv,
+  toRunOptions,
+  type RunFlags,
+} from '../../../src/cli/run-flags.js';
 import { ExitCode, SbxError } from '../../../src/errors.js';
 
 const NO_FLAGS: RunFlags = { bind: [], roBind: [], env: [], keepEnv: [], allowDomain: [] };
@@ -232,5 +240,48 @@ describe('--unmask and --allow-private (issue 24)', () => {
   it('absent, they set nothing (control)', () => {
     const options = toRunOptions(parseRunArgv(['--', 'true'])!.flags, ['true']);
     expect('unmask' in options || 'allowPrivate' in options).toBe(false);
+  });
+});
+
+describe('parseMcpArgv', () => {
+  /** What commander makes of the same argv with the same table (program.ts addMcpCommand), or undefined when it refuses. */
+  async function commanderFlags(args: string[]): Promise<Record<string, unknown> | undefined> {
+    const { Command } = await import('commander');
+    const mcp = new Command('mcp').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    await addFlags(mcp, MCP_FLAGS);
+    mcp.action(() => {});
+    try {
+      await mcp.parseAsync(args, { from: 'user' });
+    } catch {
+      return undefined;
+    }
+    return mcp.opts();
+  }
+
+  it.each([
+    [[]],
+    [['-p', 'agent']],
+    [['--profile=builtin:agent', '--workspace', '/w']],
+    [['-p', 'agent', '-w', '.', '--no-audit', '--max-runs', '2']],
+    [['--backend', 'nsjail', '--trust-profile', 'abc,def', '--audit-file', '/tmp/a.jsonl']],
+    [['--max-runs=8', '-p', 'a', '-p', 'b']],
+  ])('%j is read as commander reads it', async (args) => {
+    const ours = parseMcpArgv(args);
+    expect(ours).toBeDefined();
+    // commander's --no-audit gives `audit: true` when absent; mcpCommand only asks whether it is false.
+    expect({ audit: true, ...ours }).toEqual(await commanderFlags(args));
+  });
+
+  it.each([
+    [['--help']],
+    [['extra']],
+    [['-p', 'agent', '--', 'x']],
+    [['--backend', 'nope']],
+    [['--shell', 'ls']],
+    [['--bind', '/a']],
+    [['-p']],
+    [['--no-audit=yes']],
+  ])('%j is left to commander', (args) => {
+    expect(parseMcpArgv(args)).toBeUndefined();
   });
 });

@@ -73,5 +73,12 @@ export async function main(argv: string[]): Promise<void> {
     }
     process.stderr.write(`sbx: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
     process.exitCode = ExitCode.SETUP;
+  } finally {
+    // The agents run the original command after a hook that fails with anything but 2 (hook/hook.ts):
+    // whatever ended `sbx hook` early (a setup error, a bug) must block the call, not let it through.
+    if (argv[2] === 'hook' && process.exitCode !== undefined && process.exitCode !== 0) process.exitCode = HOOK_BLOCK;
   }
 }
+
+/** The status both agents read as "block this call" (cli/hook/hook.ts). */
+const HOOK_BLOCK = 2;

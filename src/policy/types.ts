@@ -118,6 +118,14 @@ export type NetworkPolicy =
       hostPorts: number[];
       publish: number[];
       bridge: { node: string; script: string } | null;
+      /**
+       * Transparent capture of clients that ignore the proxy variables (docs/DESIGN.md): present with
+       * an allow list. `on`: names are answered inside and every TCP connect is captured into the
+       * proxy (`judge`: the helper's host path, bound into a sandbox with its own namespace;
+       * `resolvConf`: where the generated /etc/resolv.conf goes). `off`: why not; only proxy-aware
+       * clients connect.
+       */
+      capture?: { kind: 'on'; judge: string; resolvConf: string } | { kind: 'off'; why: string };
     };
 
 /** Who the command is: inside its user namespace, and on the host (the kernel's view). */

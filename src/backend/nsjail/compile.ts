@@ -415,6 +415,7 @@ export function expandNsjailLaunch(launch: Launch): string[] {
 function featuresUsed(policy: Policy): Set<string> {
   const used = new Set(NSJAIL_GAPS.filter((g) => g.key.startsWith('nsjail.')).map((g) => g.key));
   for (const m of policy.mounts) used.add(`mounts.${m.kind}`);
+  if (policy.network.kind === 'filtered' && policy.network.capture?.kind === 'on') used.add('network.capture');
   for (const [key, value] of Object.entries(policy.limits))
     if (value !== undefined && key !== 'required') used.add(`limits.${key}`);
   return used;

@@ -191,6 +191,14 @@ export const NSJAIL_GAPS: readonly Gap[] = [
     detail:
       'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount',
   },
+  {
+    key: 'network.capture',
+    effect: 'weaker',
+    detail:
+      'no transparent capture: nsjail applies its seccomp policy to its first process, where the network judge ' +
+      '(pidfd_getfd) cannot work, so the allow list carries proxy-aware clients only (HTTP_PROXY, HTTPS_PROXY, ' +
+      'ALL_PROXY); a client that ignores them finds no route. Use --backend bwrap to capture every TCP client',
+  },
   { key: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { key: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
   {

@@ -13,6 +13,7 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
   name: 'nsjail',
   needsUserNamespaces: true,
   egressOn: 'session-dir',
+  captures: false,
   // nsjail (-Mo) supervises the command from outside its namespaces: signals go to nsjail, its log says what became of the command.
   supervision: 'supervisor',
   // nsjail sets CPU, FSIZE and NOFILE on the command itself from the policy (compile.ts compileRlimits):

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { egressOf, judgeFix, landlockJudgedCalls } from '../../../../src/backend/landlock/network-judge.js';
-import { landlockNetworkViolations } from '../../../../src/backend/landlock/status.js';
+import { judgeViolations } from '../../../../src/backend/shared/judge-status.js';
 import { proxyEnv } from '../../../../src/backend/shared/proxy-env.js';
 import { FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { REPO_ROOT } from '../../../helpers/paths.js';
@@ -46,7 +46,7 @@ describe('judgeFix', () => {
   });
 });
 
-describe('landlockNetworkViolations', () => {
+describe('judgeViolations', () => {
   it('reads each denial line of the status descriptor, between the pid and the exit code', () => {
     const status = [
       '{ "child-pid": 12 }',
@@ -56,7 +56,7 @@ describe('landlockNetworkViolations', () => {
       '{ "exit-code": 0 }',
       '',
     ].join('\n');
-    expect(landlockNetworkViolations(status)).toEqual([
+    expect(judgeViolations(status)).toEqual([
       {
         phase: 'runtime',
         kind: 'network',
@@ -77,13 +77,13 @@ describe('landlockNetworkViolations', () => {
   it('counts what the judge dropped past its cap, and ignores lines of any other shape', () => {
     const status =
       '{ "child-pid": 1 }\n{ "denied": { "call": 3 } }\nnot json\n{ "denied-dropped": 7 }\n{ "exit-code": 1 }\n';
-    expect(landlockNetworkViolations(status)).toEqual([
+    expect(judgeViolations(status)).toEqual([
       expect.objectContaining({ rule: 'network.direct', detail: '7 more network calls refused (not listed)' }),
     ]);
   });
 
   it('finds nothing in a run without a judge', () => {
-    expect(landlockNetworkViolations('{ "child-pid": 1 }\n{ "exit-code": 0 }\n')).toEqual([]);
+    expect(judgeViolations('{ "child-pid": 1 }\n{ "exit-code": 0 }\n')).toEqual([]);
   });
 });
 

@@ -375,16 +375,25 @@ function deniedBy(rules: EgressRules, index: number, destination: string): Egres
   return { allowed: false, rule: 'network.deny', detail, key: `network.deny[${index}]` };
 }
 
-/** May the client ask for `host:port` by name? Deny patterns win over allow patterns. */
-export function decideHost(rules: EgressRules, host: string, port: number): EgressDecision {
+/**
+ * May the client ask for `host:port` by name? Deny patterns win over allow patterns. `port` 'any': may
+ * the name be reached on some port (what sbx's DNS answers on, before any port is known): a deny entry
+ * refuses it only when it names every port, an allow entry for one port is enough.
+ */
+export function decideHost(rules: EgressRules, host: string, port: number | 'any'): EgressDecision {
   const name = normaliseHost(host);
-  if (!name || !validPort(port)) {
+  if (!name || (port !== 'any' && !validPort(port))) {
     return { allowed: false, rule: 'network.invalid', detail: 'malformed destination host or port' };
   }
-  const denied = rules.deny.findIndex((p) => matchesHostPattern(p, name, port));
-  if (denied >= 0) return deniedBy(rules, denied, `${name}:${port}`);
-  if (rules.allow.some((p) => matchesHostPattern(p, name, port))) return { allowed: true };
-  return { allowed: false, rule: 'network.allow', detail: `${name}:${port} is not in network.allow` };
+  const named = (p: HostPattern): boolean => matchesHostPattern({ ...p, port: undefined }, name, 0);
+  const denies = (p: HostPattern): boolean =>
+    port === 'any' ? p.port === undefined && named(p) : matchesHostPattern(p, name, port);
+  const allows = (p: HostPattern): boolean => (port === 'any' ? named(p) : matchesHostPattern(p, name, port));
+  const destination = port === 'any' ? name : `${name}:${port}`;
+  const denied = rules.deny.findIndex(denies);
+  if (denied >= 0) return deniedBy(rules, denied, destination);
+  if (rules.allow.some(allows)) return { allowed: true };
+  return { allowed: false, rule: 'network.allow', detail: `${destination} is not in network.allow` };
 }
 
 /**

@@ -4,7 +4,7 @@
 // connect passes a lookup that fails, so a non-literal can never slip through to getaddrinfo).
 import { connect as netConnect, type LookupFunction, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { canonicalIp, decideAddress, decideHost, normaliseHost } from '../egress.js';
+import { canonicalIp, decideAddress, decideHost, type EgressDecision, normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import { carriedInName } from '../credential-scan.js';
 import { refuseCarried } from './credential-guard.js';
@@ -62,13 +62,22 @@ function waitConnected(socket: Socket, ms: number): Promise<'connected' | 'timeo
   });
 }
 
+/**
+ * The proxy's one decision on a name: every front end's dial (dialChecked) and every DNS answer
+ * (dns-server.ts) asks here. `port` 'any': the name on some port, before a connection names one (DNS).
+ * The caller records a refusal.
+ */
+export async function decideName(ctx: ProxyContext, rawHost: string, port: number | 'any'): Promise<EgressDecision> {
+  return decideHost(ctx.rules, rawHost, port);
+}
+
 export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, port: number): Promise<DialResult> {
   const spelled = ctx.credentials ? carriedInName(ctx.credentials.live, rawHost) : undefined;
   if (spelled) {
     const where = { host: displayHost(rawHost), port, plaintext: false };
     return { kind: 'refused', violation: refuseCarried(ctx, via, where, spelled, 'the host name') };
   }
-  const byName = decideHost(ctx.rules, rawHost, port);
+  const byName = await decideName(ctx, rawHost, port);
   if (!byName.allowed)
     return {
       kind: 'refused',

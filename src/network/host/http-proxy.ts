@@ -16,12 +16,14 @@ import type { Socket } from 'node:net';
 import { pipeline, type Transform } from 'node:stream';
 import { normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
-import type { ProxyContext } from './proxy-context.js';
+import type { ProxyContext, Via } from './proxy-context.js';
 import { dialChecked, displayHost, type DialResult } from './dial.js';
 import type { CredentialBroker } from './credential-broker.js';
 import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
 import { forwardable, framing } from './http-fields.js';
 import { runTunnel } from './tunnel.js';
+import { isCaptured, routeCapture } from './capture.js';
+import { serveDns } from './dns-server.js';
 
 /** `host:port` or `[v6]:port`; the port may be omitted only when a default is given. */
 export function parseAuthority(text: string, defaultPort?: number): { host: string; port: number } | undefined {
@@ -170,21 +172,56 @@ function forward(
   });
 }
 
-function onConnect(ctx: ProxyContext, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> | void {
-  socket.on('error', () => socket.destroy());
-  const target = parseAuthority(req.url ?? '');
-  if (!target) return rawReply(socket, 400, 'Bad Request', 'sbx egress proxy: CONNECT needs host:port\n');
-  return dialChecked(ctx, 'connect', target.host, target.port).then((dial) => {
+const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n';
+
+/** Dial `host:port` as a CONNECT does, answer the client, and join them (tunnel.ts). */
+function tunnelTo(
+  ctx: ProxyContext,
+  via: Via,
+  socket: Socket,
+  head: Buffer,
+  host: string,
+  port: number,
+): Promise<void> {
+  return dialChecked(ctx, via, host, port).then((dial) => {
     if (dial.kind === 'refused') return rawReply(socket, 403, 'Forbidden', refusalBody(dial.violation));
     if (dial.kind === 'failed') {
       const status = FAILURE_STATUS[dial.reason];
       return rawReply(socket, status, REASON[status] as string, `sbx egress proxy: ${dial.detail}\n`);
     }
     if (socket.destroyed) return void dial.socket.destroy();
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    socket.write(ESTABLISHED);
     if (head.length > 0) socket.unshift(head);
-    runTunnel(ctx, 'connect', socket, dial.socket, { host: dial.host, port: target.port, ledger: dial.ledger });
+    runTunnel(ctx, via, socket, dial.socket, { host: dial.host, port, ledger: dial.ledger });
   });
+}
+
+/** A connect the judge captured (capture.ts): sbx's DNS, or the CONNECT path for the name its address stands for. */
+function onCaptured(ctx: ProxyContext, socket: Socket, head: Buffer, target: { host: string; port: number }) {
+  const route = routeCapture(ctx, target.host, target.port);
+  switch (route.kind) {
+    case 'dns':
+      socket.write(ESTABLISHED);
+      if (head.length > 0) socket.unshift(head);
+      return serveDns(ctx, socket);
+    case 'name':
+      return tunnelTo(ctx, 'capture', socket, head, route.host, target.port);
+    case 'refused':
+      return rawReply(
+        socket,
+        route.status,
+        route.status === 400 ? 'Bad Request' : 'Forbidden',
+        refusalBody(route.violation),
+      );
+  }
+}
+
+function onConnect(ctx: ProxyContext, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> | void {
+  socket.on('error', () => socket.destroy());
+  const target = parseAuthority(req.url ?? '');
+  if (!target) return rawReply(socket, 400, 'Bad Request', 'sbx egress proxy: CONNECT needs host:port\n');
+  if (isCaptured(req)) return onCaptured(ctx, socket, head, target);
+  return tunnelTo(ctx, 'connect', socket, head, target.host, target.port);
 }
 
 export function createHttpProxy(ctx: ProxyContext): Server {

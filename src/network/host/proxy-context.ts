@@ -4,10 +4,14 @@
 import type { Socket } from 'node:net';
 import type { EgressRules } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
+import type { AddressPool } from '../address-pool.js';
 import type { CredentialBroker } from './credential-broker.js';
 
-/** How a client reached the proxy: plain HTTP request, HTTP CONNECT, or SOCKS5 CONNECT. */
-export type Via = 'http' | 'connect' | 'socks';
+/**
+ * How a client reached the proxy: plain HTTP request, HTTP CONNECT, SOCKS5 CONNECT, a connect the
+ * judge captured (capture.ts), or a name asked of sbx's DNS (dns-server.ts).
+ */
+export type Via = 'http' | 'connect' | 'socks' | 'capture' | 'dns';
 
 /** Observability hook. Carries host and port only: never a URL path, query, userinfo or header. */
 export type EgressEvent =
@@ -37,6 +41,9 @@ export const DEFAULT_TIMEOUTS: EgressTimeouts = Object.freeze({
   resolveMs: 10_000,
 });
 
+/** Names refused by DNS that are remembered, so that each is one violation however often it is asked. */
+export const MAX_REFUSED_NAMES = 4096;
+
 /** Bytes per destination (host as the client named it, normalised). `count`: connections made. */
 export interface DestinationStats {
   host: string;
@@ -64,10 +71,19 @@ export interface ProxyContext {
   timeouts: EgressTimeouts;
   /** The run's credentials: the hosts whose TLS the proxy terminates, and what it puts in their requests. */
   credentials: CredentialBroker | undefined;
+  /** The addresses sbx's DNS handed out this run, and the names they stand for (network/address-pool.ts). */
+  pool: AddressPool;
+  /** The host's /etc/hosts, read once as the proxy started: address → names (network/hosts-file.ts). */
+  hosts: ReadonlyMap<string, readonly string[]>;
   readonly closed: boolean;
   /** Record a refusal; returns the violation for the reply text. */
   /** `key`: the profile entry that refused, when the rule id does not name it (EgressDecision). */
   refuse(via: Via, host: string, port: number, rule: string, detail: string, key?: string): Violation;
+  /**
+   * Record a name refused before any port is known (DNS): once per name for the proxy's life (the
+   * first MAX_REFUSED_NAMES names; past them every refusal is recorded, and counted past MAX_VIOLATIONS).
+   */
+  refuseName(via: Via, host: string, rule: string, detail: string, key?: string): void;
   /** Record a credential refusal (a `credential` violation: `key` is the credential's hosts). */
   refuseCredential(via: Via, host: string, port: number, rule: string, detail: string, key: string): Violation;
   failed(via: Via, host: string, port: number, reason: string): void;
@@ -89,6 +105,8 @@ export function createProxyState(init: {
   connect: (address: string, port: number) => Socket;
   timeouts: EgressTimeouts;
   credentials?: CredentialBroker | undefined;
+  pool: AddressPool;
+  hosts: ReadonlyMap<string, readonly string[]>;
   onEvent: ((event: EgressEvent) => void) | undefined;
 }): ProxyState {
   const emit = (event: EgressEvent): void => {
@@ -102,16 +120,24 @@ export function createProxyState(init: {
   const refusals = violationLog(emit);
   const connections = connectionLedger(emit);
   const sockets = socketTracker();
+  const refusedNames = new Set<string>();
   return {
     rules: init.rules,
     resolve: init.resolve,
     connect: init.connect,
     timeouts: init.timeouts,
     credentials: init.credentials,
+    pool: init.pool,
+    hosts: init.hosts,
     get closed() {
       return sockets.closed;
     },
     refuse: (via, host, port, rule, detail, key) => refusals.refuse('network', via, host, port, rule, detail, key),
+    refuseName(via, host, rule, detail, key) {
+      if (refusedNames.has(host)) return;
+      if (refusedNames.size < MAX_REFUSED_NAMES) refusedNames.add(host);
+      refusals.refuse('network', via, host, undefined, rule, detail, key);
+    },
     refuseCredential: (via, host, port, rule, detail, key) =>
       refusals.refuse('credential', via, host, port, rule, detail, key),
     failed(via, host, port, reason) {
@@ -136,13 +162,14 @@ function violationLog(emit: (event: EgressEvent) => void) {
       kind: 'network' | 'credential',
       via: Via,
       host: string,
-      port: number,
+      port: number | undefined,
       rule: string,
       detail: string,
       key?: string,
     ): Violation {
       const source = key ? { source: { key } } : {};
-      const violation: Violation = { phase: 'runtime', kind, rule, detail, host, port, ...source };
+      const at = port === undefined ? {} : { port };
+      const violation: Violation = { phase: 'runtime', kind, rule, detail, host, ...at, ...source };
       if (violations.length < MAX_VIOLATIONS) violations.push(violation);
       else violationsDropped++;
       emit({ kind: 'refused', via, violation });

@@ -10,10 +10,12 @@
 import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET } from '../../backend/shared/sockets.js';
 import type { Server } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
-import { rmSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SbxError } from '../../errors.js';
+import { createAddressPool } from '../address-pool.js';
 import type { EgressRules } from '../egress.js';
+import { MAX_HOSTS_FILE_BYTES, parseHostsFile } from '../hosts-file.js';
 import {
   createProxyState,
   DEFAULT_TIMEOUTS,
@@ -40,6 +42,8 @@ export interface FrontEndOptions {
   timeouts?: Partial<EgressTimeouts>;
   /** The run's credentials: their hosts' TLS is terminated, their values put in (intercept.ts). */
   credentials?: CredentialBroker;
+  /** The hosts file captured connects to a host address are mapped back through (capture.ts). Default /etc/hosts. Test seam. */
+  hostsFile?: string;
   /**
    * Client connections each front end accepts at once (default 512); more are closed on accept. Each
    * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
@@ -173,6 +177,21 @@ async function startOnLoopback(
   };
 }
 
+/** The hosts file's names by address, read once; an unreadable file maps nothing (capture then refuses those addresses). */
+function readHosts(path: string): Map<string, string[]> {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buffer = Buffer.alloc(MAX_HOSTS_FILE_BYTES);
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    return parseHostsFile(buffer.subarray(0, length).toString('utf8'));
+  } catch {
+    return new Map();
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** The HTTP and SOCKS front ends over one proxy state, not yet listening (`sbx run`'s sockets, `sbx proxy`'s port). */
 export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; http: Server; socks: NetServer } {
   const state = createProxyState({
@@ -181,6 +200,8 @@ export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; htt
     connect: opts.connect ?? connectToAddress,
     timeouts: { ...DEFAULT_TIMEOUTS, ...opts.timeouts },
     credentials: opts.credentials,
+    pool: createAddressPool(),
+    hosts: readHosts(opts.hostsFile ?? '/etc/hosts'),
     onEvent: opts.onEvent,
   });
   const http = createHttpProxy(state);

@@ -257,6 +257,28 @@ describe('decideHost', () => {
     expect(decideHost(any, '127.1', 443).allowed).toBe(true); // a name: its resolved address decides next
     expect(decideHost(any, 'example.com', 443).allowed).toBe(false);
   });
+  it("'any' port (a DNS answer): an allow entry for one port is enough, only a deny entry for every port refuses", () => {
+    const ported = compileEgressRules({
+      allow: ['example.com:8443', '*.test'],
+      deny: ['a.test:80', 'b.test'],
+      allowPrivate: [],
+    });
+    expect(decideHost(ported, 'example.com', 'any')).toEqual({ allowed: true });
+    expect(decideHost(ported, 'a.test', 'any')).toEqual({ allowed: true });
+    expect(decideHost(ported, 'a.test', 80).allowed).toBe(false);
+    expect(decideHost(ported, 'b.test', 'any')).toEqual({
+      allowed: false,
+      rule: 'network.deny',
+      detail: 'b.test matches network.deny "b.test"',
+      key: 'network.deny[1]',
+    });
+    expect(decideHost(ported, 'other.example', 'any')).toEqual({
+      allowed: false,
+      rule: 'network.allow',
+      detail: 'other.example is not in network.allow',
+    });
+    expect(decideHost(ported, 'a b', 'any')).toMatchObject({ allowed: false, rule: 'network.invalid' });
+  });
 });
 
 describe('decideAddress', () => {

@@ -1,0 +1,97 @@
+// sbx's DNS inside the sandbox, over TCP (RFC 1035 §4.2.2: each message after its 2-byte length), on a
+// captured connection to port 53 (capture.ts). An allowed name is answered with an address of the run's
+// pool (network/address-pool.ts), a denied one NXDOMAIN and a `network` violation (once per name). No
+// query leaves sbx: the answer is made here, from the rules alone. Why TCP only: docs/DESIGN.md,
+// "Transparent capture".
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import {
+  DNS_TYPE_A,
+  type DnsAnswer,
+  dnsErrorResponse,
+  dnsResponse,
+  isInternetClass,
+  MAX_DNS_QUERY_BYTES,
+  parseDnsQuery,
+} from '../dns-message.js';
+import { canonicalIp, normaliseHost } from '../egress.js';
+import { decideName, displayHost } from './dial.js';
+import type { ProxyContext } from './proxy-context.js';
+
+/** Short: a pool address is only good for this run, and a resolver should not hold it past it. */
+export const DNS_TTL_SECONDS = 5;
+
+/** What to answer for one query's name: decided by the proxy's one decision on names. */
+async function answerName(ctx: ProxyContext, rawName: string, type: number): Promise<DnsAnswer> {
+  // A literal is not a name to look up (getaddrinfo never asks for one); an answer would only alias it.
+  if (canonicalIp(rawName) !== undefined) return { kind: 'nxdomain' };
+  const decision = await decideName(ctx, rawName, 'any');
+  if (!decision.allowed) {
+    const detail = `${decision.detail} (a name lookup: answered NXDOMAIN)`;
+    ctx.refuseName('dns', displayHost(rawName), decision.rule, detail, decision.key);
+    return { kind: 'nxdomain' };
+  }
+  const name = normaliseHost(rawName) as string; // decideHost refuses every name without a normal form
+  if (type !== DNS_TYPE_A) return { kind: 'no-data' };
+  const address = ctx.pool.assign(name);
+  if (address === undefined) {
+    const detail = `${name}: the run's ${ctx.pool.size} addresses for names are all given out (answered SERVFAIL)`;
+    ctx.refuseName('dns', name, 'network.allow', detail);
+    return { kind: 'servfail' };
+  }
+  return { kind: 'address', address, ttlSeconds: DNS_TTL_SECONDS };
+}
+
+/** The reply to one message, or undefined when it cannot be answered at all (no id to answer to). */
+async function reply(ctx: ProxyContext, message: Uint8Array): Promise<Buffer | undefined> {
+  const parsed = parseDnsQuery(message);
+  switch (parsed.kind) {
+    case 'malformed':
+      return parsed.id === undefined ? undefined : dnsErrorResponse(parsed.id, 'formerr');
+    case 'unsupported':
+      return dnsErrorResponse(parsed.id, 'notimp');
+    case 'query': {
+      const q = parsed.query;
+      if (!isInternetClass(q)) return dnsResponse(q, { kind: 'refused' });
+      return dnsResponse(q, await answerName(ctx, q.name, q.type));
+    }
+  }
+}
+
+function framed(message: Buffer): Buffer {
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(message.length, 0);
+  return Buffer.concat([length, message]);
+}
+
+/**
+ * Answers queries on `socket` in order until the client ends it. Holds at most one partial query
+ * (MAX_DNS_QUERY_BYTES) beside the chunk being read, and waits for the client to read each answer's
+ * bytes before reading more, so a client that only sends cannot grow sbx's memory.
+ */
+export function serveDns(ctx: ProxyContext, socket: Socket): void {
+  socket.setTimeout(ctx.timeouts.headMs, () => socket.destroy());
+  const serve = async (): Promise<void> => {
+    let pending: Buffer = Buffer.alloc(0);
+    for await (const chunk of socket) {
+      pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+      while (pending.length >= 2) {
+        const length = pending.readUInt16BE(0);
+        if (length > MAX_DNS_QUERY_BYTES || length === 0) {
+          // Not a query sbx reads: say so when the id is there, and stop (the stream cannot be resynchronised).
+          if (length > 0 && pending.length >= 4)
+            socket.write(framed(dnsErrorResponse(pending.readUInt16BE(2), 'formerr')));
+          socket.end();
+          return;
+        }
+        if (pending.length < 2 + length) break;
+        const answer = await reply(ctx, pending.subarray(2, 2 + length));
+        pending = pending.subarray(2 + length);
+        if (answer === undefined || socket.destroyed) return void socket.destroy();
+        if (!socket.write(framed(answer))) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+      }
+    }
+    socket.end();
+  };
+  serve().catch(() => socket.destroy());
+}

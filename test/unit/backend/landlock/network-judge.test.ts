@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../../helpers/paths.js';
 describe('egressOf and landlockJudgedCalls', () => {
   const allowList = { request: { allowDomains: ['example.com'] } };
 
-  it("an allow list: the proxy's two ports, then the host ports, and the proxy variables for them", async () => {
+  it("an allow list: the proxy's two ports, then the host ports, the capture port, and the network variables", async () => {
     const { policy } = await runPipeline('default', 'alice', {
       ...allowList,
       profile: { network: { host_ports: [5432] } },
@@ -21,7 +21,9 @@ describe('egressOf and landlockJudgedCalls', () => {
     const session = { ...FIXTURE_SESSION, egressPorts: { http: 41001, socks: 41002 } };
     const egress = egressOf(policy, session);
     expect(egress.ports).toEqual([41001, 41002, 5432]);
-    expect(egress.env).toEqual(proxyEnv('127.0.0.1', 41001, 41002));
+    // Every other TCP connect is captured into the HTTP port; glibc asks its nameserver over TCP, which is captured too.
+    expect(egress.capture).toBe(41001);
+    expect(egress.env).toEqual({ ...proxyEnv('127.0.0.1', 41001, 41002), RES_OPTIONS: 'use-vc' });
     expect(landlockJudgedCalls(policy)).toEqual(['connect', 'listen', 'socket']);
   });
 

@@ -101,16 +101,6 @@ async function inside(script: string): Promise<{ r: Ran; violations: Violation[]
   return { r, violations: report.violations };
 }
 
-/** The violation the judge reports for a refused connect() to `host:port`. */
-const direct = (host: string, port?: number) =>
-  expect.objectContaining({
-    phase: 'runtime',
-    kind: 'network',
-    rule: 'network.direct',
-    host,
-    ...(port === undefined ? {} : { port }),
-  });
-
 /** The violation sbx's proxy reports for a captured connect() it refused. */
 const refusedBy = (rule: string, host: string, port?: number) =>
   expect.objectContaining({ phase: 'runtime', kind: 'network', rule, host, ...(port === undefined ? {} : { port }) });

@@ -1,21 +1,17 @@
 // The resolver a sandbox with its own network namespace sees under transparent capture (docs/DESIGN.md
 // "Transparent capture"): /etc/resolv.conf names an address in sbx's pool, over TCP only, and /etc/hosts
 // keeps only the loopback names, so every other name is asked of sbx (whose proxy answers it through
-// the network judge's capture). Pure.
-
-/**
- * The nameserver inside: the pool's first address (198.18.0.0/15, RFC 2544's benchmarking range,
- * never a real destination). The judge captures a TCP connect to any address off `lo`, and the proxy
- * serves DNS on every captured port 53; the address only has to be off `lo`.
- */
-export const SANDBOX_NAMESERVER = '198.18.0.1';
+// the network judge's capture). Pure. The nameserver is the pool's resolver address (address-pool.ts):
+// the judge captures a TCP connect to any address off `lo` and the proxy serves DNS on every captured
+// port 53, so the address only has to be off `lo` and never a name's.
+import { RESOLVER_ADDRESS } from './address-pool.js';
 
 /**
  * `options use-vc`: glibc (res_send) and Go's resolver then send every query over TCP, which the judge
  * captures; a UDP query would find no route (the namespace has only `lo`).
  */
 export function resolvConfContent(): string {
-  return `# sbx: names are answered by sbx's egress proxy (transparent capture), over TCP\nnameserver ${SANDBOX_NAMESERVER}\noptions use-vc\n`;
+  return `# sbx: names are answered by sbx's egress proxy (transparent capture), over TCP\nnameserver ${RESOLVER_ADDRESS}\noptions use-vc\n`;
 }
 
 /** Only the loopback names and the sandbox's own hostname: every other name goes to sbx's DNS. */

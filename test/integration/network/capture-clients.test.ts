@@ -346,3 +346,32 @@ describe.skipIf(skip).each(BACKENDS)('transparent capture under $backend', ({ ba
     60_000,
   );
 });
+
+describe.skipIf(skip)("the judge inside bwrap: the command's filter, the monitor out of its reach", () => {
+  // The command is `sh -c`: its parent is the bridge (node), whose parent is the judge's monitor.
+  const monitor = `M=$(awk '/^PPid/ {print $2}' /proc/$PPID/status)`;
+
+  it("the command stays under sbx's seccomp filter; the monitor's descriptors and memory are closed to it, the bridge's (the control) are not", async () => {
+    const r = await sh(
+      'bwrap',
+      [
+        monitor,
+        'tr "\\0" " " < /proc/$M/cmdline; echo',
+        'unshare -U true 2>/dev/null; echo "unshare $?"',
+        'readlink /proc/$PPID/fd/0 >/dev/null 2>&1; echo "bridge fd $?"',
+        'readlink /proc/$M/fd/0 >/dev/null 2>&1; echo "monitor fd $?"',
+        'head -c1 /proc/$M/environ >/dev/null 2>&1; echo "monitor environ $?"',
+      ].join('; '),
+    );
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(/^\/run\/sbx\/sbx-landlock --judge /);
+    // unshare(2) is in sbx's default filter: the judge installed it for the command.
+    expect(lines.slice(1, 5)).toEqual(['unshare 1', 'bridge fd 0', 'monitor fd 1', 'monitor environ 1']);
+  }, 60_000);
+
+  it('a command that kills the monitor ends the sandbox: nothing connects after it (fail closed)', async () => {
+    const r = await sh('bwrap', `${monitor}; kill -KILL $M; ${clients.python(NAME)}; echo "after $?"`);
+    expect(r.out).not.toContain('hello');
+    expect(r.out).not.toMatch(/after 0/);
+  }, 60_000);
+});

@@ -41,8 +41,8 @@ export function assessFiltered(g: Grants, n: Extract<Policy['network'], { kind: 
 
 /** Where an allow-list network's command is under this backend, for `sbx explain` (native/sbx-landlock-net.c). */
 export const LANDLOCK_NETWORK_FILTERED =
-  "no network namespace (the host's network); Landlock denies TCP, the helper connects each connect() " +
-  "to sbx's proxy on 127.0.0.1, capturing a proxy-unaware client's into it, and refuses UDP";
+  "no network namespace (the host's network); Landlock denies TCP, the helper's judge takes each connect() " +
+  "into sbx's proxy on 127.0.0.1";
 
 /**
  * What to do when the network judge cannot work (`sbx-landlock --probe-judge` named the step). Docker's

@@ -24,6 +24,28 @@ export function capturesConnects(policy: Policy): boolean {
 }
 
 /**
+ * Why a client that ignores the proxy variables cannot connect under this run's allow list (`captures`:
+ * the backend carries the judge, Backend.captures), or undefined: capture is on, or there is no allow list.
+ */
+export function captureOffReason(n: Policy['network'], captures: boolean): string | undefined {
+  if (n.kind !== 'filtered' || n.capture === undefined) return undefined;
+  if (n.capture.kind === 'off') return n.capture.why;
+  return captures
+    ? undefined
+    : "this backend cannot carry sbx's network judge (nsjail applies its seccomp policy to its first process)";
+}
+
+/** The run's warning when capture is off: said before the command starts, and kept in the report. */
+export function captureWarning(policy: Policy, captures: boolean): string[] {
+  const why = captureOffReason(policy.network, captures);
+  return why === undefined
+    ? []
+    : [
+        `transparent capture is off (${why}): only clients that honour the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) connect`,
+      ];
+}
+
+/**
  * The command the launcher starts: the user's, or the bridge in front of it. The bridge listens on
  * 127.0.0.1 inside (the proxy's ports, each host port), forwards to sbx's sockets in the session
  * directory, and starts the command once every listener is bound (network/host/bridge.cjs). Given

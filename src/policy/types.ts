@@ -33,6 +33,8 @@ export type MountRole =
   | 'socket'
   /** The egress bridge's program, script and sockets: a launcher that reaches the proxy otherwise omits them. */
   | 'bridge'
+  /** Transparent capture's judge and resolver files: landlock (captures otherwise) and nsjail (cannot) omit them. */
+  | 'capture'
   /** The run's CA for the hosts `credentials` names, and the system CA bundle with it added (network/credential-trust.ts). */
   | 'trust'
   /** State a writable tree must keep: git hooks, sbx's policy files (bound read-only), the git exclude view. */

@@ -383,7 +383,10 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     timeoutMs === undefined ? '0' : String(Math.ceil(timeoutMs / 1000) + 1),
     ...compileRlimits(policy.limits),
     ...(rootReadOnly ? [] : ['--rw']),
-    ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session, fileMounts.indexOf(m))),
+    // Transparent capture's judge and resolver files: nsjail cannot carry the judge (gaps.ts network.capture).
+    ...policy.mounts
+      .filter((m) => m.role !== 'capture')
+      .flatMap((m) => compileMount(m, readOnly.has(m), session, fileMounts.indexOf(m))),
     ...(hasProc ? [] : ['--disable_proc']),
     ...seccomp.flatMap((line) => ['--seccomp_string', line]),
     ...(command[0]!.includes('/') ? [] : ['--exec_file', host.execPath!]),

@@ -122,7 +122,7 @@ export function unixSocketLayers(network: NetworkPolicy, mode: Mode, checks: Bin
 /**
  * The egress bridge's program and script, and the session directory holding the proxy's sockets; under
  * capture, the network judge that starts the bridge and the resolver files that send every name to sbx
- * (network/resolver-files.ts). All `bridge`: a launcher without a network namespace omits them.
+ * (network/resolver-files.ts): roles `bridge` and `capture`, which a launcher without a network namespace omits.
  */
 export function bridgeLayers(network: NetworkPolicy, hostname: string): Mount[] {
   if (network.kind !== 'filtered' || !network.bridge) return [];
@@ -137,7 +137,7 @@ export function bridgeLayers(network: NetworkPolicy, hostname: string): Mount[] 
             access: 'ro',
             optional: false,
             reason: 'transparent capture: the network judge',
-            role: 'bridge',
+            role: 'capture',
           } as const,
           {
             kind: 'file',
@@ -145,7 +145,7 @@ export function bridgeLayers(network: NetworkPolicy, hostname: string): Mount[] 
             content: resolvConfContent(),
             mode: 0o444,
             reason: "transparent capture: names are asked of sbx's proxy, over TCP",
-            role: 'bridge',
+            role: 'capture',
           } as const,
           {
             kind: 'file',
@@ -153,7 +153,7 @@ export function bridgeLayers(network: NetworkPolicy, hostname: string): Mount[] 
             content: hostsContent(hostname),
             mode: 0o444,
             reason: 'transparent capture: only the loopback names and the hostname stay local',
-            role: 'bridge',
+            role: 'capture',
           } as const,
         ]
       : []),

@@ -293,7 +293,7 @@ describe('an allow list with transparent capture × alice', () => {
     ]);
     expect(parsed.command.slice(7, 10)).toEqual(['/run/sbx/bridge.cjs', '--announce', '3']);
     expect(parsed.command.slice(-4)).toEqual(['--', 'sh', '-c', 'echo hi']);
-    const files = policy.mounts.flatMap((m) => (m.kind === 'file' && m.role === 'bridge' ? [m] : []));
+    const files = policy.mounts.flatMap((m) => (m.kind === 'file' && m.role === 'capture' ? [m] : []));
     expect(files.map((m) => [m.target, m.content])).toEqual([
       ['/etc/resolv.conf', expect.stringContaining('nameserver 198.18.0.1\noptions use-vc\n')],
       ['/etc/hosts', '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 sbx\n'],
@@ -310,7 +310,7 @@ describe('an allow list with transparent capture × alice', () => {
     expect(policy.network).toMatchObject({ capture: { kind: 'off', why: expect.stringContaining('not built') } });
     expect(argv).toContain('--seccomp');
     expect(argv).not.toContain('/run/sbx/sbx-landlock');
-    expect(policy.mounts.filter((m) => m.kind === 'file' && m.role === 'bridge')).toEqual([]);
+    expect(policy.mounts.filter((m) => m.kind === 'file' && m.role === 'capture')).toEqual([]);
   });
 });
 

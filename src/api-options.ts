@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { SbxError } from './errors.js';
 import { CredentialsSchema } from './profile/schema-credentials.js';
 import type { Approver } from './commands/host/command-gate.js';
+import type { NetworkAsker } from './network/network-asks.js';
 import type { CompileOptions, ProfileInfo, RunOptions } from './api.js';
 
 /** An argument the kernel cannot pass: execve() ends each string at its first NUL. */
@@ -98,6 +99,18 @@ export const runOptionsSchema = z
       .custom<Approver>(isFunction, 'must be a function (request) => Promise<"once" | "always" | "deny">')
       .optional(),
     onNotice: z.custom<(line: string) => void>(isFunction, 'must be a function (line) => void').optional(),
+    onNetworkRequest: z
+      .custom<NetworkAsker>(
+        isFunction,
+        'must be a function ({ host, port }) => "once" | "always" | "deny" (or a Promise of one)',
+      )
+      .optional(),
+    networkRequestTimeoutMs: z
+      .number()
+      .int()
+      .min(1000, 'must be at least 1000 (a person answers)')
+      .max(3_600_000, 'must be at most 3600000 (an hour)')
+      .optional(),
   })
   .refine(oneCommand, oneCommandIssue);
 

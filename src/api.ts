@@ -1,17 +1,21 @@
 // The library door (`import { run, compile } from 'sbx-sandbox'`): options checked by a strict schema
 // (api-options.ts), then the pipeline (pipeline/run.ts) that sbx's own CLI also uses.
 import type { Outcome } from './report/outcome.js';
-import type { Compiled, CompileOptions, RunHooks, RunOptions } from './pipeline/run-options.js';
-import { admitRun, compileRun, resolvePolicy, runPipeline } from './pipeline/run.js';
+import type { Compiled, CompileOptions, ProfileInfo, RunHooks, RunOptions } from './pipeline/run-options.js';
+import type { WhyAnswer } from './policy/why.js';
+import { admitRun, compileRun, resolvePolicy, runPipeline, whyRun, type WhyTarget } from './pipeline/run.js';
 
 export { SbxError, ExitCode } from './errors.js';
 export type { Policy, Mount, MountRole } from './policy/types.js';
 export type { Violation } from './policy/violation.js';
+export type { WhyAnswer } from './policy/why.js';
+export type { WhyTarget } from './pipeline/run.js';
 export type { Outcome } from './report/outcome.js';
 export type { Launch } from './backend/launch.js';
 export type { RunRequest } from './policy/derive/request.js';
 export type { CredentialEntry, Credentials } from './profile/schema-credentials.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './commands/host/command-gate.js';
+export type { NetworkAnswer, NetworkAsker, NetworkRequest } from './network/network-asks.js';
 export type { RunFacts } from './errors.js';
 export type { CommandDecision } from './commands/command-rules.js';
 export type { BackendChoice, Launcher } from './backend/host/registry.js';
@@ -50,6 +54,18 @@ export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise
  */
 export function admitUnchecked(options: CompileOptions): Promise<{ workspace: string }> {
   return admitRun(options, { door: 'cli' });
+}
+
+/**
+ * Whether the policy `sbx run` with these options would build lets in each target (a host path, a
+ * host, the options' command), and the profile line that decides: for sbx's own `sbx why`, whose
+ * options come from its parser. Nothing is created, run, asked or recorded.
+ */
+export function whyUnchecked(
+  options: CompileOptions,
+  targets: readonly WhyTarget[],
+): Promise<{ profile: ProfileInfo; answers: WhyAnswer[] }> {
+  return whyRun(options, targets);
 }
 
 /** Resolve and compile without running: the policy and the exact launcher argv. */

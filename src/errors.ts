@@ -3,6 +3,11 @@ import type { Violation, ViolationSource } from './policy/violation.js';
 
 /** sbx's own exit codes. The child's code passes through untouched; these never mean "the child said so". */
 export const ExitCode = {
+  /**
+   * `sbx why` only: a target it was asked about is not allowed (a path hidden or absent, a host denied,
+   * a command denied or needing approval). It runs no command, so no child's status can mean this.
+   */
+  NOT_ALLOWED: 1,
   /** Bad command line (unknown flag, missing `--`, bad value). */
   USAGE: 2,
   /** The sandboxed command ran longer than its wall-clock timeout. */

@@ -31,8 +31,9 @@ function store(): ApprovalStore {
   return openApprovalStore({ stateHome: userDirs(process.env).stateHome, uid });
 }
 
-/** The command as answered; the profile and argv come from the store, which a command may have named: escaped. */
+/** The command (or, for a network answer, the destination) as answered; from the store, which a command may have named: escaped. */
 function commandOf(e: Entry): string {
+  if (e.network) return printable(`network ${e.network.host}:${e.network.port}`);
   return e.argv ? printable(shellJoin(e.argv)) : '(not recorded: answered before sbx kept the command)';
 }
 
@@ -58,6 +59,7 @@ export function listApprovals(flags: ApprovalsFlags, nowMs = Date.now()): void {
           profile: e.profile,
           fingerprint: e.fingerprint,
           command: e.argv ?? null,
+          ...(e.network ? { network: e.network } : {}),
           answer: e.decision,
           answeredAt: new Date(e.atMs).toISOString(),
           expires: expiry === undefined ? null : new Date(expiry).toISOString(),

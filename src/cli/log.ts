@@ -47,15 +47,11 @@ function cells(record: AuditRecord): string[] {
   const time = record.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   const command = shellJoin(record.argv);
   if (record.type === 'approval') {
-    return [
-      time,
-      record.sessionId,
-      record.profile,
-      '-',
-      `${APPROVAL_WORDS[record.decision] ?? record.decision} (${record.by})`,
-      '-',
-      '-',
-    ]
+    // A network answer's deny holds for its run only (network/network-asks.ts), not 10 minutes.
+    const words = record.network
+      ? `network ${record.network.host}:${record.network.port} ${record.decision === 'deny' ? 'denied for the run' : (APPROVAL_WORDS[record.decision] ?? record.decision)}`
+      : (APPROVAL_WORDS[record.decision] ?? record.decision);
+    return [time, record.sessionId, record.profile, '-', `${words} (${record.by})`, '-', '-']
       .map(printable)
       .concat(command);
   }

@@ -15,6 +15,7 @@ Examples:
   sbx run -p agent --shell 'ls src'        a shell string, judged by the profile's command rules
   sbx run --capture --report-fd 3 -- make 3>r.json   output bounded and scrubbed into the report
   sbx explain -- make                      show the policy and the exact bwrap command
+  sbx why -p agent -- git push             which profile line allows or refuses a command, path or host
   sbx export docker -p agent -- npm test   the same sandbox as a docker run argv (oci, k8s too)
   sbx log -n 5                             the last runs from the audit ledger
   sbx hook claude-code < call.json         a Claude Code PreToolUse hook: Bash commands run in sbx (hook --help)
@@ -66,6 +67,7 @@ export async function buildProgram(): Promise<Command> {
   // In the order `sbx --help` lists them.
   await addRunCommand(program);
   await addExplainCommand(program);
+  await addWhyCommand(program);
   await addExportCommands(program);
   addProxyCommand(program);
   addAuditCommand(program);
@@ -104,6 +106,56 @@ async function addExplainCommand(program: Command): Promise<void> {
   explain.action(async (command: string[], flags: RunFlags & { json?: boolean }) => {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(flags.shell !== undefined || command.length > 0 ? command : ['sh'], flags);
+  });
+}
+
+const WHY_HELP = `
+Each TARGET is a path (it holds a /, starts with . or ~, or names a file here: /etc/hosts, .env, src,
+~/.ssh/id_rsa), else a host (registry.npmjs.org; *.example.com is a pattern, not a host: name one),
+host:port or [v6]:port (port 443 when none is given); the command follows --, or comes as
+--shell 'STRING' as an agent's hook sends it. For each, sbx says what the sandbox of \`sbx run\` with
+the same -p, -w and flags makes of it, and which rule decides:
+  a path      writable, readable, hidden (a mask over it) or absent (not in the sandbox), and the
+              mount that decides: the profile entry that binds it (writable_roots[1], read_only[0]),
+              the sensitive root or sensitive-file rule that hides it, or sbx's own default
+  a host      allowed or denied by network.allow, network.deny, network.allow_private or the network
+              mode, and the entry that matched
+  a command   allowed, needs approval or denied by the command rules, and each rule that decided
+A rule is shown as (FILE:LINE:COL KEY) for a profile line (builtin:NAME for sbx's own profiles, see
+\`sbx profiles show builtin:NAME\`), (default KEY) for sbx's default, (flag --NAME) for a flag, or
+(sbx) where no key of any profile sets it. Nothing runs and nothing is recorded: the policy is
+derived as \`sbx explain\` derives it, and a path is a host path as you name it (inside, the workspace
+may sit elsewhere: both are shown).
+
+Exit status: 0 every target is allowed (a path readable or writable); 1 at least one is not (hidden,
+absent, denied, or a command that needs approval); 2, 125, 126 as for sbx run when the question itself
+fails (usage, a profile that does not load, mode: danger without --danger).
+
+Examples:
+  sbx why -p agent -- git push                  which rule refuses it, at which profile line
+  sbx why -p agent --shell 'curl x | sh'        a shell string, judged command by command
+  sbx why ~/.ssh/id_rsa ./.env                  hidden or absent, and the rule that keeps each out
+  sbx why -p ci registry.npmjs.org evil.test:80 the network.allow entry that matched, or why not
+  sbx why --json -p agent src/ -- make          machine-readable: {profile, answers: [...]}`;
+
+async function addWhyCommand(program: Command): Promise<void> {
+  const why = program
+    .command('why')
+    .description(
+      'say whether the profile lets the sandbox see a path, reach a host or run a command, and which profile line decides; runs nothing',
+    )
+    .argument('[targets...]', 'paths and hosts, then -- and a command')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', WHY_HELP);
+  const { WHY_FLAGS } = await import('./why.js');
+  await addFlags(
+    why,
+    POLICY_FLAGS.filter((f) => WHY_FLAGS.includes(f.long)),
+  );
+  why.action(async (targets: string[], flags: import('./why.js').WhyFlags) => {
+    // commander drops the `--` that ends the targets: the command is found in why's own arguments.
+    const { whyCommand } = await import('./why.js');
+    await whyCommand(targets, process.argv.slice(process.argv.indexOf('why', 2) + 1), flags);
   });
 }
 

@@ -1,4 +1,5 @@
-// Questions on the controlling terminal: the approval question (docs/DESIGN.md, "Approvals") and the
+// Questions on the controlling terminal: the approval question (docs/DESIGN.md, "Approvals"), the
+// network question a run asks while its command runs (docs/DESIGN.md, "Asking at the proxy") and the
 // y/N confirmation `sbx trust` and `sbx approvals clear` ask. Never on stdin/stdout: those belong to
 // the command, and a pipe on stdin must never answer for the user.
 import { closeSync, openSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { shellJoin } from './quote.js';
 
 import { SbxError } from '../errors.js';
 import type { ApprovalAnswer, ApprovalRequest } from '../commands/host/command-gate.js';
+import type { NetworkAnswer, NetworkAsker, NetworkRequest } from '../network/network-asks.js';
 
 export type { ApprovalAnswer };
 
@@ -50,6 +52,7 @@ export function readLine(input: NodeJS.ReadableStream): Promise<string | undefin
       input.off('data', onData);
       input.off('end', onEnd);
       input.off('error', onEnd);
+      input.off('close', onEnd);
       input.pause();
       resolve(line);
     };
@@ -63,6 +66,8 @@ export function readLine(input: NodeJS.ReadableStream): Promise<string | undefin
     input.on('data', onData);
     input.on('end', onEnd);
     input.on('error', onEnd);
+    // A terminal closed under the question (tty.close(): the question timed out) emits no 'end'.
+    input.on('close', onEnd);
     input.resume();
   });
 }
@@ -124,6 +129,49 @@ export async function askOnTerminal(request: ApprovalRequest): Promise<ApprovalA
   } finally {
     tty.close();
   }
+}
+
+/** Only o/once and a/always allow; Enter, EOF, d/deny and anything not understood deny (this run only). */
+export async function askNetworkApproval(q: NetworkRequest, profile: string, io: PromptIo): Promise<NetworkAnswer> {
+  const host = printable(q.host.includes(':') ? `[${q.host}]` : q.host);
+  io.output.write(
+    [
+      `sbx: the sandboxed command asks to connect to ${host}:${q.port} (not in network.allow; it waits)`,
+      `[o]nce for this run  [a]lways for profile ${printable(profile)}  [d]eny or [Enter] for this run: `,
+    ].join('\n'),
+  );
+  const line = await readLine(io.input);
+  if (line === undefined) io.output.write('\n');
+  const answer = line === undefined ? 'deny-once' : answerOf(line);
+  return answer === 'once' || answer === 'always' ? answer : 'deny';
+}
+
+/**
+ * The CLI's network asker: one question at a time on the controlling terminal, in the order asked
+ * (two destinations asked at once queue; the proxy already joins two connections to the same one).
+ * The caller gives it only when no stdio of the command is that terminal (cli/run-command.ts), so
+ * the command can neither read the answer nor print a fake question. No terminal: denied.
+ */
+export function terminalNetworkAsker(profile: () => string): NetworkAsker {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (request, { signal }) => {
+    const asked = queue.then(async (): Promise<NetworkAnswer> => {
+      if (signal.aborted) return 'deny';
+      const tty = openTty();
+      if (!tty) return 'deny';
+      // A question that timed out, or a run that ended, stops reading: EOF, a denial.
+      const stop = () => tty.close();
+      signal.addEventListener('abort', stop);
+      try {
+        return await askNetworkApproval(request, profile(), tty);
+      } finally {
+        signal.removeEventListener('abort', stop);
+        tty.close();
+      }
+    });
+    queue = asked.catch(() => undefined);
+    return asked;
+  };
 }
 
 /** One line from the terminal: y or yes confirms, anything else (Enter, EOF) does not. */

@@ -1,5 +1,6 @@
-// Shell quoting: for display (`sbx explain`), and for the one command sbx writes for a shell to run,
-// an agent hook's wrapped command (cli/hook/hook-protocol.ts). sbx's own argv always stays an array.
+// Shell quoting: for display (`sbx explain`, the `sbx why` line a refusal points to), and for the one
+// command sbx writes for a shell to run, an agent hook's wrapped command (cli/hook/hook-protocol.ts).
+// sbx's own argv always stays an array.
 
 const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
@@ -30,4 +31,21 @@ export function singleQuote(arg: string): string {
 
 export function shellJoin(argv: readonly string[]): string {
   return argv.map(shellQuote).join(' ');
+}
+
+/** Past this, a refusal's pointer names the command by a placeholder: a pointer is one line to read. */
+const WHY_COMMAND_SHOWN = 200;
+
+/**
+ * The `sbx why` a person runs at a terminal to see which profile line decides `command` (an argv, or a
+ * shell string as an agent's hook and `sbx mcp` pass it): where a hook's deny and an MCP refusal point.
+ */
+export function whyCommandLine(profile: string, command: { argv: readonly string[] } | { shell: string }): string {
+  const text = 'shell' in command ? command.shell : shellJoin(command.argv);
+  const long = text.length > WHY_COMMAND_SHOWN;
+  const what =
+    'shell' in command
+      ? `--shell ${long ? "'<the command>'" : shellQuote(command.shell)}`
+      : `-- ${long ? '<the command>' : text}`;
+  return `sbx why -p ${shellQuote(profile)} ${what}`;
 }

@@ -1,4 +1,5 @@
 // `sbx run`: flags → RunOptions → run() → report and exit status.
+import type { NetworkAsker } from '../network/network-asks.js';
 import {
   closeSync,
   constants,
@@ -235,8 +236,28 @@ function noteShadowing(profile: ProfileInfo): void {
   for (const line of onceOnHost([notice])) process.stderr.write(`sbx: ${line}\n`);
 }
 
+/**
+ * The network question on the terminal (docs/DESIGN.md, "Asking at the proxy"): asked while the command
+ * runs, so only when none of its stdio is the terminal (--capture: stdin empty, stdout and stderr
+ * pipes, and a session of its own without a controlling terminal, so it cannot open /dev/tty either)
+ * and sbx's own stdin is one, someone at it. A command that owns the terminal is never interrupted by
+ * a question it could read the answer to, or fake: its refusals stay refusals.
+ */
+function networkAsker(flags: RunCliFlags, profileName: () => string): Pick<RunOptions, 'onNetworkRequest'> {
+  if (flags.approval === 'never' || !flags.capture || !process.stdin.isTTY) return {};
+  // One asker per run, loaded with its first question: its queue keeps the questions one at a time.
+  let asker: Promise<NetworkAsker> | undefined;
+  return {
+    onNetworkRequest: async (request, context) => {
+      asker ??= import('./prompt.js').then((prompt) => prompt.terminalNetworkAsker(profileName));
+      return (await asker)(request, context);
+    },
+  };
+}
+
 export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
   const limit = captureLimit(flags);
+  let profileName = '';
   return {
     ...toRunOptions(flags, command),
     stdio: flags.capture ? 'capture' : 'inherit',
@@ -247,7 +268,11 @@ export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions 
     ...(flags.approval === 'never'
       ? {}
       : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
-    onProfile: noteShadowing,
+    ...networkAsker(flags, () => profileName),
+    onProfile: (profile) => {
+      profileName = profile.name;
+      noteShadowing(profile);
+    },
     onNotice: (line) => process.stderr.write(`${line}\n`),
   };
 }

@@ -169,7 +169,8 @@ export const RUN_ONLY_FLAGS: readonly FlagSpec[] = [
     long: 'approval',
     value: '<mode>',
     choices: ['prompt', 'never'],
-    description: 'commands the rules do not allow: prompt on the terminal (default) or refuse',
+    description:
+      'commands the rules do not allow, and with --capture hosts network.allow does not match: prompt on the terminal (default) or refuse',
   },
   {
     long: 'capture',

@@ -9,7 +9,14 @@ import type { PathFact } from '../policy/host.js';
 import type { CommandRules, Mode } from '../policy/types.js';
 import { gitReachesOnlyLocal, type GitRemoteFacts } from '../git/git-remotes.js';
 import { type Run, runsOf, subcommandOf } from './command-layers.js';
-import { refuse, verdictOf, type CommandDecision, type NetworkUse, type Verdicts } from './command-verdict.js';
+import {
+  decidedBy,
+  refuse,
+  verdictOf,
+  type CommandDecision,
+  type NetworkUse,
+  type Verdicts,
+} from './command-verdict.js';
 import {
   COMMAND_GROUPS,
   FLAG_ALIASES,
@@ -60,6 +67,8 @@ export interface PreflightInput {
   values?: ShellValues;
   /** What the repository's config says about remotes (when gitRemotesNeeded): a local one is not the network. */
   gitRemotes?: GitRemoteFacts;
+  /** Name the rules that let the command run or asked about it (CommandDecision `rules`): `sbx why`. */
+  withRules?: boolean;
 }
 
 /** The commands a deny entry stands for when it names a group (`@network`); undefined for a command's own name. */
@@ -185,9 +194,11 @@ function judgeLayer(
   if (!entry) {
     if (rules.default === 'deny')
       refuse(out, 'commands.default', said(`${name} is not on the profile's allow list (commands.default: deny)`));
+    else decidedBy(out, 'commands.default');
     if (rules.default === 'ask') out.asks.push(said(`${name} is not on the profile's allow list`));
     return;
   }
+  const refusedBefore = out.violations.length;
   const found = subcommandOf(layer);
   for (const [i, pattern] of (entry.block ?? []).entries()) {
     if (found && matchesBlock(pattern, name, found.sub, found.rest))
@@ -204,9 +215,11 @@ function judgeLayer(
     const detail = said(
       `${what} is not among the allowed subcommands (commands.allow.${name}.allow: ${entry.allow.join(', ')})`,
     );
-    if (rules.default === 'ask') out.asks.push(detail);
-    else refuse(out, `commands.allow.${name}`, detail, `commands.allow.${name}.allow`);
-  }
+    if (rules.default === 'ask') {
+      out.asks.push(detail);
+      decidedBy(out, `commands.allow.${name}.allow`);
+    } else refuse(out, `commands.allow.${name}`, detail, `commands.allow.${name}.allow`);
+  } else if (out.violations.length === refusedBefore) decidedBy(out, `commands.allow.${name}`);
 }
 
 /**
@@ -220,7 +233,10 @@ function judgeHidden(what: string, input: PreflightInput, out: Verdicts): void {
   if (rules.deny.length > 0 && !input.allowDenylisted)
     refuse(out, 'commands.deny', `${detail}, and it could be on the profile's deny list`, 'commands.deny');
   else if (rules.default === 'deny') refuse(out, 'commands.default', `${detail} (commands.default: deny)`);
-  else if (rules.default === 'ask') out.asks.push(detail);
+  else {
+    decidedBy(out, 'commands.default');
+    if (rules.default === 'ask') out.asks.push(detail);
+  }
 }
 
 /** A variable the command line sets, by name: one that decides what runs or how words split, or whose value is a command. */
@@ -386,10 +402,12 @@ export function decideCommand(input: PreflightInput): CommandDecision {
   for (const { verdicts } of judged) {
     out.violations.push(...verdicts.violations);
     out.asks.push(...verdicts.asks);
+    for (const key of verdicts.decidedBy ?? []) decidedBy(out, key);
     for (const use of verdicts.network) if (!out.network.some((u) => u.command === use.command)) out.network.push(use);
   }
   const network = out.network.length > 0 ? { needsNetwork: out.network } : {};
-  const decision = { ...verdictOf(out), ...network };
+  const named = input.withRules ? { rules: [...new Set(out.decidedBy ?? [])] } : {};
+  const decision = { ...verdictOf(out), ...network, ...named };
   if (!judged.some(({ unit }) => unit.inScript)) return decision;
   const commands = judged.map(({ unit, verdicts }) => ({
     argv: [...unit.argv],

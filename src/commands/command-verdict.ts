@@ -27,14 +27,27 @@ export interface NetworkUse {
   domains: readonly string[];
 }
 
-/** The verdict; for a shell string judged command by command, each command's own verdict too. */
-export type CommandDecision = Verdict & { commands?: CommandVerdict[]; needsNetwork?: NetworkUse[] };
+/**
+ * The verdict; for a shell string judged command by command, each command's own verdict too. `rules`,
+ * when the caller asked for it (`sbx why`): the key paths of the rules that let its commands run or
+ * asked about them (`commands.allow.make`, `commands.default`), in the order met; a refusal's rules
+ * are its violations' sources.
+ */
+export type CommandDecision = Verdict & { commands?: CommandVerdict[]; needsNetwork?: NetworkUse[]; rules?: string[] };
 
 /** What the judges found in one command, or in all of them: refusals, questions, network needs. */
 export interface Verdicts {
   violations: Violation[];
   asks: string[];
   network: NetworkUse[];
+  /** The key paths of the rules that let a command run or asked about it (CommandDecision `rules`). */
+  decidedBy?: string[];
+}
+
+/** A rule that let a command run or asked about it: `sbx why` names its line. */
+export function decidedBy(out: Verdicts, key: string): void {
+  out.decidedBy ??= [];
+  out.decidedBy.push(key);
 }
 
 /** `key`: the profile key path of the very entry that refused (`commands.deny[2]`), when the rule id does not say it. */

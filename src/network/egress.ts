@@ -44,8 +44,16 @@ export interface EgressRules {
   allowPrivate: PrivateAddress[];
 }
 
-/** `key`: the profile key path of the entry that refused (`network.deny[1]`), when the rule id does not say it. */
-export type EgressDecision = { allowed: true } | { allowed: false; rule: string; detail: string; key?: string };
+/**
+ * `key`: the profile key path of the entry that decided: on a refusal the deny entry (`network.deny[1]`)
+ * when the rule id does not say it; on a pass the allow (`network.allow[0]`) or allow_private entry that
+ * let it through, absent for a public address (no entry needed). `sbx why` names its line
+ * (policy/why.ts). The index counts the Policy's list, where --allow-domain's entries follow the
+ * profile's: `sbx why` takes no such flag, so there its index is the profile's.
+ */
+export type EgressDecision =
+  | { allowed: true; key?: string }
+  | { allowed: false; rule: string; detail: string; key?: string };
 
 export type AddressClass =
   | 'public'
@@ -266,7 +274,7 @@ function endsInNumber(host: string): boolean {
 }
 
 /** `host`, `host:port`, `[v6]`, `[v6]:port`, bare v6. Returns undefined on a malformed port. */
-function splitHostPort(text: string): { host: string; port: number | undefined } | undefined {
+export function splitHostPort(text: string): { host: string; port: number | undefined } | undefined {
   const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(text);
   if (bracketed) return withPort(`[${bracketed[1]}]`, bracketed[2]);
   const colons = text.split(':').length - 1;
@@ -392,7 +400,8 @@ export function decideHost(rules: EgressRules, host: string, port: number | 'any
   const destination = port === 'any' ? name : `${name}:${port}`;
   const denied = rules.deny.findIndex(denies);
   if (denied >= 0) return deniedBy(rules, denied, destination);
-  if (rules.allow.some(allows)) return { allowed: true };
+  const allowed = rules.allow.findIndex(allows);
+  if (allowed >= 0) return { allowed: true, key: `network.allow[${allowed}]` };
   return { allowed: false, rule: 'network.allow', detail: `${destination} is not in network.allow` };
 }
 
@@ -411,8 +420,8 @@ export function decideAddress(rules: EgressRules, ip: string, port: number): Egr
   if (denied >= 0) return deniedBy(rules, denied, `${addr}:${port}`);
   const cls = classifyAddress(addr);
   if (cls === 'public') return { allowed: true };
-  if (rules.allowPrivate.some((e) => e.ip === addr && (e.port === undefined || e.port === port)))
-    return { allowed: true };
+  const listed = rules.allowPrivate.findIndex((e) => e.ip === addr && (e.port === undefined || e.port === port));
+  if (listed >= 0) return { allowed: true, key: `network.allow_private[${listed}]` };
   return {
     allowed: false,
     rule: 'network.private',

@@ -11,13 +11,24 @@ import type { ProfileSearch } from '../profile/host/load.js';
 import { profileSearch } from '../profile/host/profile-search.js';
 import { userDirs } from '../host/invoking-user.js';
 import { DEFAULT_CAPTURE_LIMIT_BYTES, type RunHooks, type RunOptions } from './run-options.js';
+import { DEFAULT_QUESTION_TIMEOUT_MS } from '../network/network-asks.js';
 
 /** The options the context turns into facts: no stage reads them raw. */
 type FactOptions = 'hostEnv' | 'cwd' | 'tty' | 'trustProfiles';
 
 /** RunOptions as the stages read them: each default applied here and nowhere else (RunOptions' doc comments name them). */
 export type RunSettings = Omit<RunOptions, FactOptions> &
-  Required<Pick<RunOptions, 'profile' | 'allowDenylistedCommands' | 'stdio' | 'captureLimitBytes' | 'forwardSignals'>>;
+  Required<
+    Pick<
+      RunOptions,
+      | 'profile'
+      | 'allowDenylistedCommands'
+      | 'stdio'
+      | 'captureLimitBytes'
+      | 'forwardSignals'
+      | 'networkRequestTimeoutMs'
+    >
+  >;
 
 export interface RunContext {
   /** The caller's options, defaulted. */
@@ -59,6 +70,7 @@ export function runSettings(options: RunOptions): RunSettings {
     stdio: options.stdio ?? 'inherit',
     captureLimitBytes: options.captureLimitBytes ?? DEFAULT_CAPTURE_LIMIT_BYTES,
     forwardSignals: options.forwardSignals ?? false,
+    networkRequestTimeoutMs: options.networkRequestTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
   };
 }
 

@@ -4,6 +4,8 @@
 // anything runs, unless another run of the same workspace serves it: then this run joins that server). Only runs that need them load and pay for them. A backend without a network
 // namespace (`egressOn: 'loopback'`, landlock) gets the proxy on the host's 127.0.0.1 and no bridges:
 // its launcher connects the command to the proxy and to host ports itself, and refuses publish.
+// The proxy enforces the Policy's rules plus the destinations the user answered `always` for this
+// profile, and, when the caller gave an asker, asks about a name no allow entry matched (network/network-asks.ts).
 import type { Session } from '../backend/launch.js';
 import type { Policy } from '../policy/types.js';
 import type { ChosenBackend } from '../backend/host/registry.js';
@@ -11,6 +13,7 @@ import type { EgressProxy } from '../network/host/index.js';
 import type { CleanupStack } from './cleanup.js';
 import type { RunContext } from './context-stage.js';
 import type { RunCredentials } from './credentials-stage.js';
+import { withApproved } from '../network/network-asks.js';
 
 export async function startEgress({
   ctx,
@@ -18,6 +21,7 @@ export async function startEgress({
   session,
   backend,
   credentials,
+  command,
   cleanup,
 }: {
   ctx: RunContext;
@@ -26,6 +30,8 @@ export async function startEgress({
   backend: ChosenBackend;
   /** The run's credentials: the proxy terminates TLS for their hosts with a CA made now (credential-broker.ts). */
   credentials: RunCredentials | undefined;
+  /** The run's command as the ledger records it (secrets redacted): each network answer's record names it. */
+  command: readonly string[];
   cleanup: CleanupStack;
 }): Promise<EgressProxy | undefined> {
   const net = policy.network;
@@ -54,13 +60,32 @@ export async function startEgress({
         java: policy.credentials?.javaTrustStore === true,
       })
     : undefined;
+  const asking = await import('../network/host/run-questions.js');
+  const store = { stateHome: ctx.dirs.stateHome, uid: ctx.uid, workspace: policy.workspace.host };
+  const notice = (line: string) => ctx.options.onNotice?.(line);
+  const profile = policy.profile.name;
+  const { onNetworkRequest: ask } = ctx.options;
+  const questions = ask
+    ? asking.runQuestions({
+        ask,
+        timeoutMs: ctx.options.networkRequestTimeoutMs,
+        store,
+        profile,
+        sessionId: ctx.sessionId,
+        argv: command,
+        audit: ctx.options.audit,
+        notice,
+      })
+    : undefined;
   const proxy = await network.startEgressProxy({
-    // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds.
-    rules: net.rules,
+    // Compiled once by derivePolicy: the proxy enforces exactly the rules the Policy (and its hash) holds,
+    // and the exact host:port entries the user answered `always` for this profile (never a deny entry's).
+    rules: withApproved(net.rules, asking.rememberedDestinations(store, profile, notice)),
     socketDir: session.dir,
     ...(on === 'loopback' ? { loopback: { uid: ctx.uid } } : {}),
     ...(resolve ? { resolve } : {}),
     ...(broker ? { credentials: broker } : {}),
+    ...(questions ? { questions } : {}),
   });
   cleanup.defer(() => proxy.close());
   return proxy;

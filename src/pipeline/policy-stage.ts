@@ -8,6 +8,7 @@ import { createProjectPolicyDirs } from '../host-state/host/own-dirs.js';
 import type { Pins } from '../host/pins.js';
 import { compileEgressRules } from '../network/egress.js';
 import { derivePolicy } from '../policy/derive/index.js';
+import type { ProbePlan } from '../policy/derive/probe-plan.js';
 import type { Host } from '../policy/host.js';
 import { probeHost } from '../policy/host/probe-host.js';
 import type { Policy } from '../policy/types.js';
@@ -18,6 +19,8 @@ import type { CompileOptions, Lifted } from './run-options.js';
 export interface Derived {
   policy: Policy;
   host: Host;
+  /** What the host was probed for: the bind specs and the roots kept out, which `sbx why` names the keys of. */
+  plan: ProbePlan;
   /** sha256 (16 hex) of the Policy: two runs with the same hash had the same sandbox. */
   hash: string;
 }
@@ -99,5 +102,5 @@ export async function derive(input: PolicyInput): Promise<Derived> {
   for (const m of policy.mounts) {
     if (m.kind === 'bind' && pins.fdOf(m.source) === undefined) pins.pinExact(m.source, m.reason);
   }
-  return { policy, host, hash: policyHash(policy) };
+  return { policy, host, plan, hash: policyHash(policy) };
 }

@@ -11,6 +11,7 @@ import type { Launch } from '../backend/launch.js';
 import type { CommandDecision } from '../commands/command-rules.js';
 import type { BackendChoice, Launcher } from '../backend/host/registry.js';
 import type { Door } from '../advice.js';
+import type { NetworkAsker } from '../network/network-asks.js';
 
 export interface CompileOptions extends RunRequest {
   /**
@@ -77,6 +78,18 @@ export interface RunOptions extends CompileOptions {
    * answers 'once' and 'always' approve; anything else (a throw included) refuses.
    */
   approve?: Approver;
+  /**
+   * Asked, while the command runs, whether it may reach a host and port the profile's `network.allow`
+   * does not match (under an allow-list network only; a `network.deny` hit or a private address is
+   * refused unasked). The connection waits for the answer: 'once' allows it for the rest of the run,
+   * 'always' too and remembers it for later runs of this profile in the user's approvals store,
+   * 'deny' (and anything else, a throw included) refuses it for the rest of the run. Each answer goes
+   * to the audit ledger. Without it such a destination is refused, as ever. The CLI asks on the
+   * terminal with `--capture`; `sbx mcp` through MCP elicitation.
+   */
+  onNetworkRequest?: NetworkAsker;
+  /** How long a question of onNetworkRequest may stay unanswered before it counts as a denial. Default: 120000 (2 minutes). */
+  networkRequestTimeoutMs?: number;
   /**
    * Told, before the command starts, of a failure sbx foresees but does not refuse, or a risk it
    * warns of: one line each (a package manager's install in a sandbox without network will fail or

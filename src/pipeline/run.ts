@@ -24,7 +24,7 @@ import { gate } from './gate-stage.js';
 import { auditRunGitState, recordGitState } from './git-audit-stage.js';
 import { compileRunLaunch, plannedLaunch } from './launch-stage.js';
 import { enforcedLimits, planRunLimits } from './limits-stage.js';
-import type { CompileOptions, Compiled, RunHooks, RunOptions } from './run-options.js';
+import type { CompileOptions, Compiled, ProfileInfo, RunHooks, RunOptions } from './run-options.js';
 import { outcomeOf } from './outcome-stage.js';
 import { type Derived, derive, liftedOf, withExposed } from './policy-stage.js';
 import { type RunContext, runContext, runSettings } from './context-stage.js';
@@ -34,7 +34,8 @@ import { loadRunSecrets } from './secrets-stage.js';
 import { openRunSession } from './session-stage.js';
 import { terminalWarnings } from './terminal.js';
 import { pathWarning, writablePathEntries } from '../host-state/host/path-entries.js';
-import { locateError, locateViolations, ruleSourcesOf } from './sources.js';
+import { locateAnswer, locateError, locateViolations, ruleSourcesOf } from './sources.js';
+import { whyCommand, whyHost, whyPath, type WhyAnswer } from '../policy/why.js';
 import { describeProfile, trustProfile } from './trust-stage.js';
 import type { RuleSources } from '../profile/positions.js';
 
@@ -164,6 +165,35 @@ export async function resolvePolicy(requested: CompileOptions): Promise<Pick<Com
   });
 }
 
+/** What `sbx why` asks about: a host path (as the caller named it, and resolved), a host, or the request's command. */
+export type WhyTarget =
+  | { kind: 'path'; target: string; hostPath: string }
+  | { kind: 'host'; target: string }
+  | { kind: 'command' };
+
+/**
+ * Stages context, trust and policy, with no launcher probed, then each target judged over the Policy
+ * (policy/why.ts; the command by the gate's own verdict, with the path facts it probes) and its rule
+ * located in the profile. Nothing is created or run, nothing asked or recorded.
+ */
+export async function whyRun(
+  requested: CompileOptions,
+  targets: readonly WhyTarget[],
+): Promise<{ profile: ProfileInfo; answers: WhyAnswer[] }> {
+  return dryRun(requested, {}, async (run) => {
+    const { pins, resolved, sources } = await trusted(run);
+    const { policy, host, plan } = await derive({ ctx: run.ctx, resolved, pins });
+    const facts = { policy, profile: resolved.profile, plan, host };
+    const answers = targets.map((t) => {
+      if (t.kind === 'path') return whyPath(facts, t.target, t.hostPath);
+      if (t.kind === 'host') return whyHost(policy, t.target);
+      const decided = decideCommandOnHost(policy, host, run.ctx.options.allowDenylistedCommands, true);
+      return whyCommand(policy.shell === undefined ? policy.command : [policy.shell], decided);
+    });
+    return { profile: describeProfile(resolved), answers: answers.map((a) => locateAnswer(a, sources)) };
+  });
+}
+
 /** Stages secrets to report, on a resolved policy: everything a run creates is on `cleanup`. */
 async function runResolved(
   r: Resolved,
@@ -182,14 +212,15 @@ async function runResolved(
   const credentials = await loadRunCredentials({ ctx, policy, secretEnv, trail });
   const secrets = [...Object.values(secretEnv), ...(credentials?.values ?? [])];
   trail?.redact(secrets);
-  record.append({ command: redactArgv(policy.command, secrets) });
+  const command = redactArgv(policy.command, secrets);
+  record.append({ command });
   await gate({ ctx, derived: r.derived, secrets });
   // The approval may have taken a while.
   throwIfAborted(options.signal);
   const limits = await planRunLimits({ ctx, policy });
   // The placeholders are set inside as secrets are; their values stay with the proxy.
   const opened = openRunSession({ ctx, policy, secretEnv: { ...secretEnv, ...credentials?.placeholders }, cleanup });
-  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, credentials, cleanup });
+  const proxy = await startEgress({ ctx, policy, session: opened, backend: r.backend, credentials, command, cleanup });
   await startSshAgent({ ctx, policy, session: opened, cleanup });
   const session = proxy?.ports ? { ...opened, egressPorts: proxy.ports } : opened;
   const { backend, derived, pins } = r;

@@ -4,6 +4,7 @@
 import type { SbxError } from '../errors.js';
 import { LIMIT_KEYS, LIMIT_NAMES, limitFlag } from '../limits/parse-limits.js';
 import type { Violation } from '../policy/violation.js';
+import type { WhyAnswer, WhyRule } from '../policy/why.js';
 import { locateSource, locateViolation, type KeyPositions, type RuleSources } from '../profile/positions.js';
 import type { CompileOptions } from './run-options.js';
 
@@ -28,4 +29,11 @@ export function locateViolations(violations: readonly Violation[], sources: Rule
 export function locateError(error: SbxError, sources: RuleSources): void {
   if (error.source) error.source = locateSource(error.source, sources);
   error.violations.splice(0, error.violations.length, ...locateViolations(error.violations, sources));
+}
+
+/** `sbx why`'s answer with every rule's line located, as a refusal's would be. */
+export function locateAnswer(answer: WhyAnswer, sources: RuleSources): WhyAnswer {
+  const at = <R extends WhyRule>(r: R): R => (r.source ? { ...r, source: locateSource(r.source, sources) } : r);
+  if (answer.kind === 'command') return { ...answer, rules: answer.rules.map(at) };
+  return { ...at(answer), also: answer.also.map(at) };
 }

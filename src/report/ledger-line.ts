@@ -36,7 +36,13 @@ export type AuditRecord =
       type: 'approval';
       fingerprint: string;
       decision: 'once' | 'always' | 'deny' | 'deny-once' | 'refused';
-      by: 'user' | 'stored' | 'no-tty' | 'policy';
+      /** `timeout`: a network question nobody answered in time. */
+      by: 'user' | 'stored' | 'no-tty' | 'policy' | 'timeout';
+      /**
+       * A network answer (network/network-asks.ts): the destination asked about; `argv` is then the run's
+       * command, and a `deny` holds for that run only.
+       */
+      network?: { host: string; port: number };
     });
 
 /** A bound on one line: keeps a record one bounded write(2), and a hostile argv from bloating the ledger. */

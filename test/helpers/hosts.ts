@@ -91,15 +91,22 @@ export function withProbePlan(host: Host, plan: ProbePlan): Host {
  * derivePolicy on the `alice` fixture (or `hostName`) with no scan results, as a policy test sets it
  * up: `host` edits the fixture before the host-state facts are filled, `after` edits those facts.
  */
-export function deriveOnFixture(
+export function deriveOnFixture(profile: Profile, options: FixtureOptions = {}): Policy {
+  return derivedOnFixture(profile, options).policy;
+}
+
+export interface FixtureOptions {
+  request?: Partial<RunRequest>;
+  host?: (host: Host) => void;
+  after?: (host: Host) => void;
+  hostName?: string;
+}
+
+/** deriveOnFixture's Policy with the host and plan it was derived from (what `sbx why` reads: policy/why.ts). */
+export function derivedOnFixture(
   profile: Profile,
-  options: {
-    request?: Partial<RunRequest>;
-    host?: (host: Host) => void;
-    after?: (host: Host) => void;
-    hostName?: string;
-  } = {},
-): Policy {
+  options: FixtureOptions = {},
+): { policy: Policy; host: Host; plan: ProbePlan } {
   const host = loadHost(options.hostName ?? 'alice');
   host.sensitiveFiles = { masks: [], protect: [], views: [] };
   options.host?.(host);
@@ -108,7 +115,8 @@ export function deriveOnFixture(
   const request: RunRequest = { command: ['true'], ...options.request };
   const plan = fixturePlan(host, profile, request);
   withProbePlan(host, plan);
-  return derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, plan });
+  const policy = derivePolicy({ profileName: 'test', profileHash: 'h', profile, request, host, plan });
+  return { policy, host, plan };
 }
 
 /** Variables as the policy stage builds them (pipeline/policy-stage.ts): workspace is the realpath of the requested one. */

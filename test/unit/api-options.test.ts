@@ -75,6 +75,27 @@ describe('the CLI builds only options the library door accepts', () => {
   });
 });
 
+describe('the CLI asks about a destination on the terminal only when the command cannot read it', () => {
+  const asks = (argv: string[], tty: boolean) => {
+    const saved = process.stdin.isTTY;
+    process.stdin.isTTY = tty;
+    try {
+      const parsed = parseRunArgv(argv)!;
+      return runOptionsOf(parsed.command, parsed.flags).onNetworkRequest !== undefined;
+    } finally {
+      process.stdin.isTTY = saved;
+    }
+  };
+  it.each([
+    [['--capture', '--', 'x'], true, true],
+    [['--', 'x'], true, false],
+    [['--capture', '--', 'x'], false, false],
+    [['--capture', '--approval', 'never', '--', 'x'], true, false],
+  ])('%j with a terminal on stdin: %s → asks: %s', (argv, tty, expected) => {
+    expect(asks(argv, tty)).toBe(expected);
+  });
+});
+
 describe('checkRunOptions / checkCompileOptions', () => {
   it('takes process.env itself as hostEnv (an exotic object, not a plain record)', () => {
     const options = { command: ['true'], hostEnv: process.env };
@@ -119,6 +140,16 @@ describe('checkRunOptions / checkCompileOptions', () => {
       'run(): captureLimitBytes: Invalid input: expected int, received number',
     ],
     ['input of a wrong type', { command: ['x'], input: 5 }, 'run(): input: must be a string or a Uint8Array'],
+    [
+      'an onNetworkRequest that is not a function',
+      { command: ['x'], onNetworkRequest: 'once' },
+      'run(): onNetworkRequest: must be a function ({ host, port }) => "once" | "always" | "deny" (or a Promise of one)',
+    ],
+    [
+      'a question timeout no one could answer in',
+      { command: ['x'], networkRequestTimeoutMs: 10 },
+      'run(): networkRequestTimeoutMs: must be at least 1000 (a person answers)',
+    ],
   ])('%s', (_what, value, message) => {
     expect(invalid(value).message).toBe(message);
   });

@@ -24,6 +24,7 @@ import {
   wrappedInput,
 } from './hook-protocol.js';
 import { formatError } from '../print-error.js';
+import { whyCommandLine } from '../quote.js';
 
 export interface HookFlags {
   profile: string;
@@ -84,7 +85,7 @@ async function readInput(): Promise<string | undefined> {
  * The deny reason the agent shows the model: sbx's error as the CLI prints it, the rule and where it
  * was written, and where the rules live (the hint may name `sbx run` flags no agent call can pass).
  */
-function denyReason(error: unknown, profile: string): string {
+function denyReason(error: unknown, profile: string, command: string | undefined): string {
   if (!isSbxError(error)) {
     const why = error instanceof Error ? error.message : String(error);
     return `sbx: internal error in the hook (${why.slice(0, 200)}); the call is refused and nothing ran`;
@@ -104,6 +105,8 @@ function denyReason(error: unknown, profile: string): string {
   lines.push(
     `sbx: every command of this agent runs under -p ${profile}; \`sbx profiles show ${profile}\` shows its rules`,
   );
+  if (rule && command !== undefined)
+    lines.push(`sbx: \`${whyCommandLine(profile, { shell: command })}\` names the profile line that decides`);
   return lines.join('\n');
 }
 
@@ -144,13 +147,15 @@ function placeOf(agent: HookAgent, command: string, cwd: string, workspace: stri
   return placed;
 }
 
-async function answerOf(agent: HookAgent, flags: HookFlags): Promise<HookAnswer> {
+/** `asked.command`: the shell command judged, once read, for the deny a refusal becomes. */
+async function answerOf(agent: HookAgent, flags: HookFlags, asked: { command?: string }): Promise<HookAnswer> {
   const text = await readInput();
   if (text === undefined)
     return { kind: 'deny', reason: `sbx: the hook input is larger than ${MAX_INPUT_BYTES} bytes` };
   const request = readHookInput(agent, text);
   if (request.kind === 'other') return request;
   if (request.kind === 'refuse') return { kind: 'deny', reason: `sbx: ${request.reason}; the call is refused` };
+  asked.command = request.command;
   // The same judgement the wrapped `sbx run` makes (profile, policy, command rules, remembered
   // approvals), from where the agent will run it; a refusal throws with its reason.
   const { workspace } = await admitUnchecked({
@@ -165,10 +170,11 @@ async function answerOf(agent: HookAgent, flags: HookFlags): Promise<HookAnswer>
 
 export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
   let answer: HookAnswer;
+  const asked: { command?: string } = {};
   try {
-    answer = await answerOf(agent, flags);
+    answer = await answerOf(agent, flags, asked);
   } catch (error) {
-    answer = { kind: 'deny', reason: denyReason(error, flags.profile) };
+    answer = { kind: 'deny', reason: denyReason(error, flags.profile, asked.command) };
   }
   const text = formatHookAnswer(agent, answer, flags.approve);
   // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0

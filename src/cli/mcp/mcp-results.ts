@@ -6,6 +6,8 @@ import type { SbxError, Violation } from '../../api.js';
 import type { Report } from '../../report/report.js';
 import { summaryLines } from '../../report/report.js';
 import { formatError } from '../print-error.js';
+import { whyCommandLine } from '../quote.js';
+import { shellArgv } from '../../policy/command-line.js';
 
 /** What a tools/call handler returns (the SDK's CallToolResult, as far as sbx fills it). */
 export interface ToolResult {
@@ -60,6 +62,20 @@ function maskedLines(masked: Report['masked']): string[] {
   ];
 }
 
+/**
+ * The `sbx why` the server's user can run at a terminal for a refused command: the server's profile (a
+ * built-in by its builtin: name, any other by its file, so no project profile of the same name is
+ * meant), and the command as the call gave it: an argv, or a shell string.
+ */
+function whyLine(report: Report): string | undefined {
+  const { profile, command } = report;
+  if (!profile || command.length === 0) return undefined;
+  const spec = profile.source === 'builtin' ? `builtin:${profile.name}` : profile.file;
+  const script = command.length === 4 ? command[3]! : undefined;
+  const shell = script !== undefined && shellArgv(script).every((a, i) => a === command[i]);
+  return whyCommandLine(spec, shell ? { shell: script } : { argv: command });
+}
+
 /** A captured stream under a heading, or nothing when it is empty. */
 function streamLines(name: string, captured: Report['captured']): string[] {
   const stream = captured?.[name as 'stdout' | 'stderr'];
@@ -85,6 +101,8 @@ export function toolResult(report: Report, notices: readonly string[], error?: S
     lines.push(`and ${report.violations.length - VIOLATIONS_SHOWN} more violations (structuredContent.violations)`);
   lines.push(...maskedLines(report.masked));
   if (error) lines.push(...formatError(error).map((l) => l.replace(/^sbx: /, '')));
+  const why = error && error.violations.length > 0 ? whyLine(report) : undefined;
+  if (why) lines.push(`why: \`${why}\` names the profile line that decides`);
   lines.push(...notices.map((n) => n.replace(/^sbx: /, 'notice: ')));
   lines.push(...streamLines('stdout', report.captured), ...streamLines('stderr', report.captured));
   const isError = report.exitCode !== 0 || report.violations.length > 0 || report.error !== undefined;

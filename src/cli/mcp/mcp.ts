@@ -12,6 +12,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { compile, runUnchecked, SbxError, type ProfileInfo, type RunOptions } from '../../api.js';
 import { isSbxError } from '../../errors.js';
@@ -27,6 +28,7 @@ import { explainLines } from '../explain.js';
 import { type TextResult, toolResult, type ToolResult } from './mcp-results.js';
 import { backgroundJobs, type Jobs, MAX_JOBS } from './background.js';
 import { parseMaxRuns, type RunSlots, runSlots } from './run-slots.js';
+import type { NetworkAsker } from '../../network/network-asks.js';
 
 export interface McpFlags {
   profile?: string;
@@ -190,7 +192,48 @@ function checkSameProfile(fixed: ProfileInfo, now: ProfileInfo): void {
   );
 }
 
-function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortSignal, notices: string[]): RunOptions {
+/**
+ * The network question as an MCP elicitation (`elicitation/create`), put to the client's user while the
+ * command waits (docs/DESIGN.md, "Asking at the proxy"); undefined when the client declared no form
+ * elicitation, and the destination is refused as ever. A client that declared `elicitation: {}` (the
+ * spec before modes) takes forms. Decline, cancel, an error or an answer off the list deny.
+ */
+function elicitingAsker(server: McpServer, profile: string): NetworkAsker | undefined {
+  const declared = server.server.getClientCapabilities()?.elicitation;
+  if (!declared) return undefined;
+  const form = declared.form !== undefined;
+  if (!form && declared.url !== undefined) return undefined;
+  return async ({ host, port }, { signal }) => {
+    const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    const params = {
+      message:
+        `A command sbx runs (profile ${profile}) asks to connect to ${shown}, which the profile's network.allow does not list. ` +
+        `once: allow it for this run; always: also for later runs of this profile (remembered in your sbx approvals); deny: refuse it for this run.`,
+      requestedSchema: {
+        type: 'object' as const,
+        properties: {
+          answer: { type: 'string' as const, title: `Connect to ${shown}?`, enum: ['once', 'always', 'deny'] },
+        },
+        required: ['answer'],
+      },
+    };
+    // The proxy's question timeout bounds the wait (its signal cancels the request); the SDK's own 60 s default must not.
+    const options = { signal, timeout: 24 * 3_600_000 };
+    const result = form
+      ? await server.server.elicitInput({ mode: 'form', ...params }, options)
+      : await server.server.request({ method: 'elicitation/create', params }, ElicitResultSchema, options);
+    const answer = result.action === 'accept' ? result.content?.answer : undefined;
+    return answer === 'once' || answer === 'always' ? answer : 'deny';
+  };
+}
+
+function runOptions(
+  fixed: Fixed,
+  args: z.infer<typeof runInput>,
+  signal: AbortSignal,
+  notices: string[],
+  ask: NetworkAsker | undefined,
+): RunOptions {
   const requestedMs = args.timeout === undefined ? undefined : Math.ceil(args.timeout * 1000);
   const timeoutMs =
     requestedMs === undefined || (fixed.timeoutMs !== undefined && fixed.timeoutMs <= requestedMs)
@@ -209,6 +252,7 @@ function runOptions(fixed: Fixed, args: z.infer<typeof runInput>, signal: AbortS
     signal,
     onNotice: (line) => notices.push(line),
     onProfile: (profile) => checkSameProfile(fixed.profile, profile),
+    ...(ask ? { onNetworkRequest: ask } : {}),
   };
 }
 
@@ -229,10 +273,11 @@ async function runCall(
   args: z.infer<typeof runInput>,
   signal: AbortSignal,
   notices: string[],
+  ask: NetworkAsker | undefined,
   onLaunch?: (sessionId: string) => void,
 ): Promise<ToolResult> {
   try {
-    const options = runOptions(fixed, args, signal, notices);
+    const options = runOptions(fixed, args, signal, notices, ask);
     const outcome = await runUnchecked(options, {
       door: 'mcp',
       // The library's warm cache: a server runs many commands over the same trees (host/warm-cache.ts).
@@ -256,6 +301,7 @@ async function runTool(
   slots: RunSlots,
   args: z.infer<typeof runInput>,
   signal: AbortSignal,
+  ask: NetworkAsker | undefined,
 ): Promise<ToolResult> {
   const notices: string[] = [];
   if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
@@ -274,7 +320,7 @@ async function runTool(
     const waitedMs = nowMs() - asked;
     if (waitedMs >= 1000)
       notices.push(`sbx: waited ${(waitedMs / 1000).toFixed(1)} s for a free run slot (sbx mcp --max-runs)`);
-    return await runCall(fixed, args, signal, notices);
+    return await runCall(fixed, args, signal, notices, ask);
   } finally {
     release();
   }
@@ -285,11 +331,12 @@ async function startTool(
   fixed: Fixed | Unavailable,
   jobs: Jobs,
   args: z.infer<typeof runInput>,
+  ask: NetworkAsker | undefined,
 ): Promise<ToolResult | TextResult> {
   const notices: string[] = [];
   if ('error' in fixed) return refusalResult(fixed.error, commandOf(args), fixed.profile, notices);
   try {
-    const started = await jobs.start((signal, onLaunch) => runCall(fixed, args, signal, notices, onLaunch));
+    const started = await jobs.start((signal, onLaunch) => runCall(fixed, args, signal, notices, ask, onLaunch));
     if ('result' in started) return started.result;
     const text = [
       `job ${started.job} started in the background [profile ${fixed.profile.name}, session ${started.session}]; stop with {"job": ${started.job}} ends it and returns its output`,
@@ -382,15 +429,17 @@ export async function mcpCommand(flags: McpFlags): Promise<void> {
   const fixed = await fixSession(flags);
   announce(fixed);
   const server = new McpServer({ name: 'sbx', version: VERSION });
+  // Known once the client has initialised: asked per call.
+  const askerOf = () => ('error' in fixed ? undefined : elicitingAsker(server, fixed.profile.name));
   server.registerTool(
     'run',
     { description: RUN_DESCRIPTION, inputSchema: runInput, outputSchema: reportSchema },
     // The call's signal fires on the client's cancellation and when the transport closes: the run's
     // command gets SIGTERM (as on Ctrl-C), the whole sandbox SIGKILL after the grace, and it is cleaned up.
-    async (args, extra) => runTool(fixed, slots, args, extra.signal),
+    async (args, extra) => runTool(fixed, slots, args, extra.signal, askerOf()),
   );
   server.registerTool('start', { description: START_DESCRIPTION, inputSchema: runInput }, async (args) =>
-    startTool(fixed, jobs, args),
+    startTool(fixed, jobs, args, askerOf()),
   );
   server.registerTool(
     'stop',

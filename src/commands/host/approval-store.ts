@@ -2,7 +2,8 @@
 // profile for good; "deny" refuses it again without asking for DENY_TTL_MS, so a command that keeps
 // retrying cannot wear the user down with prompts (no silent approval loops). Only explicit answers
 // are remembered: Enter at the prompt is "deny once" and leaves nothing behind. `sbx
-// approvals` lists, revokes and clears them.
+// approvals` lists, revokes and clears them. A network `always` (network/network-asks.ts) is an entry
+// too, for a host and port instead of a command: later runs of the profile add it to network.allow.
 // One JSON file per user; several sbx processes may answer at once, so every write re-reads, merges
 // and replaces the file under a lock, and never drops another process's decision.
 import { createHash, randomBytes } from 'node:crypto';
@@ -26,6 +27,7 @@ import { SbxError } from '../../errors.js';
 import { isWithin } from '../../path-within.js';
 import { xdgDirs } from '../../policy/user-dirs.js';
 import { breakStaleLock, createLock, holdsLock, releaseLock } from '../../host/lock-file.js';
+import type { NetworkRequest } from '../../network/network-asks.js';
 
 /** How long a denial is remembered. Long enough to stop a retry loop, short enough that a mistaken "deny" heals itself. */
 export const DENY_TTL_MS = 10 * 60_000;
@@ -53,6 +55,8 @@ export interface Entry {
   atMs: number;
   /** The command as answered, secrets redacted (absent in entries written before sbx recorded it). */
   argv?: string[];
+  /** A network answer: the destination allowed (always `always`), instead of a command. */
+  network?: NetworkRequest;
 }
 
 export interface ApprovalStoreContext {
@@ -75,6 +79,17 @@ export function stateHomeOf(env: Record<string, string | undefined>, home: strin
 export function fingerprintOf(profile: string, argv: readonly string[]): string {
   return createHash('sha256')
     .update([profile, ...argv].join('\0'))
+    .digest('hex');
+}
+
+/**
+ * A network answer's fingerprint: sha256 over JSON, which holds no NUL byte (JSON escapes it), while
+ * every command's input does (fingerprintOf: the profile, NUL, at least one argument), so no command
+ * approval ever matches it, whatever the profile is called.
+ */
+export function networkFingerprintOf(profile: string, request: NetworkRequest): string {
+  return createHash('sha256')
+    .update(JSON.stringify(['network', profile, request.host, request.port]))
     .digest('hex');
 }
 
@@ -133,7 +148,20 @@ function isEntry(v: unknown): v is Entry {
     typeof e.fingerprint === 'string' &&
     (e.decision === 'always' || e.decision === 'deny') &&
     Number.isFinite(e.atMs) &&
-    (e.argv === undefined || (Array.isArray(e.argv) && e.argv.every((a) => typeof a === 'string')))
+    (e.argv === undefined || (Array.isArray(e.argv) && e.argv.every((a) => typeof a === 'string'))) &&
+    (e.network === undefined || isNetworkRequest(e.network))
+  );
+}
+
+function isNetworkRequest(v: unknown): v is NetworkRequest {
+  const r = v as NetworkRequest;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.host === 'string' &&
+    Number.isInteger(r.port) &&
+    r.port >= 1 &&
+    r.port <= 65535
   );
 }
 
@@ -253,6 +281,31 @@ export async function recordDecision(
   await rewriteStore(store, (entries) => [
     ...entries.filter((e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint)),
     { profile, fingerprint, decision, atMs: nowMs, ...(argv ? { argv: [...argv] } : {}) },
+  ]);
+}
+
+/**
+ * The destinations answered `always` for this profile. An older sbx keeps the `network` key of entries it rewrites
+ * (it keeps every entry's object whole), and never matches them against a command (networkFingerprintOf).
+ */
+export function networkApprovals(store: ApprovalStore, profile: string, nowMs: number): NetworkRequest[] {
+  return listDecisions(store, nowMs).flatMap((e) =>
+    e.profile === profile && e.decision === 'always' && e.network ? [e.network] : [],
+  );
+}
+
+/** Remember a network `always` for this profile, under the lock as every write. */
+export async function recordNetworkApproval(
+  store: ApprovalStore,
+  profile: string,
+  request: NetworkRequest,
+  nowMs: number,
+): Promise<void> {
+  const fingerprint = networkFingerprintOf(profile, request);
+  const network = { host: request.host, port: request.port };
+  await rewriteStore(store, (entries) => [
+    ...entries.filter((e) => isLive(e, nowMs) && !(e.profile === profile && e.fingerprint === fingerprint)),
+    { profile, fingerprint, decision: 'always', atMs: nowMs, network },
   ]);
 }
 

@@ -98,8 +98,16 @@ export function refusal(violations: Violation[], door: Door): SbxError {
   });
 }
 
-/** The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is asked. */
-export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted: boolean): CommandDecision {
+/**
+ * The rules' verdict on the policy's command, with the path facts it needs probed now. No approval is
+ * asked. `withRules`: name the rules that let it run or asked (`sbx why`).
+ */
+export function decideCommandOnHost(
+  policy: Policy,
+  host: Host,
+  allowDenylisted: boolean,
+  withRules = false,
+): CommandDecision {
   const rules = policy.commands;
   const workspace = { host: policy.workspace.host, sandbox: policy.workspace.sandbox };
   // Relative arguments resolve where the command starts (policy.cwd, inside), seen from the host: the
@@ -126,6 +134,7 @@ export function decideCommandOnHost(policy: Policy, host: Host, allowDenylisted:
     base,
     paths: probePaths(pathsToCheck(command, rules, policy.mode, guarded, base, values)),
     values,
+    ...(withRules ? { withRules } : {}),
     ...(gitRemotesNeeded(command, rules, network)
       ? { gitRemotes: readGitRemoteFacts(base, workspace.host, host) }
       : {}),

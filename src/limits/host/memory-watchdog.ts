@@ -29,10 +29,14 @@ export interface WatchdogLimit {
 }
 
 /**
- * Past this share of the task limit a poll also counts the uid's tasks: RLIMIT_NPROC refuses a fork when
- * they reach its value, which the user's other processes share, so the tree alone may stop short of it.
+ * Past this share of the task limit a poll also counts the uid's tasks (a walk of /proc, so not on every
+ * poll): RLIMIT_NPROC refuses a fork when they reach its value, and the user's other processes share it.
+ * The trampoline set it to the limit plus the uid's tasks at launch; processes the user starts during
+ * the run take from the sandbox's share, so the tree can be refused well short of its limit. Half
+ * leaves room for a busy user (a test runner's workers start hundreds of threads), and a tree that
+ * small is cheap to walk.
  */
-const NEAR_TASKS = 0.9;
+const NEAR_TASKS = 0.5;
 
 /**
  * A poll waits at least this many times as long as the last one took: reading every descriptor of a

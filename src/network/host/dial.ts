@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { canonicalIp, decideAddress, decideHost, type EgressDecision, normaliseHost } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import { carriedInName } from '../credential-scan.js';
+import { isAskable } from '../network-asks.js';
 import { refuseCarried } from './credential-guard.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 
@@ -64,11 +65,17 @@ function waitConnected(socket: Socket, ms: number): Promise<'connected' | 'timeo
 
 /**
  * The proxy's one decision on a name: every front end's dial (dialChecked) and every DNS answer
- * (dns-server.ts) asks here. `port` 'any': the name on some port, before a connection names one (DNS).
- * The caller records a refusal.
+ * (dns-server.ts) asks here. A name no allow entry matched is put to the run's asker, when it has one
+ * (network-asks.ts): the connection waits for the answer, the others go on, and a refusal's detail
+ * says how the question ended. `port` 'any' (DNS, before a connection names a port) asks nothing: such
+ * a name resolves, and its connection is asked about with its port. The caller records a refusal.
  */
 export async function decideName(ctx: ProxyContext, rawHost: string, port: number | 'any'): Promise<EgressDecision> {
-  return decideHost(ctx.rules, rawHost, port);
+  const byName = decideHost(ctx.rules, rawHost, port);
+  if (byName.allowed || !ctx.questions || !isAskable(byName)) return byName;
+  if (port === 'any') return { allowed: true };
+  const asked = await ctx.questions.settle(normaliseHost(rawHost) as string, port);
+  return asked.allowed ? { allowed: true } : { ...byName, detail: `${byName.detail}; ${asked.why}` };
 }
 
 export async function dialChecked(ctx: ProxyContext, via: Via, rawHost: string, port: number): Promise<DialResult> {

@@ -66,32 +66,45 @@ function framed(message: Buffer): Buffer {
 
 /**
  * Answers queries on `socket` in order until the client ends it. Holds at most one partial query
- * (MAX_DNS_QUERY_BYTES) beside the chunk being read, and waits for the client to read each answer's
- * bytes before reading more, so a client that only sends cannot grow sbx's memory.
+ * (MAX_DNS_QUERY_BYTES) beside the chunk being read, and reads nothing more while it answers or while
+ * the client has not read the last answer, so a client that only sends cannot grow sbx's memory.
+ * (Not `for await`: leaving that loop destroys the socket, and with it an answer not yet flushed.)
  */
 export function serveDns(ctx: ProxyContext, socket: Socket): void {
   socket.setTimeout(ctx.timeouts.headMs, () => socket.destroy());
-  const serve = async (): Promise<void> => {
-    let pending: Buffer = Buffer.alloc(0);
-    for await (const chunk of socket) {
-      pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-      while (pending.length >= 2) {
-        const length = pending.readUInt16BE(0);
-        if (length > MAX_DNS_QUERY_BYTES || length === 0) {
-          // Not a query sbx reads: say so when the id is there, and stop (the stream cannot be resynchronised).
-          if (length > 0 && pending.length >= 4)
-            socket.write(framed(dnsErrorResponse(pending.readUInt16BE(2), 'formerr')));
-          socket.end();
-          return;
-        }
-        if (pending.length < 2 + length) break;
-        const answer = await reply(ctx, pending.subarray(2, 2 + length));
-        pending = pending.subarray(2 + length);
-        if (answer === undefined || socket.destroyed) return void socket.destroy();
-        if (!socket.write(framed(answer))) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+  let pending: Buffer = Buffer.alloc(0);
+  /** Answers every whole query held; 'stop' when the connection is done with. */
+  const answerHeld = async (): Promise<'more' | 'stop'> => {
+    while (pending.length >= 2) {
+      const length = pending.readUInt16BE(0);
+      if (length > MAX_DNS_QUERY_BYTES || length === 0) {
+        // Not a query sbx reads: say so when the id is there, and stop (the stream cannot be resynchronised).
+        if (length > 0 && pending.length >= 4)
+          socket.write(framed(dnsErrorResponse(pending.readUInt16BE(2), 'formerr')));
+        socket.end();
+        return 'stop';
       }
+      if (pending.length < 2 + length) break;
+      const answer = await reply(ctx, pending.subarray(2, 2 + length));
+      pending = pending.subarray(2 + length);
+      if (answer === undefined || socket.destroyed) {
+        socket.destroy();
+        return 'stop';
+      }
+      if (!socket.write(framed(answer))) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
     }
-    socket.end();
+    return 'more';
   };
-  serve().catch(() => socket.destroy());
+  socket.on('data', (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    socket.pause();
+    answerHeld().then(
+      (next) => {
+        if (next === 'more' && !socket.destroyed) socket.resume();
+      },
+      () => socket.destroy(),
+    );
+  });
+  // 'end' comes only once every chunk was taken, so after the last answer was written.
+  socket.on('end', () => socket.end());
 }

@@ -15,12 +15,12 @@ import {
 import type { Socket } from 'node:net';
 import { pipeline, type Transform } from 'node:stream';
 import { normaliseHost } from '../egress.js';
-import type { Violation } from '../../policy/violation.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 import { dialChecked, displayHost, type DialResult } from './dial.js';
 import type { CredentialBroker } from './credential-broker.js';
 import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
 import { forwardable, framing } from './http-fields.js';
+import { rawResponse, refusalBody } from './replies.js';
 import { runTunnel } from './tunnel.js';
 import { isCaptured, routeCapture } from './capture.js';
 import { serveDns } from './dns-server.js';
@@ -47,16 +47,11 @@ function parseAbsoluteUri(url: string): { host: string; port: number; path: stri
   return { ...target, path: rest.startsWith('/') ? rest : `/${rest}` };
 }
 
-function refusalBody(v: Violation): string {
-  return `sbx: egress to ${v.host}:${v.port} refused (${v.rule}): ${v.detail}\n`;
-}
-
 const FAILURE_STATUS = { unresolvable: 502, unreachable: 502, timeout: 504, closed: 503 } as const;
 const REASON: Record<number, string> = { 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
 function rawReply(socket: Socket, status: number, reason: string, body: string): void {
-  const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
-  socket.end(head + body);
+  socket.end(rawResponse(status, reason, body));
 }
 
 function reply(res: ServerResponse, status: number, body: string): void {

@@ -16,7 +16,8 @@ import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import { substituteHeaders, userinfoAuthorization } from '../credential-scan.js';
-import { canonicalIp, normaliseHost } from '../egress.js';
+import { canonicalIp } from '../egress.js';
+import { isSameAuthority } from '../plaintext-http.js';
 import type { CredentialBroker } from './credential-broker.js';
 import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
 import { dialChecked, displayHost } from './dial.js';
@@ -111,10 +112,8 @@ function requestTarget(
   return m[1] !== undefined ? { path, authorization: userinfoAuthorization(m[1]) } : { path };
 }
 
-function sameAuthority(authority: string, target: InterceptTarget): boolean {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::([0-9]{1,5}))?$/.exec(authority);
-  return !!m && normaliseHost(m[1] as string) === target.host && Number(m[2] ?? 443) === target.port;
-}
+/** An authority without a port is https's default: 443. */
+const sameAuthority = (authority: string, target: InterceptTarget): boolean => isSameAuthority(authority, target, 443);
 
 /** The header list to send on: no pseudo-headers, no hop-by-hop fields, cookies of HTTP/2 joined (RFC 9113 §8.2.3). */
 function requestHeaders(req: Request, authorization: string | undefined): string[] {

@@ -6,6 +6,7 @@ import type { EgressRules } from '../egress.js';
 import type { Violation } from '../../policy/violation.js';
 import type { AddressPool } from '../address-pool.js';
 import type { CredentialBroker } from './credential-broker.js';
+import type { EgressQuestions } from './egress-questions.js';
 
 /**
  * How a client reached the proxy: plain HTTP request, HTTP CONNECT, SOCKS5 CONNECT, a connect the
@@ -75,6 +76,8 @@ export interface ProxyContext {
   pool: AddressPool;
   /** The host's /etc/hosts, read once as the proxy started: address → names (network/hosts-file.ts). */
   hosts: ReadonlyMap<string, readonly string[]>;
+  /** Who is asked about a destination no allow entry matched (egress-questions.ts); none: refused as ever. */
+  questions: EgressQuestions | undefined;
   readonly closed: boolean;
   /** Record a refusal; returns the violation for the reply text. */
   /** `key`: the profile entry that refused, when the rule id does not name it (EgressDecision). */
@@ -107,6 +110,7 @@ export function createProxyState(init: {
   credentials?: CredentialBroker | undefined;
   pool: AddressPool;
   hosts: ReadonlyMap<string, readonly string[]>;
+  questions?: EgressQuestions | undefined;
   onEvent: ((event: EgressEvent) => void) | undefined;
 }): ProxyState {
   const emit = (event: EgressEvent): void => {
@@ -129,6 +133,7 @@ export function createProxyState(init: {
     credentials: init.credentials,
     pool: init.pool,
     hosts: init.hosts,
+    questions: init.questions,
     get closed() {
       return sockets.closed;
     },
@@ -147,6 +152,7 @@ export function createProxyState(init: {
     track: sockets.track,
     stats: () => ({ ...refusals.snapshot(), connections: connections.snapshot() }),
     shutdown() {
+      init.questions?.close();
       sockets.shutdown();
       connections.destroyLive();
     },

@@ -25,6 +25,7 @@ import {
   type EgressTimeouts,
 } from './proxy-context.js';
 import type { CredentialBroker } from './credential-broker.js';
+import type { EgressQuestions } from './egress-questions.js';
 import { connectToAddress, resolveSystem } from './dial.js';
 import { createHttpProxy } from './http-proxy.js';
 import { isLoopbackPeerOwnedBy } from './loopback-peer.js';
@@ -44,6 +45,8 @@ export interface FrontEndOptions {
   credentials?: CredentialBroker;
   /** The hosts file captured connects to a host address are mapped back through (capture.ts). Default /etc/hosts. Test seam. */
   hostsFile?: string;
+  /** Asked about a destination no allow entry matched, while its connection waits (egress-questions.ts). */
+  questions?: EgressQuestions;
   /**
    * Client connections each front end accepts at once (default 512); more are closed on accept. Each
    * one costs sbx's process up to two descriptors, and the sandbox must not exhaust them.
@@ -202,6 +205,7 @@ export function createFrontEnds(opts: FrontEndOptions): { state: ProxyState; htt
     credentials: opts.credentials,
     pool: createAddressPool(),
     hosts: readHosts(opts.hostsFile ?? '/etc/hosts'),
+    questions: opts.questions,
     onEvent: opts.onEvent,
   });
   const http = createHttpProxy(state);

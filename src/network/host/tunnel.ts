@@ -14,10 +14,13 @@
 // tunnelled), for at most the hello timeout. A stream that is not TLS is cleartext the proxy sees: with
 // credentials in play, it is searched for them on its way (credential-guard.ts).
 import type { Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import { normaliseHost } from '../egress.js';
 import { CLIENT_HELLO_MAX_BYTES, parseClientHello } from './client-hello.js';
 import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js';
 import { interceptTunnel } from './intercept.js';
+import { createRequestChecker } from '../plaintext-http.js';
+import { rawResponse, refusalBody } from './replies.js';
 import type { ProxyContext, Via } from './proxy-context.js';
 
 // TLS alert record: fatal (2), access_denied (49). The client is already in tunnel mode, so this is
@@ -85,13 +88,38 @@ function judgeHello(bytes: Buffer, target: TunnelTarget): HelloVerdict {
 }
 
 /**
- * A cleartext stream from the client, searched for credentials on its way when the run has any:
- * one found ends the tunnel and is refused (network/host/credential-guard.ts).
+ * The client's cleartext, each HTTP request in it checked against the tunnel's name
+ * (network/plaintext-http.ts). A request for another host is refused with a 403 and ends the tunnel.
+ */
+function requestGate(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): Transform {
+  const checker = createRequestChecker({ host: target.host, port: target.port });
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const step = checker.push(chunk);
+      if (step.kind === 'forward') {
+        for (const bytes of step.bytes) this.push(bytes);
+        return done();
+      }
+      if (step.first) target.ledger.discard();
+      const v = ctx.refuse(via, target.host, target.port, 'network.host', step.detail);
+      upstream.unpipe(client);
+      upstream.destroy();
+      client.end(rawResponse(403, 'Forbidden', refusalBody(v)));
+      done();
+    },
+  });
+}
+
+/**
+ * A cleartext stream from the client: its HTTP requests checked (requestGate), and searched for
+ * credentials on its way when the run has any: one found ends the tunnel and is refused
+ * (network/host/credential-guard.ts).
  */
 function pipeCleartext(ctx: ProxyContext, via: Via, client: Socket, upstream: Socket, target: TunnelTarget): void {
+  const gate = requestGate(ctx, via, client, upstream, target);
   const broker = ctx.credentials;
   if (!broker) {
-    client.pipe(upstream);
+    client.pipe(gate).pipe(upstream);
     return;
   }
   const where = { host: target.host, port: target.port, plaintext: true };
@@ -101,7 +129,7 @@ function pipeCleartext(ctx: ProxyContext, via: Via, client: Socket, upstream: So
     upstream.destroy();
   });
   scan.on('error', () => undefined);
-  client.pipe(scan).pipe(upstream);
+  client.pipe(gate).pipe(scan).pipe(upstream);
 }
 
 /**

@@ -27,6 +27,8 @@ export interface ProbePlan {
    * sbx's own secret store, state and cache always; the credential stores unless --allow-sensitive-roots.
    */
   readonly keepOut: readonly string[];
+  /** Each root of `keepOut`: why it is kept out (`sbx why` says so), and the profile key that listed it, if one did. */
+  readonly keptOutBy: Readonly<Record<string, KeptOut>>;
   /** sbx's config dir and the project's `.sbx` at the workspace and every writable root: read-only wherever a bind shows them. */
   readonly ownPolicy: readonly string[];
   /** sbx's own directories for this user: the shell creates those a mounted tree would hold. */
@@ -37,6 +39,12 @@ export interface ProbePlan {
   readonly rootOnlyRoots: readonly string[];
   /** The host paths a writable bind may bring in, as requested (workspace, writable_roots, --bind): their chains meet host state. */
   readonly writable: readonly string[];
+}
+
+/** Why a root is kept out: sbx's own directories, its built-in credential stores, or a `sensitive.roots` entry (`key`). */
+export interface KeptOut {
+  what: string;
+  key?: string;
 }
 
 /**
@@ -65,13 +73,22 @@ function keepOutOf(
   vars: Variables,
   env: Record<string, string>,
   own: ProbePlan['ownDirs'],
-): string[] {
-  const ownRoots = [posix.join(own.config, 'secrets.yaml'), own.state, own.cache];
-  if (request.allowSensitiveRoots) return ownRoots;
+): Record<string, KeptOut> {
+  const kept: Record<string, KeptOut> = {};
+  for (const root of [posix.join(own.config, 'secrets.yaml'), own.state, own.cache])
+    kept[root] = { what: "sbx's own secret store, state or cache, hidden from every sandbox" };
+  if (request.allowSensitiveRoots) return kept;
   const extra = (profile.sensitive?.roots ?? []).map((p, i) =>
     posix.resolve(vars.cwd, expandPath(p, vars, `sensitive.roots[${i}]`)),
   );
-  return [...ownRoots, ...sensitivePaths(vars.home, env, extra)];
+  for (const root of sensitivePaths(vars.home, env, extra))
+    kept[root] ??= { what: "a credential store or agent socket on sbx's built-in list (src/sensitive/sensitive.ts)" };
+  // A profile's entry names its line, even where it repeats a built-in root.
+  extra.forEach((root, i) => {
+    const key = `sensitive.roots[${i}]`;
+    kept[root] = { what: `a sensitive root the profile lists (${key})`, key };
+  });
+  return kept;
 }
 
 /**
@@ -96,7 +113,8 @@ export function probePlanOf(
       ? (profile.network.unix_sockets ?? []).map((p) => posix.resolve(vars.cwd, p))
       : [];
   const ownDirs = sbxOwnDirs(vars, env);
-  const keepOut = keepOutOf(profile, request, vars, env, ownDirs);
+  const keptOutBy = keepOutOf(profile, request, vars, env, ownDirs);
+  const keepOut = Object.keys(keptOutBy);
   const writable = [vars.workspace, ...[...binds.writableRoots, ...binds.requestRw].map((s) => s.path)];
   const ownPolicy = [ownDirs.config, ...writable.map((root) => posix.join(root, '.sbx'))];
   const extraBinds = [...binds.readOnly, ...binds.writableRoots, ...binds.requestRo, ...binds.requestRw];
@@ -122,6 +140,7 @@ export function probePlanOf(
     ],
     binds,
     keepOut,
+    keptOutBy,
     ownPolicy,
     ownDirs,
     scanRoots: danger ? [] : [...new Set([vars.workspace, ...extraBinds.map((s) => s.path)])],

@@ -138,6 +138,17 @@ describe.skipIf(SKIP_INTEGRATION)('sbx hook claude-code (real bwrap)', () => {
     expect(decision.permissionDecisionReason).toMatch(
       /\(COMMAND_DENIED\): nothing ran\nsbx: every command of this agent runs under -p builtin:agent;/,
     );
+    // The pointer to `sbx why`: run as written (sbx standing for this checkout's bin), it names the same rule.
+    const why = /^sbx: `(sbx why -p builtin:agent --shell '[^`]*')` names the profile line that decides$/m.exec(
+      decision.permissionDecisionReason!,
+    );
+    expect(why, decision.permissionDecisionReason).not.toBeNull();
+    const answered = await bash(`sbx() { '${process.execPath}' '${SBX_BIN}' "$@"; }; ${why![1]} --json`, t.workspace);
+    expect(answered.code, answered.err).toBe(1);
+    const [answer] = (JSON.parse(answered.out) as { answers: { verdict: string; rules: { rule: string }[] }[] })
+      .answers;
+    expect(answer).toMatchObject({ verdict: 'deny' });
+    expect(answer!.rules[0]).toMatchObject({ rule: 'commands.deny', source: { key: 'commands.deny[0]' } });
   });
 
   it('a command no rule allows is denied: the wrapped run would have no terminal to ask on', async () => {

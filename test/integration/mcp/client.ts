@@ -2,6 +2,7 @@
 // `node bin/sbx.js mcp ARGS` with a test host's environment, as an agent's client would.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { SBX_BIN } from '../../helpers/sbx-cli.js';
@@ -15,11 +16,15 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-/** A connected client; listTools is called once so the client checks every structuredContent against its outputSchema. */
+/**
+ * A connected client; listTools is called once so the client checks every structuredContent against its
+ * outputSchema. `configure`: declare capabilities and set handlers (an elicitation answerer) before it connects.
+ */
 export async function connectSbx(
   args: readonly string[],
   env: Record<string, string>,
   cwd: string,
+  configure: { capabilities?: ClientCapabilities; setUp?: (client: Client) => void } = {},
 ): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -44,7 +49,11 @@ export async function connectSbx(
       watchers.add(check);
       check();
     });
-  const client = new Client({ name: 'sbx-test', version: '1' });
+  const client = new Client(
+    { name: 'sbx-test', version: '1' },
+    configure.capabilities ? { capabilities: configure.capabilities } : {},
+  );
+  configure.setUp?.(client);
   await client.connect(transport);
   await client.listTools();
   return { client, stderr: () => err, stderrMatches, close: () => client.close() };

@@ -146,6 +146,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx mcp: tools over stdio, under the agent pr
     expect(r.report.violations.map((v) => v.rule)).toEqual(['commands.deny']);
     expect(r.text).toMatch(/^refused, nothing ran: COMMAND_DENIED/);
     expect(r.text).toContain('violation: command (commands.deny)');
+    expect(r.text).toMatch(/^why: `sbx why -p \S+ -- rm victim` names the profile line that decides$/m);
     // The hint speaks to an MCP caller: no CLI flag it cannot pass.
     expect(r.text).not.toMatch(/--allow-denylisted-commands/);
     expect(existsSync(join(t.workspace, 'victim'))).toBe(true);

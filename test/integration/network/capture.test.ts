@@ -11,9 +11,12 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RESOLVER_ADDRESS } from '../../../src/network/address-pool.js';
+import type { NetworkRequest } from '../../../src/network/network-asks.js';
+import { egressQuestions } from '../../../src/network/host/egress-questions.js';
 import { dnsQuery, QUERY_ID, readDnsResponse } from '../../helpers/dns-query.js';
 import {
   CERT,
+  NAMES,
   drain,
   proxyConnect,
   readBytes,
@@ -54,8 +57,9 @@ const newDials = () => t.dials.slice(dialsBefore);
 async function captured(
   authority: string,
   header = 'X-Sbx-Capture: 1\r\n',
+  proxySocket = t.proxy.httpSocket,
 ): Promise<{ status: number; socket: Socket; body: string }> {
-  const socket = netConnect({ path: t.proxy.httpSocket });
+  const socket = netConnect({ path: proxySocket });
   socket.on('error', () => undefined);
   await once(socket, 'connect');
   socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${header}\r\n`);
@@ -77,8 +81,12 @@ async function resolveOver(socket: Socket, queries: Buffer[]): Promise<ReturnTyp
   return out;
 }
 
-async function lookup(name: string, type = 1): Promise<ReturnType<typeof readDnsResponse>> {
-  const { status, socket } = await captured(`${RESOLVER_ADDRESS}:53`);
+async function lookup(
+  name: string,
+  type = 1,
+  proxySocket = t.proxy.httpSocket,
+): Promise<ReturnType<typeof readDnsResponse>> {
+  const { status, socket } = await captured(`${RESOLVER_ADDRESS}:53`, undefined, proxySocket);
   expect(status).toBe(200);
   const [answer] = await resolveOver(socket, [dnsQuery(name, type)]);
   socket.end();
@@ -152,6 +160,17 @@ describe('DNS over TCP on a captured port 53', () => {
     expect(good?.rcode).toBe(0);
   });
 
+  it('answers queries sent all at once with the sending side closed, then closes', async () => {
+    const { socket } = await captured(`${RESOLVER_ADDRESS}:53`);
+    const queries = [dnsQuery('a.test', 1), dnsQuery('b.test', 1), dnsQuery('denied.test', 1)];
+    socket.end(Buffer.concat(queries.map((q) => Buffer.concat([Buffer.from([0, q.length]), q]))));
+    const stream = await drain(socket);
+    const answers: number[] = [];
+    for (let at = 0; at < stream.length; at += 2 + stream.readUInt16BE(at))
+      answers.push(readDnsResponse(stream.subarray(at + 2, at + 2 + stream.readUInt16BE(at))).rcode);
+    expect(answers).toEqual([0, 0, 3]);
+  });
+
   it('closes a connection whose length prefix is past the largest query, answering FORMERR', async () => {
     const { socket } = await captured(`${RESOLVER_ADDRESS}:53`);
     socket.write(Buffer.from([0xff, 0xff, 0x12, 0x34]));
@@ -172,6 +191,16 @@ describe('a captured connect', () => {
       expect.objectContaining({ host: 'allowed.test', port: up.httpPort }),
     );
     expect(newViolations()).toEqual([]);
+  });
+
+  it('to a pool address checks the Host of cleartext HTTP against the name', async () => {
+    const [address] = (await lookup('allowed.test')).addresses;
+    const { socket } = await captured(`${address}:${up.httpPort}`);
+    const reply = await getOver(socket, 'other.test');
+    expect(reply).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+    expect(newViolations()).toEqual([
+      expect.objectContaining({ rule: 'network.host', host: 'allowed.test', port: up.httpPort }),
+    ]);
   });
 
   it('to a pool address checks SNI against the name, as a CONNECT does', async () => {
@@ -260,5 +289,43 @@ describe('the preamble is no privilege', () => {
     const { status: other } = await captured(`${address}:${up.httpPort}`, 'X-Sbx-Capture: yes\r\n');
     expect(other).toBe(403);
     expect(newDials()).toEqual([]);
+  });
+});
+
+describe('with an asker (a run that asks instead of failing)', () => {
+  it('resolves a name no allow entry matched without asking, and asks when it is connected to, with the port', async () => {
+    const asked: NetworkRequest[] = [];
+    const asking = await startTestProxy(up, {
+      resolve: async (host) => (host === 'ask.example' ? ['127.0.0.1'] : (NAMES[host] ?? [])),
+      questions: egressQuestions({
+        ask: (request) => {
+          asked.push(request);
+          return 'once';
+        },
+        timeoutMs: 60_000,
+        record: () => undefined,
+        remember: async () => undefined,
+        notice: () => undefined,
+      }),
+    });
+    try {
+      const answer = await lookup('ask.example', 1, asking.proxy.httpSocket);
+      expect(answer.rcode).toBe(0);
+      expect(asked).toEqual([]);
+      expect((await lookup('denied.test', 1, asking.proxy.httpSocket)).rcode).toBe(3); // a deny entry is never asked
+      const { status, socket } = await captured(
+        `${answer.addresses[0]}:${up.httpPort}`,
+        undefined,
+        asking.proxy.httpSocket,
+      );
+      expect(status).toBe(200);
+      expect(asked).toEqual([{ host: 'ask.example', port: up.httpPort }]);
+      expect(await getOver(socket, 'ask.example')).toContain('http hello from ask.example');
+      expect(asking.proxy.stats().violations).toEqual([
+        expect.objectContaining({ rule: 'network.deny', host: 'denied.test' }),
+      ]);
+    } finally {
+      await asking.close();
+    }
   });
 });

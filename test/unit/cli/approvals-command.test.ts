@@ -1,7 +1,7 @@
 // `sbx approvals`: the store lists live answers with their command and expiry, forgets by
 // fingerprint under the lock, keeps the others, and refuses a store it cannot vouch for.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type ApprovalStore,
   DENY_TTL_MS,
@@ -10,9 +10,13 @@ import {
   forgetDecisions,
   listDecisions,
   lookupDecision,
+  networkApprovals,
+  networkFingerprintOf,
   openApprovalStore,
   recordDecision,
+  recordNetworkApproval,
 } from '../../../src/commands/host/approval-store.js';
+import { listApprovals, revokeApproval } from '../../../src/cli/approvals-command.js';
 import { sbxErrorOf } from '../../helpers/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
@@ -69,5 +73,35 @@ describe('listDecisions / forgetDecisions', () => {
     expect(sbxErrorOf(() => listDecisions(store, T0)).code).toBe('APPROVAL_DENIED');
     writeFileSync(store.path, ' '.repeat(4 * 1024 * 1024 + 1));
     expect(sbxErrorOf(() => listDecisions(store, T0)).message).toMatch(/larger than/);
+  });
+});
+
+describe('sbx approvals list: a network answer', () => {
+  it('is listed as the destination it allows, and revoked by its fingerprint like any other', async () => {
+    const stateHome = makeTempDir('sbx-state-');
+    const store = openApprovalStore({ stateHome, uid: UID });
+    const request = { host: 'registry.example', port: 443 };
+    await recordNetworkApproval(store, 'agent', request, T0);
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = stateHome;
+    try {
+      listApprovals({}, T0 + 10);
+      listApprovals({ json: true }, T0 + 10);
+      await revokeApproval(networkFingerprintOf('agent', request).slice(0, 8), T0 + 10);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_STATE_HOME;
+      else process.env.XDG_STATE_HOME = saved;
+      write.mockRestore();
+    }
+    expect(lines[0]).toMatch(/^agent {2}[0-9a-f]{12} {2}allow always {2}expires never\n$/);
+    expect(lines[1]).toBe('  network registry.example:443\n');
+    expect(JSON.parse(lines[2]!)).toMatchObject({ profile: 'agent', answer: 'always', network: request });
+    expect(lines[3]).toBe('sbx: forgot allow always for agent: network registry.example:443\n');
+    expect(networkApprovals(store, 'agent', T0 + 10)).toEqual([]);
   });
 });

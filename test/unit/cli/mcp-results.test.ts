@@ -91,4 +91,25 @@ describe('toolResult', () => {
       'hint: use another command',
     ]);
   });
+
+  it('a refusal by a rule points to the `sbx why` that names its line: the profile as the server has it, the command as given', () => {
+    const rule = {
+      phase: 'preflight' as const,
+      kind: 'command' as const,
+      rule: 'commands.deny',
+      detail: 'rm is denied',
+    };
+    const error = new SbxError('COMMAND_DENIED', 'rm is denied', { violations: [rule] });
+    const refused = { ...base, exitCode: 126, setBy: 'sbx' as const, violations: [rule] };
+    const byPath = { ...refused, profile: { ...base.profile!, source: 'path' as const } };
+    const argv = toolResult({ ...byPath, command: ['rm', 'a b'] }, [], error).content[0]!.text.split('\n');
+    expect(argv).toContain("why: `sbx why -p /p/agent.yaml -- rm 'a b'` names the profile line that decides");
+    const shell = toolResult({ ...refused, command: ['/bin/sh', '-c', '--', 'rm x && ls'] }, [], error);
+    expect(shell.content[0]!.text.split('\n')).toContain(
+      "why: `sbx why -p builtin:agent --shell 'rm x && ls'` names the profile line that decides",
+    );
+    // A refusal no rule made (no violation) has nothing for `sbx why` to name.
+    const plain = toolResult({ ...refused, violations: [] }, [], new SbxError('COMMAND_NOT_FOUND', 'x'));
+    expect(plain.content[0]!.text).not.toContain('sbx why');
+  });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { type ApprovalAnswer, askApproval } from '../../../src/cli/prompt.js';
+import { type ApprovalAnswer, askApproval, askNetworkApproval } from '../../../src/cli/prompt.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
@@ -138,5 +138,49 @@ describe('openTty', () => {
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const [code] = (await once(child, 'exit')) as [number];
     expect({ code, out }).toEqual({ code: 0, out: 'none' });
+  });
+});
+
+describe('askNetworkApproval', () => {
+  async function askNet(typed: string | undefined, host = 'registry.example') {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (d: Buffer) => (shown += d.toString()));
+    const pending = askNetworkApproval({ host, port: 443 }, 'agent', { input, output });
+    if (typed === undefined) input.end();
+    else input.write(typed);
+    return { answer: await pending, shown };
+  }
+
+  it('shows the destination and the choices', async () => {
+    const { shown } = await askNet('o\n');
+    expect(shown.split('\n')).toEqual([
+      'sbx: the sandboxed command asks to connect to registry.example:443 (not in network.allow; it waits)',
+      '[o]nce for this run  [a]lways for profile agent  [d]eny or [Enter] for this run: ',
+    ]);
+  });
+
+  it.each([
+    ['o\n', 'once'],
+    ['always\n', 'always'],
+    ['d\n', 'deny'],
+    ['\n', 'deny'],
+    ['yes\n', 'deny'],
+    [undefined, 'deny'],
+  ])('%j → %s (only o/once and a/always allow)', async (typed, expected) => {
+    expect((await askNet(typed)).answer).toBe(expected);
+  });
+
+  it('a destroyed terminal (the question timed out) is a denial, not a question left hanging', async () => {
+    const input = new PassThrough();
+    const pending = askNetworkApproval({ host: 'a.example', port: 80 }, 'agent', { input, output: new PassThrough() });
+    input.destroy();
+    expect(await pending).toBe('deny');
+  });
+
+  it('an IPv6 literal is bracketed, and control characters cannot repaint the question', async () => {
+    expect((await askNet('d\n', '::1')).shown).toContain('connect to [::1]:443');
+    expect((await askNet('d\n', 'a\x1b[2Kb\r')).shown).toContain('connect to a\\x1b[2Kb\\x0d:443');
   });
 });

@@ -263,8 +263,8 @@ describe('decideHost', () => {
       deny: ['a.test:80', 'b.test'],
       allowPrivate: [],
     });
-    expect(decideHost(ported, 'example.com', 'any')).toEqual({ allowed: true });
-    expect(decideHost(ported, 'a.test', 'any')).toEqual({ allowed: true });
+    expect(decideHost(ported, 'example.com', 'any')).toEqual({ allowed: true, key: 'network.allow[0]' });
+    expect(decideHost(ported, 'a.test', 'any')).toEqual({ allowed: true, key: 'network.allow[1]' });
     expect(decideHost(ported, 'a.test', 80).allowed).toBe(false);
     expect(decideHost(ported, 'b.test', 'any')).toEqual({
       allowed: false,

@@ -1,5 +1,6 @@
 // The run context (pipeline/context-stage.ts): the options defaulted once, where the pipeline starts, and the
 // ambient facts read once and frozen, so no later stage can see another value than an earlier one did.
+import { DEFAULT_QUESTION_TIMEOUT_MS } from '../../../src/network/network-asks.js';
 import { describe, expect, it } from 'vitest';
 import { runContext, runSettings } from '../../../src/pipeline/context-stage.js';
 import { DEFAULT_CAPTURE_LIMIT_BYTES } from '../../../src/pipeline/run-options.js';
@@ -8,7 +9,7 @@ import { sbxErrorOf } from '../../helpers/errors.js';
 const HOST_ENV = { HOME: '/home/ctx', PATH: '/usr/bin:/bin', XDG_CACHE_HOME: '/home/ctx/cache', UNSET: undefined };
 
 describe('run settings', () => {
-  it('fill each documented default: the default profile, inherit stdio, 16 KiB capture, no denylist override, no signal forwarding', () => {
+  it('fill each documented default: the default profile, inherit stdio, 16 KiB capture, no denylist override, no signal forwarding, 2 minutes a network question', () => {
     expect(runSettings({ command: ['true'] })).toEqual({
       command: ['true'],
       profile: 'default',
@@ -16,8 +17,10 @@ describe('run settings', () => {
       stdio: 'inherit',
       captureLimitBytes: DEFAULT_CAPTURE_LIMIT_BYTES,
       forwardSignals: false,
+      networkRequestTimeoutMs: DEFAULT_QUESTION_TIMEOUT_MS,
     });
     expect(DEFAULT_CAPTURE_LIMIT_BYTES).toBe(16 * 1024);
+    expect(DEFAULT_QUESTION_TIMEOUT_MS).toBe(120_000);
   });
 
   it("keep the caller's values, false included", () => {
@@ -27,6 +30,7 @@ describe('run settings', () => {
       stdio: 'capture' as const,
       captureLimitBytes: 1,
       forwardSignals: true,
+      networkRequestTimeoutMs: 5000,
     };
     expect(runSettings(given)).toEqual(given);
     expect(runSettings({ allowDenylistedCommands: false, stdio: 'ignore' })).toMatchObject({

@@ -67,7 +67,7 @@ describe('limits: one environment per run', () => {
     const launched = await compileRunLaunch({
       ctx,
       backend: backend as never,
-      derived: { policy: POLICY, host: {} as never, hash: 'h' },
+      derived: { policy: POLICY, host: {} as never, plan: {} as never, hash: 'h' },
       session: { id: 's-1', dir: '/nonexistent' } as never,
       planned: { plan: planned.plan, apply },
       cleanup,

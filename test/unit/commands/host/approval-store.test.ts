@@ -25,8 +25,11 @@ import {
   STALE_LOCK_MS,
   fingerprintOf,
   lookupDecision,
+  networkApprovals,
+  networkFingerprintOf,
   openApprovalStore,
   recordDecision,
+  recordNetworkApproval,
   stateHomeOf,
 } from '../../../../src/commands/host/approval-store.js';
 import { REPO_ROOT } from '../../../helpers/paths.js';
@@ -254,5 +257,36 @@ describe('the lock', () => {
     }
     expect(storedDecisions(store)).toHaveLength(N);
     expect(readdirSync(join(stateHome, 'sbx'))).toEqual(['approvals.json']);
+  });
+});
+
+describe('network answers in the store', () => {
+  const request = { host: 'registry.example', port: 443 };
+
+  it('an always is kept per profile, host and port, beside the command answers, and never matches a command', async () => {
+    const store = newStore();
+    await recordDecision(store, 'agent', FP, 'always', T0, ['git', 'push', 'origin', 'main']);
+    await recordNetworkApproval(store, 'agent', request, T0);
+    await recordNetworkApproval(store, 'agent', request, T0 + 1);
+    await recordNetworkApproval(store, 'ci', { host: 'other.example', port: 80 }, T0);
+    expect(networkApprovals(store, 'agent', T0 + DENY_TTL_MS * 10)).toEqual([request]);
+    expect(networkApprovals(store, 'ci', T0)).toEqual([{ host: 'other.example', port: 80 }]);
+    expect(networkApprovals(store, 'default', T0)).toEqual([]);
+    // The command answer is untouched and still found; the network entry is one, not two.
+    expect(lookupDecision(store, 'agent', FP, T0)).toBe('allow');
+    expect(storedDecisions(store)).toHaveLength(3);
+    const fingerprint = networkFingerprintOf('agent', request);
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    // No profile and argv spell it: a command's input always holds a NUL, the network one never.
+    expect(fingerprint).not.toBe(fingerprintOf('agent', ['network', 'registry.example', '443']));
+    expect(fingerprint).not.toBe(fingerprintOf('', ['network', 'agent', 'registry.example', '443']));
+    expect(networkFingerprintOf('agent', { ...request, port: 444 })).not.toBe(fingerprint);
+  });
+
+  it('a store whose network entry is malformed is refused, as any entry not in the format', () => {
+    const store = newStore();
+    const entry = { profile: 'agent', fingerprint: 'f', decision: 'always', atMs: T0, network: { host: 'x', port: 0 } };
+    writeFileSync(store.path, JSON.stringify({ version: 1, decisions: [entry] }), { mode: 0o600 });
+    expect(sbxErrorOf(() => networkApprovals(store, 'agent', T0)).code).toBe('APPROVAL_DENIED');
   });
 });

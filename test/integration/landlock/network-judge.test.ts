@@ -284,10 +284,12 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock with network.a
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n');
     expect(lines.find((l) => l.startsWith('network '))).toMatch(
-      /^network {3}filtered: no network namespace \(the host's network\); Landlock denies TCP, the helper connects/,
+      /^network {3}filtered: no network namespace \(the host's network\); Landlock denies TCP, the helper's judge takes each connect\(\) into sbx's proxy/,
     );
     expect(lines).toContain('net=filtered');
     expect(lines).toContain('connect=<proxy-http-port>');
+    // Every other TCP connect is captured into the proxy's HTTP port.
+    expect(lines).toContain('capture=<proxy-http-port>');
     expect(lines.some((l) => /^ {2}weaker network\.filtered:/.test(l))).toBe(true);
   });
 });

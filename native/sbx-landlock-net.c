@@ -530,6 +530,10 @@ static void *capture_run(void *arg) {
 	int status;
 	const char *refused = exchange(c, proxy_port(), &status);
 	if (refused) {
+		/* Back to unconnected (tcp_disconnect, which also drops what the proxy sent after its head), so
+		 * that the socket is what a refused connect() leaves: the client may close it or try again. */
+		struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+		if (connect(c->sock, &unspec, sizeof unspec) < 0) { /* not connected after all: nothing to undo */ }
 		v.error = ECONNREFUSED, v.report = v.captured = 1, v.what = refused;
 		memcpy(v.address, c->address, sizeof v.address);
 		/* The proxy reported its own refusal (the name, the rule): the judge adds only what the proxy could not. */

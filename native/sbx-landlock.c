@@ -49,7 +49,7 @@
  * write end of a pipe: the bridge writes its HTTP proxy port there, where the monitor captures into.
  * The monitor (this process) stays outside the main filter, which it could not work under (it denies
  * pidfd_getfd and process_vm_readv to the command), non-dumpable and with no capability, writes each
- * denial on STATUS_FD as under Landlock, passes every signal it gets on to the child, and exits with
+ * denial on STATUS_FD as under Landlock, passes the signals sbx and a terminal send on to the child, and exits with
  * the child's status (128+N for signal N). The command can kill it (same user, same pid namespace):
  * the listener then closes and every later connect() fails with ENOSYS, and the sandbox's pid 1 ends
  * the run once its first process is gone: closed, never open.
@@ -559,9 +559,12 @@ static int judge_main(int argc, char **argv) {
 		kill(pid, SIGKILL);
 		die("starting the network judge");
 	}
+	/* The signals sbx and a terminal send (sbx signals the sandbox's first process: backend/host/exec.ts);
+	 * never the synchronous ones, which would be the monitor's own fault. */
 	struct sigaction sa = { .sa_handler = pass_on };
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGCHLD && sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &sa, NULL);
+	int passed[] = { SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM, SIGWINCH, SIGCONT };
+	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
+		if (sigaction(passed[i], &sa, NULL) < 0) die("sigaction");
 	if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
 	int status;
 	while (waitpid(pid, &status, 0) < 0)

@@ -372,6 +372,21 @@ describe.skipIf(skip)("the judge inside bwrap: the command's filter, the monitor
     expect(lines.slice(1, 5)).toEqual(['unshare 1', 'bridge fd 0', 'monitor fd 1', 'monitor environ 1']);
   }, 60_000);
 
+  it("the timeout's SIGTERM reaches the command through the monitor and the bridge (124, the command's trap ran)", async () => {
+    const o = await run({
+      command: ['sh', '-c', 'trap "echo got TERM; exit 3" TERM; sleep 60 & wait'],
+      profile: profileFile,
+      backend: 'bwrap',
+      cwd: ws,
+      stdio: 'capture',
+      hostEnv: env,
+      resolve,
+      // Far past the sandbox's start even under load: the trap must be set before the signal comes.
+      limits: { timeout: '8s' },
+    });
+    expect([o.exitCode, o.stdout.toString()]).toEqual([124, 'got TERM\n']);
+  }, 60_000);
+
   it('a command that kills the monitor ends the sandbox: nothing connects after it (fail closed)', async () => {
     const r = await sh('bwrap', `${monitor}; kill -KILL $M; ${clients.python(NAME)}; echo "after $?"`);
     expect(r.out).not.toContain('hello');

@@ -210,7 +210,7 @@ async function captureCheck(): Promise<Check> {
   }
   const unavailable = probeNetworkJudge(helper);
   if (unavailable) {
-    const detail = `the network judge cannot work here (${unavailable}): allow-list runs fail under bwrap and landlock`;
+    const detail = `the network judge cannot work here (${unavailable}): allow-list runs fail`;
     return { name, status: 'warn', detail, fix: judgeFix(unavailable) };
   }
   const detail =

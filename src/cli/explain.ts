@@ -3,7 +3,6 @@ import { compile, type CommandDecision, type Compiled, type Launch } from '../ap
 import type { Verdict } from '../commands/command-rules.js';
 import { isSbxError } from '../errors.js';
 import { backendOf } from '../backend/host/registry.js';
-import { captureOffReason } from '../backend/shared/bridge.js';
 import { SHELL } from '../limits/host/cgroup/trampoline.js';
 import type { Mount, Policy } from '../policy/types.js';
 import type { Lifted } from '../report/outcome.js';
@@ -65,7 +64,7 @@ function describePins(launch: Launch): string[] {
  * `none` and an allow list as the backend enforces them: a namespace of its own, or (landlock) rules
  * and the helper's network judge on the host's network.
  */
-function describeNetwork(n: Policy['network'], none: string, filteredWhere: string, captures: boolean): string {
+function describeNetwork(n: Policy['network'], none: string, filteredWhere: string): string {
   switch (n.kind) {
     case 'host':
       return 'HOST NETWORK (shared with the host, not isolated)';
@@ -78,7 +77,7 @@ function describeNetwork(n: Policy['network'], none: string, filteredWhere: stri
       );
       return [
         `filtered: ${filteredWhere}; TCP only through sbx's proxy to ${allow || 'nothing'}`,
-        captureOf(n, captures),
+        captureOf(n),
         deny ? `; denied: ${deny}` : '',
         allowPrivate ? `; private addresses allowed: ${allowPrivate}` : '',
         n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
@@ -90,12 +89,11 @@ function describeNetwork(n: Policy['network'], none: string, filteredWhere: stri
 }
 
 /** Whether a client that ignores the proxy variables gets through too (docs/DESIGN.md "Transparent capture"). */
-function captureOf(n: Extract<Policy['network'], { kind: 'filtered' }>, captures: boolean): string {
+function captureOf(n: Extract<Policy['network'], { kind: 'filtered' }>): string {
   if (n.capture === undefined) return '';
-  const off = captureOffReason(n, captures);
-  return off === undefined
-    ? '; every TCP client captured: names answered by sbx, connects taken into the proxy, UDP refused'
-    : `; capture off (${off}): proxy-aware clients only`;
+  return n.capture.kind === 'off'
+    ? `; capture off (${n.capture.why}): proxy-aware clients only`
+    : '; every TCP client captured: names answered by sbx, connects taken into the proxy, UDP refused';
 }
 
 /** What the run lets in that sbx keeps out by default, one line each, with who asked (README "Sensitive files"). */
@@ -244,8 +242,7 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
   out.push(
     `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})${p.workspace.detected ? `: ${p.workspace.detected}` : ''}`,
   );
-  const captures = backend.captures;
-  out.push(`network   ${describeNetwork(p.network, described.networkNone, described.networkFilteredWhere, captures)}`);
+  out.push(`network   ${describeNetwork(p.network, described.networkNone, described.networkFilteredWhere)}`);
   if (p.sshAgent)
     out.push(
       `ssh-agent ${p.sshAgent.keys.join(' ')}: listed and signed with through SSH_AUTH_SOCK; no other key, nothing added, removed or locked`,

@@ -31,8 +31,7 @@ export async function execute({
 }): Promise<LaunchResult> {
   const { options } = ctx;
   const timeoutMs = derived.policy.limits.timeoutMs;
-  const captured = backend.captures && capturesConnects(derived.policy);
-  const counters = sandboxNetCounters(derived.policy.network, captured);
+  const counters = sandboxNetCounters(derived.policy.network, capturesConnects(derived.policy));
   let unreachable: Violation[] = [];
   // Read once the sandbox has ended, whatever the launch came to: the counters' files are closed here.
   const launched = execLaunch(launch, {

@@ -236,7 +236,7 @@ async function runResolved(
   const warnings = [
     ...terminalWarnings(policy.seccomp, derived.host.stdinIsTty),
     ...pathWarning(writablePathEntries(ctx.env.PATH, ctx.cwd, policy)),
-    ...captureWarning(policy, backend.captures),
+    ...captureWarning(policy),
   ];
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.

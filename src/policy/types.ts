@@ -33,7 +33,7 @@ export type MountRole =
   | 'socket'
   /** The egress bridge's program, script and sockets: a launcher that reaches the proxy otherwise omits them. */
   | 'bridge'
-  /** Transparent capture's judge and resolver files: landlock (captures otherwise) and nsjail (cannot) omit them. */
+  /** Transparent capture's judge and resolver files: landlock omits them (its helper captures), as does k8s export. */
   | 'capture'
   /** The run's CA for the hosts `credentials` names, and the system CA bundle with it added (network/credential-trust.ts). */
   | 'trust'

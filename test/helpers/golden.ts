@@ -148,6 +148,7 @@ const NSJAIL_REASONS: Record<string, string> = {
   '--rlimit_msgqueue': "resource limit: the policy's value, else as sbx found it (hard, soft)",
   '--disable_clone_newnet': "the host's network (the policy shares it)",
   '--seccomp_string': 'system call filter (Kafel)',
+  '--pass_fd': "the network judge's descriptors: sbx's filter (BPF) it installs for the command, its reports",
   '--exec_file': 'the command, by its path inside (nsjail does not search PATH)',
 };
 

@@ -31,7 +31,7 @@ export const BACKENDS = { bwrap, nsjail, landlock } as const;
 export interface ChosenBackend
   extends Pick<
     Backend<Launcher>,
-    'name' | 'egressOn' | 'captures' | 'commandLimits' | 'gaps' | 'approximations' | 'exposed' | 'expand'
+    'name' | 'egressOn' | 'commandLimits' | 'gaps' | 'approximations' | 'exposed' | 'expand'
   > {
   launcher: Launcher;
   /** How backend/host/exec.ts spawns and supervises it. */
@@ -59,7 +59,6 @@ function bind<L extends Launcher, S extends Supervision>(unit: Backend<L, S>, la
   return {
     name: unit.name,
     egressOn: unit.egressOn,
-    captures: unit.captures,
     commandLimits: unit.commandLimits,
     execOptions: (session) => ({ supervision: unit.supervision, ...unit.execOptions(session) }),
     gaps: unit.gaps,

@@ -83,12 +83,6 @@ export interface Backend<L extends LauncherBase, S extends Supervision = Supervi
    * connects the command (sbx-landlock's network judge) and host ports need no relay.
    */
   egressOn: 'session-dir' | 'loopback';
-  /**
-   * Its launch carries transparent capture (docs/DESIGN.md): under an allow list, the network judge
-   * captures proxy-unaware clients' TCP connects into the proxy. nsjail's does not: it applies its own
-   * seccomp policy to its first process, which the judge (pidfd_getfd) cannot work under.
-   */
-  captures: boolean;
   /** Finds the launcher and checks that it can work; throws SbxError (125) when not. */
   probe: (ctx: ProbeContext) => Promise<L>;
   /** Policy → the exact launch. */

@@ -193,11 +193,11 @@ export const NSJAIL_GAPS: readonly Gap[] = [
   },
   {
     key: 'network.capture',
-    effect: 'weaker',
+    effect: 'equivalent',
     detail:
-      'no transparent capture: nsjail applies its seccomp policy to its first process, where the network judge ' +
-      '(pidfd_getfd) cannot work, so the allow list carries proxy-aware clients only (HTTP_PROXY, HTTPS_PROXY, ' +
-      'ALL_PROXY); a client that ignores them finds no route. Use --backend bwrap to capture every TCP client',
+      "transparent capture as under bwrap: the network judge (sbx-landlock --judge) is the jail's first process " +
+      "and installs sbx's seccomp filter for the command (passed to it on a descriptor instead of nsjail's " +
+      '--seccomp_string); the resolver files are mounts like any generated file',
   },
   { key: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { key: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },

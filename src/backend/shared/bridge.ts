@@ -23,26 +23,12 @@ export function capturesConnects(policy: Policy): boolean {
   return policy.network.kind === 'filtered' && policy.network.capture?.kind === 'on';
 }
 
-/**
- * Why a client that ignores the proxy variables cannot connect under this run's allow list (`captures`:
- * the backend carries the judge, Backend.captures), or undefined: capture is on, or there is no allow list.
- */
-export function captureOffReason(n: Policy['network'], captures: boolean): string | undefined {
-  if (n.kind !== 'filtered' || n.capture === undefined) return undefined;
-  if (n.capture.kind === 'off') return n.capture.why;
-  return captures
-    ? undefined
-    : "this backend cannot carry sbx's network judge (nsjail applies its seccomp policy to its first process)";
-}
-
-/** The run's warning when capture is off: said before the command starts, and kept in the report. */
-export function captureWarning(policy: Policy, captures: boolean): string[] {
-  const why = captureOffReason(policy.network, captures);
-  return why === undefined
-    ? []
-    : [
-        `transparent capture is off (${why}): only clients that honour the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) connect`,
-      ];
+/** The run's warning when capture is off (the judge was not built): said before the command starts, kept in the report. */
+export function captureWarning(policy: Policy): string[] {
+  const n = policy.network;
+  if (n.kind !== 'filtered' || n.capture?.kind !== 'off') return [];
+  const only = 'only clients that honour the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) connect';
+  return [`transparent capture is off (${n.capture.why}): ${only}`];
 }
 
 /**

@@ -16,7 +16,6 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   name: 'bwrap',
   needsUserNamespaces: true,
   egressOn: 'session-dir',
-  captures: true,
   supervision: 'status-fd',
   // sbx's wrapper applies every limit to bwrap itself (docs/SECURITY.md "Landlock: the
   // command's limits, SysV IPC and kernel state"): bwrap's outer monitor and its pid 1 only wait and

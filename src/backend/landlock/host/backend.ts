@@ -20,7 +20,6 @@ export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
   name: 'landlock',
   needsUserNamespaces: false,
   egressOn: 'loopback',
-  captures: true,
   supervision: 'status-fd',
   // Every limit is the command's alone. The monitor judges connects and restores guarded
   // state: a CPU-time limit it inherited killed it while the command hammered denied connects, and

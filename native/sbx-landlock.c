@@ -566,9 +566,10 @@ static int judge_main(int argc, char **argv) {
 	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
 		if (sigaction(passed[i], &sa, NULL) < 0) die("sigaction");
 	if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
+	/* Any child: under nsjail the monitor is the jail's pid 1, and orphans come to it to be reaped. */
 	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) die("waitpid");
+	for (pid_t got; (got = waitpid(-1, &status, 0)) != pid;)
+		if (got < 0 && errno != EINTR) die("waitpid");
 	if (net_denials_dropped()) dprintf(status_fd, "{ \"denied-dropped\": %u }\n", net_denials_dropped());
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }

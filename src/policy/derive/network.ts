@@ -49,18 +49,17 @@ export function deriveNetwork(profile: Profile, request: RunRequest, host: Host)
 
 /** The bridge's own files; the judge's, when it runs, are the capture's. */
 function bridgeFilesOf(host: Host): { node: string; script: string } {
-  const { node, script } = host.bridge ?? {};
-  return host.bridge && { node: node!, script: script! };
+  return { node: host.bridge.node, script: host.bridge.script };
 }
 
 /** Transparent capture needs the network judge (native/sbx-landlock-net.c), built with sbx when a C compiler was there. */
 function captureOf(host: Host): NonNullable<Extract<NetworkPolicy, { kind: 'filtered' }>['capture']> {
-  const judge = host.bridge?.judge;
+  const judge = host.bridge.judge;
   if (judge === undefined) {
     const why = 'the network judge (dist/sbx-landlock) was not built: no C compiler when sbx was built';
     return { kind: 'off', why };
   }
-  return { kind: 'on', judge, resolvConf: host.bridge?.resolvConf ?? '/etc/resolv.conf' };
+  return { kind: 'on', judge, resolvConf: host.bridge.resolvConf ?? '/etc/resolv.conf' };
 }
 
 /**

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Egress proxy cost over loopback: bulk throughput (one download of --mib MiB) and connection set-up
 // latency (median/p95 of --conns sequential connections, each until the destination's first byte),
-// for: direct TCP, CONNECT and SOCKS5 over the proxy's unix sockets, and CONNECT through the
-// in-sandbox bridge (TCP → bridge → unix → proxy → TCP, the path a sandboxed child takes).
+// for: direct TCP, CONNECT and SOCKS5 over the proxy's unix sockets, CONNECT through the in-sandbox
+// bridge (TCP → bridge → unix → proxy → TCP, the path a sandboxed child takes), and a captured connect
+// (a plain connect() to the pool address sbx's DNS gave the name, taken by the network judge into the
+// bridge with the capture preamble: the path of a client that ignores the proxy variables; needs
+// dist/sbx-landlock, built by `npm run build` with a C compiler).
 // A benchmark, not a test: it prints figures and never fails on a time.
 //   node bench/proxy.mjs [--mib 256] [--conns 200] [--starts 20]
 // Also: the start-up the bridge adds to a networked run (node bridge.cjs … -- true vs node -e 0).
@@ -11,7 +14,7 @@
 // a child "peer" process, so the proxy's event loop is not shared with the traffic it measures.
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +34,7 @@ const STARTS = opt('--starts', 20);
 /** Open a stream to `port` on 127.0.0.1 by `how`; resolves when the tunnel is up (data may follow). */
 async function open(how, port) {
   if (how.kind === 'direct') {
-    const s = connect({ host: '127.0.0.1', port });
+    const s = connect({ host: how.host ?? '127.0.0.1', port });
     await once(s, 'connect');
     return s;
   }
@@ -102,6 +105,25 @@ async function latency(how, port, n) {
   return { median: at(0.5), p95: at(0.95) };
 }
 
+/** One A query over TCP (RFC 1035 §4.2.2) to the pool's resolver: captured, answered by sbx's proxy. */
+async function resolveCaptured(name) {
+  const labels = name.split('.').flatMap((l) => [Buffer.from([l.length]), Buffer.from(l)]);
+  const query = Buffer.concat([
+    Buffer.from([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]),
+    ...labels,
+    Buffer.from([0, 0, 1, 0, 1]),
+  ]);
+  const s = connect({ host: '198.18.0.1', port: 53 });
+  await once(s, 'connect');
+  s.write(Buffer.concat([Buffer.from([query.length >> 8, query.length & 0xff]), query]));
+  const length = (await readN(s, 2)).readUInt16BE(0);
+  const answer = await readN(s, length);
+  s.destroy();
+  // One question, one A answer: its four bytes of data end the message.
+  if (answer.readUInt16BE(6) !== 1) throw new Error(`no answer for ${name} from sbx's DNS`);
+  return [...answer.subarray(length - 4)].join('.');
+}
+
 async function measure(how, ports) {
   await latency(how, ports.ping, 20); // warm-up
   return { ...(await throughput(how, ports.bulk)), ...(await latency(how, ports.ping, CONNS)) };
@@ -139,6 +161,12 @@ if (argv[0] === '--peer') {
   process.send({ results });
   await once(process, 'message'); // keep serving while the bridge run goes on
   process.exit(0);
+} else if (argv[0] === '--captured-client') {
+  // Under the judge: the name through sbx's DNS (a captured TCP connect to port 53), then plain connects.
+  const ports = JSON.parse(argv[1]);
+  const host = await resolveCaptured('bench.test');
+  const r = await measure({ kind: 'direct', host }, ports);
+  process.stdout.write(JSON.stringify(r));
 } else if (argv[0] === '--bridge-client') {
   const ports = JSON.parse(argv[1]);
   const tcpPort = Number(new URL(process.env.HTTP_PROXY).port);
@@ -195,6 +223,25 @@ async function main() {
     bridge.stdout.on('data', (c) => (out += c));
     await once(bridge, 'close');
     results['CONNECT via bridge (tcp)'] = JSON.parse(out);
+    const judge = join(root, 'dist', 'sbx-landlock');
+    if (existsSync(judge)) {
+      // The judge as bwrap starts it (src/backend/shared/bridge.ts), here without a namespace: the
+      // pool address is off lo, so its connect is captured into the bridge's port on this host's lo.
+      const captured = spawn(
+        judge,
+        [
+          ...['--judge', '-', '3', '4', '--', process.execPath, join(root, 'src/network/host/bridge.cjs')],
+          ...['--announce', '4', '--proxy', proxy.httpSocket, proxy.socksSocket, '--', process.execPath, self],
+          ...['--captured-client', JSON.stringify(ports), '--mib', String(MIB), '--conns', String(CONNS)],
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit', 'pipe'] },
+      );
+      let got = '';
+      captured.stdout.on('data', (c) => (got += c));
+      captured.stdio[3].resume();
+      await once(captured, 'close');
+      results['captured connect (judge, bridge)'] = JSON.parse(got);
+    } else console.log('(no dist/sbx-landlock: the captured connect is not measured; npm run build with a C compiler)');
     peer.send({ done: true });
     await proxy.close();
 

@@ -19,6 +19,8 @@
  *   net=filtered     deny all TCP to the command, and judge its connect(), listen() and non-TCP socket()
  *                    calls in the monitor (sbx-landlock-net.c): only connect= ports are reached
  *   connect=PORT     under net=filtered, the monitor connects the command's TCP sockets to 127.0.0.1:PORT
+ *   capture=PORT     under net=filtered, sbx's HTTP proxy on 127.0.0.1:PORT: every other TCP connect is
+ *                    captured into it (sbx-landlock-net.c); without it, refused
  *   rlimit=N:SOFT:HARD   setrlimit(N, SOFT, HARD), in decimal, in the command's process only, once it is
  *                    confined and just before exec: the monitor keeps sbx's own limits
  *   cgroup=PATH      a session cgroup's cgroup.procs: the command's process moves itself there before
@@ -38,6 +40,19 @@
  * With guard= records, {"guarded": N} comes first, and the restore's {"reverted": PATH, "change": WHAT}
  * lines and {"restored": N} come before the exit code.
  * `sbx-landlock --probe-judge` tries the network judge once and prints "ok" or the step that failed.
+ *
+ * `sbx-landlock --judge SECCOMP_FD STATUS_FD ANNOUNCE_FD -- CMD [ARGS...]`: the network judge alone,
+ * without Landlock, as the first process inside a sandbox that has its own network namespace (bwrap,
+ * nsjail: src/backend/shared/bridge.ts). It forks; the child installs the judge's filter (NET_NAMESPACE:
+ * connect() only) and then sbx's main seccomp filter, read from SECCOMP_FD ("-": none), and execs CMD
+ * (sbx's bridge, src/network/host/bridge.cjs, which starts the command) with descriptor ANNOUNCE_FD the
+ * write end of a pipe: the bridge writes its HTTP proxy port there, where the monitor captures into.
+ * The monitor (this process) stays outside the main filter, which it could not work under (it denies
+ * pidfd_getfd and process_vm_readv to the command), non-dumpable and with no capability, writes each
+ * denial on STATUS_FD as under Landlock, passes the signals sbx and a terminal send on to the child, and exits with
+ * the child's status (128+N for signal N). The command can kill it (same user, same pid namespace):
+ * the listener then closes and every later connect() fails with ENOSYS, and the sandbox's pid 1 ends
+ * the run once its first process is gone: closed, never open.
  *
  * Process layout: this process stays outside the sandbox as a monitor (it reports the command's exit
  * status, ends what the command leaves running, and dies with sbx), the forked child confines itself
@@ -98,7 +113,7 @@ struct config {
 	uint64_t tcp[MAX_ITEMS];
 	struct { int resource; struct rlimit value; } rlimit[64];
 	int setsid, net_host, net_filtered;
-	struct net_config net; /* connect= ports, under net=filtered */
+	struct net_config net; /* connect= ports and the capture= port, under net=filtered */
 	char *seccomp; /* the BPF program from descriptor 4, seccomp_len bytes */
 	size_t seccomp_len;
 };
@@ -176,6 +191,11 @@ static void parse_config(struct config *c) {
 				die("bad connect record %s", v);
 			c->net.ports[c->net.n_ports++] = (uint16_t)port;
 		}
+		else if (!strcmp(rec, "capture")) {
+			unsigned long port = strtoul(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || port == 0 || port > 65535) die("bad capture record %s", v);
+			c->net.capture_port = (uint16_t)port;
+		}
 		else if (!strcmp(rec, "seccomp")) c->seccomp = read_all(SECCOMP_FD, &c->seccomp_len);
 		else if (!strcmp(rec, "tcp")) {
 			unsigned long port = strtoul(v, &end, 10);
@@ -195,7 +215,7 @@ static void parse_config(struct config *c) {
 	if (c->n_argv == 0 || !c->cwd) die("the configuration names no command or no cwd");
 	if (c->net_host && c->n_tcp > 0) die("net=host and tcp= records contradict each other");
 	if (c->net_filtered && (c->net_host || c->n_tcp > 0)) die("net=filtered, net=host and tcp= records contradict each other");
-	if (c->net.n_ports > 0 && !c->net_filtered) die("connect= records need net=filtered");
+	if ((c->net.n_ports > 0 || c->net.capture_port) && !c->net_filtered) die("connect= and capture= records need net=filtered");
 	close(SECCOMP_FD); /* sbx always passes one, empty without a filter: it must not reach the command */
 }
 
@@ -351,14 +371,17 @@ static void drop_capabilities(void) {
 	if (syscall(SYS_capset, &header, data) < 0) die("capset");
 }
 
-static void install_seccomp(const struct config *c) {
-	if (!c->seccomp) return; /* seccomp preset off */
+static void install_program(const char *program, size_t len, int fd) {
 	errno = 0;
-	size_t n = c->seccomp_len / sizeof(struct sock_filter);
-	if (n == 0 || n > BPF_MAXINSNS || c->seccomp_len % sizeof(struct sock_filter) != 0)
-		die("the seccomp program on fd %d has a bad size", SECCOMP_FD);
-	struct sock_fprog fprog = { .len = (unsigned short)n, .filter = (struct sock_filter *)c->seccomp };
+	size_t n = len / sizeof(struct sock_filter);
+	if (n == 0 || n > BPF_MAXINSNS || len % sizeof(struct sock_filter) != 0)
+		die("the seccomp program on fd %d has a bad size", fd);
+	struct sock_fprog fprog = { .len = (unsigned short)n, .filter = (struct sock_filter *)program };
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0) die("installing the seccomp filter");
+}
+
+static void install_seccomp(const struct config *c) {
+	if (c->seccomp) install_program(c->seccomp, c->seccomp_len, SECCOMP_FD); /* absent: seccomp preset off */
 }
 
 /* The command's process into each session cgroup ("0": the writer, cgroup-v2.rst), before anything
@@ -390,7 +413,7 @@ static void confine_and_exec(struct config *c, int ready, int judge) {
 	/* Before the main filter, which may deny seccomp() or sendmsg() to the command. The listener must
 	 * not reach the command: it could answer its own calls. */
 	if (c->net_filtered) {
-		int listener = net_install_filter();
+		int listener = net_install_filter(NET_LANDLOCK);
 		if (listener < 0) die("installing the network judge's seccomp filter (user notification)");
 		if (net_send_fd(judge, listener) < 0) die("passing the network judge's listener to the monitor");
 		close(listener);
@@ -464,8 +487,96 @@ static void on_signal(int sig) {
 	errno = saved;
 }
 
+/* --judge: the child the monitor passes signals on to (a pidfd: never a reused pid). */
+static volatile int judged_pidfd = -1;
+
+static void pass_on(int sig) {
+	int saved = errno;
+	if (judged_pidfd >= 0) syscall(SYS_pidfd_send_signal, judged_pidfd, sig, NULL, 0);
+	errno = saved;
+}
+
+static int descriptor_arg(const char *arg) {
+	char *end;
+	long fd = strtol(arg, &end, 10);
+	errno = 0;
+	if (end == arg || *end != '\0' || fd < 3 || fd > 65535) die("--judge: bad descriptor %s", arg);
+	return (int)fd;
+}
+
+/* `sbx-landlock --judge SECCOMP_FD STATUS_FD ANNOUNCE_FD -- CMD...` (the header says what it is for). */
+static int judge_main(int argc, char **argv) {
+	errno = 0;
+	if (argc < 7 || strcmp(argv[5], "--") != 0) die("usage: sbx-landlock --judge SECCOMP_FD STATUS_FD ANNOUNCE_FD -- CMD...");
+	size_t program_len = 0;
+	char *program = NULL;
+	if (strcmp(argv[2], "-") != 0) {
+		int fd = descriptor_arg(argv[2]);
+		program = read_all(fd, &program_len);
+		close(fd);
+	}
+	int status_fd = descriptor_arg(argv[3]), announce_fd = descriptor_arg(argv[4]);
+	if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0) die("status descriptor %d", status_fd);
+	/* Nothing in the sandbox may read the monitor's memory or take its descriptors (the listener). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("PR_SET_DUMPABLE");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("PR_SET_NO_NEW_PRIVS");
+	drop_capabilities();
+	sigset_t all, old;
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, &old) < 0) die("sigprocmask");
+	int judge[2], announce[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, judge) < 0 || pipe2(announce, O_CLOEXEC) < 0) die("socketpair");
+	pid_t pid = fork();
+	if (pid < 0) die("fork");
+	if (pid == 0) {
+		close(judge[0]), close(announce[0]), close(status_fd);
+		if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) die("PR_SET_PDEATHSIG");
+		/* Out of the way of ANNOUNCE_FD, which may be any number the launcher left free. */
+		if (judge[1] == announce_fd && (judge[1] = fcntl(judge[1], F_DUPFD_CLOEXEC, announce_fd + 1)) < 0) die("dup");
+		/* Not close-on-exec: the bridge writes its port there, then closes it before starting the command. */
+		if (announce[1] == announce_fd ? fcntl(announce_fd, F_SETFD, 0) < 0 : dup2(announce[1], announce_fd) < 0)
+			die("announce descriptor %d", announce_fd);
+		int listener = net_install_filter(NET_NAMESPACE);
+		if (listener < 0) die("installing the network judge's seccomp filter (user notification)");
+		if (net_send_fd(judge[1], listener) < 0) die("passing the network judge's listener to the monitor");
+		close(listener), close(judge[1]);
+		if (program) install_program(program, program_len, descriptor_arg(argv[2]));
+		execvp(argv[6], argv + 6);
+		int err = errno;
+		fprintf(stderr, "sbx-landlock: cannot execute %s: %s\n", argv[6], strerror(err));
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(judge[1]), close(announce[1]);
+	signal(SIGPIPE, SIG_IGN);
+	if ((judged_pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) die("pidfd_open");
+	int listener = net_recv_fd(judge[0]);
+	close(judge[0]);
+	/* The child sends the listener before exec; without a judge it must not go on. */
+	struct net_config config = { .mode = NET_NAMESPACE, .announce_fd = announce[0] };
+	errno = listener < 0 ? errno : net_start_judge(listener, &config, status_fd);
+	if (errno) {
+		kill(pid, SIGKILL);
+		die("starting the network judge");
+	}
+	/* The signals sbx and a terminal send (sbx signals the sandbox's first process: backend/host/exec.ts);
+	 * never the synchronous ones, which would be the monitor's own fault. */
+	struct sigaction sa = { .sa_handler = pass_on };
+	int passed[] = { SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM, SIGWINCH, SIGCONT };
+	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
+		if (sigaction(passed[i], &sa, NULL) < 0) die("sigaction");
+	if (sigprocmask(SIG_SETMASK, &old, NULL) < 0) die("sigprocmask");
+	/* Any child: under nsjail the monitor is the jail's pid 1, and orphans come to it to be reaped. */
+	int status;
+	for (pid_t got; (got = waitpid(-1, &status, 0)) != pid;)
+		if (got < 0 && errno != EINTR) die("waitpid");
+	if (net_denials_dropped()) dprintf(status_fd, "{ \"denied-dropped\": %u }\n", net_denials_dropped());
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 int main(int argc, char **argv) {
 	static struct config c;
+	if (argc >= 2 && !strcmp(argv[1], "--judge")) return judge_main(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--abi")) return printf("%d\n", landlock_abi()) < 0;
 	if (argc == 2 && !strcmp(argv[1], "--probe-judge")) {
 		char why[256];
@@ -524,6 +635,7 @@ int main(int argc, char **argv) {
 	/* The command runs and has sent the listener (before exec): without a judge it must not go on. */
 	if (r == 0 && c.net_filtered) {
 		int listener = net_recv_fd(judge[0]);
+		c.net.mode = NET_LANDLOCK, c.net.announce_fd = -1;
 		errno = listener < 0 ? errno : net_start_judge(listener, &c.net, STATUS_FD);
 		if (errno) {
 			kill(pid, SIGKILL);

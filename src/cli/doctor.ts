@@ -189,6 +189,35 @@ async function landlockCheck(): Promise<Check> {
   }
 }
 
+/**
+ * Transparent capture (an allow list for clients that ignore the proxy variables): the network judge
+ * was built and its mechanism works here (the probe runs it on this host; under bwrap it runs inside
+ * the sandbox, with the same kernel and the same outer seccomp profile).
+ */
+async function captureCheck(): Promise<Check> {
+  const { existsSync } = await import('node:fs');
+  const { probeNetworkJudge } = await import('../backend/landlock/host/landlock-probe.js');
+  const helper = landlockHelperPath();
+  const name = 'capture';
+  if (!existsSync(helper)) {
+    const detail = `off: the network judge ${helper} was not built; allow lists carry proxy-aware clients only`;
+    return {
+      name,
+      status: 'warn',
+      detail,
+      fix: 'install a C compiler (apt-get install gcc) and rebuild sbx (npm run build)',
+    };
+  }
+  const unavailable = probeNetworkJudge(helper);
+  if (unavailable) {
+    const detail = `the network judge cannot work here (${unavailable}): allow-list runs fail`;
+    return { name, status: 'warn', detail, fix: judgeFix(unavailable) };
+  }
+  const detail =
+    'on under bwrap and landlock: allow lists carry every TCP client (not nsjail: proxy-aware clients only)';
+  return { name, status: 'ok', detail };
+}
+
 export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   const checks: Check[] = [];
   let bwrapPath: string | undefined;
@@ -218,7 +247,14 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
   const facts = probeHostFacts({ uid, bwrap: bwrapPath, env: process.env });
   const causes = diagnoseHost(facts);
   checks.push(hostCheck(facts), await userNamespaceCheck(bwrapPath, uid, causes));
-  checks.push(cgroupCheck(), limitsCheck(), seccompCheck(), await nsjailCheck(), await landlockCheck());
+  checks.push(
+    cgroupCheck(),
+    limitsCheck(),
+    seccompCheck(),
+    await nsjailCheck(),
+    await landlockCheck(),
+    await captureCheck(),
+  );
   if (flags.json) {
     process.stdout.write(JSON.stringify({ checks, host: facts, causes }, null, 2) + '\n');
   } else {

@@ -77,6 +77,7 @@ function describeNetwork(n: Policy['network'], none: string, filteredWhere: stri
       );
       return [
         `filtered: ${filteredWhere}; TCP only through sbx's proxy to ${allow || 'nothing'}`,
+        captureOf(n),
         deny ? `; denied: ${deny}` : '',
         allowPrivate ? `; private addresses allowed: ${allowPrivate}` : '',
         n.unixSockets.length ? `; unix sockets: ${n.unixSockets.join(' ')}` : '',
@@ -85,6 +86,14 @@ function describeNetwork(n: Policy['network'], none: string, filteredWhere: stri
       ].join('');
     }
   }
+}
+
+/** Whether a client that ignores the proxy variables gets through too (docs/DESIGN.md "Transparent capture"). */
+function captureOf(n: Extract<Policy['network'], { kind: 'filtered' }>): string {
+  if (n.capture === undefined) return '';
+  return n.capture.kind === 'off'
+    ? `; capture off (${n.capture.why}): proxy-aware clients only`
+    : '; every TCP client captured: names answered by sbx, connects taken into the proxy, UDP refused';
 }
 
 /** What the run lets in that sbx keeps out by default, one line each, with who asked (README "Sensitive files"). */

@@ -73,8 +73,9 @@ const volumeName = (ordinal: number) => `v${ordinal}`;
 
 function compileMount(m: Mount, walk: Walk, ordinal: number): void {
   const { gaps, policy } = walk;
-  // sbx run's egress bridge (node, its script, the proxy's sockets): the proxy's own pod replaces it.
-  if (m.role === 'bridge') return;
+  // sbx run's egress bridge (node, its script, the proxy's sockets) and transparent capture's judge and
+  // resolver files: the proxy's own pod replaces the bridge, and a pod has no judge.
+  if (m.role === 'bridge' || m.role === 'capture') return;
   const readOnly = walk.readOnlyTargets.has(m.target);
   switch (m.kind) {
     case 'bind': {

@@ -8,5 +8,7 @@ const BRIDGE_DIR = '/run/sbx';
 /** The Node binary the bridge runs on. */
 export const BRIDGE_NODE = `${BRIDGE_DIR}/node`;
 export const BRIDGE_SCRIPT = `${BRIDGE_DIR}/bridge.cjs`;
+/** The network judge (native/sbx-landlock.c --judge), which starts the bridge under transparent capture. */
+export const BRIDGE_JUDGE = `${BRIDGE_DIR}/sbx-landlock`;
 /** This run's session directory: the proxy's, the host ports' and the published ports' sockets. */
 export const BRIDGE_SESSION = `${BRIDGE_DIR}/session`;

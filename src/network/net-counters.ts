@@ -26,10 +26,24 @@ export function noRouteAttempts(snmp: string, snmp6: string): number {
   return pairedValue(snmp, 'Ip', 'OutNoRoutes') + lineValue(snmp6, 'Ip6OutNoRoutes');
 }
 
-/** The violation the count is, under the run's network; none when nothing was attempted. */
-export function unreachableViolation(count: number, network: 'none' | 'filtered'): Violation | undefined {
+/** What no-route attempts were, under transparent capture (the violation's detail; docs/DESIGN.md). */
+export const UDP_NOT_CARRIED = 'UDP (DNS, QUIC) is not carried: clients fall back to TCP; sbx answers DNS over TCP';
+
+/**
+ * The violation the count is, under the run's network; none when nothing was attempted. The counter
+ * is the IP layer's, for TCP and UDP alike; under capture (`captured`) every TCP connect off the
+ * namespace's `lo` is taken into the proxy before a route is looked up, so what is left to count is
+ * mostly datagrams (UDP, ICMP); a connect the judge could not read (a non-dumpable process) is
+ * counted alike, and the detail says so.
+ */
+export function unreachableViolation(count: number, network: 'none' | 'filtered' | 'captured'): Violation | undefined {
   if (count === 0) return undefined;
   const times = `${count} attempt${count === 1 ? '' : 's'}`;
+  if (network === 'captured') {
+    const what = 'a datagram (UDP, ICMP), or a TCP connect the judge could not take: the kernel counts them alike';
+    const detail = `${times} to send outside the sandbox found no route (${what}): ${UDP_NOT_CARRIED}`;
+    return { phase: 'runtime', kind: 'network', rule: 'network', detail };
+  }
   const why =
     network === 'none'
       ? 'the sandbox has no network (network: none)'

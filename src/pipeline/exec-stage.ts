@@ -5,6 +5,7 @@ import type { Launch, Session } from '../backend/launch.js';
 import type { PreparedLimits } from '../limits/host/cgroup/apply.js';
 import { execLaunch } from '../backend/host/exec.js';
 import { sandboxNetCounters } from '../network/host/net-counters.js';
+import { capturesConnects } from '../backend/shared/bridge.js';
 import type { Pins } from '../host/pins.js';
 import type { Violation } from '../policy/violation.js';
 import type { ChosenBackend, LaunchResult } from '../backend/host/registry.js';
@@ -30,7 +31,7 @@ export async function execute({
 }): Promise<LaunchResult> {
   const { options } = ctx;
   const timeoutMs = derived.policy.limits.timeoutMs;
-  const counters = sandboxNetCounters(derived.policy.network);
+  const counters = sandboxNetCounters(derived.policy.network, capturesConnects(derived.policy));
   let unreachable: Violation[] = [];
   // Read once the sandbox has ended, whatever the launch came to: the counters' files are closed here.
   const launched = execLaunch(launch, {

@@ -14,6 +14,7 @@ import { decideCommandOnHost } from '../commands/host/command-gate.js';
 import { openPins, type Pins } from '../host/pins.js';
 import { newSessionId, plannedSession } from '../host/session.js';
 import { type ChosenBackend, chooseBackend } from '../backend/host/registry.js';
+import { captureWarning } from '../backend/shared/bridge.js';
 import { CleanupStack } from './cleanup.js';
 import { startEgress } from './egress-stage.js';
 import { startSshAgent } from './ssh-agent-stage.js';
@@ -235,6 +236,7 @@ async function runResolved(
   const warnings = [
     ...terminalWarnings(policy.seccomp, derived.host.stdinIsTty),
     ...pathWarning(writablePathEntries(ctx.env.PATH, ctx.cwd, policy)),
+    ...captureWarning(policy),
   ];
   for (const warning of warnings) options.onNotice?.(`sbx: warning: ${warning}`);
   // Last check: the launch spawns synchronously, so an abort from here on reaches the running command.

@@ -34,8 +34,13 @@ export interface Host {
   chains: Record<string, PathChain>;
   /** Second names of protected files inside the writable binds (hard links: host-state/host/host-state-links.ts). */
   hostStateLinks?: HostStateLink[];
-  /** The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths). */
-  bridge: { node: string; script: string };
+  /**
+   * The Node binary and bridge script the egress bridge runs from inside the sandbox (realpaths);
+   * `judge`, the network judge that captures proxy-unaware clients (dist/sbx-landlock, absent when no C
+   * compiler built it); `resolvConf`, where the host's /etc/resolv.conf leads when it is a symbolic
+   * link (the sandbox's /etc is the host's: the generated file is bound at the link's end).
+   */
+  bridge: { node: string; script: string; judge?: string; resolvConf?: string };
   /** Entries under read-only system binds that the world may not read (only probed when the child would keep host uid 0). */
   rootOnly: { path: string; dir: boolean }[];
   /**

@@ -33,6 +33,8 @@ export type MountRole =
   | 'socket'
   /** The egress bridge's program, script and sockets: a launcher that reaches the proxy otherwise omits them. */
   | 'bridge'
+  /** Transparent capture's judge and resolver files: landlock omits them (its helper captures), as does k8s export. */
+  | 'capture'
   /** The run's CA for the hosts `credentials` names, and the system CA bundle with it added (network/credential-trust.ts). */
   | 'trust'
   /** State a writable tree must keep: git hooks, sbx's policy files (bound read-only), the git exclude view. */
@@ -118,6 +120,14 @@ export type NetworkPolicy =
       hostPorts: number[];
       publish: number[];
       bridge: { node: string; script: string } | null;
+      /**
+       * Transparent capture of clients that ignore the proxy variables (docs/DESIGN.md): present with
+       * an allow list. `on`: names are answered inside and every TCP connect is captured into the
+       * proxy (`judge`: the helper's host path, bound into a sandbox with its own namespace;
+       * `resolvConf`: where the generated /etc/resolv.conf goes). `off`: why not; only proxy-aware
+       * clients connect.
+       */
+      capture?: { kind: 'on'; judge: string; resolvConf: string } | { kind: 'off'; why: string };
     };
 
 /** Who the command is: inside its user namespace, and on the host (the kernel's view). */

@@ -173,6 +173,12 @@ function mountRule(mounts: readonly Mount[], at: number, facts: WhyFacts): WhyRu
           };
     case 'bridge':
       return { because: "sbx's egress bridge to its proxy (network)", source: { key: 'network' } };
+    case 'capture':
+      return {
+        because:
+          "transparent capture: the network judge and the resolver that send every client to sbx's proxy (network)",
+        source: { key: 'network' },
+      };
     case 'trust':
       return { because: "the run's CA for the hosts credentials names (credentials)", source: { key: 'credentials' } };
     case 'guard':

@@ -41,6 +41,8 @@ export function expectGolden(file: string, argv: readonly string[]): void {
   ).toEqual(fromGoldenText(readFileSync(file, 'utf8')));
 }
 
+import { BRIDGE_JUDGE } from '../../src/network/bridge-paths.js';
+
 /** Why each non-mount bwrap option is there (mounts carry their reason in the Policy). */
 const BWRAP_REASONS: Record<string, string> = {
   '--unshare-user': 'own user namespace: no setuid helper, host uids mapped away',
@@ -92,8 +94,17 @@ export function bwrapGoldenText(
     const text = [...modifiers, op.flag, ...op.operands].map(goldenToken).join(' ');
     return `${text.padEnd(60)} # ${reasonOf(op)}`;
   });
-  return [argv[0]!, ...lines, ['--', ...parsed.command].map(goldenToken).join(' ')].join('\n') + '\n';
+  // Under transparent capture the network judge starts the bridge (backend/shared/bridge.ts): its own line.
+  const judged = parsed.command[0] === BRIDGE_JUDGE ? parsed.command.indexOf('--') + 1 : 0;
+  const judge = parsed.command.slice(0, judged).map(goldenToken).join(' ');
+  const command = [...(judged > 0 ? [] : ['--']), ...parsed.command.slice(judged)].map(goldenToken).join(' ');
+  const judgeLine = `${`-- ${judge}`.padEnd(60)} # ${JUDGE_REASON}`;
+  return [argv[0]!, ...lines, ...(judged > 0 ? [judgeLine] : []), command].join('\n') + '\n';
 }
+
+/** Why the judge's line is there (its descriptors: the filter it installs, its reports, the bridge's port). */
+const JUDGE_REASON =
+  'network judge: installs the seccomp filter (fd 5) for the command, captures its TCP connects, reports on fd 6; the bridge announces its port on fd 3';
 
 /** Compare a rendered golden text with its file; (re)write it only in update mode. */
 export function expectGoldenText(file: string, text: string): void {
@@ -137,6 +148,7 @@ const NSJAIL_REASONS: Record<string, string> = {
   '--rlimit_msgqueue': "resource limit: the policy's value, else as sbx found it (hard, soft)",
   '--disable_clone_newnet': "the host's network (the policy shares it)",
   '--seccomp_string': 'system call filter (Kafel)',
+  '--pass_fd': "the network judge's descriptors: sbx's filter (BPF) it installs for the command, its reports",
   '--exec_file': 'the command, by its path inside (nsjail does not search PATH)',
 };
 

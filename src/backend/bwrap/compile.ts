@@ -5,7 +5,7 @@ import { SbxError } from '../../errors.js';
 import type { Mount, Policy } from '../../policy/types.js';
 import { assembleSeccompFilter, type SeccompArch } from '../../seccomp/index.js';
 import { dataFilePath, type ExtraFd, type Launch, type Session, sessionDirSource } from '../launch.js';
-import { commandOf } from '../shared/bridge.js';
+import { capturesConnects, commandOf } from '../shared/bridge.js';
 
 export interface BwrapHost {
   /** Absolute path of the bwrap binary. */
@@ -119,8 +119,12 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
   const seccompFd = 5;
   // bwrap installs the filter last, just before exec: its own setup is not filtered, the command is.
   const seccomp = policy.seccomp.rules.length > 0 ? assembleSeccompFilter(policy.seccomp.rules, host.arch) : undefined;
+  // Under transparent capture the network judge is the sandbox's first process and installs the filter
+  // itself, in its child only: the judge needs pidfd_getfd, which the filter denies (backend/shared/bridge.ts).
+  const captured = capturesConnects(policy);
+  const judgeStatusFd = seccomp ? seccompFd + 1 : seccompFd;
   const pins: ExtraFd[] = [];
-  const firstPinFd = seccomp ? seccompFd + 1 : seccompFd;
+  const firstPinFd = judgeStatusFd + (captured ? 1 : 0);
   const pinFd: PinFd = (source) => firstPinFd + pins.push({ purpose: 'bind', source }) - 1;
   const fileMounts: readonly Mount[] = policy.mounts.filter((m) => m.kind === 'file');
   const options = [
@@ -144,8 +148,17 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
   // Every option travels on a pipe (`--args 4`), never in bwrap's own argv: /proc/PID/cmdline is
   // world-readable, and the options carry the environment's values and the host's paths. It also
   // lifts ARG_MAX off long policies. The command itself stays in argv, as it would without sbx.
-  const tail = ['--json-status-fd', String(statusFd), ...(seccomp ? ['--seccomp', String(seccompFd)] : [])];
-  const args = ['--args', String(argsFd), '--', ...commandOf(policy)];
+  const tail = [
+    '--json-status-fd',
+    String(statusFd),
+    ...(seccomp && !captured ? ['--seccomp', String(seccompFd)] : []),
+  ];
+  // bwrap closes its status descriptor in the sandbox: its number is free for the bridge's announcement.
+  const judge = captured
+    ? { seccomp: seccomp ? seccompFd : undefined, status: judgeStatusFd, announce: statusFd }
+    : undefined;
+  const command = commandOf(policy, judge);
+  const args = ['--args', String(argsFd), '--', ...command];
   checkArgCount(policy, host, args.length + options.length + tail.length);
   const data = new TextEncoder().encode([...options, ...tail].map((a) => a + '\0').join(''));
   return {
@@ -156,6 +169,7 @@ export function compileBwrap(policy: Policy, session: Session, host: BwrapHost):
       { purpose: 'status' },
       { purpose: 'args', data },
       ...(seccomp ? [{ purpose: 'seccomp' as const, data: seccomp }] : []),
+      ...(captured ? [{ purpose: 'status' as const }] : []),
       ...pins,
     ],
   };

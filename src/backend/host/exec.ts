@@ -224,9 +224,14 @@ function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
   }
 }
 
-/** Writes the data descriptors and reads the status one; returns what the status pipe said so far. */
+/**
+ * Writes the data descriptors and reads the status ones; returns what the status pipes said so far,
+ * each pipe's text whole (lines never interleave), the launcher's first: a second is the network
+ * judge's inside the sandbox (backend/shared/bridge.ts).
+ */
 function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () => string {
-  let statusText = '';
+  const texts = launch.fds.map(() => '');
+  const statusText = () => texts.join('');
   launch.fds.forEach((fd, i) => {
     const stream = child.stdio[EXTRA_BASE + i] as (Readable & Writable) | null;
     // null: a data descriptor passed as a file.
@@ -236,8 +241,8 @@ function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () =>
       stream.setEncoding('utf8');
       let named = false;
       stream.on('data', (chunk: string) => {
-        statusText += chunk;
-        const init = named ? undefined : statusChildPid(statusText);
+        texts[i] += chunk;
+        const init = named ? undefined : statusChildPid(statusText());
         if (init === undefined) return;
         named = true;
         opts.onSandbox?.(init);
@@ -248,7 +253,7 @@ function feedDescriptors(child: Child, launch: Launch, opts: ExecOptions): () =>
     child.stdin.on('error', () => {});
     child.stdin.end(typeof opts.input === 'string' ? opts.input : Buffer.from(opts.input));
   }
-  return () => statusText;
+  return statusText;
 }
 
 /** Runaway output must not exhaust sbx: past the cap, bytes are drained and counted only. */

@@ -27,11 +27,12 @@ function mountGrants(policy: Policy, session: Session): Grants {
     ...{ private: new Map(), refusals: [], approximations: new Set<string>(), listed: new Map() },
   };
   const readOnly = new Set(policy.mounts.flatMap((m) => (m.kind === 'remount-ro' ? [m.target] : [])));
-  // The bwrap bridge's files and sockets are for a network namespace this backend does not build:
-  // here the helper's network judge connects the command to the proxy on the host's loopback.
-  // The CA's mounts belong to credentials, refused by name (assess).
+  // The bwrap bridge's files and sockets, and transparent capture's judge and resolver files, are for a
+  // network namespace this backend does not build: here the helper's own network judge connects the
+  // command to the proxy on the host's loopback. The CA's mounts belong to credentials, refused by name (assess).
   for (const m of policy.mounts) {
-    if (m.role !== 'bridge' && m.role !== 'trust') grantMount(g, m, readOnly, privateDir(m, policy, session));
+    if (m.role !== 'bridge' && m.role !== 'capture' && m.role !== 'trust')
+      grantMount(g, m, readOnly, privateDir(m, policy, session));
   }
   dropNestedReadWrite(g);
   guardReadOnlyInsideReadWrite(g, policy.mounts);

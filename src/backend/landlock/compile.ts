@@ -98,6 +98,7 @@ export function compileLandlock(policy: Policy, session: Session, host: Landlock
     // TCP is denied unless the policy shares the host's network (Landlock's network rules, ABI 4).
     ...(landlockGovernsTcp(policy) ? [] : ['net=host']),
     ...(policy.network.kind === 'filtered' ? ['net=filtered', ...egress.ports.map((p) => `connect=${p}`)] : []),
+    ...(egress.capture !== undefined ? [`capture=${egress.capture}`] : []),
     `rlimit=${RLIMIT_CORE}:0:0`,
     // Without a TTY the command gets its own session: it cannot push input into sbx's terminal (CVE-2017-5226).
     ...(host.stdinIsTty ? [] : ['setsid=1']),

@@ -111,8 +111,9 @@ export const LANDLOCK_GAPS: readonly Gap[] = [
       "denies it every TCP connect and bind, and the helper's monitor judges its connect() calls (seccomp " +
       "user notification): it connects the socket itself, on a duplicate taken with pidfd_getfd, to sbx's " +
       'proxy on 127.0.0.1 (or a network.host_ports port) and nowhere else, so the proxy decides every ' +
-      'destination as under bwrap. Refused and reported: any other address or port, IPv6 sockets, UDP, raw, ' +
-      'SCTP and MPTCP sockets, listen() (no server inside can take connections, even on loopback), ' +
+      'destination as under bwrap: a connect to any other address or port, IPv4 or IPv6, is captured into ' +
+      'the proxy (transparent capture), which decides it by the name behind the address. Refused and ' +
+      'reported: UDP, raw, SCTP and MPTCP sockets, listen() (no server inside can take connections, even on loopback), ' +
       "sends with MSG_FASTOPEN (see network.tcp-fastopen). The host's interfaces stay visible (netlink)",
   },
   {

@@ -57,7 +57,9 @@ export function guardReadOnlyInsideReadWrite(g: Grants, mounts: readonly Mount[]
  */
 export function grantAroundMasks(g: Grants, mounts: readonly Mount[]): void {
   for (const m of mounts) {
-    if (m.kind !== 'mask' && m.kind !== 'file') continue;
+    // Transparent capture's resolver files are for a network namespace this backend does not build
+    // (assessment.ts mountGrants): here the command reads the host's, and the judge captures its DNS.
+    if ((m.kind !== 'mask' && m.kind !== 'file') || m.role === 'capture') continue;
     const rw = g.rw.find((tree) => isWithin(m.target, tree));
     const granted = rw !== undefined || g.ro.some((tree) => isWithin(m.target, tree));
     if (m.kind === 'file' && GUARDED_VIEWS.has(m.role)) {

@@ -1,9 +1,11 @@
 // The network under the landlock backend (native/sbx-landlock-net.c): there is no namespace, so
 // Landlock's TCP rules deny connect and bind unless the policy shares the host's network, and for an
 // allow-list the helper's network judge connects each connect() to sbx's proxy or a host port on the
-// host's 127.0.0.1 (its denials are read back by status.ts). Pure.
+// host's 127.0.0.1, and captures every other TCP connect into the proxy (its denials are read back by
+// backend/shared/judge-status.ts). Pure.
 import type { Policy } from '../../policy/types.js';
 import type { Session } from '../launch.js';
+import { RES_OPTIONS_USE_VC } from '../../network/resolver-files.js';
 import { proxyEnv } from '../shared/proxy-env.js';
 import { deny, type Grants, OTHER_BACKEND } from './grants.js';
 
@@ -39,8 +41,8 @@ export function assessFiltered(g: Grants, n: Extract<Policy['network'], { kind: 
 
 /** Where an allow-list network's command is under this backend, for `sbx explain` (native/sbx-landlock-net.c). */
 export const LANDLOCK_NETWORK_FILTERED =
-  "no network namespace (the host's network); Landlock denies TCP, the helper connects each connect() " +
-  "to sbx's proxy on 127.0.0.1 or refuses it";
+  "no network namespace (the host's network); Landlock denies TCP, the helper's judge takes each connect() " +
+  "into sbx's proxy on 127.0.0.1";
 
 /**
  * What to do when the network judge cannot work (`sbx-landlock --probe-judge` named the step). Docker's
@@ -57,20 +59,27 @@ export function judgeFix(unavailable: string): string {
 }
 
 /**
- * The loopback ports the judge connects the command to (the proxy's, then network.host_ports) and the
- * proxy variables, as the bwrap bridge sets them. A planned session (explain) has no proxy yet: its
+ * The loopback ports the judge connects the command to (the proxy's, then network.host_ports), the
+ * proxy port it captures every other TCP connect into (an allow list's), and the command's network
+ * variables: the proxy's, as the bwrap bridge sets them, and RES_OPTIONS=use-vc, so that glibc asks
+ * the host's nameserver over TCP, which the judge captures into sbx's DNS (the host's /etc is the
+ * command's: no resolv.conf of sbx's own here). A planned session (explain) has no proxy yet: its
  * ports are shown as placeholders, which the helper would refuse as a run's configuration.
  */
 export function egressOf(
   policy: Policy,
   session: Session,
-): { ports: (number | string)[]; env: Record<string, string> } {
+): { ports: (number | string)[]; capture?: number | string; env: Record<string, string> } {
   const n = policy.network;
   if (n.kind !== 'filtered') return { ports: [], env: {} };
   if (n.rules.allow.length === 0) return { ports: n.hostPorts, env: {} };
   const http = session.egressPorts?.http ?? '<proxy-http-port>';
   const socks = session.egressPorts?.socks ?? '<proxy-socks-port>';
-  return { ports: [http, socks, ...n.hostPorts], env: proxyEnv('127.0.0.1', http, socks) };
+  return {
+    ports: [http, socks, ...n.hostPorts],
+    capture: http,
+    env: { ...proxyEnv('127.0.0.1', http, socks), ...RES_OPTIONS_USE_VC },
+  };
 }
 
 /** The system calls the helper's network judge receives (explain lists them beside the filter's rules). */

@@ -8,8 +8,8 @@ import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import { isWithin } from '../../path-within.js';
 import type { Mount, Policy } from '../../policy/types.js';
-import { renderKafelPolicy, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
-import { commandOf } from '../shared/bridge.js';
+import { assembleSeccompFilter, renderKafelPolicy, type SeccompArch, type SeccompRule } from '../../seccomp/index.js';
+import { capturesConnects, commandOf } from '../shared/bridge.js';
 import { dataFilePath, type Launch, type Session, sessionDirSource } from '../launch.js';
 import { NSJAIL_GAPS } from './gaps.js';
 
@@ -31,6 +31,8 @@ export interface NsjailHost {
 
 const STATUS_FD = 3;
 const CONFIG_FD = 4;
+/** Under transparent capture: sbx's seccomp filter for the judge to install, then the judge's status. */
+const JUDGE_SECCOMP_FD = 5;
 const MIB = 1024 * 1024;
 /** /dev holds mount points only. */
 const DEV_TMPFS_BYTES = 64 * 1024;
@@ -335,7 +337,18 @@ function refuse(refusals: Refusal[]): never {
 }
 
 export function compileNsjail(policy: Policy, session: Session, host: NsjailHost): Launch {
-  const command = commandOf(policy);
+  // Under transparent capture the network judge is the jail's first process and installs sbx's filter
+  // for the command itself (backend/shared/bridge.ts): nsjail's own filter would hold the judge too,
+  // which needs what it denies. nsjail closes every descriptor but the passed ones in the jail, so its
+  // log's number is free there for the bridge's announcement.
+  const captured = capturesConnects(policy);
+  const bpf =
+    captured && policy.seccomp.rules.length > 0 ? assembleSeccompFilter(policy.seccomp.rules, host.arch) : undefined;
+  const judgeStatusFd = bpf ? JUDGE_SECCOMP_FD + 1 : JUDGE_SECCOMP_FD;
+  const judge = captured
+    ? { seccomp: bpf ? JUDGE_SECCOMP_FD : undefined, status: judgeStatusFd, announce: STATUS_FD }
+    : undefined;
+  const command = commandOf(policy, judge);
   if (command.length === 0 || command[0] === '')
     throw new SbxError('USAGE', 'no command given', { hint: 'sbx run [options] -- COMMAND [ARGS...]' });
   const refusals = [...policyRefusals(policy), ...launchRefusals(policy, session, host, command)];
@@ -347,7 +360,7 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
   // nsjail joins repeated --seccomp_string values with newlines: one per line keeps each argument
   // line-free (and the golden files readable). It installs the filter last, right before execve.
   const seccomp =
-    policy.seccomp.rules.length > 0
+    policy.seccomp.rules.length > 0 && !captured
       ? renderKafelPolicy(policy.seccomp.rules, host.arch).replace(/\n$/, '').split('\n')
       : [];
   const args = [
@@ -386,6 +399,8 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     ...policy.mounts.flatMap((m) => compileMount(m, readOnly.has(m), session, fileMounts.indexOf(m))),
     ...(hasProc ? [] : ['--disable_proc']),
     ...seccomp.flatMap((line) => ['--seccomp_string', line]),
+    // The judge's descriptors, the only ones nsjail leaves open in the jail beside stdio.
+    ...(judge ? [...(bpf ? ['--pass_fd', String(JUDGE_SECCOMP_FD)] : []), '--pass_fd', String(judgeStatusFd)] : []),
     ...(command[0]!.includes('/') ? [] : ['--exec_file', host.execPath!]),
     '--',
     ...command,
@@ -397,6 +412,8 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
     fds: [
       { purpose: 'status' },
       { purpose: 'args', data: new TextEncoder().encode(renderConfig({ ...policy.env.vars, ...session.secretEnv })) },
+      ...(bpf ? [{ purpose: 'seccomp' as const, data: bpf }] : []),
+      ...(judge ? [{ purpose: 'status' as const }] : []),
     ],
   };
 }
@@ -405,7 +422,10 @@ export function compileNsjail(policy: Policy, session: Session, host: NsjailHost
 export function expandNsjailLaunch(launch: Launch): string[] {
   const out = [launch.file, ...launch.args];
   launch.fds.forEach((fd, i) => {
-    if (fd.purpose !== 'args' && fd.purpose !== 'seccomp') return;
+    // Under capture: the filter the network judge installs for the command, in BPF (explain lists its rules).
+    if (fd.purpose === 'seccomp')
+      out.push(`# fd ${i + 3}: sbx's seccomp filter (BPF, ${fd.data.length / 8} instructions), for the network judge`);
+    if (fd.purpose !== 'args') return;
     out.push(`# fd ${i + 3}:`, ...new TextDecoder().decode(fd.data).replace(/\n$/, '').split('\n'));
   });
   return out;

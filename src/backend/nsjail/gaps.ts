@@ -191,6 +191,14 @@ export const NSJAIL_GAPS: readonly Gap[] = [
     detail:
       'enforced through namespaces.net and, when filtered, the egress bridge (commandOf) and the session-dir mount',
   },
+  {
+    key: 'network.capture',
+    effect: 'equivalent',
+    detail:
+      "transparent capture as under bwrap: the network judge (sbx-landlock --judge) is the jail's first process " +
+      "and installs sbx's seccomp filter for the command (passed to it on a descriptor instead of nsjail's " +
+      '--seccomp_string); the resolver files are mounts like any generated file',
+  },
   { key: 'network.rules', effect: 'equivalent', detail: "enforced by sbx's egress proxy outside the sandbox" },
   { key: 'network.unixSockets', effect: 'equivalent', detail: 'expressed by their binds in mounts' },
   {

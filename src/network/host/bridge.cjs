@@ -3,7 +3,7 @@
 // under the host's node binary, so it is plain CommonJS with no project or npm imports, and small: it
 // adds one node start-up to every run that needs it.
 //
-//   node bridge.cjs [--proxy <http-socket> <socks-socket>] [--host-port PORT <socket>]...
+//   node bridge.cjs [--announce FD] [--proxy <http-socket> <socks-socket>] [--host-port PORT <socket>]...
 //                   [--publish PORT <socket>]... -- CMD [ARGS...]
 //
 // --proxy: listens on two ephemeral 127.0.0.1 ports (ephemeral so the child keeps every fixed port for
@@ -19,6 +19,9 @@
 // same workspace already serves PORT, sbx says so on the first connection (JOIN): the bridge then
 // listens on 127.0.0.1:PORT inside, as for --host-port, and sends each client to <socket>, which sbx
 // relays to that run's server (network/host/ports.ts).
+// --announce: once the proxy's ports are bound, writes the HTTP one (a decimal line) to descriptor FD
+// and closes it: sbx's network judge (native/sbx-landlock.c --judge), which started the bridge, captures
+// the command's TCP connects into that port. Closed before CMD starts, so the command never holds it.
 // CMD is spawned only once every listener is bound and every spare connected. Exit status is the
 // child's, or 128+signal as in sh(1); 127/126 when CMD cannot be found or executed; 125 when a bridge
 // cannot be set up.
@@ -37,6 +40,7 @@
 const net = require('node:net');
 const { spawn } = require('node:child_process');
 const { constants } = require('node:os');
+const { closeSync, writeSync } = require('node:fs');
 
 function proxyEnv(httpPort, socksPort) {
   const http = `http://127.0.0.1:${httpPort}`;
@@ -185,10 +189,14 @@ async function publish(path, port) {
 /** `--proxy H S --host-port P S... --publish P S... -- CMD...` → the parts, or a usage error. */
 function parseArgs(argv) {
   const usage =
-    'usage: bridge.cjs [--proxy <http-socket> <socks-socket>] [--host-port PORT <socket>]... [--publish PORT <socket>]... -- CMD [ARGS...]';
-  const out = { proxy: null, hostPorts: [], publish: [], command: [] };
+    'usage: bridge.cjs [--announce FD] [--proxy <http-socket> <socks-socket>] [--host-port PORT <socket>]... [--publish PORT <socket>]... -- CMD [ARGS...]';
+  const out = { announce: null, proxy: null, hostPorts: [], publish: [], command: [] };
   let i = 0;
   const port = (text) => (/^[1-9][0-9]{0,4}$/.test(text || '') && Number(text) <= 65535 ? Number(text) : die(usage, 2));
+  if (argv[0] === '--announce') {
+    out.announce = /^[0-9]{1,5}$/.test(argv[1] || '') ? Number(argv[1]) : die(usage, 2);
+    i = 2;
+  }
   for (; i < argv.length && argv[i] !== '--'; i += 3) {
     const [flag, a, b] = argv.slice(i, i + 3);
     if (b === undefined) die(usage, 2);
@@ -207,9 +215,12 @@ async function main(argv) {
   // Fixed ports first: an ephemeral port taken by the proxy's listeners could be one of them.
   await Promise.all(args.hostPorts.map(([port, path]) => listen(forwardTo(path), port)));
   await Promise.all(args.publish.map(([port, path]) => publish(path, port)));
-  const proxy = args.proxy
-    ? await Promise.all(args.proxy.map((path) => listen(forwardTo(path), 0))).then(([h, s]) => proxyEnv(h, s))
-    : {};
+  const ports = args.proxy ? await Promise.all(args.proxy.map((path) => listen(forwardTo(path), 0))) : null;
+  const proxy = ports ? proxyEnv(ports[0], ports[1]) : {};
+  if (args.announce !== null) {
+    if (ports) writeSync(args.announce, `${ports[0]}\n`);
+    closeSync(args.announce);
+  }
   const child = spawn(args.command[0], args.command.slice(1), { stdio: 'inherit', env: { ...process.env, ...proxy } });
   // The child stays in the bridge's process group so it keeps the terminal. A Ctrl-C from a terminal
   // therefore reaches it twice (kernel, then this forward); signals sbx sends reach only the bridge.

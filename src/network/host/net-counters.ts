@@ -33,10 +33,13 @@ function readAndClose(fd: number | undefined): string {
   }
 }
 
-/** Counters for a run whose sandbox has a network namespace of its own; undefined otherwise. */
-export function sandboxNetCounters(network: Policy['network']): NetCounters | undefined {
+/**
+ * Counters for a run whose sandbox has a network namespace of its own; undefined otherwise. `captured`:
+ * the network judge captures its TCP connects (backend/shared/bridge.ts), so what finds no route is a datagram.
+ */
+export function sandboxNetCounters(network: Policy['network'], captured: boolean): NetCounters | undefined {
   if (network.kind === 'host') return undefined;
-  const kind = network.kind;
+  const kind = network.kind === 'filtered' && captured ? 'captured' : network.kind;
   let fds: { snmp?: number | undefined; snmp6?: number | undefined } | undefined;
   return {
     open(initPid) {

@@ -81,7 +81,7 @@ export function derivePolicy(input: DeriveInput): Policy {
   const env = credentialEnv(profileEnv, credentials.credentials);
   layers.push(
     ...unixSocketLayers(network, mode, checks),
-    ...bridgeLayers(network),
+    ...bridgeLayers(network, hostnameOf(profile)),
     ...credentials.mounts,
     ...sshAgentLayers(profile, mode),
   );

@@ -4,7 +4,8 @@
 import { posix } from 'node:path';
 import { SbxError } from '../../errors.js';
 import type { Profile } from '../../profile/schema.js';
-import { BRIDGE_NODE, BRIDGE_SCRIPT, BRIDGE_SESSION } from '../../network/bridge-paths.js';
+import { BRIDGE_JUDGE, BRIDGE_NODE, BRIDGE_SCRIPT, BRIDGE_SESSION } from '../../network/bridge-paths.js';
+import { hostsContent, resolvConfContent } from '../../network/resolver-files.js';
 import { compileEgressRules } from '../../network/egress.js';
 import type { Host } from '../host.js';
 import { isWithin } from '../../path-within.js';
@@ -41,8 +42,24 @@ export function deriveNetwork(profile: Profile, request: RunRequest, host: Host)
     unixSockets: (spec.unix_sockets ?? []).map((p) => posix.resolve(host.cwd, p)),
     hostPorts,
     publish,
-    bridge: allow.length + hostPorts.length + publish.length > 0 ? host.bridge : null,
+    bridge: allow.length + hostPorts.length + publish.length > 0 ? bridgeFilesOf(host) : null,
+    ...(allow.length > 0 ? { capture: captureOf(host) } : {}),
   };
+}
+
+/** The bridge's own files; the judge's, when it runs, are the capture's. */
+function bridgeFilesOf(host: Host): { node: string; script: string } {
+  return { node: host.bridge.node, script: host.bridge.script };
+}
+
+/** Transparent capture needs the network judge (native/sbx-landlock-net.c), built with sbx when a C compiler was there. */
+function captureOf(host: Host): NonNullable<Extract<NetworkPolicy, { kind: 'filtered' }>['capture']> {
+  const judge = host.bridge.judge;
+  if (judge === undefined) {
+    const why = 'the network judge (dist/sbx-landlock) was not built: no C compiler when sbx was built';
+    return { kind: 'off', why };
+  }
+  return { kind: 'on', judge, resolvConf: host.bridge.resolvConf ?? '/etc/resolv.conf' };
 }
 
 /**
@@ -101,10 +118,44 @@ export function unixSocketLayers(network: NetworkPolicy, mode: Mode, checks: Bin
   });
 }
 
-/** The egress bridge's program and script, and the session directory holding the proxy's sockets. */
-export function bridgeLayers(network: NetworkPolicy): Mount[] {
+/**
+ * The egress bridge's program and script, and the session directory holding the proxy's sockets; under
+ * capture, the network judge that starts the bridge and the resolver files that send every name to sbx
+ * (network/resolver-files.ts): roles `bridge` and `capture`, which a launcher without a network namespace omits.
+ */
+export function bridgeLayers(network: NetworkPolicy, hostname: string): Mount[] {
   if (network.kind !== 'filtered' || !network.bridge) return [];
+  const capture = network.capture?.kind === 'on' ? network.capture : undefined;
   return [
+    ...(capture
+      ? [
+          {
+            kind: 'bind',
+            source: capture.judge,
+            target: BRIDGE_JUDGE,
+            access: 'ro',
+            optional: false,
+            reason: 'transparent capture: the network judge',
+            role: 'capture',
+          } as const,
+          {
+            kind: 'file',
+            target: capture.resolvConf,
+            content: resolvConfContent(),
+            mode: 0o444,
+            reason: "transparent capture: names are asked of sbx's proxy, over TCP",
+            role: 'capture',
+          } as const,
+          {
+            kind: 'file',
+            target: '/etc/hosts',
+            content: hostsContent(hostname),
+            mode: 0o444,
+            reason: 'transparent capture: only the loopback names and the hostname stay local',
+            role: 'capture',
+          } as const,
+        ]
+      : []),
     {
       kind: 'bind',
       source: network.bridge.node,

@@ -3,8 +3,8 @@
 // mounted, and the subsystems' host halves asked for their facts: the workspace chosen, the git
 // worktree's shared directory, the host state, sbx's own directories, the toolchains, the mounted
 // trees' secret-looking files. The policy stage (pipeline/policy-stage.ts) derives the Policy from it.
-import { realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { isWithin } from '../../path-within.js';
 import { readGitGlobalConfigs } from '../../git/host/git-global-config-read.js';
 import { probeWorktree, withCommonDir } from '../../git/host/git-worktree.js';
@@ -148,7 +148,7 @@ export async function probeHost(input: HostProbeInput): Promise<{ host: Host; pl
       ? await rootOnlyEntries([...plan.rootOnlyRoots, ...machineToolRoots(tools, ctx.dirs.home)], warm)
       : [],
     sensitiveFiles: { ...sensitive, masks: [...sensitive.masks, ...sessionMask(ctx.env, ctx.uid, pins)] },
-    bridge: { node: realpathSync(ctx.execPath), script: join(packageRoot(), 'dist', 'bridge.cjs') },
+    bridge: bridgeFiles(ctx.execPath),
     ...(globalView && profile.mode !== 'danger'
       ? { gitGlobal: readGitGlobalConfigs(ctx.dirs.home, ctx.env, ctx.uid) }
       : {}),
@@ -157,4 +157,35 @@ export async function probeHost(input: HostProbeInput): Promise<{ host: Host; pl
     ...(detected !== undefined ? { workspaceDetected: detected } : {}),
   };
   return { host, plan };
+}
+
+/** The egress bridge's files, the network judge when it was built, and where /etc/resolv.conf leads. */
+function bridgeFiles(execPath: string): Host['bridge'] {
+  const judge = join(packageRoot(), 'dist', 'sbx-landlock');
+  const resolvConf = resolvConfTarget();
+  return {
+    node: realpathSync(execPath),
+    script: join(packageRoot(), 'dist', 'bridge.cjs'),
+    ...(existsSync(judge) ? { judge } : {}),
+    ...(resolvConf !== undefined ? { resolvConf } : {}),
+  };
+}
+
+/**
+ * Where /etc/resolv.conf leads when it is a symbolic link (systemd-resolved's stub, resolvconf's run
+ * directory), even a dangling one: a bind at the link itself would be followed into a directory the
+ * sandbox does not have.
+ */
+function resolvConfTarget(): string | undefined {
+  const path = '/etc/resolv.conf';
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return undefined;
+    try {
+      return realpathSync(path);
+    } catch {
+      return resolve(dirname(path), readlinkSync(path));
+    }
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 // Issue 30: the profile's limits are the command's alone under --backend landlock. sbx-landlock's
 // monitor judges the command's connects and restores guarded git state at the end; when it inherited
-// the command's RLIMIT_CPU, a command hammering denied connects burnt the monitor's CPU until the
+// the command's RLIMIT_CPU, a command hammering denied calls burnt the monitor's CPU until the
 // kernel SIGKILLed it: the planted hook stayed and a detached descendant outlived sbx (seen failing so
 // before the fix: "sbx-landlock ended before it could check the 3 guarded paths", exit 137). Here the
 // same scenario for real, an allow-list network and a 1 s CPU-time limit: the command itself is killed
@@ -70,7 +70,7 @@ function limitRow(text: string, row: string): string[] {
 }
 
 describe.skipIf(SKIP_INTEGRATION)('--backend landlock: the profile limits the command, never the helper', () => {
-  it('a command hammering denied connects under a 1 s CPU limit: it gets SIGXCPU, the monitor restores and ends everything', async () => {
+  it('a command hammering denied sockets under a 1 s CPU limit: it gets SIGXCPU, the monitor restores and ends everything', async () => {
     const repo = freshRepo();
     // Inside the workspace (the repository): nothing else of the host's is executable there.
     copyFileSync(probe, join(repo, 'socket-probe'));
@@ -79,7 +79,8 @@ describe.skipIf(SKIP_INTEGRATION)('--backend landlock: the profile limits the co
     const script =
       'printf x > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && ' +
       `${LEFTOVER.join(' ')} </dev/null >/dev/null 2>&1 & ` +
-      'for i in 1 2; do ./socket-probe hammer 9 & done; exec ./socket-probe hammer 9';
+      // UDP sockets: each refused by the judge itself (a TCP connect would be captured into the proxy).
+      'for i in 1 2; do ./socket-probe hammer-udp & done; exec ./socket-probe hammer-udp';
     const r = await runSbx(
       ['--backend', 'landlock', '-p', profile, '--cpu-time', '1s', '--report-file', report, '--', 'sh', '-c', script],
       // The judge serves the hammers one call at a time: each takes seconds of wall time to spend its 1 s.

@@ -1,10 +1,11 @@
 // An allow-list network under `sbx run --backend landlock`, red-teamed: the command reaches an allowed
 // upstream on 127.0.0.1 through sbx's proxy (curl over HTTP and SOCKS, node, a second thread, a thread
-// with a descriptor table of its own), and every direct way out fails with the judge's EACCES and a
-// `network.direct` violation in the JSON report: the upstream itself, another loopback address on the
-// proxy's port, IPv6 and v4-mapped IPv6, UDP, MPTCP, AF_UNSPEC after a proxy connect, listen(), TCP
-// Fast Open. Each beside a control that shows the same probe reaching its listener unsandboxed.
-// Loopback only. Root and normal user alike (the judge needs no privilege).
+// with a descriptor table of its own), and every direct way out fails: a TCP connect to any address is
+// captured into the proxy, which refuses it (ECONNREFUSED) and reports its rule (the upstream itself,
+// another loopback address on the proxy's port, IPv6 and v4-mapped IPv6, TCP Fast Open); what is not
+// TCP fails with the judge's EACCES and a `network.direct` violation (UDP, MPTCP, AF_UNSPEC after a
+// proxy connect, listen()). Each beside a control that shows the same probe reaching its listener
+// unsandboxed. Loopback only. Root and normal user alike (the judge needs no privilege).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -100,15 +101,9 @@ async function inside(script: string): Promise<{ r: Ran; violations: Violation[]
   return { r, violations: report.violations };
 }
 
-/** The violation the judge reports for a refused connect() to `host:port`. */
-const direct = (host: string, port?: number) =>
-  expect.objectContaining({
-    phase: 'runtime',
-    kind: 'network',
-    rule: 'network.direct',
-    host,
-    ...(port === undefined ? {} : { port }),
-  });
+/** The violation sbx's proxy reports for a captured connect() it refused. */
+const refusedBy = (rule: string, host: string, port?: number) =>
+  expect.objectContaining({ phase: 'runtime', kind: 'network', rule, host, ...(port === undefined ? {} : { port }) });
 
 describe.skipIf(SKIP_INTEGRATION)('controls: unsandboxed, every probe reaches its listener', () => {
   it('TCP to 127.0.0.1 and 127.0.0.2, v4-mapped IPv6, UDP, AF_UNSPEC, listen, connects from threads', async () => {
@@ -161,27 +156,33 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow
 });
 
 describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow: every direct way out', () => {
-  it('the upstream itself, and another loopback address on the proxy port: EACCES, reported, nothing arrives', async () => {
+  it('the upstream itself, and another loopback address on the proxy port: captured, refused by the proxy (ECONNREFUSED), reported, nothing arrives', async () => {
     const { r, violations } = await inside(
       `${probe} connect4 127.0.0.1 ${sink.port}; ${probe} connect4 127.0.0.2 $P; ${probe} connect4 127.0.0.2 ${sink2.port}`,
     );
-    expect(r.out).toBe(Array(3).fill('connect4 connect:EACCES\n').join(''));
+    expect(r.out).toBe(Array(3).fill('connect4 connect:ECONNREFUSED\n').join(''));
     expect(await sink.listener.drain()).toEqual([]);
     expect(await sink2.listener.drain()).toEqual([]);
-    expect(violations).toEqual([direct('127.0.0.1', sink.port), direct('127.0.0.2'), direct('127.0.0.2', sink2.port)]);
+    // The proxy decides and reports: the literal 127.0.0.1 is allowed, its port is not in allow_private;
+    // 127.0.0.2 is no name's address.
+    expect(violations).toEqual([
+      refusedBy('network.private', '127.0.0.1', sink.port),
+      refusedBy('network.allow', '127.0.0.2'),
+      refusedBy('network.allow', '127.0.0.2', sink2.port),
+    ]);
     expect(upstream.paths).toEqual([]);
   });
 
-  it('IPv6 and v4-mapped IPv6, even to the proxy port: EACCES, reported', async () => {
-    const targets = [`::ffff:127.0.0.1 ${sink.port}`, '::ffff:127.0.0.1 $P', ...(sink6 ? [`::1 ${sink6.port}`] : [])];
-    const { r, violations } = await inside(targets.map((a) => `${probe} connect6 ${a}`).join('; '));
-    expect(r.out).toBe(Array(targets.length).fill('connect6 connect:EACCES\n').join(''));
+  it('IPv6 and v4-mapped IPv6: captured and refused by the proxy; v4-mapped to the proxy port is the proxy', async () => {
+    const targets = [`::ffff:127.0.0.1 ${sink.port}`, ...(sink6 ? [`::1 ${sink6.port}`] : [])];
+    const { r, violations } = await inside(
+      [...targets.map((a) => `${probe} connect6 ${a}`), `${probe} connect6 ::ffff:127.0.0.1 $P`].join('; '),
+    );
+    expect(r.out).toBe([...targets.map(() => 'connect6 connect:ECONNREFUSED\n'), 'connect6 ok\n'].join(''));
     expect(await sink.listener.drain()).toEqual([]);
     if (sink6) expect(await sink6.listener.drain()).toEqual([]);
-    expect(violations.map((v) => v.detail)).toEqual(
-      targets.map(() => expect.stringContaining('connect on an IPv6 socket')),
-    );
-    expect(violations[0]).toEqual(direct('::ffff:127.0.0.1', sink.port));
+    expect(violations[0]).toEqual(refusedBy('network.private', '127.0.0.1', sink.port));
+    if (sink6) expect(violations[1]).toEqual(refusedBy('network.allow', '::1', sink6.port));
   });
 
   it('UDP and MPTCP sockets: socket() fails with EACCES, reported; nothing arrives', async () => {
@@ -190,7 +191,7 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow
     expect(await udp.listener.drain()).toEqual([]);
     expect(await sink.listener.drain()).toEqual([]);
     expect(violations.map((v) => v.detail)).toEqual([
-      expect.stringMatching(/^socket refused: datagram \(UDP\)/),
+      'socket refused: UDP (DNS, QUIC) is not carried: clients fall back to TCP; sbx answers DNS over TCP',
       expect.stringMatching(/^socket refused: stream, not TCP/),
     ]);
   });
@@ -208,9 +209,9 @@ describe.skipIf(SKIP_INTEGRATION)('sbx run --backend landlock with network.allow
     const { r, violations } = await inside(
       `${probe} hand-socket ${probe} tfo-sendto ${sink.port}; ${probe} hand-socket ${probe} tfo-connect ${sink.port}`,
     );
-    expect(r.out).toBe('tfo-sendto sendto:EOPNOTSUPP\ntfo-connect connect:EACCES\n');
+    expect(r.out).toBe('tfo-sendto sendto:EOPNOTSUPP\ntfo-connect connect:ECONNREFUSED\n');
     expect(await sink.listener.drain()).toEqual([]);
-    expect(violations).toEqual([direct('127.0.0.1', sink.port)]);
+    expect(violations).toEqual([refusedBy('network.private', '127.0.0.1', sink.port)]);
   });
 });
 
@@ -283,10 +284,12 @@ describe.skipIf(SKIP_INTEGRATION)('sbx explain --backend landlock with network.a
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n');
     expect(lines.find((l) => l.startsWith('network '))).toMatch(
-      /^network {3}filtered: no network namespace \(the host's network\); Landlock denies TCP, the helper connects/,
+      /^network {3}filtered: no network namespace \(the host's network\); Landlock denies TCP, the helper's judge takes each connect\(\) into sbx's proxy/,
     );
     expect(lines).toContain('net=filtered');
     expect(lines).toContain('connect=<proxy-http-port>');
+    // Every other TCP connect is captured into the proxy's HTTP port.
+    expect(lines).toContain('capture=<proxy-http-port>');
     expect(lines.some((l) => /^ {2}weaker network\.filtered:/.test(l))).toBe(true);
   });
 });

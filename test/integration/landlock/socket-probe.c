@@ -27,7 +27,11 @@
  *
  *   hammer PORT           connect() to 127.0.0.1:PORT from a fresh TCP socket, over and over until it is
  *                         killed (test/integration/landlock/limits.test.ts: each denial costs the judge
- *                         CPU time); prints "hammer connected" and exits 3 if one ever succeeds
+ *                         CPU time); prints "hammer connected" and exits 3 if one ever succeeds. Under
+ *                         an allow list each such connect is captured into sbx's proxy, a round trip the
+ *                         command waits on: `hammer-udp` is the cheap denial there
+ *   hammer-udp            socket(AF_INET, SOCK_DGRAM) over and over, each refused by the judge; prints
+ *                         "hammer created" and exits 3 if one ever succeeds
  *
  * Whatever the network:
  *   dgram-pair PATH       socketpair(AF_UNIX, SOCK_DGRAM), then sendto() the pathname socket PATH
@@ -266,6 +270,13 @@ static int hammer(const char *port) {
 	}
 }
 
+static int hammer_udp(void) {
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd >= 0) return puts("hammer created"), 3;
+	}
+}
+
 int main(int argc, char **argv) {
 	if (argc < 2) return fprintf(stderr, "usage: socket-probe PROBE ARG...\n"), 2;
 	name = argv[1];
@@ -276,6 +287,7 @@ int main(int argc, char **argv) {
 		return perror("socket-probe: exec"), 127;
 	}
 	if (!strcmp(name, "uring-udp")) return uring_udp(argv[2]);
+	if (!strcmp(name, "hammer-udp")) return hammer_udp();
 	if (!strcmp(name, "uring-unix")) return uring_unix(argv[2]);
 	if (!strncmp(name, "tfo-send", 8)) return tfo(name + 4, argv[2]);
 	if (!strcmp(name, "tfo-connect")) return tfo_connect(argv[2]);

@@ -37,4 +37,14 @@ describe('unreachableViolation', () => {
     });
     expect(unreachableViolation(3, 'filtered')?.detail).toMatch(/^3 attempts .*only the egress proxy leads out/);
   });
+
+  it('under transparent capture (no TCP connect is left to find no route) says a datagram, and that UDP is not carried', () => {
+    expect(unreachableViolation(2, 'captured')).toEqual({
+      phase: 'runtime',
+      kind: 'network',
+      rule: 'network',
+      detail:
+        '2 attempts to send outside the sandbox found no route (a datagram (UDP, ICMP), or a TCP connect the judge could not take: the kernel counts them alike): UDP (DNS, QUIC) is not carried: clients fall back to TCP; sbx answers DNS over TCP',
+    });
+  });
 });

@@ -28,7 +28,7 @@ import { SRC_DIR } from '../../helpers/paths.js';
 import { fixtureNsjailHost } from '../backend/nsjail/nsjail-fixtures.js';
 import { WITH_CREDENTIALS } from '../../helpers/credentials.js';
 
-const BRIDGE = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs' };
+const BRIDGE = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs', judge: '/opt/sbx/dist/sbx-landlock' };
 
 interface Sample {
   name: string;
@@ -160,7 +160,7 @@ describe('Mount.role', async () => {
   });
 
   // The control: the comparison above sees a change in what the consumers act on.
-  const acted: MountRole[] = ['system', 'toolchain', 'bridge', 'guard', 'git-config', 'user-ro'];
+  const acted: MountRole[] = ['system', 'toolchain', 'bridge', 'capture', 'guard', 'git-config', 'user-ro'];
   it.each(acted)('changing the role %s changes what some consumer produces', (role) => {
     const changed = all.filter((s) => {
       if (!s.policy.mounts.some((m) => m.role === role)) return false;

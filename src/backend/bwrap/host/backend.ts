@@ -35,7 +35,12 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
   execOptions: () => ({}),
   async read(result, host, launcher) {
     // A commondir the command created is the git-state auditor's (pipeline/git-audit-stage.ts).
-    if (result.kind === 'ran') return ranResult(result);
+    if (result.kind === 'ran') {
+      // The network judge's denials, on its own descriptor under transparent capture (compile.ts).
+      if (!result.status.includes('"denied')) return ranResult(result);
+      const { judgeViolations } = await import('../../shared/judge-status.js');
+      return { ...ranResult(result), observed: judgeViolations(result.status) };
+    }
     // The diagnosis loads only when bwrap failed: a successful launch never pays for it.
     const [{ diagnoseUserNamespaces }, { describeCause, isNamespaceFailure }] = await Promise.all([
       import('../../../doctor/host/host-facts.js'),
@@ -58,7 +63,13 @@ export const bwrap: Backend<BwrapLauncher, 'status-fd'> = {
     const argv = expandPinnedFds(expandArgsFd(launch), launch);
     const sbxOnly = ['--json-status-fd', '--seccomp'];
     const inline = argv.filter((a, i) => !sbxOnly.includes(a) && !sbxOnly.includes(argv[i - 1] ?? ''));
-    const filter = seccomp ? ' and passes the seccomp filter on fd 5 (--seccomp 5)' : '';
+    const judged = launch.fds.filter((f) => f.purpose === 'status').length > 1;
+    const filter = !seccomp
+      ? ''
+      : judged
+        ? ' and passes the seccomp filter on fd 5 to the network judge, which installs it for the command; ' +
+          "the judge's denials come on fd 6"
+        : ' and passes the seccomp filter on fd 5 (--seccomp 5)';
     const lines = [
       `# ${launcher.version}. sbx passes the options on fd 4 (--args 4), reads bwrap's JSON status on fd 3${filter}. ` +
         `Inline, runnable as is${seccomp ? ' but without the filter' : ''}:`,

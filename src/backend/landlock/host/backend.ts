@@ -1,5 +1,5 @@
 // The landlock unit: sbx's own helper (native/sbx-landlock.c, built into dist/) probed
-// (backend/landlock/host/landlock-probe.ts), the Policy compiled (compile.ts), its status read (status.ts: the
+// (backend/landlock/host/landlock-probe.ts), the Policy compiled (compile.ts), its status read (shared/judge-status.ts: the
 // network judge's denials; guard.ts: what it restored), all loaded only for runs that use landlock.
 import { join } from 'node:path';
 import { SbxError } from '../../../errors.js';
@@ -48,11 +48,11 @@ export const landlock: Backend<LandlockLauncher, 'status-fd'> = {
   execOptions: () => ({ launcherKill: 'SIGTERM' }),
   async read(result) {
     if (result.kind === 'ran') {
-      const [{ landlockNetworkViolations }, { guardViolations }] = await Promise.all([
-        import('../status.js'),
+      const [{ judgeViolations }, { guardViolations }] = await Promise.all([
+        import('../../shared/judge-status.js'),
         import('../guard.js'),
       ]);
-      const observed = [...landlockNetworkViolations(result.status), ...guardViolations(result.status)];
+      const observed = [...judgeViolations(result.status), ...guardViolations(result.status)];
       return { ...ranResult(result), observed };
     }
     const message = `sbx-landlock could not confine the command (exit ${result.code ?? result.signal})${lastWords(result)}`;

@@ -49,6 +49,11 @@ export const nsjail: Backend<NsjailLauncher, 'supervisor'> = {
     // sbx's own timeout ended nsjail (SIGTERM): its log shows the signal, the run is a timeout all the same.
     const timedOut = result.timedOut || status.timedOut;
     const observed = status.violations.filter((v) => v.kind !== 'timeout');
+    // Under transparent capture the network judge's denials follow nsjail's log (compile.ts: its own descriptor).
+    if (result.log.includes('"denied')) {
+      const { judgeViolations } = await import('../../shared/judge-status.js');
+      observed.push(...judgeViolations(result.log));
+    }
     return supervisedResult(result, { status: status.code, timedOut, observed });
   },
   gaps: async (policy) => (await import('../compile.js')).describeNsjailGaps(policy),

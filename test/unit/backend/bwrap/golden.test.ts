@@ -256,9 +256,70 @@ describe('invariant checks (controls: each sees a broken argv fail)', () => {
   });
 });
 
+/** An allow list on a host where the network judge was built: transparent capture (backend/shared/bridge.ts). */
+const CAPTURE_BRIDGE = {
+  node: '/usr/bin/node',
+  script: '/opt/sbx/dist/bridge.cjs',
+  judge: '/opt/sbx/dist/sbx-landlock',
+};
+const captured = () =>
+  runPipeline('default', 'alice', {
+    request: { allowDomains: ['example.com'] },
+    mutateHost: (h) => {
+      h.bridge = CAPTURE_BRIDGE;
+    },
+  });
+
+describe('an allow list with transparent capture × alice', () => {
+  it('matches its golden argv', async () => {
+    const { argv, policy } = await captured();
+    expectGoldenText(join(GOLDEN_DIR, 'allow-list.alice.bwrap.argv'), bwrapGoldenText(argv, policy.mounts));
+  });
+
+  it('hands the seccomp filter to the judge, which starts the bridge; the resolver files send every name to sbx', async () => {
+    const { argv, launch, policy } = await captured();
+    const parsed = parseBwrapArgs(expandPinnedFds(argv.slice(1), launch));
+    // The filter is the judge's to install in its child: bwrap's --seccomp would put the judge itself under it.
+    expect(hasFlag(parsed, '--seccomp')).toBe(false);
+    expect(launch.fds.map((f) => f.purpose).slice(0, 4)).toEqual(['status', 'args', 'seccomp', 'status']);
+    expect(parsed.command.slice(0, 7)).toEqual([
+      '/run/sbx/sbx-landlock',
+      '--judge',
+      '5',
+      '6',
+      '3',
+      '--',
+      '/run/sbx/node',
+    ]);
+    expect(parsed.command.slice(7, 10)).toEqual(['/run/sbx/bridge.cjs', '--announce', '3']);
+    expect(parsed.command.slice(-4)).toEqual(['--', 'sh', '-c', 'echo hi']);
+    const files = policy.mounts.flatMap((m) => (m.kind === 'file' && m.role === 'capture' ? [m] : []));
+    expect(files.map((m) => [m.target, m.content])).toEqual([
+      ['/etc/resolv.conf', expect.stringContaining('nameserver 198.18.0.1\noptions use-vc\n')],
+      ['/etc/hosts', '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 sbx\n'],
+    ]);
+  });
+
+  it('without the judge (no C compiler built it) capture is off, and says why; bwrap installs the filter', async () => {
+    const { argv, policy } = await runPipeline('default', 'alice', {
+      request: { allowDomains: ['example.com'] },
+      mutateHost: (h) => {
+        h.bridge = { node: CAPTURE_BRIDGE.node, script: CAPTURE_BRIDGE.script };
+      },
+    });
+    expect(policy.network).toMatchObject({ capture: { kind: 'off', why: expect.stringContaining('not built') } });
+    expect(argv).toContain('--seccomp');
+    expect(argv).not.toContain('/run/sbx/sbx-landlock');
+    expect(policy.mounts.filter((m) => m.kind === 'file' && m.role === 'capture')).toEqual([]);
+  });
+});
+
 describe('golden files', () => {
   it('exist only for current profile × host pairs (no orphans to review)', () => {
-    const expected = CASES.map(({ profile, host }) => `${profile}.${host}.bwrap.argv`).sort();
+    const expected = [
+      ...CASES.map(({ profile, host }) => `${profile}.${host}.bwrap.argv`),
+      'allow-list.alice.bwrap.argv',
+    ].sort();
     const present = readdirSync(GOLDEN_DIR)
       .filter((f) => f.endsWith('.bwrap.argv'))
       .sort();

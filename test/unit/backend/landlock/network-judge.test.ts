@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { egressOf, judgeFix, landlockJudgedCalls } from '../../../../src/backend/landlock/network-judge.js';
-import { landlockNetworkViolations } from '../../../../src/backend/landlock/status.js';
+import { judgeViolations } from '../../../../src/backend/shared/judge-status.js';
 import { proxyEnv } from '../../../../src/backend/shared/proxy-env.js';
 import { FIXTURE_SESSION, runPipeline } from '../../../helpers/hosts.js';
 import { REPO_ROOT } from '../../../helpers/paths.js';
@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../../helpers/paths.js';
 describe('egressOf and landlockJudgedCalls', () => {
   const allowList = { request: { allowDomains: ['example.com'] } };
 
-  it("an allow list: the proxy's two ports, then the host ports, and the proxy variables for them", async () => {
+  it("an allow list: the proxy's two ports, then the host ports, the capture port, and the network variables", async () => {
     const { policy } = await runPipeline('default', 'alice', {
       ...allowList,
       profile: { network: { host_ports: [5432] } },
@@ -21,7 +21,9 @@ describe('egressOf and landlockJudgedCalls', () => {
     const session = { ...FIXTURE_SESSION, egressPorts: { http: 41001, socks: 41002 } };
     const egress = egressOf(policy, session);
     expect(egress.ports).toEqual([41001, 41002, 5432]);
-    expect(egress.env).toEqual(proxyEnv('127.0.0.1', 41001, 41002));
+    // Every other TCP connect is captured into the HTTP port; glibc asks its nameserver over TCP, which is captured too.
+    expect(egress.capture).toBe(41001);
+    expect(egress.env).toEqual({ ...proxyEnv('127.0.0.1', 41001, 41002), RES_OPTIONS: 'use-vc' });
     expect(landlockJudgedCalls(policy)).toEqual(['connect', 'listen', 'socket']);
   });
 
@@ -46,7 +48,7 @@ describe('judgeFix', () => {
   });
 });
 
-describe('landlockNetworkViolations', () => {
+describe('judgeViolations', () => {
   it('reads each denial line of the status descriptor, between the pid and the exit code', () => {
     const status = [
       '{ "child-pid": 12 }',
@@ -56,7 +58,7 @@ describe('landlockNetworkViolations', () => {
       '{ "exit-code": 0 }',
       '',
     ].join('\n');
-    expect(landlockNetworkViolations(status)).toEqual([
+    expect(judgeViolations(status)).toEqual([
       {
         phase: 'runtime',
         kind: 'network',
@@ -77,13 +79,13 @@ describe('landlockNetworkViolations', () => {
   it('counts what the judge dropped past its cap, and ignores lines of any other shape', () => {
     const status =
       '{ "child-pid": 1 }\n{ "denied": { "call": 3 } }\nnot json\n{ "denied-dropped": 7 }\n{ "exit-code": 1 }\n';
-    expect(landlockNetworkViolations(status)).toEqual([
+    expect(judgeViolations(status)).toEqual([
       expect.objectContaining({ rule: 'network.direct', detail: '7 more network calls refused (not listed)' }),
     ]);
   });
 
   it('finds nothing in a run without a judge', () => {
-    expect(landlockNetworkViolations('{ "child-pid": 1 }\n{ "exit-code": 0 }\n')).toEqual([]);
+    expect(judgeViolations('{ "child-pid": 1 }\n{ "exit-code": 0 }\n')).toEqual([]);
   });
 });
 

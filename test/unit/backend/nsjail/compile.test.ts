@@ -135,6 +135,33 @@ describe('compileNsjail options', () => {
     ]);
   });
 
+  it("transparent capture: the judge is the first process and gets sbx's filter (BPF) in place of nsjail's seccomp string", async () => {
+    const bridge = { node: '/usr/bin/node', script: '/opt/sbx/dist/bridge.cjs', judge: '/opt/sbx/dist/sbx-landlock' };
+    const policy = await policyFor('default', 'alice', {
+      request: { command: ['curl', 'x'], allowDomains: ['example.com'] },
+      mutateHost: (h) => (h.bridge = bridge),
+    });
+    const launch = compile(policy);
+    const p = parseNsjailArgs(launch.args);
+    expect(hasFlag(p, '--seccomp_string')).toBe(false);
+    expect(valuesOf(p, '--pass_fd')).toEqual(['5', '6']);
+    expect(launch.fds.map((f) => f.purpose)).toEqual(['status', 'args', 'seccomp', 'status']);
+    expect(p.command.slice(0, 9)).toEqual([
+      '/run/sbx/sbx-landlock',
+      '--judge',
+      '5',
+      '6',
+      '3',
+      '--',
+      '/run/sbx/node',
+      '/run/sbx/bridge.cjs',
+      '--announce',
+    ]);
+    // The resolver files and the judge are mounted as under bwrap.
+    const targets = mountOps(p).map((m) => m.target);
+    expect(targets).toEqual(expect.arrayContaining(['/etc/resolv.conf', '/etc/hosts', '/run/sbx/sbx-landlock']));
+  });
+
   it("remount-ro of a mount makes that mount read-only; of / keeps nsjail's read-only root", async () => {
     const policy = await policyFor('read-only');
     const p = parsed(policy);

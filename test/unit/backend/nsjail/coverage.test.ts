@@ -90,7 +90,9 @@ function leafPaths(value: unknown, prefix: string): string[] {
     Array.isArray(value) ||
     value === null ||
     typeof value !== 'object' ||
-    ['env.vars', 'network.bridge', 'network.rules', 'commands.allow', 'credentials.rules'].includes(prefix)
+    ['env.vars', 'network.bridge', 'network.capture', 'network.rules', 'commands.allow', 'credentials.rules'].includes(
+      prefix,
+    )
   )
     return [prefix];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));

@@ -37,6 +37,7 @@ const ARITY: Record<string, number> = {
   '--symlink': 1,
   '--proc_path': 1,
   '--seccomp_string': 1,
+  '--pass_fd': 1,
   '--exec_file': 1,
 };
 

@@ -1,8 +1,10 @@
-// What sbx-landlock's status descriptor says beyond the command's pid and exit code: the denials of its
-// network judge (native/sbx-landlock-net.c report()), one JSON line each, as violations. Pure. The lines
-// come from the monitor, outside the sandbox (the command never holds the descriptor), and carry only
-// the judge's own phrases and the numbers it formatted; each is still parsed as data, never trusted
-// for more than its fields' shapes.
+// What the network judge's status says (native/sbx-landlock-net.c report()): its denials, one JSON line
+// each, as violations. Pure. Under landlock they come on sbx-landlock's status descriptor, beyond the
+// command's pid and exit code; under bwrap on a descriptor of their own (backend/shared/bridge.ts). The
+// lines come from the monitor, which the command never controls (it holds neither the descriptor nor
+// the monitor's memory), and carry only the judge's own phrases and the numbers it formatted; each is
+// still parsed as data, never trusted for more than its fields' shapes.
+import { UDP_NOT_CARRIED } from '../../network/net-counters.js';
 import type { Violation } from '../../policy/violation.js';
 
 /** The rule of a connection that did not go through sbx's proxy (its key: the profile's `network`). */
@@ -13,6 +15,8 @@ interface Denial {
   what: string;
   address?: string;
   port?: number;
+  /** A captured connect that sbx's proxy did not take (the proxy reports its own refusals itself). */
+  captured: boolean;
 }
 
 function denialOf(line: string): Denial | undefined {
@@ -26,11 +30,11 @@ function denialOf(line: string): Denial | undefined {
   if (typeof d !== 'object' || d === null || typeof d.call !== 'string' || typeof d.what !== 'string') return undefined;
   const where =
     typeof d.address === 'string' && Number.isInteger(d.port) ? { address: d.address, port: d.port as number } : {};
-  return { call: d.call, what: d.what, ...where };
+  return { call: d.call, what: d.what, ...where, captured: d.captured === true };
 }
 
 /** The judge's denials in the order it made them, and one for those it counted but did not write. */
-export function landlockNetworkViolations(statusText: string): Violation[] {
+export function judgeViolations(statusText: string): Violation[] {
   const violations: Violation[] = [];
   for (const line of statusText.split('\n')) {
     const d = denialOf(line);
@@ -40,7 +44,7 @@ export function landlockNetworkViolations(statusText: string): Violation[] {
       phase: 'runtime',
       kind: 'network',
       rule: DIRECT_RULE,
-      detail: `${d.call}${to} refused: ${d.what} (only sbx's proxy is reachable)`,
+      detail: `${d.call}${to} refused: ${d.what}${d.captured || d.what === UDP_NOT_CARRIED ? '' : " (only sbx's proxy is reachable)"}`,
       ...(d.address === undefined ? {} : { host: d.address, port: d.port! }),
     });
   }

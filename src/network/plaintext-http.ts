@@ -11,8 +11,11 @@
 // the next head starts. Whatever a server might frame differently is refused rather than guessed at:
 // Content-Length beside Transfer-Encoding, a coding other than exactly `chunked`, several lengths,
 // bare CR or LF, obs-fold, whitespace before a colon, an HTTP version other than 1.0 and 1.1. What
-// cannot be checked at all is refused too: CONNECT and HTTP/2 (prior knowledge or `Upgrade: h2c`)
-// inside the tunnel, and every Upgrade but WebSocket. After a WebSocket upgrade the next bytes decide:
+// cannot be checked at all is refused too: CONNECT and HTTP/2 prior knowledge inside the tunnel, and
+// every Upgrade but WebSocket and h2c. An `Upgrade: h2c` offer (Java's HttpClient sends one with every
+// cleartext request) is taken out of the head instead: a server that was not offered the upgrade
+// answers in HTTP/1.1, which every such client accepts (RFC 9113 §3.1 retired h2c anyway), and
+// the connection stays checkable. After a WebSocket upgrade the next bytes decide:
 // another request head is checked (the server declined), anything else is the frames (unchecked).
 // A stream whose first bytes are not an HTTP request line (SSH, a database protocol, SMTP's client
 // lines) is not HTTP and passes unchecked, as before.
@@ -51,6 +54,10 @@ interface RequestHead {
   version: string;
   /** Field names lower-cased, values trimmed, in order. */
   fields: [string, string][];
+  /** Each field's line as sent (without its CRLF), beside `fields`. */
+  lines: Buffer[];
+  /** Where the request line ends (after its CRLF). */
+  lineEnd: number;
   length: number;
 }
 
@@ -135,6 +142,7 @@ function parseHead(bytes: Buffer): HeadParse {
   const line = parseRequestLine(bytes);
   if (line.kind !== 'line') return line;
   const fields: [string, string][] = [];
+  const lines: Buffer[] = [];
   let at = line.end;
   for (;;) {
     const lf = bytes.indexOf(LF, at);
@@ -147,15 +155,53 @@ function parseHead(bytes: Buffer): HeadParse {
     const field = parseField(content);
     if (!Array.isArray(field)) return { kind: 'malformed', reason: field.reason };
     fields.push(field);
+    lines.push(content);
   }
   return {
     kind: 'head',
-    head: { method: line.method, target: line.target, version: line.version, fields, length: at },
+    head: {
+      method: line.method,
+      target: line.target,
+      version: line.version,
+      fields,
+      lines,
+      lineEnd: line.end,
+      length: at,
+    },
   };
 }
 
 function valuesOf(head: RequestHead, name: string): string[] {
   return head.fields.filter(([n]) => n === name).map(([, v]) => v);
+}
+
+/** The request offers exactly one upgrade, to cleartext HTTP/2. */
+function offersH2cOnly(head: RequestHead): boolean {
+  const upgrade = valuesOf(head, 'upgrade');
+  return upgrade.length === 1 && (upgrade[0] as string).toLowerCase() === 'h2c';
+}
+
+/**
+ * The head without its h2c offer: no Upgrade or HTTP2-Settings line, and neither token left in
+ * Connection (a Connection line with nothing else left goes too). Every other line is sent as it came.
+ */
+function withoutH2cOffer(head: RequestHead, bytes: Buffer): Buffer {
+  const CRLF = Buffer.from('\r\n', 'latin1');
+  const out: Buffer[] = [bytes.subarray(0, head.lineEnd)];
+  head.fields.forEach(([name, value], i) => {
+    if (name === 'upgrade' || name === 'http2-settings') return;
+    if (name === 'connection') {
+      const kept = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '' && !['upgrade', 'http2-settings'].includes(t.toLowerCase()));
+      if (kept.length > 0) out.push(Buffer.from(`Connection: ${kept.join(', ')}`, 'latin1'), CRLF);
+      return;
+    }
+    out.push(head.lines[i] as Buffer, CRLF);
+  });
+  out.push(CRLF);
+  return Buffer.concat(out);
 }
 
 /** The body framing of a request (RFC 9112 §6.3), or why a server could frame it differently. */
@@ -182,8 +228,8 @@ function refusalOf(head: RequestHead, tunnel: TunnelName): string | undefined {
   if (head.method === 'PRI') return 'cleartext HTTP/2 (prior knowledge) cannot be checked in a tunnel';
   if (head.method === 'CONNECT') return `a CONNECT inside the tunnel to ${shown}`;
   const upgrade = valuesOf(head, 'upgrade');
-  if (upgrade.some((u) => u.toLowerCase() !== 'websocket'))
-    return 'an Upgrade other than websocket (h2c, TLS) cannot be checked in a tunnel';
+  if (!offersH2cOnly(head) && upgrade.some((u) => u.toLowerCase() !== 'websocket'))
+    return 'an Upgrade other than websocket (TLS, several protocols) cannot be checked in a tunnel';
   const hosts = valuesOf(head, 'host');
   if (hosts.length > 1) return 'more than one Host header';
   const absolute = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/(?:[^@/?#]*@)?([^/?#]*)/.exec(head.target);
@@ -266,9 +312,14 @@ export function createRequestChecker(tunnel: TunnelName): RequestChecker {
             if (refused !== undefined) return refuse(refused);
             const framing = framingOf(parsed.head);
             if ('reason' in framing) return refuse(`a request body framed ambiguously (${framing.reason})`);
-            const upgrade = valuesOf(parsed.head, 'upgrade').length > 0;
             served++;
-            release(parsed.head.length);
+            const h2c = offersH2cOnly(parsed.head);
+            const upgrade = !h2c && valuesOf(parsed.head, 'upgrade').length > 0;
+            if (h2c) {
+              out.push(withoutH2cOffer(parsed.head, held));
+              data = held.subarray(parsed.head.length);
+              held = Buffer.alloc(0);
+            } else release(parsed.head.length);
             if (framing.kind === 'length' && framing.bytes > 0) state = { kind: 'body', left: framing.bytes, upgrade };
             else if (framing.kind === 'chunked') state = { kind: 'chunk-size', upgrade };
             else state = afterBody(upgrade);

@@ -56,9 +56,8 @@ let ws: string;
 let env: Record<string, string>;
 let profileFile: string;
 
-// HttpClient is pinned to HTTP/1.1: its default asks a cleartext server for `Upgrade: h2c`, which the
-// proxy refuses in a tunnel (it cannot check HTTP/2's requests against the tunnel's name: docs/DESIGN.md
-// "Plaintext in a tunnel"); over https, or against a server that ignores the upgrade, it is not asked.
+// HttpClient as it comes: its default (HTTP/2) offers a cleartext server `Upgrade: h2c`, which the
+// proxy takes out of the request (docs/DESIGN.md "Plaintext in a tunnel"), so the answer is HTTP/1.1.
 const JAVA = `import java.net.*;
 import java.net.http.*;
 public class Cap {
@@ -67,7 +66,7 @@ public class Cap {
     c.setConnectTimeout(10000);
     c.setReadTimeout(10000);
     System.out.println(c.getResponseCode() + " " + new String(c.getInputStream().readAllBytes()).trim());
-    HttpClient h = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(java.time.Duration.ofSeconds(10)).build();
+    HttpClient h = HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(10)).build();
     HttpResponse<String> r = h.send(HttpRequest.newBuilder(URI.create(a[0] + "/client")).build(), HttpResponse.BodyHandlers.ofString());
     System.out.println(r.statusCode() + " " + r.body().trim());
   }

@@ -28,6 +28,20 @@ describe('createRequestChecker', () => {
     }
   });
 
+  it('takes an h2c offer out of the head (the server answers in HTTP/1.1) and checks the next request', () => {
+    const offer =
+      'GET /x HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings, keep-alive\r\nHost: allowed.test\r\n' +
+      'HTTP2-Settings: AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA\r\nUpgrade: h2c\r\nUser-Agent: Java-http-client/17\r\n\r\n';
+    expect(feed([offer, get('allowed.test')])).toEqual({
+      forwarded:
+        'GET /x HTTP/1.1\r\nConnection: keep-alive\r\nHost: allowed.test\r\nUser-Agent: Java-http-client/17\r\n\r\n' +
+        get('allowed.test'),
+    });
+    const only = 'GET /x HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\r\n';
+    expect(feed([only]).forwarded).toBe('GET /x HTTP/1.1\r\nHost: allowed.test\r\n\r\n');
+    expect(feed([only, get('other.test')]).refused?.detail).toContain('Host header names another host');
+  });
+
   it('refuses a Host naming another host, or another port, before forwarding any of it', () => {
     expect(feed([get('other.test')])).toEqual({
       forwarded: '',
@@ -102,7 +116,8 @@ describe('createRequestChecker', () => {
     ['a bare CR', 'X-A: a\rHost: other.test\r\n', 'bare CR'],
     ['a NUL in a value', 'X-A: a\x00b\r\n', 'control character'],
     ['a second Host', 'Host: allowed.test\r\n', 'more than one Host'],
-    ['an h2c upgrade', 'Upgrade: h2c\r\nConnection: Upgrade\r\n', 'Upgrade other than websocket'],
+    ['an upgrade to TLS', 'Upgrade: TLS/1.2\r\nConnection: Upgrade\r\n', 'Upgrade other than websocket'],
+    ['an h2c offer beside another', 'Upgrade: h2c, websocket\r\nConnection: Upgrade\r\n', 'Upgrade other than'],
   ])('refuses %s', (_what, extra, detail) => {
     expect(feed([get('allowed.test', extra)]).refused?.detail).toContain(detail);
   });

@@ -184,9 +184,14 @@ export async function whyRun(
     const { pins, resolved, sources } = await trusted(run);
     const { policy, host, plan } = await derive({ ctx: run.ctx, resolved, pins });
     const facts = { policy, profile: resolved.profile, plan, host };
+    const store = { stateHome: run.ctx.dirs.stateHome, uid: run.ctx.uid, workspace: policy.workspace.host };
+    const notice = (line: string) => run.ctx.options.onNotice?.(line);
+    const { rememberedDestinations } = await import('../network/host/run-questions.js');
+    const remembered =
+      policy.network.kind === 'filtered' ? rememberedDestinations(store, policy.profile.name, notice) : [];
     const answers = targets.map((t) => {
       if (t.kind === 'path') return whyPath(facts, t.target, t.hostPath);
-      if (t.kind === 'host') return whyHost(policy, t.target);
+      if (t.kind === 'host') return whyHost(policy, t.target, remembered);
       const decided = decideCommandOnHost(policy, host, run.ctx.options.allowDenylistedCommands, true);
       return whyCommand(policy.shell === undefined ? policy.command : [policy.shell], decided);
     });

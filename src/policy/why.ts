@@ -7,6 +7,7 @@
 import { posix } from 'node:path';
 import type { CommandDecision } from '../commands/command-rules.js';
 import { canonicalIp, decideAddress, decideHost, normaliseHost, splitHostPort } from '../network/egress.js';
+import { isAskable, type NetworkRequest, withApproved } from '../network/network-asks.js';
 import { isWithin } from '../path-within.js';
 import type { Profile } from '../profile/schema.js';
 import { ruleKey } from '../profile/positions.js';
@@ -265,7 +266,11 @@ export function whyPath(facts: WhyFacts, target: string, hostPath: string): WhyA
 }
 
 /** What the network lets the command reach at `target` (`host`, `host:port`, `[v6]:port`), and the rule that decides. */
-export function whyHost(policy: Policy, target: string): WhyAnswer {
+/**
+ * `remembered`: the destinations the user answered `always` for this profile (network-asks.ts): a run's
+ * proxy adds them after the profile's allow entries, so a name they let in is answered as theirs.
+ */
+export function whyHost(policy: Policy, target: string, remembered: readonly NetworkRequest[] = []): WhyAnswer {
   const split = splitHostPort(target);
   const port = split?.port ?? DEFAULT_WHY_PORT;
   const host = (split && normaliseHost(split.host)) ?? target;
@@ -295,16 +300,21 @@ export function whyHost(policy: Policy, target: string): WhyAnswer {
       because: `the host's 127.0.0.1:${port} is relayed inside`,
       source: { key: `network.host_ports[${relayed}]` },
     };
-  const byName = decideHost(net.rules, host, port);
+  const own = decideHost(net.rules, host, port);
+  const rules = isAskable(own) ? withApproved(net.rules, remembered) : net.rules;
+  const byName = rules === net.rules ? own : decideHost(rules, host, port);
+  const answered = !own.allowed && byName.allowed;
   // The proxy checks each address a name resolves to next; an IP literal resolves to itself.
-  const decision = byName.allowed && canonicalIp(host) !== undefined ? decideAddress(net.rules, host, port) : byName;
+  const decision = byName.allowed && canonicalIp(host) !== undefined ? decideAddress(rules, host, port) : byName;
   if (!decision.allowed) {
     const key = decision.key ?? ruleKey(decision.rule);
     return { ...base, allowed: false, because: decision.detail, ...(key ? { source: { key } } : {}) };
   }
-  const pattern = byName.key && net.rules.allow[Number(/\[(\d+)\]$/.exec(byName.key)?.[1])]?.text;
+  const pattern = byName.key && rules.allow[Number(/\[(\d+)\]$/.exec(byName.key)?.[1])]?.text;
   const via = decision !== byName && decision.key ? `; ${host} is listed in network.allow_private` : '';
-  const because = `${host}:${port} matches network.allow "${pattern}"${via}`;
+  const because = answered
+    ? `${host}:${port} is in no network.allow entry, and you answered "always" for it (sbx approvals list)${via}`
+    : `${host}:${port} matches network.allow "${pattern}"${via}`;
   const addresses =
     canonicalIp(host) === undefined
       ? [
@@ -315,7 +325,8 @@ export function whyHost(policy: Policy, target: string): WhyAnswer {
           },
         ]
       : [];
-  return { ...base, allowed: true, because, ...(byName.key ? { source: { key: byName.key } } : {}), also: addresses };
+  const source = byName.key && !answered ? { source: { key: byName.key } } : {};
+  return { ...base, allowed: true, because, ...source, also: addresses };
 }
 
 /** The command rules' verdict as `sbx why` shows it: each refusing rule, else the rules that let it run or asked. */

@@ -147,6 +147,22 @@ describe('sbx why: hosts', () => {
     expect(a).toMatchObject({ allowed: false, source: { key: 'network.deny[0]', file: FILE, ...at(yaml, 'evil') } });
   });
 
+  it('a destination answered "always": allowed as the user answer, for that port only; deny still wins', () => {
+    const { policy, locate } = fixture(yaml);
+    const remembered = [
+      { host: 'example.com', port: 443 },
+      { host: 'evil.github.com', port: 443 },
+    ];
+    const a = locate(whyHost(policy, 'example.com', remembered));
+    expect(a).toMatchObject({ allowed: true, because: expect.stringContaining('you answered "always"') });
+    expect(a.kind === 'host' && a.source).toBeUndefined();
+    expect(locate(whyHost(policy, 'example.com:80', remembered)).allowed).toBe(false);
+    expect(locate(whyHost(policy, 'evil.github.com:443', remembered))).toMatchObject({
+      allowed: false,
+      source: { key: 'network.deny[0]' },
+    });
+  });
+
   it('a host no pattern names: denied by the allow list; an IP literal needs allow_private too', () => {
     const { policy, locate } = fixture(yaml);
     expect(locate(whyHost(policy, 'example.com'))).toMatchObject({

@@ -213,8 +213,7 @@ async function captureCheck(): Promise<Check> {
     const detail = `the network judge cannot work here (${unavailable}): allow-list runs fail`;
     return { name, status: 'warn', detail, fix: judgeFix(unavailable) };
   }
-  const detail =
-    'on under bwrap and landlock: allow lists carry every TCP client (not nsjail: proxy-aware clients only)';
+  const detail = 'on under bwrap, nsjail and landlock: allow lists carry every TCP client';
   return { name, status: 'ok', detail };
 }
 

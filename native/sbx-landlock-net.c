@@ -307,6 +307,10 @@ static void judge_connect(int listener, const struct seccomp_notif *req, const s
 	struct sockaddr_storage sa = { 0 };
 	size_t len = addrlen < 0 ? 0 : (size_t)addrlen > sizeof sa ? sizeof sa : (size_t)addrlen;
 	int pidfd = (int)syscall(SYS_pidfd_open, req->pid, PIDFD_THREAD);
+	/* Before Linux 6.9 there is no PIDFD_THREAD (EINVAL). A thread-group leader's own pidfd then reads the
+	 * same descriptor table; any other thread's cannot be opened (EINVAL again), so its connect is left to
+	 * the kernel (in a namespace: no route) and never read through another thread's table. */
+	if (pidfd < 0 && errno == EINVAL) pidfd = (int)syscall(SYS_pidfd_open, req->pid, 0);
 	if (pidfd < 0) return namespaced ? (void)(v->proceed = 1) : fault(v, "pidfd_open");
 	/* The address is read once, into the monitor's memory; everything below uses this copy. */
 	if (len > 0 && read_caller(req->pid, req->data.args[1], &sa, len) < 0) {

@@ -213,8 +213,26 @@ async function captureCheck(): Promise<Check> {
     const detail = `the network judge cannot work here (${unavailable}): allow-list runs fail`;
     return { name, status: 'warn', detail, fix: judgeFix(unavailable) };
   }
+  const { release } = await import('node:os');
+  if (!hasThreadPidfds(release()))
+    return {
+      name,
+      status: 'warn',
+      detail:
+        'on, but this kernel (before Linux 6.9) has no per-thread pidfds: only connects made by a ' +
+        "process's main thread are captured; a client that connects from another thread (Java, Go) finds no route",
+      fix: 'a Linux 6.9 or later kernel; or clients that honour the proxy variables',
+    };
   const detail = 'on under bwrap, nsjail and landlock: allow lists carry every TCP client';
   return { name, status: 'ok', detail };
+}
+
+/** Linux 6.9 added PIDFD_THREAD, which the judge needs to read a connect made by any thread (native/sbx-landlock-net.c). */
+export function hasThreadPidfds(kernelRelease: string): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(kernelRelease);
+  if (!m) return true;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 6 || (major === 6 && minor >= 9);
 }
 
 export async function doctorCommand(flags: { json?: boolean }): Promise<void> {

@@ -4,7 +4,7 @@
 // a CONNECT would not. Port 53 is sbx's own DNS (dns-server.ts). Any other port needs a name to
 // decide on: the one sbx's DNS handed the address to this run, or else the one the host's /etc/hosts
 // gives it (landlock: the command reads the host's file and connects to the address), or the address
-// itself when the rules allow it as a literal (a CONNECT to it would be served too). Whichever name,
+// itself when the rules allow it as a literal (meantName says in which order). Whichever name,
 // the connection then takes the CONNECT path for name:port (http-proxy.ts): decided, resolved,
 // checked, dialled, its SNI or Host checked, exactly as for a client that asked by name.
 import type { IncomingMessage } from 'node:http';
@@ -27,16 +27,25 @@ export function isCaptured(req: IncomingMessage): boolean {
 
 const DNS_PORT = 53;
 
-/**
- * The hosts file's name for `address` on `port`: its only name, or else the only one of its names the
- * rules allow on the port. This only picks the name the command meant; dialChecked decides it.
- */
-function hostsName(ctx: ProxyContext, address: string, port: number): string | undefined {
+/** The hosts file's names for `address` (an IPv4-mapped IPv6 address is its IPv4). */
+function hostsNames(ctx: ProxyContext, address: string): readonly string[] {
   const v4 = address.startsWith('::ffff:') && address.includes('.') ? address.slice('::ffff:'.length) : address;
-  const names = ctx.hosts.get(address) ?? ctx.hosts.get(v4) ?? [];
-  if (names.length === 1) return names[0];
+  return ctx.hosts.get(address) ?? ctx.hosts.get(v4) ?? [];
+}
+
+/**
+ * The name the command meant by a host address: the only one of its hosts-file names the rules allow
+ * on the port (its Host and SNI then match the tunnel's name); else the address itself when the rules
+ * allow it as a literal (a CONNECT to it is served, and `localhost` for 127.0.0.1 must not turn it into
+ * a refusal); else its only hosts-file name, so that the refusal names what the command asked for.
+ * This only picks the name; dialChecked decides it.
+ */
+function meantName(ctx: ProxyContext, address: string, port: number): string | undefined {
+  const names = hostsNames(ctx, address);
   const allowed = names.filter((name) => decideHost(ctx.rules, name, port).allowed);
-  return allowed.length === 1 ? allowed[0] : undefined;
+  if (allowed.length === 1) return allowed[0];
+  if (decideHost(ctx.rules, address, port).allowed) return address;
+  return names.length === 1 ? names[0] : undefined;
 }
 
 export function routeCapture(ctx: ProxyContext, rawHost: string, port: number): CaptureRoute {
@@ -53,11 +62,8 @@ export function routeCapture(ctx: ProxyContext, rawHost: string, port: number): 
   }
   const pooled = ctx.pool.nameOf(address);
   if (pooled !== undefined) return { kind: 'name', host: pooled };
-  if (!ctx.pool.contains(address)) {
-    const named = hostsName(ctx, address, port);
-    if (named !== undefined) return { kind: 'name', host: named };
-    if (decideHost(ctx.rules, address, port).allowed) return { kind: 'name', host: address };
-  }
+  const meant = ctx.pool.contains(address) ? undefined : meantName(ctx, address, port);
+  if (meant !== undefined) return { kind: 'name', host: meant };
   const detail =
     `a connection to ${address}:${port}, an address no allowed name resolved to ` +
     '(names resolve through sbx inside the sandbox: connect by name)';

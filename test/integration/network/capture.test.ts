@@ -35,7 +35,7 @@ beforeAll(async () => {
   hostsDir = mkdtempSync(join(tmpdir(), 'sbx-capture-hosts-'));
   const hostsFile = join(hostsDir, 'hosts');
   // 127.0.0.1 has names the rules refuse (localhost) and one they allow; 127.0.0.2 only refused ones.
-  writeFileSync(hostsFile, '127.0.0.1 localhost allowed.test\n127.0.0.2 localhost2 localhost3\n');
+  writeFileSync(hostsFile, '127.0.0.1 localhost allowed.test\n127.0.0.2 localhost2 localhost3\n10.0.0.1 intranet\n');
   t = await startTestProxy(up, { hostsFile });
 });
 afterAll(async () => {
@@ -257,6 +257,18 @@ describe('a captured connect', () => {
     tls.write('GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n');
     expect((await drain(tls as unknown as Socket)).toString()).toContain('https hello from allowed.test');
     expect(newViolations()).toEqual([]);
+  });
+
+  it('to an address the rules allow as a literal is that address, not its refused hosts-file name', async () => {
+    // 10.0.0.1 is a literal of the allow-list; its only hosts-file name (intranet) is not allowed. Taken as
+    // the literal, the connection meets the address check (allow_private), as a CONNECT to it would.
+    const viaCapture = await captured(`10.0.0.1:${up.httpPort}`);
+    const viaConnect = await proxyConnect(t.proxy.httpSocket, `10.0.0.1:${up.httpPort}`);
+    expect([viaCapture.status, viaConnect.status]).toEqual([403, 403]);
+    const [a, b] = newViolations();
+    expect(a).toMatchObject({ rule: 'network.private', host: '10.0.0.1' });
+    expect(a).toEqual(b);
+    expect(newDials()).toEqual([]);
   });
 
   it('to an IPv4-mapped IPv6 pool address is its name', async () => {

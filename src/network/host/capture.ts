@@ -48,6 +48,18 @@ function meantName(ctx: ProxyContext, address: string, port: number): string | u
   return names.length === 1 ? names[0] : undefined;
 }
 
+/**
+ * The name sbx's DNS gave this run for `rawHost`, when it is a pool address. A client that resolved
+ * the name inside and then asked the proxy by address (a CONNECT, a `socks5://` without the h) means
+ * that name; taking it gives it exactly what asking by name would, and the tunnel checks SNI and Host
+ * against the name.
+ */
+export function pooledName(ctx: ProxyContext, rawHost: string): string | undefined {
+  const normal = normaliseHost(rawHost);
+  const address = normal === undefined ? undefined : canonicalIp(normal);
+  return address === undefined ? undefined : ctx.pool.nameOf(address);
+}
+
 export function routeCapture(ctx: ProxyContext, rawHost: string, port: number): CaptureRoute {
   if (port === DNS_PORT) return { kind: 'dns' };
   const normal = normaliseHost(rawHost);
@@ -60,7 +72,7 @@ export function routeCapture(ctx: ProxyContext, rawHost: string, port: number): 
       violation: ctx.refuse('capture', displayHost(rawHost), port, 'network.invalid', detail),
     };
   }
-  const pooled = ctx.pool.nameOf(address);
+  const pooled = pooledName(ctx, address);
   if (pooled !== undefined) return { kind: 'name', host: pooled };
   const meant = ctx.pool.contains(address) ? undefined : meantName(ctx, address, port);
   if (meant !== undefined) return { kind: 'name', host: meant };

@@ -22,7 +22,7 @@ import { outOfPlace, refuseCarried, scanningStream } from './credential-guard.js
 import { forwardable, framing } from './http-fields.js';
 import { rawResponse, refusalBody } from './replies.js';
 import { runTunnel } from './tunnel.js';
-import { isCaptured, routeCapture } from './capture.js';
+import { isCaptured, pooledName, routeCapture } from './capture.js';
 import { serveDns } from './dns-server.js';
 
 /** `host:port` or `[v6]:port`; the port may be omitted only when a default is given. */
@@ -216,7 +216,7 @@ function onConnect(ctx: ProxyContext, req: IncomingMessage, socket: Socket, head
   const target = parseAuthority(req.url ?? '');
   if (!target) return rawReply(socket, 400, 'Bad Request', 'sbx egress proxy: CONNECT needs host:port\n');
   if (isCaptured(req)) return onCaptured(ctx, socket, head, target);
-  return tunnelTo(ctx, 'connect', socket, head, target.host, target.port);
+  return tunnelTo(ctx, 'connect', socket, head, pooledName(ctx, target.host) ?? target.host, target.port);
 }
 
 export function createHttpProxy(ctx: ProxyContext): Server {

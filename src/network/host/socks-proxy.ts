@@ -3,6 +3,7 @@
 // it. ATYP IPv4/IPv6 are accepted too, and then the literal address is all there is to decide on.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ProxyContext } from './proxy-context.js';
+import { pooledName } from './capture.js';
 import { dialChecked } from './dial.js';
 import { runTunnel } from './tunnel.js';
 
@@ -102,7 +103,7 @@ async function handshake(ctx: ProxyContext, socket: Socket): Promise<void> {
     if (request[1] !== CMD_CONNECT) return void socket.end(replyBytes(REPLY.commandNotSupported));
     clearTimeout(deadline);
 
-    const dial = await dialChecked(ctx, 'socks', host, port);
+    const dial = await dialChecked(ctx, 'socks', pooledName(ctx, host) ?? host, port);
     if (dial.kind === 'refused') return void socket.end(replyBytes(REPLY.notAllowed));
     if (dial.kind === 'failed') return void socket.end(replyBytes(FAILURE_REPLY[dial.reason]));
     if (socket.destroyed) return void dial.socket.destroy();

@@ -20,6 +20,7 @@ import {
   drain,
   proxyConnect,
   readBytes,
+  socksConnect,
   startTestProxy,
   startUpstreams,
   type TestProxy,
@@ -294,12 +295,27 @@ describe('the preamble is no privilege', () => {
     expect(newDials()).toEqual([]);
   });
 
-  it('without the header a pool address is only an address (benchmarking range, refused)', async () => {
+  it('without the header a pool address sbx gave is its name, over CONNECT and SOCKS alike (no more than by name)', async () => {
     const [address] = (await lookup('allowed.test')).addresses;
-    const { status } = await proxyConnect(t.proxy.httpSocket, `${address}:${up.httpPort}`);
-    expect(status).toBe(403);
-    const { status: other } = await captured(`${address}:${up.httpPort}`, 'X-Sbx-Capture: yes\r\n');
-    expect(other).toBe(403);
+    const viaConnect = await proxyConnect(t.proxy.httpSocket, `${address}:${up.httpPort}`);
+    expect(viaConnect.status).toBe(200);
+    expect(await getOver(viaConnect.socket, 'allowed.test')).toContain('http hello from allowed.test');
+    const viaSocks = await socksConnect(
+      t.proxy.socksSocket,
+      { ipv4: (address as string).split('.').map(Number) },
+      up.httpPort,
+    );
+    expect(viaSocks.code).toBe(0);
+    expect(await getOver(viaSocks.socket, 'allowed.test')).toContain('http hello from allowed.test');
+    // The Host check holds the tunnel to the name, as by name.
+    const other = await proxyConnect(t.proxy.httpSocket, `${address}:${up.httpPort}`);
+    expect(await getOver(other.socket, 'other.test')).toContain('403');
+    // An address sbx never gave is only an address (the benchmarking range: refused).
+    expect((await proxyConnect(t.proxy.httpSocket, `198.19.200.7:${up.httpPort}`)).status).toBe(403);
+  });
+
+  it('only `X-Sbx-Capture: 1` marks a capture: any other value is a plain CONNECT (port 53 is then no DNS)', async () => {
+    expect((await captured(`${RESOLVER_ADDRESS}:53`, 'X-Sbx-Capture: yes\r\n')).status).toBe(403);
     expect(newDials()).toEqual([]);
   });
 });

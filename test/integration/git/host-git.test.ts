@@ -35,8 +35,12 @@ beforeAll(() => {
   if ('path' in nsjail) t.env.SBX_NSJAIL = nsjail.path;
 });
 afterAll(() => {
-  // A tree deeper than PATH_MAX: GNU rm walks it by descriptor, where Node's rmSync cannot.
-  if (t) spawnSync('rm', ['-rf', t.root]);
+  if (!t) return;
+  // Some plants make their directory 0555 (an attack that keeps sbx from cleaning it): as a user, not
+  // even rm could empty them. A tree deeper than PATH_MAX: GNU chmod and rm walk it by descriptor,
+  // where Node's rmSync cannot.
+  spawnSync('chmod', ['-R', 'u+w', t.root]);
+  spawnSync('rm', ['-rf', t.root]);
 });
 
 // The global config cases write ~/.gitconfig; no other case may see it.

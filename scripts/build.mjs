@@ -30,6 +30,8 @@ function buildId() {
   return hash.digest('hex').slice(0, 16);
 }
 
+const BUILD_ID = buildId();
+
 const common = {
   bundle: true,
   format: 'esm',
@@ -39,7 +41,7 @@ const common = {
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
-  define: { __SBX_BUILD__: JSON.stringify(buildId()) },
+  define: { __SBX_BUILD__: JSON.stringify(BUILD_ID) },
 };
 // The CLI's files are minified: smaller files compile faster (a launch loads cli.js whole: 1.5 ms of
 // its 13). The library stays as written, for its callers' stack traces.
@@ -194,8 +196,16 @@ if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
       stdio: 'inherit',
     },
   );
+  // The native client of `sbx hook AGENT --warm` (native/sbx-hook.c): its socket's name holds the build.
+  execFileSync(
+    cc,
+    ['-O2', '-Wall', '-Werror', `-DSBX_BUILD="${BUILD_ID}"`, '-o', 'dist/sbx-hook', 'native/sbx-hook.c'],
+    { stdio: 'inherit' },
+  );
 } else {
-  console.warn(`build: no C compiler (${cc}): dist/sbx-landlock not built, --backend landlock will be unavailable`);
+  console.warn(
+    `build: no C compiler (${cc}): dist/sbx-landlock and dist/sbx-hook not built, --backend landlock will be unavailable and hook --warm answers without a server`,
+  );
 }
 if (!process.argv.includes('--no-types'))
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });

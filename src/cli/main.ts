@@ -51,6 +51,11 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
     }
+    if (argv[2] === 'hook-server' && argv.length === 3) {
+      const { hookServerCommand } = await import('./hook/hook-server.js');
+      await hookServerCommand(process.env);
+      return;
+    }
     // An agent waits for its MCP server's first answer: the plain form skips commander too.
     const mcpFlags = argv[2] === 'mcp' ? parseMcpArgv(argv.slice(3)) : undefined;
     if (mcpFlags) {

@@ -6,9 +6,9 @@ import { showSource, type SourceView } from '../report/source-line.js';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 
-/** Files shown from where sbx was started, built-ins by name. */
-export function invokingView(): SourceView {
-  return { cwd: process.cwd(), builtinDir: join(packageRoot(), 'profiles') };
+/** Files shown from where sbx was started (or the hook's caller, for the hook server), built-ins by name. */
+export function invokingView(cwd = process.cwd()): SourceView {
+  return { cwd, builtinDir: join(packageRoot(), 'profiles') };
 }
 
 /**

@@ -420,7 +420,14 @@ Gemini CLI (~/.gemini/settings.json):
   {"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
     "hooks": [{"type": "command", "command": "/usr/local/bin/sbx hook gemini-cli || exit 2"}]}]}}
 \`|| exit 2\`: a hook that cannot start (sbx moved, node missing) then blocks the call instead of letting
-it run unsandboxed. See the README, "Coding agent hooks".`;
+it run unsandboxed.
+
+--warm: a call is answered by a per-user server (\`sbx hook-server\`, in sbx's cache directory) when one
+runs, without starting Node.js: the same answer, about 10 ms instead of Node's start and the CLI's
+loading. The first call starts it; it exits after 15 idle minutes (SBX_HOOK_IDLE_SECONDS). It needs the
+native client built with sbx (a C compiler at install); without it, --warm changes nothing. Each side
+checks the other is outside every sandbox (README "Coding agent hooks", docs/SECURITY.md). See the README,
+"Coding agent hooks".`;
 
 function addHookCommand(program: Command): void {
   program
@@ -429,6 +436,7 @@ function addHookCommand(program: Command): void {
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
     .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
     .option('--approve', 'tell the agent to run every rewritten command without asking you (claude-code only)')
+    .option('--warm', 'answer through a per-user hook server, started by the first call (see below)')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook/hook.js').HookFlags) => {
       const { HOOK_AGENTS, canApprove } = await import('./hook/hook-protocol.js');
@@ -442,6 +450,21 @@ function addHookCommand(program: Command): void {
         });
       const { hookCommand } = await import('./hook/hook.js');
       await hookCommand(known, flags);
+    });
+  program
+    .command('hook-server')
+    .description('serve `sbx hook AGENT --warm` calls for this user (started by the hook; exits when idle)')
+    .addHelpText(
+      'after',
+      `
+Listens on $XDG_CACHE_HOME/sbx/hook-BUILD.sock (~/.cache/sbx/...), judges each call exactly as
+\`sbx hook\` does with the caller's environment, and exits after SBX_HOOK_IDLE_SECONDS (900) without a
+call, or when another server takes the socket. A call from a process it cannot place outside every
+sandbox is closed unanswered. There is nothing to configure.`,
+    )
+    .action(async () => {
+      const { hookServerCommand } = await import('./hook/hook-server.js');
+      await hookServerCommand(process.env);
     });
 }
 

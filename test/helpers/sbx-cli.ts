@@ -276,6 +276,27 @@ export function pidsWithArgv(argv: readonly string[]): number[] {
   return out;
 }
 
+/**
+ * Stops the hook servers (`sbx hook-server`, started detached by `sbx hook --warm`) whose sbx cache is
+ * under `cacheHome`: a test's servers, found by their environment, before its directories go away.
+ */
+export function stopHookServers(cacheHome: string): number {
+  let stopped = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (cmdline[2] !== 'hook-server') continue;
+      if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`XDG_CACHE_HOME=${cacheHome}`)) continue;
+      process.kill(Number(name), 'SIGTERM');
+      stopped++;
+    } catch {
+      // exited meanwhile, or another user's
+    }
+  }
+  return stopped;
+}
+
 /** A `sleep` argument no other process on this host has: the marker of one test's sandbox. */
 export function uniqueSleepArg(): string {
   return `30.${process.pid}${Math.floor(Math.random() * 1e6)

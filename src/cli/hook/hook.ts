@@ -23,13 +23,15 @@ import {
   type Wrapper,
   wrappedInput,
 } from './hook-protocol.js';
-import { formatError } from '../print-error.js';
+import { formatError, invokingView } from '../print-error.js';
 import { whyCommandLine } from '../quote.js';
 
 export interface HookFlags {
   profile: string;
   /** `--approve`: tell the agent to run the rewrite without asking the user (Claude Code only). */
   approve?: boolean;
+  /** `--warm`: answered by the hook server when one runs, and one started when none does (hook-server.ts). */
+  warm?: boolean;
 }
 
 /**
@@ -43,11 +45,16 @@ export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flag
   let agent: HookAgent | undefined;
   let profile: string | undefined;
   let approve = false;
+  let warm = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     let value: string | undefined;
     if (arg === '--approve' && !approve) {
       approve = true;
+      continue;
+    }
+    if (arg === '--warm' && !warm) {
+      warm = true;
       continue;
     }
     if (arg === '-p' || arg === '--profile') value = args[++i];
@@ -64,11 +71,14 @@ export function parseHookArgv(args: readonly string[]): { agent: HookAgent; flag
   // repository (or one a run planted) must neither choose the sandbox nor refuse every call.
   // The same default as commander's (program.ts addHookCommand).
   if (!agent || (approve && !canApprove(agent))) return undefined;
-  return { agent, flags: { profile: profile ?? 'builtin:agent', ...(approve ? { approve } : {}) } };
+  return {
+    agent,
+    flags: { profile: profile ?? 'builtin:agent', ...(approve ? { approve } : {}), ...(warm ? { warm } : {}) },
+  };
 }
 
 /** Far above any real tool call (a 100 KB command is 100 KB of JSON); a bigger input is refused unread. */
-const MAX_INPUT_BYTES = 4 * 1024 * 1024;
+export const MAX_INPUT_BYTES = 4 * 1024 * 1024;
 
 async function readInput(): Promise<string | undefined> {
   const chunks: Buffer[] = [];
@@ -85,12 +95,12 @@ async function readInput(): Promise<string | undefined> {
  * The deny reason the agent shows the model: sbx's error as the CLI prints it, the rule and where it
  * was written, and where the rules live (the hint may name `sbx run` flags no agent call can pass).
  */
-function denyReason(error: unknown, profile: string, command: string | undefined): string {
+function denyReason(error: unknown, profile: string, command: string | undefined, cwd: string): string {
   if (!isSbxError(error)) {
     const why = error instanceof Error ? error.message : String(error);
     return `sbx: internal error in the hook (${why.slice(0, 200)}); the call is refused and nothing ran`;
   }
-  const lines = formatError(error);
+  const lines = formatError(error, undefined, invokingView(cwd));
   const rule = error.violations[0];
   if (rule) {
     const s = rule.source;
@@ -147,9 +157,22 @@ function placeOf(agent: HookAgent, command: string, cwd: string, workspace: stri
   return placed;
 }
 
+/** Where a call is judged: the caller's environment, and whether host walks stay warm (the hook server). */
+export interface HookPlace {
+  env: Record<string, string | undefined>;
+  /** The caller's working directory, where messages show paths from. */
+  cwd: string;
+  warm: boolean;
+}
+
 /** `asked.command`: the shell command judged, once read, for the deny a refusal becomes. */
-async function answerOf(agent: HookAgent, flags: HookFlags, asked: { command?: string }): Promise<HookAnswer> {
-  const text = await readInput();
+async function answerOf(
+  agent: HookAgent,
+  flags: HookFlags,
+  text: string | undefined,
+  place: HookPlace,
+  asked: { command?: string },
+): Promise<HookAnswer> {
   if (text === undefined)
     return { kind: 'deny', reason: `sbx: the hook input is larger than ${MAX_INPUT_BYTES} bytes` };
   const request = readHookInput(agent, text);
@@ -158,35 +181,53 @@ async function answerOf(agent: HookAgent, flags: HookFlags, asked: { command?: s
   asked.command = request.command;
   // The same judgement the wrapped `sbx run` makes (profile, policy, command rules, remembered
   // approvals), from where the agent will run it; a refusal throws with its reason.
-  const { workspace } = await admitUnchecked({
-    profile: flags.profile,
-    shell: request.command,
-    cwd: request.cwd,
-    hostEnv: process.env,
-  });
+  const { workspace } = await admitUnchecked(
+    { profile: flags.profile, shell: request.command, cwd: request.cwd, hostEnv: place.env },
+    place.warm,
+  );
   const placed = placeOf(agent, request.command, request.cwd, workspace);
   return wrappedInput(agent, request, placed, thisSbx(flags.profile, workspace));
 }
 
-export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
+/**
+ * The hook's answer to one input (undefined: larger than MAX_INPUT_BYTES): the text for stdout
+ * (undefined: nothing to say, the agent goes on), and what stderr says if stdout cannot take it.
+ */
+export async function hookReply(
+  agent: HookAgent,
+  flags: HookFlags,
+  text: string | undefined,
+  place: HookPlace,
+): Promise<{ stdout: string | undefined; onStdoutFailure: string }> {
   let answer: HookAnswer;
   const asked: { command?: string } = {};
   try {
-    answer = await answerOf(agent, flags, asked);
+    answer = await answerOf(agent, flags, text, place, asked);
   } catch (error) {
-    answer = { kind: 'deny', reason: denyReason(error, flags.profile, asked.command) };
+    answer = { kind: 'deny', reason: denyReason(error, flags.profile, asked.command, place.cwd) };
   }
-  const text = formatHookAnswer(agent, answer, flags.approve);
+  const out = formatHookAnswer(agent, answer, flags.approve);
+  return {
+    stdout: out === undefined ? undefined : out + '\n',
+    onStdoutFailure: answer.kind === 'deny' ? answer.reason : 'sbx: the hook could not write its answer',
+  };
+}
+
+export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
+  const reply = await hookReply(agent, flags, await readInput(), { env: process.env, cwd: process.cwd(), warm: false });
   // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0
   // without an answer would let the agent run the original command.
   process.exitCode = 2;
   try {
-    if (text !== undefined) await write(text + '\n');
+    if (reply.stdout !== undefined) await write(reply.stdout);
     process.exitCode = 0;
   } catch {
-    process.stderr.write(`${answer.kind === 'deny' ? answer.reason : 'sbx: the hook could not write its answer'}\n`);
+    process.stderr.write(`${reply.onStdoutFailure}\n`);
     process.exitCode = 2;
   }
+  // Answered without the server (native/sbx-hook.c found none, or none it could trust): start one for
+  // the next call. After the answer, so this call waits for nothing.
+  if (flags.warm) await (await import('./hook-server.js')).startHookServer(process.env);
 }
 
 function write(text: string): Promise<void> {

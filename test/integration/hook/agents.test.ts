@@ -15,6 +15,7 @@ import {
   runHost,
   SBX_BIN,
   SKIP_INTEGRATION,
+  stopHookServers,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 import { anthropicStandIn, geminiStandIn, type StandIn } from './stand-in-api.js';
@@ -175,6 +176,19 @@ describe.skipIf(SKIP_INTEGRATION || !CLAUDE)('sbx hook under the real Claude Cod
       expect(steps[0]).toMatchObject({ error: false, output: expect.stringContaining('in-sub.txt') });
       expect(steps[1]).toMatchObject({ error: false, output: repo });
       expect(requests.some((r) => r.includes('does not carry over'))).toBe(true);
+    },
+    SESSION_MS,
+  );
+
+  it(
+    '--approve --warm: the same session as --approve; the first call starts the hook server',
+    async () => {
+      const { steps } = await session(script, hookLine('claude-code', '--approve --warm'));
+      expect(steps[0]).toMatchObject({ error: false, output: expect.stringMatching(/by-agent/) });
+      expect(steps[2]).toMatchObject({ error: false, output: join(repo, 'sub') });
+      expect(commits()[0]).toBe('by-agent');
+      // The server the first call started outlives the session (it exits when idle): stop it.
+      expect(stopHookServers(t.cacheHome)).toBe(1);
     },
     SESSION_MS,
   );

@@ -19,6 +19,7 @@ import {
   SKIP_INTEGRATION,
   type SpawnOptions,
   start,
+  stopHookServers,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
@@ -87,9 +88,11 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
     expect(ranPlanted()).toBe(false);
   });
 
-  it('sbx hook claude-code, and the rewritten command it answers with', async () => {
+  it.each([[[]], [['--warm']]])('sbx hook claude-code %j, and the rewritten command it answers with', async (flags) => {
+    // --warm: the native client (dist/sbx-hook) is given the recorded node, finds no server, execs it,
+    // and the answer starts one, with that node (stopped below: the test's directories go away).
     const input = JSON.stringify({ ...HOOK_INPUT, cwd: t.workspace });
-    const r = await sbx(['hook', 'claude-code'], { env, cwd: t.workspace, input });
+    const r = await sbx(['hook', 'claude-code', ...flags], { env, cwd: t.workspace, input });
     expect(r.code, r.err).toBe(0);
     const decision = JSON.parse(r.out).hookSpecificOutput;
     // The command rewritten, no decision: the agent's own approvals still ask (README, Coding agent hooks).
@@ -99,6 +102,7 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
     const ran = await runHost(['bash', '-c', rewritten], { env, cwd: t.workspace });
     expect(ran.out).toBe('sandboxed\n');
     expect(ranPlanted()).toBe(false);
+    stopHookServers(t.cacheHome);
   });
 
   it("sbx mcp as the README's config starts it (absolute node and sbx)", async () => {

@@ -24,7 +24,17 @@ describe('parseHookArgv', () => {
   });
 
   it.each([
+    [['claude-code', '--warm'], { profile: 'builtin:agent', warm: true }],
+    [['--warm', 'gemini-cli', '-p', 'mine'], { profile: 'mine', warm: true }],
+    [['claude-code', '--approve', '--warm'], { profile: 'builtin:agent', approve: true, warm: true }],
+  ])('%j asks the hook server', (args, flags) => {
+    expect(parseHookArgv(args)?.flags).toEqual(flags);
+  });
+
+  it.each([
     [[]],
+    [['claude-code', '--warm', '--warm']],
+    [['claude-code', '--warm=1']],
     [['--help']],
     [['claude-code', '--help']],
     [['codex']],

@@ -87,6 +87,7 @@ static void __attribute__((noreturn)) fallback(void) {
 		}
 		if (fd != 0) close(fd);
 	}
+	signal(SIGPIPE, SIG_DFL); /* an ignored signal stays ignored across exec */
 	if (strchr(node_arg, '/'))
 		execv(node_arg, node_argv);
 	else
@@ -332,6 +333,9 @@ int main(int argc, char **argv) {
 	}
 	node_arg = argv[1];
 	node_argv = argv + 1; /* NODE SCRIPT hook ARGS... */
+	/* A closed standard descriptor would be the socket's number, and the answer would go there. */
+	for (int std = 0; std < 3; std++)
+		if (fcntl(std, F_GETFD) < 0 && open("/dev/null", O_RDWR) != std) return 2;
 	signal(SIGPIPE, SIG_IGN);
 
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], node[PATH_MAX], cwd[PATH_MAX];

@@ -29,14 +29,15 @@ export interface WatchdogLimit {
 }
 
 /**
- * Past this share of the task limit a poll also counts the uid's tasks (a walk of /proc, so not on every
- * poll): RLIMIT_NPROC refuses a fork when they reach its value, and the user's other processes share it.
- * The trampoline set it to the limit plus the uid's tasks at launch; processes the user starts during
- * the run take from the sandbox's share, so the tree can be refused well short of its limit. Half
- * leaves room for a busy user (a test runner's workers start hundreds of threads), and a tree that
- * small is cheap to walk.
+ * From this many tasks in the tree (or half the task limit, if less) a poll also counts the uid's
+ * tasks (a walk of /proc, so not on every poll): RLIMIT_NPROC refuses a fork when they reach its
+ * value, and the user's other processes share it. The trampoline set it to the limit plus the uid's
+ * tasks at launch; processes the user starts during the run take from the sandbox's share, so the
+ * tree can be refused far short of its limit: a test runner's workers start hundreds of threads, and
+ * a share of the limit (half of 512, once) still missed a fork bomb held at 200. A tree of this size
+ * that finds the uid at the limit cannot grow, whoever took the rest, and is cheap to walk.
  */
-const NEAR_TASKS = 0.5;
+const NEAR_TASKS = 32;
 
 /**
  * A poll waits at least this many times as long as the last one took: reading every descriptor of a
@@ -98,7 +99,8 @@ export function memoryWatchdog(limit: WatchdogLimit): MemoryWatchdog {
           const tasks = tree.reduce((n, p) => n + taskCount(p.pid), 0);
           peakTasks = Math.max(peakTasks ?? 0, tasks);
           const nproc = limit.nproc;
-          if (nproc && tasks >= limit.tasks * NEAR_TASKS && countTasksOf('', nproc.uid) >= nproc.soft) refusing = true;
+          const near = Math.min(NEAR_TASKS, limit.tasks / 2);
+          if (nproc && tasks >= near && countTasksOf('', nproc.uid) >= nproc.soft) refusing = true;
         }
         const tookMs = nowMs() - began;
         peakBytes = Math.max(peakBytes ?? 0, bytes);

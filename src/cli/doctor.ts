@@ -227,6 +227,35 @@ async function captureCheck(): Promise<Check> {
   return { name, status: 'ok', detail };
 }
 
+/** `sbx hook AGENT --warm`: whether its native client was built, and whether this user's server of this build runs. */
+async function hookWarmCheck(): Promise<Check> {
+  const { existsSync } = await import('node:fs');
+  const { hookSocketPath, listening, nativeClient } = await import('./hook/hook-server.js');
+  const name = 'hook --warm';
+  const client = nativeClient();
+  if (!existsSync(client))
+    return {
+      name,
+      status: 'warn',
+      detail: `${client} was not built: sbx hook --warm answers as sbx hook does, starting Node.js for each call`,
+      fix: 'install a C compiler (apt-get install gcc) and rebuild sbx (npm run build)',
+    };
+  const path = hookSocketPath(process.env);
+  if (!path)
+    return {
+      name,
+      status: 'warn',
+      detail: 'no socket path fits in 107 bytes under this HOME or XDG_CACHE_HOME: --warm calls start Node.js',
+      fix: 'a shorter XDG_CACHE_HOME',
+    };
+  const up = await listening(path);
+  return {
+    name,
+    status: 'ok',
+    detail: `the native client is built; ${up ? `a hook server of this build listens on ${path}` : `no hook server runs now (the next --warm call starts one on ${path})`}`,
+  };
+}
+
 /** Linux 6.9 added PIDFD_THREAD, which the judge needs to read a connect made by any thread (native/sbx-landlock-net.c). */
 export function hasThreadPidfds(kernelRelease: string): boolean {
   const m = /^(\d+)\.(\d+)/.exec(kernelRelease);
@@ -271,6 +300,7 @@ export async function doctorCommand(flags: { json?: boolean }): Promise<void> {
     await nsjailCheck(),
     await landlockCheck(),
     await captureCheck(),
+    await hookWarmCheck(),
   );
   if (flags.json) {
     process.stdout.write(JSON.stringify({ checks, host: facts, causes }, null, 2) + '\n');

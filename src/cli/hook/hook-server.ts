@@ -47,12 +47,12 @@ export function hookSocketPath(env: Record<string, string | undefined>): string 
 }
 
 /** The native client bin/sbx.js execs for `--warm`; without it (no C compiler at build) no call reaches a server. */
-function nativeClient(): string {
+export function nativeClient(): string {
   return join(packageRoot(), 'dist', 'sbx-hook');
 }
 
 /** Whether something accepts connections at `path` (a server of this build, or a socket left by a dead one: no). */
-function listening(path: string): Promise<boolean> {
+export function listening(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createConnection(path);
     probe.once('connect', () => {

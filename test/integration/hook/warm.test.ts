@@ -247,6 +247,18 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     expect(await lineOf(liar)).toBe('closed before go');
   });
 
+  it('sbx doctor says whether a server of this build runs', async () => {
+    const check = async () => {
+      const r = await runSbxRaw(['doctor', '--json'], { env: t.env, cwd: t.workspace });
+      const checks = JSON.parse(r.out).checks as { name: string; status: string; detail: string }[];
+      return checks.find((c) => c.name === 'hook --warm');
+    };
+    rmSync(socketPath, { force: true });
+    expect(await check()).toMatchObject({ status: 'ok', detail: expect.stringContaining('no hook server runs now') });
+    await startServer();
+    expect(await check()).toMatchObject({ status: 'ok', detail: expect.stringContaining(`listens on ${socketPath}`) });
+  });
+
   it('exits when idle, and removes its socket', async () => {
     const server = await startServer({ ...t.env, SBX_HOOK_IDLE_SECONDS: '1' });
     const [code] = await once(server, 'exit');

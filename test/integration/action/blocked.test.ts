@@ -19,18 +19,28 @@ import { runAction, workflowCommands } from './harness.js';
 
 let t: TestHost;
 
-/** Forks 600 sleepers, counting the forks refused (EAGAIN) instead of dying on the first one. */
+/**
+ * Forks up to 600 sleepers and, like a real fork bomb, keeps trying for 4 s, counting the forks
+ * refused (EAGAIN) instead of dying on the first one. The pressure is what the watchdog sees: under
+ * RLIMIT_NPROC the uid's other processes come and go (the test runner's, in CI), and a bomb that gave
+ * up after one pass would leave the uid below its limit again between two polls, which a loaded
+ * machine spaces by up to four times a poll's own cost (src/limits/host/memory-watchdog.ts).
+ */
 const FORK_BOMB = `python3 -c '
 import os, time
 kids, refused = [], 0
-for _ in range(600):
+until = time.monotonic() + 4
+while time.monotonic() < until:
+    if len(kids) >= 600:
+        time.sleep(0.01)
+        continue
     try:
         pid = os.fork()
     except BlockingIOError:
         refused += 1
         continue
     if pid == 0:
-        time.sleep(2)
+        time.sleep(5)
         os._exit(0)
     kids.append(pid)
 print("refused", refused)

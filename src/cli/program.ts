@@ -426,8 +426,9 @@ it run unsandboxed.
 runs, without starting Node.js: the same answer, about 10 ms instead of Node's start and the CLI's
 loading. The first call starts it; it exits after 15 idle minutes (SBX_HOOK_IDLE_SECONDS). It needs the
 native client built with sbx (a C compiler at install); without it, --warm changes nothing. Each side
-checks the other is outside every sandbox (README "Coding agent hooks", docs/SECURITY.md). See the README,
-"Coding agent hooks".`;
+checks the other is outside every sandbox (docs/SECURITY.md, "The warm hook server").
+
+See the README, "Coding agent hooks".`;
 
 function addHookCommand(program: Command): void {
   program

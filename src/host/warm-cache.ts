@@ -9,10 +9,14 @@
 // lets the event loop poll and deliver them before a cached result is trusted. Each directory is
 // watched before the walk reads it, and a walk during which a change was reported is not kept. A walk over more
 // directories than WATCH_LIMIT is not kept (inotify watches are a per-user resource), nor is one
-// whose watch cannot be set up: then the walk simply runs each time.
+// whose watch cannot be set up: then the walk simply runs each time. A process that serves many
+// workspaces (an agent framework, the hook server) would hold watches for every one it ever saw, and
+// the user's other tools (an editor, a bundler's watch mode) draw on the same per-user limit: a cache
+// keeps at most WATCH_BUDGET of them, dropping the results used least recently first.
 import { type FSWatcher, watch } from 'node:fs';
 
 const WATCH_LIMIT = 2000;
+const WATCH_BUDGET = 4000;
 
 interface Entry<T> {
   value: T | undefined;
@@ -34,13 +38,21 @@ export interface WalkWatch {
 }
 
 export class WarmCache<T> {
+  /** In order of use, the least recent first. */
   private readonly entries = new Map<string, Entry<T>>();
+
+  /** `budget`: the most watches the kept results may hold together (a walk alone holds at most WATCH_LIMIT). */
+  constructor(private readonly budget = WATCH_BUDGET) {}
 
   /** The kept result for `key`, or a fresh walk (kept when every directory it read stays watched and unchanged). */
   async get(key: string, walk: (w: WalkWatch) => T): Promise<T> {
     await settle();
     const kept = this.entries.get(key);
-    if (kept && !kept.stale) return kept.value as T;
+    if (kept && !kept.stale) {
+      this.entries.delete(key);
+      this.entries.set(key, kept);
+      return kept.value as T;
+    }
     this.drop(key);
     const entry: Entry<T> = { value: undefined, watchers: [], watched: new Set(), stale: false, keep: true };
     const value = walk({ watch: (dir) => this.watch(entry, dir), unwatchable: () => this.unwatchable(entry) });
@@ -49,8 +61,20 @@ export class WarmCache<T> {
     if (entry.keep && !entry.stale) {
       entry.value = value;
       this.entries.set(key, entry);
+      this.trim(key);
     } else close(entry);
     return value;
+  }
+
+  /** Drops the least recently used results (never `newest`) while their watches pass the budget. */
+  private trim(newest: string): void {
+    let held = 0;
+    for (const entry of this.entries.values()) held += entry.watched.size;
+    for (const [key, entry] of this.entries) {
+      if (held <= this.budget || key === newest) break;
+      held -= entry.watched.size;
+      this.drop(key);
+    }
   }
 
   /** Drops every kept result and its watches. */

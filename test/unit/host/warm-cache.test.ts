@@ -25,8 +25,8 @@ function tree(): { root: string; sub: string } {
 function counting(
   dirs: string[],
   during?: () => void,
+  cache = new WarmCache<number>(),
 ): { cache: WarmCache<number>; walk: (w: WalkWatch) => number; walks: () => number } {
-  const cache = new WarmCache<number>();
   caches.push(cache);
   let n = 0;
   const walk = (w: WalkWatch) => {
@@ -38,6 +38,26 @@ function counting(
 }
 
 describe('WarmCache', () => {
+  it('holds at most its budget of watches, dropping the result used least recently', async () => {
+    const cache = new WarmCache<number>(4);
+    const [a, b, c] = [tree(), tree(), tree()];
+    const walkA = counting([a.root, a.sub], undefined, cache);
+    const walkB = counting([b.root, b.sub], undefined, cache);
+    const walkC = counting([c.root, c.sub], undefined, cache);
+    await cache.get('a', walkA.walk);
+    await cache.get('b', walkB.walk);
+    await cache.get('a', walkA.walk); // a is now the more recent
+    await cache.get('c', walkC.walk); // 6 watches: b goes
+    expect([cache.has('a'), cache.has('b'), cache.has('c')]).toEqual([true, false, true]);
+    expect(await cache.get('a', walkA.walk)).toBe(1);
+    expect(await cache.get('b', walkB.walk)).toBe(2);
+    // A result alone over the budget is still kept: only older ones make room.
+    const big = counting([a.root, a.sub, b.root, b.sub, c.root], undefined, new WarmCache<number>(4));
+    caches.push(big.cache);
+    await big.cache.get('big', big.walk);
+    expect(big.cache.has('big')).toBe(true);
+  });
+
   it('keeps a result while nothing changes', async () => {
     const { root, sub } = tree();
     const { cache, walk, walks } = counting([root, sub]);

@@ -11,12 +11,15 @@
 // directories than WATCH_LIMIT is not kept (inotify watches are a per-user resource), nor is one
 // whose watch cannot be set up: then the walk simply runs each time. A process that serves many
 // workspaces (an agent framework, the hook server) would hold watches for every one it ever saw, and
-// the user's other tools (an editor, a bundler's watch mode) draw on the same per-user limit: a cache
-// keeps at most WATCH_BUDGET of them, dropping the results used least recently first.
+// the user's other tools (an editor, a bundler's watch mode) draw on the same per-user limit: a result
+// unused for IDLE_MS is dropped, and past WATCH_BUDGET watches the least recently used go first. The
+// budget is far above one run's needs (a run's walks are each at most WATCH_LIMIT), so the results a
+// run uses together do not push each other out.
 import { type FSWatcher, watch } from 'node:fs';
 
 const WATCH_LIMIT = 2000;
-const WATCH_BUDGET = 4000;
+const WATCH_BUDGET = 16_000;
+const IDLE_MS = 10 * 60_000;
 
 interface Entry<T> {
   value: T | undefined;
@@ -26,6 +29,8 @@ interface Entry<T> {
   stale: boolean;
   /** The walk can be trusted to stay true while nothing is reported. */
   keep: boolean;
+  /** When it was last returned (the clock's milliseconds). */
+  usedMs: number;
 }
 
 /**
@@ -41,20 +46,36 @@ export class WarmCache<T> {
   /** In order of use, the least recent first. */
   private readonly entries = new Map<string, Entry<T>>();
 
-  /** `budget`: the most watches the kept results may hold together (a walk alone holds at most WATCH_LIMIT). */
-  constructor(private readonly budget = WATCH_BUDGET) {}
+  /**
+   * `budget`: the most watches the kept results may hold together (a walk alone holds at most
+   * WATCH_LIMIT); `idleMs`: how long a result unused is kept; `now`: the clock, for tests.
+   */
+  constructor(
+    private readonly budget = WATCH_BUDGET,
+    private readonly idleMs = IDLE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** The kept result for `key`, or a fresh walk (kept when every directory it read stays watched and unchanged). */
   async get(key: string, walk: (w: WalkWatch) => T): Promise<T> {
     await settle();
+    this.dropIdle(key);
     const kept = this.entries.get(key);
     if (kept && !kept.stale) {
       this.entries.delete(key);
       this.entries.set(key, kept);
+      kept.usedMs = this.now();
       return kept.value as T;
     }
     this.drop(key);
-    const entry: Entry<T> = { value: undefined, watchers: [], watched: new Set(), stale: false, keep: true };
+    const entry: Entry<T> = {
+      value: undefined,
+      watchers: [],
+      watched: new Set(),
+      stale: false,
+      keep: true,
+      usedMs: this.now(),
+    };
     const value = walk({ watch: (dir) => this.watch(entry, dir), unwatchable: () => this.unwatchable(entry) });
     // Events of changes made during the walk are delivered now: such a walk is not kept.
     await settle();
@@ -64,6 +85,15 @@ export class WarmCache<T> {
       this.trim(key);
     } else close(entry);
     return value;
+  }
+
+  /** Drops the results (but `key`'s) unused for idleMs. */
+  private dropIdle(key: string): void {
+    const before = this.now() - this.idleMs;
+    for (const [k, entry] of this.entries) {
+      if (entry.usedMs >= before) break;
+      if (k !== key) this.drop(k);
+    }
   }
 
   /** Drops the least recently used results (never `newest`) while their watches pass the budget. */

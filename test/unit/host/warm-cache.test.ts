@@ -53,9 +53,24 @@ describe('WarmCache', () => {
     expect(await cache.get('b', walkB.walk)).toBe(2);
     // A result alone over the budget is still kept: only older ones make room.
     const big = counting([a.root, a.sub, b.root, b.sub, c.root], undefined, new WarmCache<number>(4));
-    caches.push(big.cache);
     await big.cache.get('big', big.walk);
     expect(big.cache.has('big')).toBe(true);
+  });
+
+  it('drops a result unused for its idle time, and keeps the one in use', async () => {
+    let now = 0;
+    const cache = new WarmCache<number>(100, 1000, () => now);
+    const [a, b] = [tree(), tree()];
+    const walkA = counting([a.root], undefined, cache);
+    const walkB = counting([b.root], undefined, cache);
+    await cache.get('a', walkA.walk);
+    now = 500;
+    await cache.get('b', walkB.walk);
+    now = 1200; // a unused for 1200 ms, b for 700
+    await cache.get('b', walkB.walk);
+    expect([cache.has('a'), cache.has('b')]).toEqual([false, true]);
+    now = 5000; // b idle too, but it is the one asked for: kept and returned
+    expect(await cache.get('b', walkB.walk)).toBe(1);
   });
 
   it('keeps a result while nothing changes', async () => {

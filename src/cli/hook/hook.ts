@@ -213,8 +213,17 @@ export async function hookReply(
   };
 }
 
+/** Where this process runs, for the paths messages show; `/` when its directory is gone. */
+function currentDir(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return '/';
+  }
+}
+
 export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<void> {
-  const reply = await hookReply(agent, flags, await readInput(), { env: process.env, cwd: process.cwd(), warm: false });
+  const reply = await hookReply(agent, flags, await readInput(), { env: process.env, cwd: currentDir(), warm: false });
   // Until the answer is out: main.ts ends the process on a broken stdout with this status, and 0
   // without an answer would let the agent run the original command.
   process.exitCode = 2;
@@ -226,8 +235,15 @@ export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<v
     process.exitCode = 2;
   }
   // Answered without the server (native/sbx-hook.c found none, or none it could trust): start one for
-  // the next call. After the answer, so this call waits for nothing.
-  if (flags.warm) await (await import('./hook-server.js')).startHookServer(process.env);
+  // the next call. After the answer, so this call waits for nothing; a server that cannot start
+  // changes nothing of this answer or its status (main.ts would turn an error into a block).
+  if (flags.warm) {
+    try {
+      await (await import('./hook-server.js')).startHookServer(process.env);
+    } catch {
+      // the next --warm call is answered without a server too, and tries again
+    }
+  }
 }
 
 function write(text: string): Promise<void> {

@@ -133,6 +133,7 @@ function serve(conn: Socket, state: ServerState): void {
   const inbox = new Inbox();
   let stage: 'call' | 'input' | 'judging' = 'call';
   let parsed: { call: HookCall; argv: NonNullable<ReturnType<typeof parseHookArgv>> } | undefined;
+  let expected: number | undefined;
   state.active++;
   let done = false;
   const finish = () => {
@@ -161,6 +162,11 @@ function serve(conn: Socket, state: ServerState): void {
       conn.write('Y');
       return;
     }
+    // The input's length comes first: it is parsed once, when whole (a 4 MB input in 64 KB chunks
+    // would otherwise be joined again at every chunk).
+    if (inbox.size < 4) return;
+    expected ??= 4 + inbox.whole().readUInt32LE(0);
+    if (inbox.size < expected && expected <= 4 + MAX_INPUT_BYTES + 1) return;
     const input = parseInput(inbox.whole(), MAX_INPUT_BYTES + 1);
     if (input === 'more') return;
     if (input === 'bad' || !parsed) return void conn.destroy();

@@ -163,6 +163,15 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     }
   });
 
+  it("an input past the hook's 4 MiB bound is refused alike, read no further", async () => {
+    await startServer();
+    const input = 'x'.repeat(4 * 1024 * 1024 + 100);
+    const cold = await runSbxRaw(['hook', 'claude-code'], { env: t.env, cwd: t.workspace, input });
+    const served = await direct('claude-code', input);
+    expect(cold.out).toContain('the hook input is larger than 4194304 bytes');
+    expect(served.out).toBe(cold.out);
+  });
+
   it('judges each call anew: a profile edited between two calls decides the second', async () => {
     const profiles = join(t.configHome, 'sbx', 'profiles');
     mkdirSync(profiles, { recursive: true });

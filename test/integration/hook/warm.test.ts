@@ -190,6 +190,62 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     );
   });
 
+  it('answers as `sbx hook` does through a run of changes, one server throughout', async () => {
+    await startServer();
+    const other = join(t.root, 'other-ws');
+    const config = join(t.root, 'other-config');
+    const tool = join(t.home, 'tool', 'bin');
+    mkdirSync(other, { recursive: true });
+    mkdirSync(join(config, 'sbx', 'profiles'), { recursive: true, mode: 0o700 });
+    mkdirSync(tool, { recursive: true });
+    let env = { ...t.env };
+    let cwd = t.workspace;
+    const commands = ['ls -la', 'cat README.md | wc -l', 'curl https://example.com', 'cat /etc/passwd', 'cd sub && ls'];
+    const answers = async (label: string) => {
+      const out: string[] = [];
+      for (const command of commands) {
+        const input = JSON.stringify({
+          ...JSON.parse(inputFor('claude-code.bash-pipes.json')),
+          cwd,
+          tool_input: { command },
+        });
+        const flags = ['-p', 'agent'];
+        const cold = await runSbxRaw(['hook', 'claude-code', ...flags], { env, cwd, input });
+        const served = await runHost(
+          [CLIENT, process.execPath, fallbackScript, 'hook', 'claude-code', '--warm', ...flags],
+          {
+            env,
+            cwd,
+            input,
+          },
+        );
+        expect(served.out, `${label}: ${command}`).not.toMatch(/^FALLBACK/);
+        expect(served.out, `${label}: ${command}`).toBe(cold.out);
+        out.push(cold.out);
+      }
+      return out.join('');
+    };
+    const baseline = await answers('baseline');
+    // A secret appears in the workspace (the warm workspace scan must see it), and goes again.
+    writeFileSync(join(t.workspace, '.env'), 'TOKEN=1\n');
+    await answers('a secret added');
+    rmSync(join(t.workspace, '.env'));
+    // Another config home, whose agent profile denies ls: the caller's environment decides.
+    writeFileSync(join(config, 'sbx', 'profiles', 'agent.yaml'), 'extends: agent\ncommands:\n  deny: [ls]\n');
+    env = { ...t.env, XDG_CONFIG_HOME: config };
+    expect(await answers('another config home')).not.toBe(baseline);
+    // Another workspace: the rewrite names it.
+    env = { ...t.env };
+    cwd = other;
+    expect(await answers('another cwd')).not.toBe(baseline);
+    // A toolchain directory in HOME put first on PATH.
+    cwd = t.workspace;
+    env = { ...t.env, PATH: `${tool}:${t.env.PATH}` };
+    await answers('a toolchain on PATH');
+    env = { ...t.env };
+    expect(await answers('back to the start')).toBe(baseline);
+  });
+
   it('without a server, the call is answered by Node with the same arguments and input', async () => {
     const none = await direct('claude-code', inputFor('claude-code.bash-pipes.json'), ['-p', 'builtin:agent']);
     expect(none.out).toBe('FALLBACK hook claude-code --warm -p builtin:agent\n');

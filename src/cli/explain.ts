@@ -176,6 +176,7 @@ export async function explainCommand(command: string[], flags: RunFlags & { json
           launcher: { backend: launcher.backend, path: launcher.path, version: launcher.version },
           commandDecision: compiled.commandDecision,
           lifted: compiled.lifted,
+          remembered: compiled.remembered,
           gaps: await backend.gaps(compiled.policy),
         },
         null,
@@ -243,6 +244,10 @@ export async function explainLines(compiled: Compiled): Promise<string[]> {
     `workspace ${p.workspace.host}${p.workspace.sandbox !== p.workspace.host ? ` at ${p.workspace.sandbox}` : ''} (${p.workspace.access})${p.workspace.detected ? `: ${p.workspace.detected}` : ''}`,
   );
   out.push(`network   ${describeNetwork(p.network, described.networkNone, described.networkFilteredWhere)}`);
+  if (compiled.remembered.length > 0)
+    out.push(
+      `remembered ${compiled.remembered.map((r) => `${r.host}:${r.port}`).join(' ')}: answered "always" in earlier runs of this profile, let in too (sbx approvals list, sbx approvals revoke)`,
+    );
   if (p.sshAgent)
     out.push(
       `ssh-agent ${p.sshAgent.keys.join(' ')}: listed and signed with through SSH_AUTH_SOCK; no other key, nothing added, removed or locked`,

@@ -11,7 +11,7 @@ import type { Launch } from '../backend/launch.js';
 import type { CommandDecision } from '../commands/command-rules.js';
 import type { BackendChoice, Launcher } from '../backend/host/registry.js';
 import type { Door } from '../advice.js';
-import type { NetworkAsker } from '../network/network-asks.js';
+import type { NetworkAsker, NetworkRequest } from '../network/network-asks.js';
 
 export interface CompileOptions extends RunRequest {
   /**
@@ -132,6 +132,11 @@ export interface Compiled {
   commandDecision: CommandDecision;
   /** What this run lets in that sbx keeps out by default, and who asked for it. */
   lifted: Lifted;
+  /**
+   * Under an allow list, the destinations you answered `always` for this profile in earlier runs
+   * (your approvals store): a run lets them in too. Empty for another network.
+   */
+  remembered: NetworkRequest[];
 }
 
 export type { Lifted };

@@ -36,6 +36,8 @@ import { terminalWarnings } from './terminal.js';
 import { pathWarning, writablePathEntries } from '../host-state/host/path-entries.js';
 import { locateAnswer, locateError, locateViolations, ruleSourcesOf } from './sources.js';
 import { whyCommand, whyHost, whyPath, type WhyAnswer } from '../policy/why.js';
+import type { Policy } from '../policy/types.js';
+import type { NetworkRequest } from '../network/network-asks.js';
 import { describeProfile, trustProfile } from './trust-stage.js';
 import type { RuleSources } from '../profile/positions.js';
 
@@ -133,8 +135,21 @@ export async function compileRun(requested: CompileOptions): Promise<Compiled> {
     const profile = describeProfile(r.profile);
     const lifted = withExposed(liftedOf(r.derived, ctx.options), await r.backend.exposed(policy));
     const launcher = r.backend.launcher;
-    return { sessionId: ctx.sessionId, profile, policy, ...launches, launcher, commandDecision, lifted };
+    const remembered = await rememberedFor(run, policy);
+    return { sessionId: ctx.sessionId, profile, policy, ...launches, launcher, commandDecision, lifted, remembered };
   });
+}
+
+/**
+ * The destinations answered `always` for this profile in earlier runs, which a run under an allow list
+ * adds to it (network/host/run-questions.ts); none for another network.
+ */
+async function rememberedFor(run: Run, policy: Policy): Promise<NetworkRequest[]> {
+  if (policy.network.kind !== 'filtered') return [];
+  const store = { stateHome: run.ctx.dirs.stateHome, uid: run.ctx.uid, workspace: policy.workspace.host };
+  const notice = (line: string) => run.ctx.options.onNotice?.(line);
+  const { rememberedDestinations } = await import('../network/host/run-questions.js');
+  return rememberedDestinations(store, policy.profile.name, notice);
 }
 
 /**
@@ -184,11 +199,7 @@ export async function whyRun(
     const { pins, resolved, sources } = await trusted(run);
     const { policy, host, plan } = await derive({ ctx: run.ctx, resolved, pins });
     const facts = { policy, profile: resolved.profile, plan, host };
-    const store = { stateHome: run.ctx.dirs.stateHome, uid: run.ctx.uid, workspace: policy.workspace.host };
-    const notice = (line: string) => run.ctx.options.onNotice?.(line);
-    const { rememberedDestinations } = await import('../network/host/run-questions.js');
-    const remembered =
-      policy.network.kind === 'filtered' ? rememberedDestinations(store, policy.profile.name, notice) : [];
+    const remembered = await rememberedFor(run, policy);
     const answers = targets.map((t) => {
       if (t.kind === 'path') return whyPath(facts, t.target, t.hostPath);
       if (t.kind === 'host') return whyHost(policy, t.target, remembered);

@@ -19,6 +19,7 @@ type Api = typeof import('../../../src/api.js');
 type RunOptions = import('../../../src/api.js').RunOptions;
 type NetworkRequest = import('../../../src/api.js').NetworkRequest;
 let run: Api['run'];
+let compile: Api['compile'];
 let up: Upstreams;
 let work: string;
 let ws: string;
@@ -99,7 +100,7 @@ describe.skipIf(skip)('asking instead of failing: onNetworkRequest at the egress
       if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
         throw new Error(`${tool} is not installed (apt-get install ${tool === 'bwrap' ? 'bubblewrap' : tool})`);
     }
-    ({ run } = (await import(api)) as Api);
+    ({ run, compile } = (await import(api)) as Api);
     up = await startUpstreams();
     work = mkdtempSync(join(tmpdir(), 'sbx-ask-'));
     const home = join(work, 'home');
@@ -302,6 +303,21 @@ describe.skipIf(skip)('asking instead of failing: onNetworkRequest at the egress
     ]);
     // The deny list still wins over a remembered answer: denied.test stays refused whatever was said.
     expect((await sh(status('denied.test', up.httpPort))).stdout.toString()).toBe('403 ');
+
+    // What the model and the user read says so too: compile() lists it, and `sbx explain` names it.
+    const compiled = await compile({ command: ['true'], profile: profileFile, cwd: ws, hostEnv: env });
+    expect(compiled.remembered).toEqual([{ host: 'other.test', port: up.httpPort }]);
+    const explained = spawnSync(
+      process.execPath,
+      [join(root, 'bin', 'sbx.js'), 'explain', '-p', profileFile, '--', 'true'],
+      {
+        cwd: ws,
+        env,
+        encoding: 'utf8',
+      },
+    );
+    expect(explained.status, explained.stderr).toBe(0);
+    expect(explained.stdout).toContain(`remembered other.test:${up.httpPort}: answered "always" in earlier runs`);
   });
 
   describe('on the terminal: sbx run --capture with a terminal on stdin', () => {

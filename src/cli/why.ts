@@ -10,18 +10,69 @@ import { printable } from './printable.js';
 import { shellJoin } from './quote.js';
 import { toRunOptions, type RunFlags } from './run-flags.js';
 
-/** The flags of `sbx run` that `sbx why` takes: those that choose the profile, the workspace and the command. */
-export const WHY_FLAGS = ['profile', 'workspace', 'shell', 'trust-profile', 'danger', 'allow-denylisted-commands'];
+/**
+ * The flags of `sbx run` that `sbx why` takes: those that choose the profile, the workspace and the
+ * command, and those that change the policy for one run (binds, environment, network, masks), so that
+ * `sbx why` answers for the very run it is asked about. The launcher's (--backend) and the limits'
+ * change no answer here.
+ */
+export const WHY_FLAGS = [
+  'profile',
+  'workspace',
+  'shell',
+  'trust-profile',
+  'danger',
+  'allow-denylisted-commands',
+  'bind',
+  'ro-bind',
+  'env',
+  'keep-env',
+  'network',
+  'allow-domain',
+  'allow-private',
+  'unmask',
+  'allow-sensitive-roots',
+];
 
 export type WhyFlags = Pick<
   RunFlags,
-  'profile' | 'workspace' | 'shell' | 'trustProfile' | 'danger' | 'allowDenylistedCommands'
+  | 'profile'
+  | 'workspace'
+  | 'shell'
+  | 'trustProfile'
+  | 'danger'
+  | 'allowDenylistedCommands'
+  | 'bind'
+  | 'roBind'
+  | 'env'
+  | 'keepEnv'
+  | 'network'
+  | 'allowDomain'
+  | 'allowPrivate'
+  | 'unmask'
+  | 'allowSensitiveRoots'
 > & {
   json?: boolean;
 };
 
 /** The options of `sbx why` that take a value: a `--` right after one is that value, not the end of the targets. */
-const VALUE_OPTIONS = new Set(['-p', '--profile', '-w', '--workspace', '--shell', '--trust-profile']);
+const VALUE_OPTIONS = new Set([
+  '-p',
+  '--profile',
+  '-w',
+  '--workspace',
+  '--shell',
+  '--trust-profile',
+  '--bind',
+  '--ro-bind',
+  '-e',
+  '--env',
+  '--keep-env',
+  '--network',
+  '--allow-domain',
+  '--allow-private',
+  '--unmask',
+]);
 
 /**
  * The command after `--` in `why`'s own arguments (commander drops the `--` itself, so the operands

@@ -49,7 +49,7 @@ export interface EgressRules {
  * when the rule id does not say it; on a pass the allow (`network.allow[0]`) or allow_private entry that
  * let it through, absent for a public address (no entry needed). `sbx why` names its line
  * (policy/why.ts). The index counts the Policy's list, where --allow-domain's entries follow the
- * profile's: `sbx why` takes no such flag, so there its index is the profile's.
+ * profile's: `sbx why` names the flag for those (whyHost's `flagDomains`).
  */
 export type EgressDecision =
   | { allowed: true; key?: string }

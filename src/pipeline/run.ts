@@ -202,7 +202,7 @@ export async function whyRun(
     const remembered = await rememberedFor(run, policy);
     const answers = targets.map((t) => {
       if (t.kind === 'path') return whyPath(facts, t.target, t.hostPath);
-      if (t.kind === 'host') return whyHost(policy, t.target, remembered);
+      if (t.kind === 'host') return whyHost(policy, t.target, remembered, requested.allowDomains?.length ?? 0);
       const decided = decideCommandOnHost(policy, host, run.ctx.options.allowDenylistedCommands, true);
       return whyCommand(policy.shell === undefined ? policy.command : [policy.shell], decided);
     });

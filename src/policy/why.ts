@@ -270,7 +270,17 @@ export function whyPath(facts: WhyFacts, target: string, hostPath: string): WhyA
  * `remembered`: the destinations the user answered `always` for this profile (network-asks.ts): a run's
  * proxy adds them after the profile's allow entries, so a name they let in is answered as theirs.
  */
-export function whyHost(policy: Policy, target: string, remembered: readonly NetworkRequest[] = []): WhyAnswer {
+/**
+ * `flagDomains`: how many entries at the end of the allow list this run's --allow-domain (the library's
+ * `allowDomains`) put there (policy/derive/network.ts appends them): an answer they decide names the
+ * flag, not a profile line.
+ */
+export function whyHost(
+  policy: Policy,
+  target: string,
+  remembered: readonly NetworkRequest[] = [],
+  flagDomains = 0,
+): WhyAnswer {
   const split = splitHostPort(target);
   const port = split?.port ?? DEFAULT_WHY_PORT;
   const host = (split && normaliseHost(split.host)) ?? target;
@@ -311,10 +321,12 @@ export function whyHost(policy: Policy, target: string, remembered: readonly Net
     return { ...base, allowed: false, because: decision.detail, ...(key ? { source: { key } } : {}) };
   }
   const pattern = byName.key && rules.allow[Number(/\[(\d+)\]$/.exec(byName.key)?.[1])]?.text;
+  const index = Number(/^network\.allow\[(\d+)\]$/.exec(byName.key ?? '')?.[1] ?? -1);
+  const byFlag = index >= 0 && index >= net.rules.allow.length - flagDomains;
   const via = decision !== byName && decision.key ? `; ${host} is listed in network.allow_private` : '';
   const because = answered
     ? `${host}:${port} is in no network.allow entry, and you answered "always" for it (sbx approvals list)${via}`
-    : `${host}:${port} matches network.allow "${pattern}"${via}`;
+    : `${host}:${port} matches ${byFlag ? '--allow-domain' : 'network.allow'} "${pattern}"${via}`;
   const addresses =
     canonicalIp(host) === undefined
       ? [
@@ -325,7 +337,10 @@ export function whyHost(policy: Policy, target: string, remembered: readonly Net
           },
         ]
       : [];
-  const source = byName.key && !answered ? { source: { key: byName.key } } : {};
+  const source =
+    byName.key && !answered
+      ? { source: byFlag ? { key: '--allow-domain', origin: 'flag' as const } : { key: byName.key } }
+      : {};
   return { ...base, allowed: true, because, ...source, also: addresses };
 }
 

@@ -149,6 +149,39 @@ describe.skipIf(SKIP_INTEGRATION)('sbx why on a user profile extending a built-i
     expect(r.out).toContain(`(builtin:agent:${make.line}:5 commands.allow.make)`);
   });
 
+  it("a run's own flags change the answer as they change the run: --allow-domain, --ro-bind, --unmask", async () => {
+    const before = await why(['-p', 'mine', 'example.com', '.env', join(t.root, 'outside')]);
+    expect(before.answers.map((a) => a.allowed)).toEqual([false, false, false]);
+    writeFileSync(join(t.root, 'outside'), 'x\n');
+    const after = await why([
+      '-p',
+      'mine',
+      '--allow-domain',
+      'example.com',
+      '--ro-bind',
+      join(t.root, 'outside'),
+      '--unmask',
+      '.env',
+      'example.com',
+      '.env',
+      join(t.root, 'outside'),
+    ]);
+    expect(after.code, after.err).toBe(0);
+    expect(after.answers.map((a) => [a.target, a.allowed])).toEqual([
+      ['example.com', true],
+      ['.env', true],
+      [join(t.root, 'outside'), true],
+    ]);
+    // Decided by the flag, and said so (not the profile's network.allow line).
+    expect(after.answers[0]!.source).toEqual({ key: '--allow-domain', origin: 'flag' });
+    // The targets, then the command after `--`, with the flags before them.
+    const mixed = await why(['-p', 'mine', '--allow-domain', 'example.com', 'example.com', '--', 'uname', '-a']);
+    expect(mixed.answers.map((a) => [a.kind, a.allowed])).toEqual([
+      ['host', true],
+      ['command', true],
+    ]);
+  });
+
   it('usage: nothing to ask about is exit 2', async () => {
     const r = await runSbxRaw(['why', '-p', 'mine'], { env: t.env, cwd: t.workspace });
     expect(r.code).toBe(2);

@@ -147,6 +147,17 @@ describe('sbx why: hosts', () => {
     expect(a).toMatchObject({ allowed: false, source: { key: 'network.deny[0]', file: FILE, ...at(yaml, 'evil') } });
   });
 
+  it('a host --allow-domain let in: the flag decides, not a profile line; a profile entry still names its own', () => {
+    const { profile, positions } = parseProfile(yaml, FILE);
+    const { policy } = derivedOnFixture(profile, { request: { allowDomains: ['example.com'] } });
+    const locate = (a: WhyAnswer) => locateAnswer(a, { positions, flags: {} });
+    const flagged = locate(whyHost(policy, 'example.com', [], 1));
+    expect(flagged).toMatchObject({ allowed: true, because: expect.stringContaining('matches --allow-domain') });
+    expect(flagged.kind === 'host' && flagged.source).toEqual({ key: '--allow-domain', origin: 'flag' });
+    const own = locate(whyHost(policy, 'registry.npmjs.org', [], 1));
+    expect(own.kind === 'host' && own.source).toMatchObject({ key: 'network.allow[0]', file: FILE });
+  });
+
   it('a destination answered "always": allowed as the user answer, for that port only; deny still wins', () => {
     const { policy, locate } = fixture(yaml);
     const remembered = [

@@ -86,7 +86,11 @@ const hookInput = (command) =>
 // the native client, is built only where a C compiler was). It serves the rows' user and is stopped at the end.
 async function startHookServer() {
   if (!existsSync(join(root, 'dist', 'sbx-hook'))) return undefined;
-  const server = spawn(process.execPath, [sbx, 'hook-server'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  // With the flags sbx starts it with (src/cli/hook/hook-server.ts SERVER_NODE_FLAGS).
+  const server = spawn(process.execPath, ['--max-semi-space-size=2', sbx, 'hook-server'], {
+    env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   await new Promise((resolve, reject) => {
     server.stdout.once('data', resolve);
     server.once('exit', (code) => reject(new Error(`sbx hook-server exited ${code}`)));

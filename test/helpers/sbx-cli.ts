@@ -286,7 +286,8 @@ export function stopHookServers(cacheHome: string): number {
     if (!/^\d+$/.test(name)) continue;
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (cmdline[2] !== 'hook-server') continue;
+      // node [flags] bin/sbx.js hook-server (hook-server.ts SERVER_NODE_FLAGS)
+      if (cmdline.at(-2) !== 'hook-server') continue;
       if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`XDG_CACHE_HOME=${cacheHome}`)) continue;
       process.kill(Number(name), 'SIGTERM');
       stopped++;

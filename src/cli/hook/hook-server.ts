@@ -33,6 +33,12 @@ const MAX_SOCKET_PATH = 107;
 const DEFAULT_IDLE_SECONDS = 900;
 /** A safety net for a client that stops mid-call, not a deadline: native/sbx-hook.c waits as long. */
 const CALL_TIMEOUT_MS = 120_000;
+/**
+ * The server's Node.js flags. V8 grows the young generation to 2 × 16 MiB under a steady stream of
+ * calls and keeps it: 105 MiB resident after 600 calls here, against 78 MiB with 2 MiB semi-spaces,
+ * at the same 6.2 ms a call (measured side by side; bench/agents.mjs starts its server so too).
+ */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=2'];
 
 /** Where this build's server listens for `env`'s user: in sbx's cache directory; undefined when no path fits. */
 export function hookSocketPath(env: Record<string, string | undefined>): string | undefined {
@@ -70,7 +76,7 @@ export function listening(path: string): Promise<boolean> {
 export async function startHookServer(env: Record<string, string | undefined>): Promise<void> {
   const path = hookSocketPath(env);
   if (!path || !existsSync(nativeClient()) || (await listening(path))) return;
-  const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'sbx.js'), 'hook-server'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(packageRoot(), 'bin', 'sbx.js'), 'hook-server'], {
     detached: true,
     stdio: 'ignore',
     cwd: '/',

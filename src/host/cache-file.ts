@@ -21,13 +21,15 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   renameSync,
   rmSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 export interface CacheFile {
   /** Where the file is; its directory is sbx's own (created 0700 by the first write). */
@@ -139,5 +141,32 @@ export function writeCacheFile(file: CacheFile, text: string): boolean {
   } catch {
     rmSync(temp, { force: true });
     return false;
+  }
+}
+
+/** Cache entries written longer ago than this go when another of their kind is written (pruneStaleCacheFiles). */
+export const STALE_CACHE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Removes the files of `dir` that `isEntry` names as one kind of cache entry and that were written more
+ * than STALE_CACHE_MS before `nowMs`: every sbx build and every rule change keys new entries, and the
+ * old ones would pile up. A hit never rewrites its entry, so one still in use is made again once a
+ * month. Only the entry itself is removed (lstat, unlink: a link named like one is not followed).
+ */
+export function pruneStaleCacheFiles(dir: string, isEntry: (name: string) => boolean, nowMs: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!isEntry(name)) continue;
+    const path = join(dir, name);
+    try {
+      if (nowMs - lstatSync(path).mtimeMs > STALE_CACHE_MS) unlinkSync(path);
+    } catch {
+      // Gone already, or not ours to remove: nothing to do.
+    }
   }
 }

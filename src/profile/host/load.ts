@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isSbxError, SbxError } from '../../errors.js';
-import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
+import { pruneStaleCacheFiles, readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { readGuarded, type GuardedText } from '../../host/guarded-read.js';
 import { mergeProfiles, type Origins, type ProfileLayer } from '../merge.js';
 import type { KeyPositions, ProfileSource } from '../positions.js';
@@ -325,8 +325,12 @@ function readCache(
 
 /** The cache is an optimisation: an entry that cannot be written (a read-only or full disk) leaves the run as it is. */
 function writeCache(path: string, entry: CacheEntry): void {
-  writeCacheFile({ path, uid: invokingUid(), maxBytes: CACHE_MAX_BYTES }, JSON.stringify(entry));
+  if (writeCacheFile({ path, uid: invokingUid(), maxBytes: CACHE_MAX_BYTES }, JSON.stringify(entry)))
+    pruneStaleCacheFiles(dirname(path), (name) => PROFILE_CACHE_NAME.test(name), Date.now());
 }
+
+/** A resolved profile's cache file: the sha256 of its key (cacheFile). */
+const PROFILE_CACHE_NAME = /^[0-9a-f]{64}\.json$/;
 
 /** The built-in this project or user profile hides, so that it never does so silently. */
 function shadowedBuiltin(location: ProfileLocation, search: ProfileSearch): string | undefined {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { SbxError } from '../../errors.js';
-import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
+import { pruneStaleCacheFiles, readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { BUILD, VERSION } from '../../version.js';
 import type { SensitiveRuleInput } from '../sensitive-files.js';
 import {
@@ -74,6 +74,7 @@ export async function loadSensitiveRules(
       hint: 'write minimatch globs relative to the mounted tree, e.g. "*.sqlite" or "secrets/"',
     });
   }
-  if (file) writeCacheFile(file, JSON.stringify(data));
+  if (file && writeCacheFile(file, JSON.stringify(data)) && cacheDir)
+    pruneStaleCacheFiles(cacheDir, (name) => /^sensitive-rules-[0-9a-f]{32}\.json$/.test(name), Date.now());
   return sensitiveRulesFrom(data);
 }

@@ -24,9 +24,9 @@
 // and its directory are the user's and nobody else can write them or a directory above them. A
 // missing, foreign, corrupt or stale entry means a fresh scan, never an error.
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, type Stats, statfsSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, type Stats, statfsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readCacheFile, writeCacheFile } from '../../host/cache-file.js';
+import { pruneStaleCacheFiles, readCacheFile, writeCacheFile } from '../../host/cache-file.js';
 import { BUILD, VERSION } from '../../version.js';
 import type { ScanReader } from '../scan-result.js';
 
@@ -43,8 +43,6 @@ const LOCAL_FILESYSTEMS = new Set([
 ]);
 /** A tree changed less than this long before the scan started is scanned again next time. */
 export const RACY_MARGIN_MS = 2000;
-/** Kept entries older than this are removed when a new one is written (pruneStale). */
-const STALE_MS = 30 * 24 * 60 * 60 * 1000;
 /** The fingerprints of a tree as large as pyenv plus rustup are a few hundred KiB. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 
@@ -201,28 +199,6 @@ function readEntry<T>(file: string, key: string, opts: ScanCacheOptions): T | un
 function writeEntry(file: string, uid: number, entry: Entry<unknown>): void {
   // The cache is an optimisation: an entry too large, or a read-only or full disk, must not stop a run.
   if (writeCacheFile({ path: file, uid, maxBytes: MAX_ENTRY_BYTES }, JSON.stringify(entry))) {
-    pruneStale(dirname(file), Date.now());
-  }
-}
-
-/**
- * Entries written more than STALE_MS ago go when another is written: every sbx build and rule change
- * keys new ones. A hit never rewrites its entry, so one still in use is walked again once a month.
- */
-function pruneStale(dir: string, now: number): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith('tree-scan-')) continue;
-    const path = join(dir, name);
-    try {
-      if (now - lstatSync(path).mtimeMs > STALE_MS) unlinkSync(path);
-    } catch {
-      // Gone already, or not ours to remove: nothing to do.
-    }
+    pruneStaleCacheFiles(dirname(file), (name) => name.startsWith('tree-scan-'), Date.now());
   }
 }

@@ -12,6 +12,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +21,9 @@ import {
   type CacheFile,
   isPrivateDir,
   makePrivateDir,
+  pruneStaleCacheFiles,
   readCacheFile,
+  STALE_CACHE_MS,
   writeCacheFile,
 } from '../../../src/host/cache-file.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -174,5 +177,33 @@ describe('the cache directory', () => {
     expect(makePrivateDir(join(base, 'x', 'y'), uid)).toBe(true);
     expect(statSync(join(base, 'x')).mode & 0o777).toBe(0o700);
     expect(statSync(join(base, 'x', 'y')).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('pruneStaleCacheFiles', () => {
+  it('removes the entries of its kind written before the stale age, nothing else, and no link target', () => {
+    const dir = cacheDir();
+    const now = Date.now();
+    const old = (now - STALE_CACHE_MS - 60_000) / 1000;
+    const recent = (now - STALE_CACHE_MS + 60_000) / 1000;
+    const target = join(dir, 'kept-target.json');
+    writeFileSync(target, '{}');
+    utimesSync(target, old, old);
+    for (const [name, time] of [
+      ['a-old.json', old],
+      ['a-recent.json', recent],
+      ['b-old.json', old],
+    ] as const) {
+      writeFileSync(join(dir, name), '{}');
+      utimesSync(join(dir, name), time, time);
+    }
+    symlinkSync(target, join(dir, 'a-link.json'));
+    // The link itself is new: it stays, and so does what it points at (another kind).
+    pruneStaleCacheFiles(dir, (name) => name.startsWith('a-'), now);
+    expect(readdirSync(dir).sort()).toEqual(['a-link.json', 'a-recent.json', 'b-old.json', 'kept-target.json']);
+  });
+
+  it('a directory it cannot read is left alone', () => {
+    expect(() => pruneStaleCacheFiles('/nonexistent/sbx-cache', () => true, Date.now())).not.toThrow();
   });
 });

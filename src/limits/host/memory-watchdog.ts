@@ -34,8 +34,8 @@ export interface WatchdogLimit {
  * value, and the user's other processes share it. The trampoline set it to the limit plus the uid's
  * tasks at launch; processes the user starts during the run take from the sandbox's share, so the
  * tree can be refused far short of its limit: a test runner's workers start hundreds of threads, and
- * a share of the limit (half of 512, once) still missed a fork bomb held at 200. A tree of this size
- * that finds the uid at the limit cannot grow, whoever took the rest, and is cheap to walk.
+ * a share of the limit (half, once) is never reached when they take more than the other half. A tree
+ * of this size that finds the uid at the limit cannot grow, whoever took the rest, and is cheap to walk.
  */
 const NEAR_TASKS = 32;
 

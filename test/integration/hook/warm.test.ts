@@ -44,12 +44,8 @@ function inputFor(file: string): string {
 }
 
 /** The client run directly, falling back to a script that only says so: what it prints tells who answered. */
-function direct(agent: string, input: string, extra: readonly string[] = [], env = t.env) {
-  return runHost([CLIENT, process.execPath, fallbackScript, 'hook', agent, '--warm', ...extra], {
-    env,
-    cwd: t.workspace,
-    input,
-  });
+function direct(agent: string, input: string, extra: readonly string[] = [], env = t.env, cwd = t.workspace) {
+  return runHost([CLIENT, process.execPath, fallbackScript, 'hook', agent, '--warm', ...extra], { env, cwd, input });
 }
 
 /** Starts `sbx hook-server` for t's user and waits until it listens. */
@@ -211,14 +207,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
         });
         const flags = ['-p', 'agent'];
         const cold = await runSbxRaw(['hook', 'claude-code', ...flags], { env, cwd, input });
-        const served = await runHost(
-          [CLIENT, process.execPath, fallbackScript, 'hook', 'claude-code', '--warm', ...flags],
-          {
-            env,
-            cwd,
-            input,
-          },
-        );
+        const served = await direct('claude-code', input, flags, env, cwd);
         expect(served.out, `${label}: ${command}`).not.toMatch(/^FALLBACK/);
         expect(served.out, `${label}: ${command}`).toBe(cold.out);
         out.push(cold.out);

@@ -82,22 +82,22 @@ const hookInput = (command) =>
     tool_input: { command, description: 'bench' },
     tool_use_id: 'toolu_bench',
   });
-// The hook server for the --warm rows, started as the first --warm call would start it (dist/sbx-hook,
+// The hook server for the --warm rows, started as the first --warm call would start it (dist/sbx-warm,
 // the native client, is built only where a C compiler was). It serves the rows' user and is stopped at the end.
-async function startHookServer() {
-  if (!existsSync(join(root, 'dist', 'sbx-hook'))) return undefined;
-  // With the flags sbx starts it with (src/cli/hook/hook-server.ts SERVER_NODE_FLAGS).
-  const server = spawn(process.execPath, ['--max-semi-space-size=2', sbx, 'hook-server'], {
+async function startWarmServer() {
+  if (!existsSync(join(root, 'dist', 'sbx-warm'))) return undefined;
+  // With the flags sbx starts it with (src/cli/warm/warm-server.ts SERVER_NODE_FLAGS).
+  const server = spawn(process.execPath, ['--max-semi-space-size=2', sbx, 'warm-server'], {
     env,
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   await new Promise((resolve, reject) => {
     server.stdout.once('data', resolve);
-    server.once('exit', (code) => reject(new Error(`sbx hook-server exited ${code}`)));
+    server.once('exit', (code) => reject(new Error(`sbx warm-server exited ${code}`)));
   });
   return server;
 }
-const warm = await startHookServer();
+const warm = await startWarmServer();
 const rows = [
   {
     id: 'hook-allow',
@@ -236,7 +236,7 @@ console.log(
 );
 const warmNote = warm
   ? `, with --warm + ${fmt(stats(samples['hook-allow-warm']).median - node)} ms`
-  : '; --warm not measured: dist/sbx-hook was not built (no C compiler)';
+  : '; --warm not measured: dist/sbx-warm was not built (no C compiler)';
 console.log(
   `Goals: the hook at most node -e 0 + 15 ms (now + ${fmt(stats(samples['hook-allow']).median - node)} ms${warmNote}); \`sbx mcp\` answers initialize within 150 ms (now ${fmt(stats(samples['mcp-init']).median)} ms).`,
 );

@@ -196,15 +196,15 @@ if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).status === 0) {
       stdio: 'inherit',
     },
   );
-  // The native client of `sbx hook AGENT --warm` (native/sbx-hook.c): its socket's name holds the build.
+  // The native client of `sbx hook AGENT --warm` (native/sbx-warm.c): its socket's name holds the build.
   execFileSync(
     cc,
-    ['-O2', '-Wall', '-Werror', `-DSBX_BUILD="${BUILD_ID}"`, '-o', 'dist/sbx-hook', 'native/sbx-hook.c'],
+    ['-O2', '-Wall', '-Werror', `-DSBX_BUILD="${BUILD_ID}"`, '-o', 'dist/sbx-warm', 'native/sbx-warm.c'],
     { stdio: 'inherit' },
   );
 } else {
   console.warn(
-    `build: no C compiler (${cc}): dist/sbx-landlock and dist/sbx-hook not built, --backend landlock will be unavailable and hook --warm answers without a server`,
+    `build: no C compiler (${cc}): dist/sbx-landlock and dist/sbx-warm not built, --backend landlock will be unavailable and hook --warm answers without a server`,
   );
 }
 if (!process.argv.includes('--no-types'))

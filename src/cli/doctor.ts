@@ -230,7 +230,7 @@ async function captureCheck(): Promise<Check> {
 /** `sbx hook AGENT --warm`: whether its native client was built, and whether this user's server of this build runs. */
 async function hookWarmCheck(): Promise<Check> {
   const { existsSync } = await import('node:fs');
-  const { hookSocketPath, listening, nativeClient } = await import('./hook/hook-server.js');
+  const { warmSocketPath, listening, nativeClient } = await import('./warm/warm-server.js');
   const name = 'hook --warm';
   const client = nativeClient();
   if (!existsSync(client))
@@ -240,7 +240,7 @@ async function hookWarmCheck(): Promise<Check> {
       detail: `${client} was not built: sbx hook --warm answers as sbx hook does, starting Node.js for each call`,
       fix: 'install a C compiler (apt-get install gcc) and rebuild sbx (npm run build)',
     };
-  const path = hookSocketPath(process.env);
+  const path = warmSocketPath(process.env);
   if (!path)
     return {
       name,

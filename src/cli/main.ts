@@ -51,9 +51,9 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
     }
-    if (argv[2] === 'hook-server' && argv.length === 3) {
-      const { hookServerCommand } = await import('./hook/hook-server.js');
-      await hookServerCommand(process.env);
+    if (argv[2] === 'warm-server' && argv.length === 3) {
+      const { warmServerCommand } = await import('./warm/warm-server.js');
+      await warmServerCommand(process.env);
       return;
     }
     // An agent waits for its MCP server's first answer: the plain form skips commander too.

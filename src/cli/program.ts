@@ -422,9 +422,9 @@ Gemini CLI (~/.gemini/settings.json):
 \`|| exit 2\`: a hook that cannot start (sbx moved, node missing) then blocks the call instead of letting
 it run unsandboxed.
 
---warm: a call is answered by a per-user server (\`sbx hook-server\`, in sbx's cache directory) when one
+--warm: a call is answered by a per-user server (\`sbx warm-server\`, in sbx's cache directory) when one
 runs, without starting Node.js: the same answer, about 10 ms instead of Node's start and the CLI's
-loading. The first call starts it; it exits after 15 idle minutes (SBX_HOOK_IDLE_SECONDS). It needs the
+loading. The first call starts it; it exits after 15 idle minutes (SBX_WARM_IDLE_SECONDS). It needs the
 native client built with sbx (a C compiler at install); without it, --warm changes nothing. Each side
 checks the other is outside every sandbox (docs/SECURITY.md, "The warm hook server").
 
@@ -453,19 +453,19 @@ function addHookCommand(program: Command): void {
       await hookCommand(known, flags);
     });
   program
-    .command('hook-server')
+    .command('warm-server')
     .description('serve `sbx hook AGENT --warm` calls for this user (started by the hook; exits when idle)')
     .addHelpText(
       'after',
       `
-Listens on $XDG_CACHE_HOME/sbx/hook-BUILD.sock (~/.cache/sbx/...), judges each call exactly as
-\`sbx hook\` does with the caller's environment, and exits after SBX_HOOK_IDLE_SECONDS (900) without a
+Listens on $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache/sbx/...), judges each call exactly as
+\`sbx hook\` does with the caller's environment, and exits after SBX_WARM_IDLE_SECONDS (900) without a
 call, or when another server takes the socket. A call from a process it cannot place outside every
 sandbox is closed unanswered. There is nothing to configure.`,
     )
     .action(async () => {
-      const { hookServerCommand } = await import('./hook/hook-server.js');
-      await hookServerCommand(process.env);
+      const { warmServerCommand } = await import('./warm/warm-server.js');
+      await warmServerCommand(process.env);
     });
 }
 

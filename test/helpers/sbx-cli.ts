@@ -277,17 +277,17 @@ export function pidsWithArgv(argv: readonly string[]): number[] {
 }
 
 /**
- * Stops the hook servers (`sbx hook-server`, started detached by `sbx hook --warm`) whose sbx cache is
+ * Stops the hook servers (`sbx warm-server`, started detached by `sbx hook --warm`) whose sbx cache is
  * under `cacheHome`: a test's servers, found by their environment, before its directories go away.
  */
-export function stopHookServers(cacheHome: string): number {
+export function stopWarmServers(cacheHome: string): number {
   let stopped = 0;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      // node [flags] bin/sbx.js hook-server (hook-server.ts SERVER_NODE_FLAGS)
-      if (cmdline.at(-2) !== 'hook-server') continue;
+      // node [flags] bin/sbx.js warm-server (warm-server.ts SERVER_NODE_FLAGS)
+      if (cmdline.at(-2) !== 'warm-server') continue;
       if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`XDG_CACHE_HOME=${cacheHome}`)) continue;
       process.kill(Number(name), 'SIGTERM');
       stopped++;

@@ -30,7 +30,7 @@ export interface HookFlags {
   profile: string;
   /** `--approve`: tell the agent to run the rewrite without asking the user (Claude Code only). */
   approve?: boolean;
-  /** `--warm`: answered by the hook server when one runs, and one started when none does (hook-server.ts). */
+  /** `--warm`: answered by the hook server when one runs, and one started when none does (warm-server.ts). */
   warm?: boolean;
 }
 
@@ -234,12 +234,12 @@ export async function hookCommand(agent: HookAgent, flags: HookFlags): Promise<v
     process.stderr.write(`${reply.onStdoutFailure}\n`);
     process.exitCode = 2;
   }
-  // Answered without the server (native/sbx-hook.c found none, or none it could trust): start one for
+  // Answered without the server (native/sbx-warm.c found none, or none it could trust): start one for
   // the next call. After the answer, so this call waits for nothing; a server that cannot start
   // changes nothing of this answer or its status (main.ts would turn an error into a block).
   if (flags.warm) {
     try {
-      await (await import('./hook-server.js')).startHookServer(process.env);
+      await (await import('../warm/warm-server.js')).startWarmServer(process.env);
     } catch {
       // the next --warm call is answered without a server too, and tries again
     }

@@ -15,7 +15,7 @@ import {
   runHost,
   SBX_BIN,
   SKIP_INTEGRATION,
-  stopHookServers,
+  stopWarmServers,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 import { anthropicStandIn, geminiStandIn, type StandIn } from './stand-in-api.js';
@@ -188,7 +188,7 @@ describe.skipIf(SKIP_INTEGRATION || !CLAUDE)('sbx hook under the real Claude Cod
       expect(steps[2]).toMatchObject({ error: false, output: join(repo, 'sub') });
       expect(commits()[0]).toBe('by-agent');
       // The server the first call started outlives the session (it exits when idle): stop it.
-      expect(stopHookServers(t.cacheHome)).toBe(1);
+      expect(stopWarmServers(t.cacheHome)).toBe(1);
     },
     SESSION_MS,
   );

@@ -19,7 +19,7 @@ import {
   SKIP_INTEGRATION,
   type SpawnOptions,
   start,
-  stopHookServers,
+  stopWarmServers,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
@@ -89,7 +89,7 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
   });
 
   it.each([[[]], [['--warm']]])('sbx hook claude-code %j, and the rewritten command it answers with', async (flags) => {
-    // --warm: the native client (dist/sbx-hook) is given the recorded node, finds no server, execs it,
+    // --warm: the native client (dist/sbx-warm) is given the recorded node, finds no server, execs it,
     // and the answer starts one, with that node (stopped below: the test's directories go away).
     const input = JSON.stringify({ ...HOOK_INPUT, cwd: t.workspace });
     const r = await sbx(['hook', 'claude-code', ...flags], { env, cwd: t.workspace, input });
@@ -102,7 +102,7 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
     const ran = await runHost(['bash', '-c', rewritten], { env, cwd: t.workspace });
     expect(ran.out).toBe('sandboxed\n');
     expect(ranPlanted()).toBe(false);
-    stopHookServers(t.cacheHome);
+    stopWarmServers(t.cacheHome);
   });
 
   it("sbx mcp as the README's config starts it (absolute node and sbx)", async () => {

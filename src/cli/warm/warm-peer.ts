@@ -1,9 +1,9 @@
-// Which process a warm hook call came from (cli/hook/hook-server.ts). Node cannot read a unix
+// Which process a warm hook call came from (cli/warm/warm-server.ts). Node cannot read a unix
 // socket's peer credentials, so the client proves its pid: the server sends a nonce, the client sets
 // it as its own comm (prctl PR_SET_NAME: only a process can set its own), and the server reads it
 // back from /proc/PID/comm. A process inside a bwrap or nsjail sandbox that reached the socket could
 // claim any pid, but can set the comm of none outside its sandbox; the pid it can prove has other
-// namespaces, and is refused. native/sbx-hook.c checks the server the same way, with SO_PEERCRED.
+// namespaces, and is refused. native/sbx-warm.c checks the server the same way, with SO_PEERCRED.
 import { readFileSync, readlinkSync } from 'node:fs';
 
 const NAMESPACES = ['mnt', 'user', 'net', 'pid', 'ipc', 'uts', 'cgroup'];

@@ -1,5 +1,5 @@
-// The warm hook's wire format, between native/sbx-hook.c (the client bin/sbx.js execs for
-// `sbx hook AGENT --warm`) and cli/hook/hook-server.ts. Pure: bytes in, values out. Every integer is a
+// The warm hook's wire format, between native/sbx-warm.c (the client bin/sbx.js execs for
+// `sbx hook AGENT --warm`) and cli/warm/warm-server.ts. Pure: bytes in, values out. Every integer is a
 // u32 little-endian, a string its length then its bytes:
 //   server hello:   "SBX1" nonce (15 bytes, [a-z0-9])
 //   client call:    "SBX1" pid build node cwd nargs arg... nenv "NAME=VALUE"...
@@ -116,7 +116,7 @@ export function encodeReply(status: number, stdout: string, onStdoutFailure: str
   return Buffer.concat([Buffer.from(MAGIC, 'latin1'), u32(status), str(stdout), str(onStdoutFailure)]);
 }
 
-/** A call as native/sbx-hook.c sends it: for tests, and for sbx's own tools that speak to the server. */
+/** A call as native/sbx-warm.c sends it: for tests, and for sbx's own tools that speak to the server. */
 export function encodeCall(call: HookCall): Buffer {
   const env = Object.entries(call.env).map(([k, v]) => `${k}=${v}`);
   return Buffer.concat([

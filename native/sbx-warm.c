@@ -1,12 +1,12 @@
 /*
- * sbx-hook: the hot path of `sbx hook AGENT ... --warm` (docs/SECURITY.md, "The warm hook server").
+ * sbx-warm: the hot path of `sbx hook AGENT ... --warm` (docs/SECURITY.md, "The warm hook server").
  * bin/sbx.js execs it instead of Node for that command line:
  *
- *   sbx-hook NODE SCRIPT hook ARGS...
+ *   sbx-warm NODE SCRIPT hook ARGS...
  *
  * NODE is the Node.js the shell half chose (the recorded one, or `node` looked up on PATH) and SCRIPT
- * is bin/sbx.js. It connects to the hook server of this build (src/cli/hook/hook-server.ts) at
- * $XDG_CACHE_HOME/sbx/hook-BUILD.sock (~/.cache when unset), makes sure the process listening there
+ * is bin/sbx.js. It connects to the hook server of this build (src/cli/warm/warm-server.ts) at
+ * $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache when unset), makes sure the process listening there
  * is not inside any sandbox, sends the hook input and the environment, and writes the server's answer.
  * Whatever fails (no server, a refused peer, a short or malformed reply, a timeout) ends in the path
  * without a server: exec NODE SCRIPT hook ARGS..., with the input already read handed over in a memfd
@@ -25,7 +25,7 @@
  * /proc/PID/comm with the same namespace checks (a sandboxed process could otherwise have the server
  * judge requests of its choosing).
  *
- * Wire format: src/cli/hook/hook-wire.ts.
+ * Wire format: src/cli/warm/warm-wire.ts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,7 +69,7 @@ static int input_taken;
 /* The path without a server, with the same arguments; the input already read, if any, as stdin. */
 static void __attribute__((noreturn)) fallback(void) {
 	if (input_taken) {
-		int fd = memfd_create("sbx-hook-input", 0);
+		int fd = memfd_create("sbx-warm-input", 0);
 		size_t done = 0;
 		while (fd >= 0 && done < input_len) {
 			ssize_t n = write(fd, input + done, input_len - done);
@@ -127,7 +127,7 @@ static void normalize(char *out, size_t len, const char *p) {
 	out[o] = '\0';
 }
 
-/* The socket's path, as src/cli/hook/hook-server.ts hookSocketPath makes it; 0 when it cannot be made. */
+/* The socket's path, as src/cli/warm/warm-server.ts warmSocketPath makes it; 0 when it cannot be made. */
 static int socket_path(char *out, size_t len) {
 	char home[PATH_MAX], cache[PATH_MAX];
 	const char *h = getenv("HOME");
@@ -142,7 +142,7 @@ static int socket_path(char *out, size_t len) {
 		normalize(cache, sizeof cache, x);
 	else if (snprintf(cache, sizeof cache, "%s%s.cache", home, strcmp(home, "/") == 0 ? "" : "/") >= (int)sizeof cache)
 		return 0;
-	int n = snprintf(out, len, "%s/sbx/hook-%s.sock", strcmp(cache, "/") == 0 ? "" : cache, SBX_BUILD);
+	int n = snprintf(out, len, "%s/sbx/warm-%s.sock", strcmp(cache, "/") == 0 ? "" : cache, SBX_BUILD);
 	return n > 0 && (size_t)n < len;
 }
 
@@ -328,7 +328,7 @@ static int read_input(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 4 || strcmp(argv[3], "hook") != 0) {
-		fprintf(stderr, "usage: sbx-hook NODE SCRIPT hook ARGS... (started by bin/sbx.js)\n");
+		fprintf(stderr, "usage: sbx-warm NODE SCRIPT hook ARGS... (started by bin/sbx.js)\n");
 		return 2;
 	}
 	node_arg = argv[1];

@@ -1,5 +1,5 @@
-// `sbx hook AGENT --warm` end to end: the native client (dist/sbx-hook, which bin/sbx.js execs) and the
-// hook server (`sbx hook-server`). Every recorded input gets the same answer from the server as from
+// `sbx hook AGENT --warm` end to end: the native client (dist/sbx-warm, which bin/sbx.js execs) and the
+// hook server (`sbx warm-server`). Every recorded input gets the same answer from the server as from
 // `sbx hook` without it; a profile edited between calls is judged anew; with no server, or one the
 // client cannot place outside every sandbox, the call is answered without a server. Each trust check
 // is shown both ways: a stand-in server (or client) run unsandboxed, in this process's namespaces, is
@@ -17,12 +17,12 @@ import {
   runSbxRaw,
   SAFETY_MS,
   SKIP_INTEGRATION,
-  stopHookServers,
+  stopWarmServers,
   type TestHost,
 } from '../../helpers/sbx-cli.js';
 
-const CLIENT = join(REPO_ROOT, 'dist', 'sbx-hook');
-const STAND_IN = join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'stand-in-hook-peer.mjs');
+const CLIENT = join(REPO_ROOT, 'dist', 'sbx-warm');
+const STAND_IN = join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'stand-in-warm-peer.mjs');
 const HAS_CLIENT = existsSync(CLIENT);
 
 let t: TestHost;
@@ -48,9 +48,9 @@ function direct(agent: string, input: string, extra: readonly string[] = [], env
   return runHost([CLIENT, process.execPath, fallbackScript, 'hook', agent, '--warm', ...extra], { env, cwd, input });
 }
 
-/** Starts `sbx hook-server` for t's user and waits until it listens. */
+/** Starts `sbx warm-server` for t's user and waits until it listens. */
 async function startServer(env: Record<string, string> = t.env): Promise<ChildProcess> {
-  const server = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'sbx.js'), 'hook-server'], {
+  const server = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'sbx.js'), 'warm-server'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -62,10 +62,10 @@ async function startServer(env: Record<string, string> = t.env): Promise<ChildPr
       out += chunk;
       if (out.includes('\n')) resolve();
     });
-    server.once('exit', (code) => reject(new Error(`hook-server exited ${code} before listening`)));
+    server.once('exit', (code) => reject(new Error(`warm-server exited ${code} before listening`)));
   });
   await ready;
-  expect(out).toBe(`sbx hook-server: listening on ${socketPath}\n`);
+  expect(out).toBe(`sbx warm-server: listening on ${socketPath}\n`);
   return server;
 }
 
@@ -75,7 +75,7 @@ async function stop(server: ChildProcess): Promise<void> {
   await once(server, 'exit');
 }
 
-/** Runs the stand-in peer (test/fixtures/hooks/stand-in-hook-peer.mjs), under bwrap when `sandboxed`. */
+/** Runs the stand-in peer (test/fixtures/hooks/stand-in-warm-peer.mjs), under bwrap when `sandboxed`. */
 function standIn(role: 'server' | 'client', sandboxed: boolean, ...args: string[]): ChildProcess {
   const node = [process.execPath, STAND_IN, role, ...args];
   const bwrap = [
@@ -125,16 +125,16 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     writeFileSync(fallbackScript, "process.stdout.write('FALLBACK ' + process.argv.slice(2).join(' ') + '\\n');\n");
     const sbxCache = join(t.cacheHome, 'sbx');
     mkdirSync(sbxCache, { recursive: true, mode: 0o700 });
-    // hook-BUILD.sock: BUILD is the one dist/ was built with (the client has it compiled in).
+    // warm-BUILD.sock: BUILD is the one dist/ was built with (the client has it compiled in).
     const { BUILD: build } = (await import(join(REPO_ROOT, 'dist', 'version.js'))) as { BUILD: string };
     expect(build).toMatch(/^[0-9a-f]{16}$/);
-    socketPath = join(sbxCache, `hook-${build}.sock`);
+    socketPath = join(sbxCache, `warm-${build}.sock`);
   });
   afterEach(async () => {
     for (const server of servers.splice(0)) await stop(server);
   });
   afterAll(() => {
-    if (t) stopHookServers(t.cacheHome);
+    if (t) stopWarmServers(t.cacheHome);
     t?.cleanup();
   });
 
@@ -314,14 +314,14 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
   });
 
   it('exits when idle, and removes its socket', async () => {
-    const server = await startServer({ ...t.env, SBX_HOOK_IDLE_SECONDS: '1' });
+    const server = await startServer({ ...t.env, SBX_WARM_IDLE_SECONDS: '1' });
     const [code] = await once(server, 'exit');
     expect(code).toBe(0);
     expect(existsSync(socketPath)).toBe(false);
   });
 
   it('a second server takes the socket and the first exits', async () => {
-    const first = await startServer({ ...t.env, SBX_HOOK_IDLE_SECONDS: '2' });
+    const first = await startServer({ ...t.env, SBX_WARM_IDLE_SECONDS: '2' });
     await startServer();
     const [code] = await once(first, 'exit');
     expect(code).toBe(0);
@@ -340,6 +340,6 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     const served = await direct('claude-code', input);
     expect(served.out).toBe(first.out);
     // Stop it: the test's directories go away.
-    expect(stopHookServers(t.cacheHome)).toBe(1);
+    expect(stopWarmServers(t.cacheHome)).toBe(1);
   });
 });

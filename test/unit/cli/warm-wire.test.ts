@@ -1,6 +1,6 @@
-// The warm hook's wire (cli/hook/hook-wire.ts), as native/sbx-hook.c writes it: a call read back whole
+// The warm hook's wire (cli/warm/warm-wire.ts), as native/sbx-warm.c writes it: a call read back whole
 // from any prefix only once complete, anything malformed or oversized refused rather than waited on, and
-// the environment read as Node reads environ. test/integration/hook/warm.test.ts runs both ends.
+// the environment read as Node reads environ. test/integration/warm/hook-warm.test.ts runs both ends.
 import { describe, expect, it } from 'vitest';
 import {
   encodeCall,
@@ -10,7 +10,7 @@ import {
   MAX_CALL_BYTES,
   parseCall,
   parseInput,
-} from '../../../src/cli/hook/hook-wire.js';
+} from '../../../src/cli/warm/warm-wire.js';
 
 const call: HookCall = {
   pid: 4242,

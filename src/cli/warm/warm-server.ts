@@ -1,8 +1,8 @@
-// `sbx hook-server`: answers `sbx hook AGENT --warm` calls for one user and one build of sbx, so an
+// `sbx warm-server`: answers `sbx hook AGENT --warm` calls for one user and one build of sbx, so an
 // agent's hook costs a native client's start and a judgement with warm host scans, not Node's start
 // and the CLI's loading (docs/SECURITY.md, "The warm hook server"; docs/DESIGN.md, "Launch speed").
-// The first `--warm` call that finds no server answers itself, then starts one (startHookServer); the
-// server exits after SBX_HOOK_IDLE_SECONDS without a call (900), or once its socket is gone or is
+// The first `--warm` call that finds no server answers itself, then starts one (startWarmServer); the
+// server exits after SBX_WARM_IDLE_SECONDS without a call (900), or once its socket is gone or is
 // another's. Each call is judged exactly as `sbx hook` judges it (hook.ts hookReply), with the
 // caller's environment: a server holds no policy of its own, only what the library keeps between
 // runs (host/warm-cache.ts).
@@ -16,8 +16,8 @@ import { passwdHome } from '../../host/invoking-user.js';
 import { packageRoot } from '../../package-root.js';
 import { resolveHome, xdgDirs } from '../../policy/user-dirs.js';
 import { BUILD } from '../../version.js';
-import { isProvenPeer } from './hook-peer.js';
-import { hookReply, MAX_INPUT_BYTES, parseHookArgv } from './hook.js';
+import { isProvenPeer } from './warm-peer.js';
+import { hookReply, MAX_INPUT_BYTES, parseHookArgv } from '../hook/hook.js';
 import {
   encodeHello,
   encodeReply,
@@ -26,12 +26,12 @@ import {
   NONCE_LENGTH,
   parseCall,
   parseInput,
-} from './hook-wire.js';
+} from './warm-wire.js';
 
 /** The longest path a unix socket address holds (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 107;
 const DEFAULT_IDLE_SECONDS = 900;
-/** A safety net for a client that stops mid-call, not a deadline: native/sbx-hook.c waits as long. */
+/** A safety net for a client that stops mid-call, not a deadline: native/sbx-warm.c waits as long. */
 const CALL_TIMEOUT_MS = 120_000;
 /**
  * The server's Node.js flags. V8 grows the young generation to 2 × 16 MiB under a steady stream of
@@ -41,20 +41,20 @@ const CALL_TIMEOUT_MS = 120_000;
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=2'];
 
 /** Where this build's server listens for `env`'s user: in sbx's cache directory; undefined when no path fits. */
-export function hookSocketPath(env: Record<string, string | undefined>): string | undefined {
+export function warmSocketPath(env: Record<string, string | undefined>): string | undefined {
   let home: string;
   try {
     home = resolveHome(env, passwdHome);
   } catch {
     return undefined;
   }
-  const path = posix.join(xdgDirs(env, home).cacheHome, 'sbx', `hook-${BUILD}.sock`);
+  const path = posix.join(xdgDirs(env, home).cacheHome, 'sbx', `warm-${BUILD}.sock`);
   return Buffer.byteLength(path) <= MAX_SOCKET_PATH ? path : undefined;
 }
 
 /** The native client bin/sbx.js execs for `--warm`; without it (no C compiler at build) no call reaches a server. */
 export function nativeClient(): string {
-  return join(packageRoot(), 'dist', 'sbx-hook');
+  return join(packageRoot(), 'dist', 'sbx-warm');
 }
 
 /** Whether something accepts connections at `path` (a server of this build, or a socket left by a dead one: no). */
@@ -73,10 +73,10 @@ export function listening(path: string): Promise<boolean> {
  * Starts a server for `env`'s user, detached, unless one already listens (a server the native client
  * would not trust, say one of another Node.js, is left alone: the calls are answered without it).
  */
-export async function startHookServer(env: Record<string, string | undefined>): Promise<void> {
-  const path = hookSocketPath(env);
+export async function startWarmServer(env: Record<string, string | undefined>): Promise<void> {
+  const path = warmSocketPath(env);
   if (!path || !existsSync(nativeClient()) || (await listening(path))) return;
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(packageRoot(), 'bin', 'sbx.js'), 'hook-server'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(packageRoot(), 'bin', 'sbx.js'), 'warm-server'], {
     detached: true,
     stdio: 'ignore',
     cwd: '/',
@@ -131,7 +131,7 @@ class Inbox {
 
 /**
  * One call: hello with a nonce, the call (refused unless the caller proves a pid outside every sandbox,
- * hook-peer.ts, and the command line is one this server answers), go, the input, the reply. Anything
+ * warm-peer.ts, and the command line is one this server answers), go, the input, the reply. Anything
  * wrong closes the connection unanswered, and the client answers without the server.
  */
 function serve(conn: Socket, state: ServerState): void {
@@ -212,17 +212,17 @@ function identity(path: string): string | undefined {
  * connects to a half-made one and two servers started at once leave one path, to the later (the other
  * sees its socket gone and exits).
  */
-export async function hookServerCommand(env: Record<string, string | undefined>): Promise<void> {
-  const path = hookSocketPath(env);
+export async function warmServerCommand(env: Record<string, string | undefined>): Promise<void> {
+  const path = warmSocketPath(env);
   const uid = process.getuid?.() ?? 0;
   if (!path || !makePrivateDir(dirname(path), uid)) return;
-  const idleSeconds = Number(env.SBX_HOOK_IDLE_SECONDS ?? DEFAULT_IDLE_SECONDS);
+  const idleSeconds = Number(env.SBX_WARM_IDLE_SECONDS ?? DEFAULT_IDLE_SECONDS);
   const idleMs = (Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds : DEFAULT_IDLE_SECONDS) * 1000;
   process.chdir('/');
   const state: ServerState = { node: realpathSync(process.execPath), active: 0, lastCallMs: Date.now() };
   const server = createServer((conn) => serve(conn, state));
   // Shorter than the final name, so it fits wherever that does.
-  const fresh = join(dirname(path), `.hook-${process.pid}.sock`);
+  const fresh = join(dirname(path), `.warm-${process.pid}.sock`);
   rmSync(fresh, { force: true });
   await listen(server, fresh);
   try {
@@ -233,7 +233,7 @@ export async function hookServerCommand(env: Record<string, string | undefined>)
     throw error;
   }
   const ours = identity(path);
-  process.stdout.write(`sbx hook-server: listening on ${path}\n`);
+  process.stdout.write(`sbx warm-server: listening on ${path}\n`);
   await new Promise<void>((resolve) => {
     const shutDown = () => {
       clearInterval(check);

@@ -326,13 +326,180 @@ static int read_input(void) {
 	return 1;
 }
 
+/*
+ * The launch's taker, for a run the server serves: the server spawns `sbx-warm --take-stdio FD PID
+ * FILE ARGS...` in place of FILE ARGS... (src/backend/host/exec.ts StdioFrom), FD a connection only the
+ * client PID can have made. The client's descriptors 0, 1 and 2 arrive there with SCM_RIGHTS; they go
+ * in place of this process's (/dev/null), and FILE is exec'd with the sandbox's environment, as the
+ * server would have spawned it. Nothing arrives, or from another process: exit 125, FILE never run.
+ */
+static int take_stdio(int argc, char **argv) {
+	if (argc < 5) return 125;
+	int sock = atoi(argv[2]);
+	pid_t want = (pid_t)atoi(argv[3]);
+	struct ucred cred;
+	socklen_t cred_len = sizeof cred;
+	if (sock <= 2 || want <= 0 || getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0 ||
+	    cred.pid != want || cred.uid != getuid())
+		return 125;
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+	ssize_t n;
+	do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (!c || (msg.msg_flags & MSG_CTRUNC) || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
+		return 125;
+	int fds[3];
+	memcpy(fds, CMSG_DATA(c), sizeof fds);
+	/* 0 to 2 are taken (/dev/null), so what arrived is above them: no dup2 below overwrites another's source. */
+	for (int i = 0; i < 3; i++)
+		if (fds[i] <= 2 || dup2(fds[i], i) < 0) return 125;
+	close(sock);
+	execvp(argv[4], argv + 4);
+	fprintf(stderr, "sbx: cannot start %s: %s\n", argv[4], strerror(errno));
+	return 125;
+}
+
+static int control_fd = -1;
+
+/* A signal for the run: passed to the server, which passes it on as `sbx run` passes its own. */
+static void forward_signal(int sig) {
+	int saved = errno;
+	unsigned char m[2] = {'S', (unsigned char)sig};
+	ssize_t ignored = write(control_fd, m, 2);
+	(void)ignored;
+	errno = saved;
+}
+
+/* Reads exactly `len` bytes, waiting as long as it takes (a run lasts what its command does). */
+static int read_all(int fd, void *buf, size_t len) {
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = read(fd, (char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) return 0;
+		done += (size_t)n;
+	}
+	return 1;
+}
+
+static int read_u32_all(int fd, uint32_t *v) {
+	unsigned char b[4];
+	if (!read_all(fd, b, 4)) return 0;
+	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return 1;
+}
+
+/* `len` bytes from the server to `out`, in pieces: 0 when the server's side ends; *failed set (and the rest drained) when `out` fails. */
+static int relay(int fd, uint32_t len, int out, int *failed, int *error) {
+	char buf[65536];
+	while (len > 0) {
+		size_t want = len < sizeof buf ? len : sizeof buf;
+		if (!read_all(fd, buf, want)) return 0;
+		if (!*failed && !write_full(out, buf, want)) {
+			*failed = 1;
+			*error = errno;
+		}
+		len -= (uint32_t)want;
+	}
+	return 1;
+}
+
+/*
+ * After a run's go: sends this process's descriptors 0, 1 and 2 to the socket the server names, then
+ * relays what the server says until the run's exit status. Anything wrong before the descriptors are
+ * sent means the path without a server (the server runs nothing without them).
+ */
+static int serve_run(int fd, pid_t server, const struct timespec *deadline) {
+	uint32_t len;
+	char *path = read_str(fd, &len, deadline);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (!path || len == 0 || len >= sizeof addr.sun_path || memchr(path, '\0', len)) fallback();
+	memcpy(addr.sun_path, path, (size_t)len + 1);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct ucred cred;
+	socklen_t cred_len = sizeof cred;
+	if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) < 0 ||
+	    getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0 || cred.pid != server)
+		fallback();
+	int fds[3] = {0, 1, 2};
+	char byte = 'D';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof fds)];
+	} control;
+	memset(&control, 0, sizeof control);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(c), fds, sizeof fds);
+	ssize_t sent;
+	do sent = sendmsg(s, &msg, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent != 1) fallback();
+	close(s);
+
+	/* The run is the server's now: its signals go there, and this process waits for its end. */
+	control_fd = fd;
+	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaction(forwarded[i], &sa, NULL);
+	for (;;) {
+		char type;
+		uint32_t n;
+		int failed = 0, error = 0;
+		if (!read_all(fd, &type, 1)) break;
+		if (type == 'X') {
+			if (!read_u32_all(fd, &n) || n > 255) break;
+			return (int)n;
+		}
+		if (type == 'E') {
+			if (!read_u32_all(fd, &n) || !relay(fd, n, 2, &failed, &error)) break;
+			continue;
+		}
+		if (type != 'O' || !read_u32_all(fd, &n) || !relay(fd, n, 1, &failed, &error)) break;
+		/* The report did not reach stdout: said on stderr, as src/cli/run-command.ts emitReport says it. */
+		uint32_t before_len, after_len;
+		struct timespec soon;
+		clock_gettime(CLOCK_MONOTONIC, &soon);
+		soon.tv_sec += REPLY_TIMEOUT_MS / 1000;
+		char *before = read_str(fd, &before_len, &soon);
+		char *after = before ? read_str(fd, &after_len, &soon) : NULL;
+		if (!after) break;
+		if (failed) {
+			const char *name = strerrorname_np(error);
+			write_full(2, before, before_len);
+			write_full(2, name ? name : strerror(error), strlen(name ? name : strerror(error)));
+			write_full(2, after, after_len);
+		}
+		free(before);
+		free(after);
+	}
+	static const char gone[] = "sbx: the warm server went away before the run ended; its outcome is unknown\n";
+	write_full(2, gone, sizeof gone - 1);
+	return 125;
+}
+
 int main(int argc, char **argv) {
-	if (argc < 4 || strcmp(argv[3], "hook") != 0) {
-		fprintf(stderr, "usage: sbx-warm NODE SCRIPT hook ARGS... (started by bin/sbx.js)\n");
+	if (argc >= 2 && strcmp(argv[1], "--take-stdio") == 0) return take_stdio(argc, argv);
+	if (argc < 4 || (strcmp(argv[3], "hook") != 0 && strcmp(argv[3], "run") != 0)) {
+		fprintf(stderr, "usage: sbx-warm NODE SCRIPT hook|run ARGS... (started by bin/sbx.js)\n");
 		return 2;
 	}
+	int run = strcmp(argv[3], "run") == 0;
 	node_arg = argv[1];
-	node_argv = argv + 1; /* NODE SCRIPT hook ARGS... */
+	node_argv = argv + 1; /* NODE SCRIPT hook|run ARGS... */
 	/* A closed standard descriptor would be the socket's number, and the answer would go there. */
 	for (int std = 0; std < 3; std++)
 		if (fcntl(std, F_GETFD) < 0 && open("/dev/null", O_RDWR) != std) return 2;
@@ -369,17 +536,20 @@ int main(int argc, char **argv) {
 	put_str(&o, SBX_BUILD, strlen(SBX_BUILD));
 	put_str(&o, node, strlen(node));
 	put_str(&o, cwd, strlen(cwd));
-	put_u32(&o, (uint32_t)(argc - 4));
-	for (int i = 4; i < argc; i++) put_str(&o, argv[i], strlen(argv[i]));
+	put_u32(&o, (uint32_t)(isatty(0) | isatty(1) << 1 | isatty(2) << 2));
+	put_u32(&o, (uint32_t)(argc - 3));
+	for (int i = 3; i < argc; i++) put_str(&o, argv[i], strlen(argv[i]));
 	uint32_t nenv = 0;
 	for (char **e = environ; *e; e++) nenv++;
 	put_u32(&o, nenv);
 	for (char **e = environ; *e; e++) put_str(&o, *e, strlen(*e));
 	if (o.failed || !write_full(fd, o.buf, o.len)) fallback();
-	/* The server says go only for a call it serves (a plain command line, this build): anything else,
-	   `--help` say, is answered without it, before the input is read. */
+	/* The server says go only for a call it serves (a plain command line, this build, for a run one it
+	   can run as `sbx run` here would): anything else, `--help` say, goes on without it, before the
+	   input is read. */
 	char go;
 	if (!read_full(fd, &go, 1, &deadline) || go != 'Y') fallback();
+	if (run) return serve_run(fd, cred.pid, &deadline);
 
 	if (!read_input()) fallback();
 	o.len = 0;

@@ -1,9 +1,9 @@
 // The CLI door. `sbx run` with well-formed flags goes straight to the library, and `sbx hook AGENT`
 // and `sbx mcp` to their commands; everything else goes through commander (loaded lazily). Only this file prints
 // sbx's own errors and sets the exit code.
-import { ExitCode, isSbxError, type SbxError } from '../errors.js';
+import { ExitCode, isSbxError } from '../errors.js';
 import { parseMcpArgv, parseRunArgv } from './run-flags.js';
-import { runCommand } from './run-command.js';
+import { runHere } from './run-command.js';
 
 /** commander signals help, --version and usage errors by throwing (exitOverride). */
 function isCommanderError(error: unknown): error is { code: string; exitCode: number } {
@@ -14,11 +14,23 @@ function isCommanderError(error: unknown): error is { code: string; exitCode: nu
   );
 }
 
-async function printError(error: SbxError): Promise<void> {
-  const [{ formatError }, { chalkStderr }] = await Promise.all([import('./print-error.js'), import('chalk')]);
-  const color = (s: string) => chalkStderr.red.bold(s);
-  process.stderr.write(formatError(error, color).join('\n') + '\n');
-  if (process.env.SBX_DEBUG === '1' && error.stack) process.stderr.write(error.stack + '\n');
+/**
+ * What sbx says of an error that ended a command, and its exit status: an SbxError's message and hint
+ * (its stack too under SBX_DEBUG=1), anything else an internal error. For this process's stderr, and
+ * for a warm server's caller's (cli/warm/warm-run.ts), which passes no color.
+ */
+export async function failureOf(
+  error: unknown,
+  env: Record<string, string | undefined>,
+  color: (s: string) => string = (s) => s,
+): Promise<{ text: string; exitCode: number }> {
+  if (!isSbxError(error)) {
+    return { text: `sbx: internal error: ${(error as Error)?.stack ?? String(error)}\n`, exitCode: ExitCode.SETUP };
+  }
+  const { formatError } = await import('./print-error.js');
+  let text = formatError(error, color).join('\n') + '\n';
+  if (env.SBX_DEBUG === '1' && error.stack) text += error.stack + '\n';
+  return { text, exitCode: error.exitCode };
 }
 
 /** bin/sbx.js moved NODE_EXTRA_CA_CERTS aside to spare Node's start-up; the sandbox's env rules see it as it was. */
@@ -34,7 +46,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     const fast = argv[2] === 'run' ? parseRunArgv(argv.slice(3)) : undefined;
     if (fast) {
-      await runCommand(fast.command, fast.flags);
+      await runHere(fast.command, fast.flags);
       return;
     }
     // `sbx profiles list | head`: a reader that stopped reading is not an error.
@@ -71,13 +83,11 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode === 0 ? 0 : ExitCode.USAGE;
       return;
     }
-    if (isSbxError(error)) {
-      await printError(error);
-      process.exitCode = error.exitCode;
-      return;
-    }
-    process.stderr.write(`sbx: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
-    process.exitCode = ExitCode.SETUP;
+    const chalk = isSbxError(error) ? (await import('chalk')).chalkStderr : undefined;
+    const color = chalk ? (s: string) => chalk.red.bold(s) : undefined;
+    const failure = await failureOf(error, process.env, color);
+    process.stderr.write(failure.text);
+    process.exitCode = failure.exitCode;
   } finally {
     // The agents run the original command after a hook that fails with anything but 2 (hook/hook.ts):
     // whatever ended `sbx hook` early (a setup error, a bug) must block the call, not let it through.

@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { addFlags, MCP_FLAGS, POLICY_FLAGS, RUN_ONLY_FLAGS, type RunCliFlags, type RunFlags } from './run-flags.js';
-import { runCommand } from './run-command.js';
+import { runHere } from './run-command.js';
 
 const EXAMPLES = `
 Examples:
@@ -89,7 +89,7 @@ async function addRunCommand(program: Command): Promise<void> {
     .passThroughOptions();
   await addFlags(run, [...POLICY_FLAGS, ...RUN_ONLY_FLAGS]);
   run.action(async (command: string[], flags: RunCliFlags) => {
-    await runCommand(command, flags);
+    await runHere(command, flags);
   });
 }
 

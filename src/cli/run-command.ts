@@ -13,6 +13,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { runUnchecked, type ProfileInfo, type RunOptions } from '../api.js';
+import type { Approver } from '../commands/host/command-gate.js';
+import type { RunHooks } from '../pipeline/run-options.js';
 import { parseSize } from '../limits/units.js';
 import { shellArgv } from '../policy/command-line.js';
 import type { Policy } from '../policy/types.js';
@@ -21,12 +23,47 @@ import { isSbxError, SbxError } from '../errors.js';
 import { writableRootHolding } from '../report/report-file.js';
 import { limitNotices } from '../report/limit-lines.js';
 import { reportFromError, reportFromOutcome, summaryLines, type Report } from '../report/report.js';
-import { writeReport } from '../report/host/write-report.js';
+import { reportBytes, writeReport } from '../report/host/write-report.js';
 import { invokingView } from './print-error.js';
 import { userDirs } from '../host/invoking-user.js';
 import { toRunOptions, type RunCliFlags } from './run-flags.js';
 import { firstOnHost, probeNoticeFacts } from '../report/host/notices.js';
 import { droppedPathNotice } from '../toolchains/toolchains.js';
+
+/**
+ * Who `sbx run` runs for: this process (the CLI), or the caller of the warm server (cli/warm/warm-run.ts),
+ * whose environment, working directory and stdio stand in for this process's. Everything the command
+ * line's run reads of its caller, and every line it writes, goes through here.
+ */
+export interface RunDoor {
+  env: Record<string, string | undefined>;
+  /** undefined: this process's, read where the pipeline reads it (pipeline/context-stage.ts). */
+  cwd: string | undefined;
+  stdinIsTty: boolean;
+  /** sbx's own lines (notices, the summary, errors). */
+  stderr(text: string): void;
+  /**
+   * The report where stdout is the destination (--capture without another): `bytes` written whole,
+   * else `failure(reason)` on stderr. Default: a synchronous write to descriptor 1.
+   */
+  stdoutReport?: (bytes: Buffer, failure: { before: string; after: string }) => void;
+  /** Who answers a command rule's `ask`. Default: the terminal (cli/prompt.ts). */
+  approve?: Approver;
+  /** Ends the run (the warm server's caller went away). */
+  signal?: AbortSignal;
+  /** What the pipeline takes from a warm server: its caller's signals and stdio, and warm walks. */
+  hooks?: Pick<RunHooks, 'signals' | 'stdioFrom' | 'warm' | 'onLaunch'>;
+}
+
+/** This process as the caller: the CLI's door. */
+export function processDoor(): RunDoor {
+  return {
+    env: process.env,
+    cwd: undefined,
+    stdinIsTty: Boolean(process.stdin.isTTY),
+    stderr: (text) => void process.stderr.write(text),
+  };
+}
 
 interface ReportTarget {
   fd: number;
@@ -83,8 +120,8 @@ function callerReportFd(given: string, checkedOpen: string | undefined): ReportT
  * anything runs; the name may not be a symlink or anything but a regular file (it is opened with
  * O_NOFOLLOW, so a symlink planted later fails the open instead of being followed).
  */
-function reportFilePath(given: string): string {
-  const absolute = resolve(given);
+function reportFilePath(given: string, cwd: string | undefined): string {
+  const absolute = cwd === undefined ? resolve(given) : resolve(cwd, given);
   let dir: string;
   try {
     dir = realpathSync(dirname(absolute));
@@ -171,13 +208,15 @@ function openReportFile(path: string, given: string): ReportTarget {
  * A report that cannot be written (the reader went away: EPIPE; a full disk: ENOSPC; EBADF) is one
  * line on stderr; the run's exit status stays the command's.
  */
-function emitReport(target: ReportTarget, report: Report): void {
+function emitReport(target: ReportTarget, report: Report, door: RunDoor): void {
+  const before = `sbx: the report could not be written to ${target.name} (`;
+  const after = "); the exit status is the run's\n";
   try {
-    writeReport(target.fd, report);
+    if (target.name === 'stdout' && door.stdoutReport) door.stdoutReport(reportBytes(report), { before, after });
+    else writeReport(target.fd, report);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    const line = `sbx: the report could not be written to ${target.name} (${reason}); the exit status is the run's`;
-    process.stderr.write(`${line}\n`);
+    door.stderr(`${before}${reason}${after}`);
   } finally {
     if (target.owned) closeSync(target.fd);
   }
@@ -217,10 +256,10 @@ function captureLimit(flags: RunCliFlags): number | undefined {
 }
 
 /** The notices this host has not been told yet (report/host/notices.ts). */
-function onceOnHost(notices: string[]): string[] {
+function onceOnHost(notices: string[], door: RunDoor): string[] {
   if (notices.length === 0) return [];
   const uid = process.getuid?.() ?? 0;
-  const stateDir = join(userDirs(process.env).stateHome, 'sbx');
+  const stateDir = join(userDirs(door.env).stateHome, 'sbx');
   return firstOnHost(notices, { stateDir, uid, facts: probeNoticeFacts(uid) });
 }
 
@@ -229,11 +268,11 @@ function onceOnHost(notices: string[]): string[] {
  * this host, not on every call: an agent's hook runs `sbx run -p agent` for each of its commands, and
  * the model reads the line every time (`sbx profiles` and the report's `profile.shadows` always say it).
  */
-function noteShadowing(profile: ProfileInfo): void {
+function noteShadowing(profile: ProfileInfo, door: RunDoor): void {
   if (!profile.shadows) return;
   const whose = profile.source === 'project' ? "the project's" : 'your';
   const notice = `profile "${profile.name}" is ${whose} ${profile.file} (shadows the built-in; -p builtin:${profile.name} names sbx's own; said once)`;
-  for (const line of onceOnHost([notice])) process.stderr.write(`sbx: ${line}\n`);
+  for (const line of onceOnHost([notice], door)) door.stderr(`sbx: ${line}\n`);
 }
 
 /**
@@ -243,8 +282,12 @@ function noteShadowing(profile: ProfileInfo): void {
  * and sbx's own stdin is one, someone at it. A command that owns the terminal is never interrupted by
  * a question it could read the answer to, or fake: its refusals stay refusals.
  */
-function networkAsker(flags: RunCliFlags, profileName: () => string): Pick<RunOptions, 'onNetworkRequest'> {
-  if (flags.approval === 'never' || !flags.capture || !process.stdin.isTTY) return {};
+function networkAsker(
+  flags: RunCliFlags,
+  profileName: () => string,
+  door: RunDoor,
+): Pick<RunOptions, 'onNetworkRequest'> {
+  if (flags.approval === 'never' || !flags.capture || !door.stdinIsTty) return {};
   // One asker per run, loaded with its first question: its queue keeps the questions one at a time.
   let asker: Promise<NetworkAsker> | undefined;
   return {
@@ -255,39 +298,63 @@ function networkAsker(flags: RunCliFlags, profileName: () => string): Pick<RunOp
   };
 }
 
-export function runOptionsOf(command: string[], flags: RunCliFlags): RunOptions {
+export function runOptionsOf(command: string[], flags: RunCliFlags, door: RunDoor = processDoor()): RunOptions {
   const limit = captureLimit(flags);
   let profileName = '';
   return {
     ...toRunOptions(flags, command),
+    ...(door.cwd !== undefined ? { cwd: door.cwd } : {}),
+    hostEnv: door.env,
+    tty: door.stdinIsTty,
     stdio: flags.capture ? 'capture' : 'inherit',
     forwardSignals: true,
+    ...(door.signal ? { signal: door.signal } : {}),
     ...(limit !== undefined ? { captureLimitBytes: limit } : {}),
-    ...(flags.audit === false ? {} : { audit: { file: flags.auditFile ?? ledgerPath(process.env) } }),
+    ...(flags.audit === false ? {} : { audit: { file: flags.auditFile ?? ledgerPath(door.env) } }),
     // Loaded only when a command needs an approval.
     ...(flags.approval === 'never'
       ? {}
-      : { approve: async (request) => (await import('./prompt.js')).askOnTerminal(request) }),
-    ...networkAsker(flags, () => profileName),
+      : { approve: door.approve ?? (async (request) => (await import('./prompt.js')).askOnTerminal(request)) }),
+    ...networkAsker(flags, () => profileName, door),
     onProfile: (profile) => {
       profileName = profile.name;
-      noteShadowing(profile);
+      noteShadowing(profile, door);
     },
-    onNotice: (line) => process.stderr.write(`${line}\n`),
+    onNotice: (line) => door.stderr(`${line}\n`),
   };
 }
 
-export async function runCommand(given: string[], flags: RunCliFlags): Promise<void> {
-  // The runner's environment is read once, here (loaded only inside a GitHub Actions job).
-  if (process.env.GITHUB_ACTIONS !== 'true') {
-    await runAndReport(given, flags, undefined);
-    return;
+/**
+ * `sbx run` in this process, its exit status set. With --warm (a run the warm server did not take, or
+ * with no server yet) a server is started alongside for the next ones.
+ */
+export async function runHere(given: string[], flags: RunCliFlags): Promise<void> {
+  if (flags.warm) {
+    import('./warm/warm-server.js').then((warm) => warm.startWarmServer(process.env)).catch(() => {});
   }
+  const code = await runCommand(given, flags);
+  if (code !== undefined) process.exitCode = code;
+}
+
+/** `sbx run`: returns its exit status (the command's, or sbx's own refusal throws); undefined for --dry-run. */
+export async function runCommand(
+  given: string[],
+  flags: RunCliFlags,
+  door: RunDoor = processDoor(),
+): Promise<number | undefined> {
+  // The runner's environment is read once, here (loaded only inside a GitHub Actions job).
+  if (door.env.GITHUB_ACTIONS !== 'true') return (await runAndReport(given, flags, undefined, door))?.exitCode;
   const { githubAtDoor, inGithubActions, refuseWritableRunnerFiles } = await import('./actions-mode.js');
   const github = githubAtDoor(process.env);
   const shown = flags.shell !== undefined ? shellArgv(flags.shell) : given;
   const refuse = (policy: Policy) => refuseWritableRunnerFiles(policy, github);
-  await inGithubActions(github, shown, () => runAndReport(given, flags, refuse));
+  let exitCode: number | undefined;
+  await inGithubActions(github, shown, async () => {
+    const report = await runAndReport(given, flags, refuse, door);
+    exitCode = report?.exitCode;
+    return report;
+  });
+  return exitCode;
 }
 
 /**
@@ -298,19 +365,20 @@ async function runAndReport(
   given: string[],
   flags: RunCliFlags,
   checkHost: ((policy: Policy) => void) | undefined,
+  door: RunDoor,
 ): Promise<Report | undefined> {
   // Set by bin/sbx.js for this check only: not part of the environment the sandbox's rules filter.
-  const checkedFds = process.env.SBX_CALLER_FDS;
-  delete process.env.SBX_CALLER_FDS;
+  const checkedFds = door.env.SBX_CALLER_FDS;
+  delete door.env.SBX_CALLER_FDS;
   const command = commandOf(given, flags);
   if (flags.dryRun) {
     const { explainCommand } = await import('./explain.js');
     await explainCommand(given, flags);
     return undefined;
   }
-  const options = runOptionsOf(given, flags);
+  const options = runOptionsOf(given, flags, door);
   const reportFile = flags.reportFd === undefined && flags.reportFile !== undefined ? flags.reportFile : undefined;
-  const reportPath = reportFile === undefined ? undefined : reportFilePath(reportFile);
+  const reportPath = reportFile === undefined ? undefined : reportFilePath(reportFile, door.cwd);
   // With --capture the command's stdout is not the terminal's: the report takes its place when no
   // other destination is named.
   let target: ReportTarget | undefined =
@@ -324,10 +392,10 @@ async function runAndReport(
     checkHost?.(policy);
     // A PATH entry the sandbox will not see (another user may write it, HOME kept private): named
     // once per host, before anything runs, so a tool resolving elsewhere inside is not a mystery.
-    for (const line of onceOnHost(droppedPathNotice(policy.toolchainsSkipped))) process.stderr.write(`sbx: ${line}\n`);
+    for (const line of onceOnHost(droppedPathNotice(policy.toolchainsSkipped), door)) door.stderr(`sbx: ${line}\n`);
     // Said once, before anything runs: the command sees more than the directory it was started in.
     if (policy.workspace.detected)
-      process.stderr.write(`sbx: workspace: ${policy.workspace.host} (${policy.workspace.detected})\n`);
+      door.stderr(`sbx: workspace: ${policy.workspace.host} (${policy.workspace.detected})\n`);
     if (reportPath === undefined) {
       refuseWritableReportFd(policy, target);
       return;
@@ -337,17 +405,17 @@ async function runAndReport(
   };
   let report: Report;
   try {
-    const outcome = await runUnchecked(options, { checkPolicy });
+    const outcome = await runUnchecked(options, { checkPolicy, ...door.hooks });
     report = reportFromOutcome(outcome);
     if (flags.verbose && outcome.droppedEnv.length > 0) {
-      process.stderr.write(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
+      door.stderr(`sbx: kept out of the environment: ${outcome.droppedEnv.join(' ')}\n`);
     }
     if (flags.verbose && outcome.masked.length > 0) {
       const shown = outcome.masked
         .slice(0, 10)
         .map((p) => JSON.stringify(p))
         .join(' ');
-      process.stderr.write(
+      door.stderr(
         `sbx: masked ${outcome.masked.length} sensitive file${outcome.masked.length === 1 ? '' : 's'}: ${shown}${outcome.masked.length > 10 ? ' ...' : ''}\n`,
       );
     }
@@ -355,7 +423,7 @@ async function runAndReport(
     const exposed = outcome.lifted?.unmasked.filter((u) => u.by === 'exposed') ?? [];
     if (exposed.length > 0) {
       const paths = exposed.map((u) => JSON.stringify(u.path)).join(' ');
-      process.stderr.write(`sbx: readable by the command (--expose-workspace-secrets): ${paths}\n`);
+      door.stderr(`sbx: readable by the command (--expose-workspace-secrets): ${paths}\n`);
     }
     if (flags.verbose && outcome.lifted?.unmasked.length) {
       const by = {
@@ -369,7 +437,7 @@ async function runAndReport(
         .map((u) => `${JSON.stringify(u.path)} (${by[u.by]})`)
         .join(' ');
       const more = outcome.lifted.unmasked.length > 10 ? ' ...' : '';
-      process.stderr.write(`sbx: shown though a sensitive-file rule matched: ${shown}${more}\n`);
+      door.stderr(`sbx: shown though a sensitive-file rule matched: ${shown}${more}\n`);
     }
   } catch (error) {
     if (!isSbxError(error) || !error.run || error.code === 'REPORT_FILE') throw error;
@@ -379,21 +447,20 @@ async function runAndReport(
         target = openReportFile(reportPath, reportFile!);
       } catch (openError) {
         if (!isSbxError(openError)) throw openError;
-        process.stderr.write(`sbx: the report could not be written: ${openError.message}\n`);
+        door.stderr(`sbx: the report could not be written: ${openError.message}\n`);
       }
     }
     // The command as run() redacted it (a secret typed in it shows as a marker), once it knew the secrets.
-    if (target) emitReport(target, reportFromError(error, error.run.command ?? command, error.run));
+    if (target) emitReport(target, reportFromError(error, error.run.command ?? command, error.run), door);
     throw error;
   }
-  if (target) emitReport(target, report);
-  if (flags.backend === 'auto') process.stderr.write(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
+  if (target) emitReport(target, report, door);
+  if (flags.backend === 'auto') door.stderr(`sbx: --backend auto chose ${report.backend ?? 'nothing'}\n`);
   // Limits the profile asked for that this host cannot enforce: said once per host (report/host/notices.ts),
   // whether the run failed or not; the report and `sbx doctor` always say it.
-  for (const line of onceOnHost(limitNotices(report))) process.stderr.write(`sbx: ${line}\n`);
+  for (const line of onceOnHost(limitNotices(report), door)) door.stderr(`sbx: ${line}\n`);
   if (flags.verbose || report.exitCode !== 0 || report.violations.length > 0) {
-    process.stderr.write(summaryLines(report, invokingView()).join('\n') + '\n');
+    door.stderr(summaryLines(report, invokingView(door.cwd)).join('\n') + '\n');
   }
-  process.exitCode = report.exitCode;
   return report;
 }

@@ -47,6 +47,8 @@ export interface RunCliFlags extends RunFlags {
   audit?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
+  /** Served by the warm server when it can be (cli/warm/warm-run.ts); else run here, and a server started. */
+  warm?: boolean;
 }
 
 interface FlagSpec {
@@ -187,6 +189,11 @@ export const RUN_ONLY_FLAGS: readonly FlagSpec[] = [
   { long: 'no-audit', description: 'write no audit record for this run' },
   { long: 'dry-run', description: 'print what would run (like explain) and run nothing' },
   { long: 'verbose', short: 'v', description: 'print the summary even on success, and what was kept out' },
+  {
+    long: 'warm',
+    description:
+      "run through sbx's warm server, without starting Node.js (started by the first --warm run; a run it cannot serve exactly as this one runs here instead)",
+  },
 ];
 
 const camel = (long: string) => long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

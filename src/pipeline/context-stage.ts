@@ -7,6 +7,7 @@
 import type { Policy } from '../policy/types.js';
 import type { UserDirs } from '../policy/user-dirs.js';
 import type { Door } from '../advice.js';
+import type { SignalSource, StdioFrom } from '../backend/host/exec.js';
 import type { ProfileSearch } from '../profile/host/load.js';
 import { profileSearch } from '../profile/host/profile-search.js';
 import { userDirs } from '../host/invoking-user.js';
@@ -41,6 +42,9 @@ export interface RunContext {
   readonly checkPolicy: ((policy: Policy) => void) | undefined;
   /** RunHooks.onLaunch. */
   readonly onLaunch: ((sessionId: string) => void) | undefined;
+  /** RunHooks.signals and RunHooks.stdioFrom: a warm server's caller stands in for this process. */
+  readonly signals: SignalSource | undefined;
+  readonly stdioFrom: StdioFrom | undefined;
   /** The run's id from its first stage: every record, refusal and report of the run carries it. */
   readonly sessionId: string;
   /** The invoking environment, defined values only: the one every stage filters, probes and applies with. */
@@ -98,6 +102,8 @@ export function runContext(
     warm: hooks.warm ?? false,
     checkPolicy: hooks.checkPolicy,
     onLaunch: hooks.onLaunch,
+    signals: hooks.signals,
+    stdioFrom: hooks.stdioFrom,
     sessionId,
     env,
     cwd,

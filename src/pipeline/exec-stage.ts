@@ -38,6 +38,8 @@ export async function execute({
     stdio: options.stdio,
     ...(options.input !== undefined ? { input: options.input } : {}),
     forwardSignals: options.forwardSignals,
+    ...(ctx.signals ? { signals: ctx.signals } : {}),
+    ...(ctx.stdioFrom ? { stdioFrom: ctx.stdioFrom } : {}),
     tty: derived.host.stdinIsTty,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),

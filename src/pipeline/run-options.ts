@@ -6,7 +6,7 @@ import type { Lifted } from '../report/outcome.js';
 import type { Policy } from '../policy/types.js';
 import type { ProfileSource } from '../profile/positions.js';
 import type { Approver } from '../commands/host/command-gate.js';
-import type { StdioMode } from '../backend/host/exec.js';
+import type { SignalSource, StdioFrom, StdioMode } from '../backend/host/exec.js';
 import type { Launch } from '../backend/launch.js';
 import type { CommandDecision } from '../commands/command-rules.js';
 import type { BackendChoice, Launcher } from '../backend/host/registry.js';
@@ -109,6 +109,10 @@ export interface RunHooks {
   door?: Door;
   /** `sbx mcp`'s `start`: told when the sandbox is about to be spawned, everything judged and set up. */
   onLaunch?: (sessionId: string) => void;
+  /** The warm server's runs (cli/warm/warm-run.ts): where forwarded signals come from, instead of this process. */
+  signals?: SignalSource;
+  /** The warm server's runs: the caller's stdio, sent by the caller (backend/host/exec.ts StdioFrom). */
+  stdioFrom?: StdioFrom;
 }
 
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 16 * 1024;

@@ -302,7 +302,7 @@ export async function runPipeline(requested: RunOptions, hooks: RunHooks = {}): 
   // The ledger opens before the context: a refusal while building it (a malformed trusted hash) is recorded too.
   const settings = runSettings(requested);
   const { audit } = settings;
-  const trail = audit ? openAuditTrail(audit.file, record.sessionId, settings.profile) : undefined;
+  const trail = audit ? openAuditTrail(audit.file, record.sessionId, settings.profile, requested.onNotice) : undefined;
   const cleanup = new CleanupStack();
   const located: Located = {};
   try {

@@ -4,6 +4,7 @@ import { spawn, type StdioOptions } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { statusChildPid, statusExitCode } from '../bwrap/status.js';
 import type { ExtraFd, Interrupt, Launch } from '../launch.js';
@@ -11,12 +12,35 @@ import { SbxError } from '../../errors.js';
 
 export type StdioMode = 'inherit' | 'capture' | 'ignore';
 
+/** Where the signals to forward come from: this process (the CLI), or a warm server's caller (cli/warm/warm-run.ts). */
+export interface SignalSource {
+  on(sig: NodeJS.Signals, handler: () => void): unknown;
+  off(sig: NodeJS.Signals, handler: () => void): unknown;
+}
+
+/**
+ * A warm server's caller's stdio, on its way (cli/warm/warm-run.ts): the caller sends its descriptors
+ * 0, 1 and 2 down `socket` with SCM_RIGHTS, and nothing in this process reads it. The launch starts
+ * through `taker` (native/sbx-warm.c --take-stdio), which takes them from `socket` only if its sender
+ * is the process `pid`, puts them at 0, 1 and 2, and execs the launch: the command writes where it
+ * would have written under the caller's own `sbx run`. 'inherit' runs only.
+ */
+export interface StdioFrom {
+  socket: Socket;
+  taker: string;
+  pid: number;
+}
+
 export interface ExecOptions {
   stdio: StdioMode;
   /** Bytes to feed the child's stdin in capture mode (otherwise stdin is empty). */
   input?: Uint8Array | string;
   /** Forward SIGINT/SIGTERM/SIGHUP received by this process to the sandboxed command (CLI). */
   forwardSignals: boolean;
+  /** Where forwarded signals come from. Default: this process. */
+  signals?: SignalSource;
+  /** The caller's stdio, sent by another process (the warm server's runs); `stdio: 'inherit'` only. */
+  stdioFrom?: StdioFrom;
   /** Interactive terminal: SIGINT/SIGQUIT already reach the child through the terminal. */
   tty: boolean;
   /** Abort (library callers): SIGTERM to the command, and after `graceMs` the whole sandbox is ended. */
@@ -207,7 +231,9 @@ function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
   try {
     const devNull = leaked.length > 0 ? keep(openSync('/dev/null', 'r')) : -1;
     const capture = opts.stdio === 'capture';
-    const passed = opts.stdio === 'capture' ? 'pipe' : opts.stdio;
+    const from = opts.stdio === 'inherit' ? opts.stdioFrom : undefined;
+    // With `from`, the taker puts the caller's descriptors over these before the launch starts.
+    const passed = opts.stdio === 'capture' ? 'pipe' : from ? 'ignore' : opts.stdio;
     const stdio: Exclude<StdioOptions, string> = [
       capture ? (opts.input === undefined ? 'ignore' : 'pipe') : passed,
       passed,
@@ -217,6 +243,13 @@ function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
     for (const fd of leaked) {
       while (stdio.length < fd) stdio.push('ignore');
       stdio[fd] = devNull;
+    }
+    if (from) {
+      // Above every descriptor the launch names; the taker closes it before the launch starts.
+      const at = stdio.length;
+      stdio.push(from.socket);
+      const args = ['--take-stdio', String(at), String(from.pid), launch.file, ...launch.args];
+      return spawn(from.taker, args, { env: launch.env, stdio, windowsHide: true });
     }
     return spawn(launch.file, launch.args, { env: launch.env, stdio, windowsHide: true });
   } finally {
@@ -346,6 +379,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     deliver(sig);
   };
   const handlers: [NodeJS.Signals, () => void][] = [];
+  const source = opts.signals ?? process;
   for (const sig of opts.forwardSignals ? (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) : []) {
     // On a terminal the kernel already delivers ^C and ^\ to the child's process group.
     const fromTerminal = opts.tty && (sig === 'SIGINT' || sig === 'SIGQUIT');
@@ -353,7 +387,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
       interrupts.push({ by: 'user', signal: signalNumber(sig) });
       if (!fromTerminal) forward(sig);
     };
-    process.on(sig, handler);
+    source.on(sig, handler);
     handlers.push([sig, handler]);
   }
   let killTimer: NodeJS.Timeout | undefined;
@@ -384,7 +418,7 @@ function supervise(child: Child, opts: ExecOptions, status: () => string): Super
     stop() {
       clearTimeout(timeoutTimer);
       clearTimeout(killTimer);
-      for (const [sig, handler] of handlers) process.off(sig, handler);
+      for (const [sig, handler] of handlers) source.off(sig, handler);
       opts.signal?.removeEventListener('abort', onAbort);
     },
   };

@@ -17,11 +17,12 @@ import { packageRoot } from '../../package-root.js';
 import { resolveHome, xdgDirs } from '../../policy/user-dirs.js';
 import { BUILD } from '../../version.js';
 import { isProvenPeer } from './warm-peer.js';
+import { serveRun } from './warm-run.js';
 import { hookReply, MAX_INPUT_BYTES, parseHookArgv } from '../hook/hook.js';
 import {
   encodeHello,
   encodeReply,
-  type HookCall,
+  type WarmCall,
   MAX_CALL_BYTES,
   NONCE_LENGTH,
   parseCall,
@@ -70,6 +71,20 @@ export function listening(path: string): Promise<boolean> {
 }
 
 /**
+ * The server's environment: the caller's, as bin/sbx.js hands it to Node. NODE_EXTRA_CA_CERTS moved
+ * aside, as the shell half does (main.ts restoreMovedEnv puts it back for the sandboxes' rules): the
+ * server's own TLS then trusts what a CLI run's does.
+ */
+function serverEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env, SBX_CALLER_FDS: '' };
+  if (out.NODE_EXTRA_CA_CERTS !== undefined) {
+    out.SBX_HOST_NODE_EXTRA_CA_CERTS = out.NODE_EXTRA_CA_CERTS;
+    delete out.NODE_EXTRA_CA_CERTS;
+  }
+  return out;
+}
+
+/**
  * Starts a server for `env`'s user, detached, unless one already listens (a server the native client
  * would not trust, say one of another Node.js, is left alone: the calls are answered without it).
  */
@@ -80,7 +95,7 @@ export async function startWarmServer(env: Record<string, string | undefined>): 
     detached: true,
     stdio: 'ignore',
     cwd: '/',
-    env: { ...env, SBX_CALLER_FDS: '' },
+    env: serverEnv(env),
   });
   child.on('error', () => {});
   child.unref();
@@ -107,6 +122,8 @@ function callerEnv(env: Record<string, string>): Record<string, string> {
 /** What the server is: the Node.js it runs, and its count of calls under way (the idle clock waits for them). */
 interface ServerState {
   node: string;
+  /** The socket's directory (sbx's own cache): a run's descriptors are sent to a socket here. */
+  dir: string;
   active: number;
   lastCallMs: number;
 }
@@ -137,8 +154,8 @@ class Inbox {
 function serve(conn: Socket, state: ServerState): void {
   const nonce = makeNonce();
   const inbox = new Inbox();
-  let stage: 'call' | 'input' | 'judging' = 'call';
-  let parsed: { call: HookCall; argv: NonNullable<ReturnType<typeof parseHookArgv>> } | undefined;
+  let stage: 'call' | 'input' | 'judging' | 'run' = 'call';
+  let parsed: { call: WarmCall; argv: NonNullable<ReturnType<typeof parseHookArgv>> } | undefined;
   let expected: number | undefined;
   state.active++;
   let done = false;
@@ -153,6 +170,8 @@ function serve(conn: Socket, state: ServerState): void {
   conn.setTimeout(CALL_TIMEOUT_MS, () => conn.destroy());
   conn.write(encodeHello(nonce));
   conn.on('data', (chunk: Buffer) => {
+    // A run's messages are serveRun's to read.
+    if (stage === 'run') return;
     if (stage === 'judging') return void conn.destroy();
     inbox.push(chunk);
     if (stage === 'call') {
@@ -160,7 +179,12 @@ function serve(conn: Socket, state: ServerState): void {
       if (call === 'more') return;
       if (call === 'bad' || call.build !== BUILD || call.node !== state.node || !isProvenPeer(call.pid, nonce))
         return void conn.destroy();
-      const argv = parseHookArgv(call.args);
+      if (call.args[0] === 'run') {
+        stage = 'run';
+        serveRun(conn, call, callerEnv(call.env), state.dir, nativeClient()).catch(() => conn.destroy());
+        return;
+      }
+      const argv = call.args[0] === 'hook' ? parseHookArgv(call.args.slice(1)) : undefined;
       if (!argv) return void conn.destroy();
       parsed = { call, argv };
       inbox.clear();
@@ -219,7 +243,12 @@ export async function warmServerCommand(env: Record<string, string | undefined>)
   const idleSeconds = Number(env.SBX_WARM_IDLE_SECONDS ?? DEFAULT_IDLE_SECONDS);
   const idleMs = (Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds : DEFAULT_IDLE_SECONDS) * 1000;
   process.chdir('/');
-  const state: ServerState = { node: realpathSync(process.execPath), active: 0, lastCallMs: Date.now() };
+  const state: ServerState = {
+    node: realpathSync(process.execPath),
+    dir: dirname(path),
+    active: 0,
+    lastCallMs: Date.now(),
+  };
   const server = createServer((conn) => serve(conn, state));
   // Shorter than the final name, so it fits wherever that does.
   const fresh = join(dirname(path), `.warm-${process.pid}.sock`);

@@ -199,17 +199,21 @@ async function approve(input: GateInput, decision: CommandDecision): Promise<voi
   ) => {
     if (!input.audit) return;
     for (const { argv, fingerprint } of commands)
-      appendAuditRecordOrWarn(input.audit.file, {
-        v: 1,
-        time: new Date().toISOString(),
-        type: 'approval',
-        sessionId: input.sessionId,
-        profile,
-        argv: redactArgv(argv, input.secrets),
-        fingerprint,
-        decision,
-        by,
-      });
+      appendAuditRecordOrWarn(
+        input.audit.file,
+        {
+          v: 1,
+          time: new Date().toISOString(),
+          type: 'approval',
+          sessionId: input.sessionId,
+          profile,
+          argv: redactArgv(argv, input.secrets),
+          fingerprint,
+          decision,
+          by,
+        },
+        input.onNotice,
+      );
   };
   // Every question comes from `commands.default: ask` (commands/command-rules.ts): that line is the rule behind a denial.
   const source = { key: 'commands.default' };

@@ -58,18 +58,22 @@ export function runQuestions(init: RunQuestionsInit): EgressQuestions {
     notice: init.notice,
     record(request, outcome) {
       if (!init.audit) return;
-      appendAuditRecordOrWarn(init.audit.file, {
-        v: 1,
-        time: new Date().toISOString(),
-        type: 'approval',
-        sessionId: init.sessionId,
-        profile,
-        argv: [...init.argv],
-        fingerprint: networkFingerprintOf(profile, request),
-        decision: outcome.decision,
-        by: outcome.by,
-        network: { host: request.host, port: request.port },
-      });
+      appendAuditRecordOrWarn(
+        init.audit.file,
+        {
+          v: 1,
+          time: new Date().toISOString(),
+          type: 'approval',
+          sessionId: init.sessionId,
+          profile,
+          argv: [...init.argv],
+          fingerprint: networkFingerprintOf(profile, request),
+          decision: outcome.decision,
+          by: outcome.by,
+          network: { host: request.host, port: request.port },
+        },
+        init.notice,
+      );
     },
     async remember(request) {
       await recordNetworkApproval(openApprovalStore(init.store), profile, request, Date.now());

@@ -57,7 +57,12 @@ function checkLedgerOutside(file: string, policy: Policy): void {
  * `sessionId` is the run's from its first stage: a refusal before the policy exists is recorded under
  * it too, so `sbx log --session` finds it by the id its report and error carry.
  */
-export function openAuditTrail(file: string, sessionId: string, requestedProfile: string): AuditTrail {
+export function openAuditTrail(
+  file: string,
+  sessionId: string,
+  requestedProfile: string,
+  notice: ((line: string) => void) | undefined,
+): AuditTrail {
   // Created before the host is probed: the default ledger's directory is a sensitive root, masked in
   // the sandbox only if it exists (a workspace of $HOME must not reach it on the first run).
   try {
@@ -80,7 +85,7 @@ export function openAuditTrail(file: string, sessionId: string, requestedProfile
     workspace: context?.workspace ?? '',
     argv: redactArgv(argv, secrets),
   });
-  const append = (record: AuditRecord) => appendAuditRecordOrWarn(file, record);
+  const append = (record: AuditRecord) => appendAuditRecordOrWarn(file, record, notice);
   return {
     prepared(c, policy) {
       context = c;

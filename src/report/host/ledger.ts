@@ -113,12 +113,22 @@ function openLedger(path: string): number {
   return fd;
 }
 
-/** The ledger is evidence, not a dependency: a record that cannot be written is a warning on stderr, never a failed run. */
-export function appendAuditRecordOrWarn(path: string, record: AuditRecord): void {
+/**
+ * The ledger is evidence, not a dependency: a record that cannot be written is a warning, never a
+ * failed run. It goes to the run's notices (RunOptions.onNotice: the CLI's stderr, or a warm server's
+ * caller's), else to this process's stderr.
+ */
+export function appendAuditRecordOrWarn(
+  path: string,
+  record: AuditRecord,
+  notice: ((line: string) => void) | undefined,
+): void {
   try {
     appendAuditRecord(path, record);
   } catch (error) {
-    process.stderr.write(`sbx: warning: ${(error as Error).message}\n`);
+    const line = `sbx: warning: ${(error as Error).message}`;
+    if (notice) notice(line);
+    else process.stderr.write(`${line}\n`);
   }
 }
 

@@ -7,6 +7,11 @@ import type { Report } from '../report.js';
  * descriptor may take less than all of it per write (a pipe): the rest follows. Throws the errno.
  */
 export function writeReport(fd: number, report: Report): void {
-  const bytes = Buffer.from(JSON.stringify(report) + '\n');
+  const bytes = reportBytes(report);
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+}
+
+/** The report as it is written: one JSON document and a newline. */
+export function reportBytes(report: Report): Buffer {
+  return Buffer.from(JSON.stringify(report) + '\n');
 }

@@ -6,18 +6,19 @@ import {
   encodeCall,
   encodeInput,
   encodeReply,
-  type HookCall,
+  type WarmCall,
   MAX_CALL_BYTES,
   parseCall,
   parseInput,
 } from '../../../src/cli/warm/warm-wire.js';
 
-const call: HookCall = {
+const call: WarmCall = {
   pid: 4242,
   build: '0123456789abcdef',
   node: '/usr/bin/node',
   cwd: '/home/u/project',
-  args: ['claude-code', '--warm', '-p', 'mine'],
+  ttys: 5,
+  args: ['hook', 'claude-code', '--warm', '-p', 'mine'],
   env: { HOME: '/home/u', PATH: '/usr/bin:/bin', EMPTY: '', 'WITH=EQ': 'x' },
 };
 

@@ -7,8 +7,9 @@
 // figures and never fails on a time.
 //   npm run bench [-- --runs 40] [-- --peers]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { standaloneBwrap } from './standalone-bwrap.mjs';
+import { startWarmServer } from './warm-server.mjs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,8 +71,19 @@ writeFileSync(
     `const r = require('child_process').spawnSync(${JSON.stringify(bwrap)}, ${JSON.stringify(bwrapArgs)}, { stdio, env: {} }); process.exitCode = r.status ?? 137;`,
 );
 
+// `sbx run --warm`: served by a warm server, started here for the bench's user and stopped at the end.
+const warm = await startWarmServer(root, env);
 const rows = [
   { id: 'sbx', what: 'sbx run -- true (CLI, default profile)', cmd: [sbx, 'run', '--', 'true'] },
+  ...(warm
+    ? [
+        {
+          id: 'sbx-warm',
+          what: 'sbx run --warm -- true (served by the warm server)',
+          cmd: [sbx, 'run', '--warm', '--', 'true'],
+        },
+      ]
+    : []),
   {
     id: 'node+bwrap',
     what: 'node script that spawnSyncs that bwrap argv (ideal Node launcher)',
@@ -168,7 +180,12 @@ for (let i = 0; i < runs; i++) {
   if (typeof stdio[5] === 'number') closeSync(stdio[5]);
 }
 const row = (id) => rows.find((r) => r.id === id).cmd;
-const rss = { sbx: rssOf(row('sbx')), node: rssOf(row('node')) };
+const rss = { sbx: rssOf(row('sbx')), node: rssOf(row('node')), ...(warm ? { warm: rssOf(row('sbx-warm')) } : {}) };
+if (warm) {
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${warm.pid}/status`, 'utf8'));
+  rss.server = hwm ? Number(hwm[1]) / 1024 : undefined;
+  warm.kill('SIGTERM');
+}
 rmSync(work, { recursive: true, force: true });
 rmSync(profiles, { recursive: true, force: true });
 
@@ -184,6 +201,17 @@ console.log(
 const ideal = s['node+bwrap'].median;
 const table = [
   ['`sbx run -- true` (bin run directly)', s.sbx.median, 'ms', ideal + 10, `<= ideal Node launcher + 10 ms`],
+  ...(warm
+    ? [
+        [
+          '`sbx run --warm -- true` (the warm server)',
+          s['sbx-warm'].median,
+          'ms',
+          ideal + 10,
+          `<= ideal Node launcher + 10 ms`,
+        ],
+      ]
+    : []),
   ['ideal Node launcher (node spawnSync of the same hardened bwrap argv)', ideal, 'ms'],
   // "About node -e 0": within 2 ms of it.
   ['`sbx --version`', s['sbx-version'].median, 'ms', s.node.median + 2, '~ `node -e 0` (+2 ms)'],
@@ -191,6 +219,12 @@ const table = [
   ["library `run({command:['true']})` per call", l.median, 'ms', 1.2 * d.median, `<= 1.2 x spawnSync(bwrap)`],
   ['spawnSync(bwrap) from the same process', d.median, 'ms'],
   ['peak RSS of the CLI (`sbx run -- true`)', rss.sbx, 'MiB', 45, '<= 45 MiB'],
+  ...(warm
+    ? [
+        ['peak RSS of `sbx run --warm -- true` (the native client)', rss.warm, 'MiB', 45, '<= 45 MiB'],
+        ['peak RSS of the warm server (one per user, after every row)', rss.server, 'MiB'],
+      ]
+    : []),
 ];
 console.log('| | now | goal | |');
 console.log('|---|--:|---|---|');

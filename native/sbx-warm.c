@@ -1,17 +1,22 @@
 /*
- * sbx-warm: the hot path of `sbx hook AGENT ... --warm` (docs/SECURITY.md, "The warm hook server").
- * bin/sbx.js execs it instead of Node for that command line:
+ * sbx-warm: the hot path of `sbx hook AGENT ... --warm` and `sbx run --warm ...` (docs/SECURITY.md,
+ * "The warm server"). bin/sbx.js execs it instead of Node for those command lines:
  *
- *   sbx-warm NODE SCRIPT hook ARGS...
+ *   sbx-warm NODE SCRIPT hook|run ARGS...
  *
  * NODE is the Node.js the shell half chose (the recorded one, or `node` looked up on PATH) and SCRIPT
- * is bin/sbx.js. It connects to the hook server of this build (src/cli/warm/warm-server.ts) at
+ * is bin/sbx.js. It connects to the warm server of this build (src/cli/warm/warm-server.ts) at
  * $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache when unset), makes sure the process listening there
- * is not inside any sandbox, sends the hook input and the environment, and writes the server's answer.
- * Whatever fails (no server, a refused peer, a short or malformed reply, a timeout) ends in the path
- * without a server: exec NODE SCRIPT hook ARGS..., with the input already read handed over in a memfd
- * as standard input. So the answer is always the one `sbx hook` gives without --warm; the server only
- * saves Node's start and the CLI's loading, and keeps the host scans warm.
+ * is not inside any sandbox, and sends the command line and the environment. A hook call then sends
+ * the hook input and writes the server's answer. A run sends this process's descriptors 0 to 2 to the
+ * socket the server names (SCM_RIGHTS), forwards its signals, and writes what the server says (sbx's
+ * own lines, the report) until the run's exit status, which becomes its own.
+ * Whatever fails before that (no server, a refused peer, a call the server declines, a short or
+ * malformed reply, a timeout) ends in the path without a server: exec NODE SCRIPT hook|run ARGS...,
+ * with a hook's input already read handed over in a memfd as standard input. So the answer, or the
+ * run, is always the one sbx gives without --warm; the server only saves Node's start and the CLI's
+ * loading, and keeps the host scans warm. The same binary is the taker of a served run's stdio
+ * (--take-stdio, below).
  *
  * Trust in the server: the socket lies in sbx's own cache directory, which no sandbox can see, but
  * its path follows XDG_CACHE_HOME and HOME, and a directory that is sbx's cache under today's

@@ -50,7 +50,7 @@ export function runUnchecked(options: RunOptions, hooks: RunHooks = {}): Promise
 /**
  * Whether `sbx run` with these options would pass its gate (nothing asked, nothing recorded, nothing
  * run), and the workspace it would sandbox: for sbx's own `sbx hook`, whose options come from its
- * parser. Throws the refusal. `warm`: the hook server, long-lived, keeps host walks as the library does.
+ * parser. Throws the refusal. `warm`: the warm server, long-lived, keeps host walks as the library does.
  */
 export function admitUnchecked(options: CompileOptions, warm = false): Promise<{ workspace: string }> {
   return admitRun(options, { door: 'cli', warm });

@@ -227,17 +227,17 @@ async function captureCheck(): Promise<Check> {
   return { name, status: 'ok', detail };
 }
 
-/** `sbx hook AGENT --warm`: whether its native client was built, and whether this user's server of this build runs. */
+/** `--warm` (hook and run): whether its native client was built, and whether this user's server of this build runs. */
 async function hookWarmCheck(): Promise<Check> {
   const { existsSync } = await import('node:fs');
   const { warmSocketPath, listening, nativeClient } = await import('./warm/warm-server.js');
-  const name = 'hook --warm';
+  const name = 'warm server';
   const client = nativeClient();
   if (!existsSync(client))
     return {
       name,
       status: 'warn',
-      detail: `${client} was not built: sbx hook --warm answers as sbx hook does, starting Node.js for each call`,
+      detail: `${client} was not built: --warm changes nothing, sbx hook and sbx run start Node.js for each call`,
       fix: 'install a C compiler (apt-get install gcc) and rebuild sbx (npm run build)',
     };
   const path = warmSocketPath(process.env);
@@ -252,7 +252,7 @@ async function hookWarmCheck(): Promise<Check> {
   return {
     name,
     status: 'ok',
-    detail: `the native client is built; ${up ? `a hook server of this build listens on ${path}` : `no hook server runs now (the next --warm call starts one on ${path})`}`,
+    detail: `the native client is built; ${up ? `a warm server of this build listens on ${path}` : `no warm server runs now (the next --warm call starts one on ${path})`}`,
   };
 }
 

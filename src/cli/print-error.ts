@@ -6,7 +6,7 @@ import { showSource, type SourceView } from '../report/source-line.js';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 
-/** Files shown from where sbx was started (or the hook's caller, for the hook server), built-ins by name. */
+/** Files shown from where sbx was started (or the caller, for the warm server), built-ins by name. */
 export function invokingView(cwd = process.cwd()): SourceView {
   return { cwd, builtinDir: join(packageRoot(), 'profiles') };
 }

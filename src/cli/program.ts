@@ -424,9 +424,10 @@ it run unsandboxed.
 
 --warm: a call is answered by a per-user server (\`sbx warm-server\`, in sbx's cache directory) when one
 runs, without starting Node.js: the same answer, about 10 ms instead of Node's start and the CLI's
-loading. The first call starts it; it exits after 15 idle minutes (SBX_WARM_IDLE_SECONDS). It needs the
-native client built with sbx (a C compiler at install); without it, --warm changes nothing. Each side
-checks the other is outside every sandbox (docs/SECURITY.md, "The warm hook server").
+loading, and the command it wraps runs as \`sbx run --warm\`. The first call starts it; it exits after
+15 idle minutes (SBX_WARM_IDLE_SECONDS). It needs the native client built with sbx (a C compiler at
+install); without it, --warm changes nothing. Each side checks the other is outside every sandbox
+(docs/SECURITY.md, "The warm server").
 
 See the README, "Coding agent hooks".`;
 
@@ -437,7 +438,7 @@ function addHookCommand(program: Command): void {
     .argument('<agent>', 'the hook format: claude-code or gemini-cli')
     .option('-p, --profile <name>', 'the profile the commands run under', 'builtin:agent')
     .option('--approve', 'tell the agent to run every rewritten command without asking you (claude-code only)')
-    .option('--warm', 'answer through a per-user hook server, started by the first call (see below)')
+    .option('--warm', 'answer through a per-user warm server, started by the first call (see below)')
     .addHelpText('after', HOOK_HELP)
     .action(async (agent: string, flags: import('./hook/hook.js').HookFlags) => {
       const { HOOK_AGENTS, canApprove } = await import('./hook/hook-protocol.js');
@@ -454,14 +455,18 @@ function addHookCommand(program: Command): void {
     });
   program
     .command('warm-server')
-    .description('serve `sbx hook AGENT --warm` calls for this user (started by the hook; exits when idle)')
+    .description(
+      'serve `sbx hook AGENT --warm` and `sbx run --warm` for this user (started by the first such call; exits when idle)',
+    )
     .addHelpText(
       'after',
       `
-Listens on $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache/sbx/...), judges each call exactly as
-\`sbx hook\` does with the caller's environment, and exits after SBX_WARM_IDLE_SECONDS (900) without a
-call, or when another server takes the socket. A call from a process it cannot place outside every
-sandbox is closed unanswered. There is nothing to configure.`,
+Listens on $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache/sbx/...). It judges each hook call exactly as
+\`sbx hook\` does with the caller's environment, and runs each run as \`sbx run\` would in the caller's
+place, with the caller's stdio, or declines it (a terminal, other limits or umask, ...: the caller then
+runs it in Node.js). It exits after SBX_WARM_IDLE_SECONDS (900) without a call, or when another server
+takes the socket. A call from a process it cannot place outside every sandbox is closed unanswered.
+There is nothing to configure.`,
     )
     .action(async () => {
       const { warmServerCommand } = await import('./warm/warm-server.js');

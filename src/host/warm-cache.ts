@@ -10,7 +10,7 @@
 // watched before the walk reads it, and a walk during which a change was reported is not kept. A walk over more
 // directories than WATCH_LIMIT is not kept (inotify watches are a per-user resource), nor is one
 // whose watch cannot be set up: then the walk simply runs each time. A process that serves many
-// workspaces (an agent framework, the hook server) would hold watches for every one it ever saw, and
+// workspaces (an agent framework, the warm server) would hold watches for every one it ever saw, and
 // the user's other tools (an editor, a bundler's watch mode) draw on the same per-user limit: a result
 // unused for IDLE_MS is dropped, and past WATCH_BUDGET watches the least recently used go first. The
 // budget is far above one run's needs (a run's walks are each at most WATCH_LIMIT), so the results a

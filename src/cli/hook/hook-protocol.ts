@@ -138,6 +138,8 @@ export interface Wrapper {
   /** The Node.js running sbx now, and sbx's own bin/sbx.js: absolute, real paths. */
   node: string;
   bin: string;
+  /** `hook --warm`: the warm client (dist/sbx-warm, real path), which starts `node bin` only for a run the warm server does not serve. */
+  client?: string;
   profile: string;
   /** The workspace the hook judged the command in (its real path): the wrapped run's, whatever its cwd. */
   workspace: string;
@@ -158,7 +160,9 @@ export function wrapCommand(command: string, wrapper: Wrapper): string {
     wrapper.workspace,
     command,
   ].map(singleQuote);
-  return `${node} ${bin} run -p ${profile} --workspace ${workspace} --approval never --shell ${script}`;
+  const start =
+    wrapper.client === undefined ? `${node} ${bin} run` : `${singleQuote(wrapper.client)} ${node} ${bin} run --warm`;
+  return `${start} -p ${profile} --workspace ${workspace} --approval never --shell ${script}`;
 }
 
 /**

@@ -4,7 +4,7 @@
 // as no objection and run the original command, so every failure here becomes a deny on stdout, and
 // if even stdout fails, exit 2 with the reason on stderr (both agents block on 2). Protocols:
 // cli/hook/hook-protocol.ts.
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { admitUnchecked } from '../../api.js';
 import { isSbxError } from '../../errors.js';
@@ -30,7 +30,7 @@ export interface HookFlags {
   profile: string;
   /** `--approve`: tell the agent to run the rewrite without asking the user (Claude Code only). */
   approve?: boolean;
-  /** `--warm`: answered by the hook server when one runs, and one started when none does (warm-server.ts). */
+  /** `--warm`: answered by the warm server when one runs, and one started when none does (warm-server.ts). */
   warm?: boolean;
 }
 
@@ -120,13 +120,19 @@ function denyReason(error: unknown, profile: string, command: string | undefined
   return lines.join('\n');
 }
 
-/** This sbx, as the wrapped command will start it: real paths, never a PATH lookup. */
-function thisSbx(profile: string, workspace: string): Wrapper {
+/**
+ * This sbx, as the wrapped command will start it: real paths, never a PATH lookup. With --warm, through
+ * the warm client (when built): the run is served by the warm server where it can be (cli/warm/warm-run.ts),
+ * else started by that same Node.js.
+ */
+function thisSbx(profile: string, workspace: string, warm: boolean): Wrapper {
+  const client = join(packageRoot(), 'dist', 'sbx-warm');
   return {
     node: realpathSync(process.execPath),
     bin: realpathSync(join(packageRoot(), 'bin', 'sbx.js')),
     profile,
     workspace,
+    ...(warm && existsSync(client) ? { client: realpathSync(client) } : {}),
   };
 }
 
@@ -157,7 +163,7 @@ function placeOf(agent: HookAgent, command: string, cwd: string, workspace: stri
   return placed;
 }
 
-/** Where a call is judged: the caller's environment, and whether host walks stay warm (the hook server). */
+/** Where a call is judged: the caller's environment, and whether host walks stay warm (the warm server). */
 export interface HookPlace {
   env: Record<string, string | undefined>;
   /** The caller's working directory, where messages show paths from. */
@@ -186,7 +192,7 @@ async function answerOf(
     place.warm,
   );
   const placed = placeOf(agent, request.command, request.cwd, workspace);
-  return wrappedInput(agent, request, placed, thisSbx(flags.profile, workspace));
+  return wrappedInput(agent, request, placed, thisSbx(flags.profile, workspace, flags.warm === true));
 }
 
 /**

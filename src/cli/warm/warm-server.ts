@@ -1,11 +1,11 @@
-// `sbx warm-server`: answers `sbx hook AGENT --warm` calls for one user and one build of sbx, so an
-// agent's hook costs a native client's start and a judgement with warm host scans, not Node's start
-// and the CLI's loading (docs/SECURITY.md, "The warm hook server"; docs/DESIGN.md, "Launch speed").
-// The first `--warm` call that finds no server answers itself, then starts one (startWarmServer); the
-// server exits after SBX_WARM_IDLE_SECONDS without a call (900), or once its socket is gone or is
-// another's. Each call is judged exactly as `sbx hook` judges it (hook.ts hookReply), with the
-// caller's environment: a server holds no policy of its own, only what the library keeps between
-// runs (host/warm-cache.ts).
+// `sbx warm-server`: serves `sbx hook AGENT --warm` and `sbx run --warm` for one user and one build of
+// sbx, so an agent's hook or run costs a native client's start and warm host scans, not Node's start
+// and the CLI's loading (docs/SECURITY.md, "The warm server"; docs/DESIGN.md, "Launch speed: the warm
+// server"). The first `--warm` call that finds no server goes on without it, then starts one
+// (startWarmServer); the server exits after SBX_WARM_IDLE_SECONDS without a call (900), or once its
+// socket is gone or is another's. Each hook call is judged exactly as `sbx hook` judges it (hook.ts
+// hookReply) and each run is `sbx run`'s (warm-run.ts), with the caller's environment: a server holds
+// no policy of its own, only what the library keeps between runs (host/warm-cache.ts).
 import { randomInt } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, realpathSync, renameSync, rmSync } from 'node:fs';

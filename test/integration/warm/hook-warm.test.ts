@@ -1,5 +1,5 @@
 // `sbx hook AGENT --warm` end to end: the native client (dist/sbx-warm, which bin/sbx.js execs) and the
-// hook server (`sbx warm-server`). Every recorded input gets the same answer from the server as from
+// warm server (`sbx warm-server`). Every recorded input gets the same answer from the server as from
 // `sbx hook` without it; a profile edited between calls is judged anew; with no server, or one the
 // client cannot place outside every sandbox, the call is answered without a server. Each trust check
 // is shown both ways: a stand-in server (or client) run unsandboxed, in this process's namespaces, is
@@ -41,6 +41,18 @@ function inputFor(file: string): string {
   } catch {
     return text;
   }
+}
+
+/**
+ * `sbx hook ARGS... --warm` answered without a server: Node.js started on the bin directly, as the
+ * client's fallback starts it (the shell half, which would exec the client, does not run).
+ */
+function coldHook(args: readonly string[], env = t.env, cwd = t.workspace, input?: string) {
+  return runHost([process.execPath, join(REPO_ROOT, 'bin', 'sbx.js'), 'hook', ...args, '--warm'], {
+    env,
+    cwd,
+    ...(input !== undefined ? { input } : {}),
+  });
 }
 
 /** The client run directly, falling back to a script that only says so: what it prints tells who answered. */
@@ -116,7 +128,7 @@ async function lineOf(child: ChildProcess): Promise<string> {
   throw new Error(`stand-in exited ${code} without a line: ${out}`);
 }
 
-describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client and hook server)', () => {
+describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client and warm server)', () => {
   beforeAll(async () => {
     requireIntegrationPrerequisites();
     t = makeTestHost('warm');
@@ -145,7 +157,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     for (const file of fixtures) {
       const agent = file.startsWith('gemini-cli.') ? 'gemini-cli' : 'claude-code';
       const input = inputFor(file);
-      const cold = await runSbxRaw(['hook', agent], { env: t.env, cwd: t.workspace, input });
+      const cold = await coldHook([agent], t.env, t.workspace, input);
       const served = await direct(agent, input);
       expect(served.out, file).not.toMatch(/^FALLBACK/);
       expect({ code: served.code, out: served.out, err: served.err }, file).toEqual({
@@ -162,7 +174,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
   it("an input past the hook's 4 MiB bound is refused alike, read no further", async () => {
     await startServer();
     const input = 'x'.repeat(4 * 1024 * 1024 + 100);
-    const cold = await runSbxRaw(['hook', 'claude-code'], { env: t.env, cwd: t.workspace, input });
+    const cold = await coldHook(['claude-code'], t.env, t.workspace, input);
     const served = await direct('claude-code', input);
     expect(cold.out).toContain('the hook input is larger than 4194304 bytes');
     expect(served.out).toBe(cold.out);
@@ -182,7 +194,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     expect(after.out).not.toMatch(/^FALLBACK/);
     expect(after.out).toContain('"permissionDecision":"deny"');
     expect(after.out).toEqual(
-      (await runSbxRaw(['hook', 'claude-code', '-p', 'mine'], { env: t.env, cwd: t.workspace, input })).out,
+      (await coldHook(['claude-code', '-p', 'mine'], t.env, t.workspace, input)).out,
     );
   });
 
@@ -206,7 +218,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
           tool_input: { command },
         });
         const flags = ['-p', 'agent'];
-        const cold = await runSbxRaw(['hook', 'claude-code', ...flags], { env, cwd, input });
+        const cold = await coldHook(['claude-code', ...flags], env, cwd, input);
         const served = await direct('claude-code', input, flags, env, cwd);
         expect(served.out, `${label}: ${command}`).not.toMatch(/^FALLBACK/);
         expect(served.out, `${label}: ${command}`).toBe(cold.out);
@@ -266,7 +278,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
         input,
       },
     );
-    const cold = await runSbxRaw(['hook', 'claude-code'], { env: t.env, cwd: t.workspace, input });
+    const cold = await coldHook(['claude-code'], t.env, t.workspace, input);
     expect(ran.out).toBe(cold.out);
     server.kill();
   });
@@ -305,10 +317,10 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     const check = async () => {
       const r = await runSbxRaw(['doctor', '--json'], { env: t.env, cwd: t.workspace });
       const checks = JSON.parse(r.out).checks as { name: string; status: string; detail: string }[];
-      return checks.find((c) => c.name === 'hook --warm');
+      return checks.find((c) => c.name === 'warm server');
     };
     rmSync(socketPath, { force: true });
-    expect(await check()).toMatchObject({ status: 'ok', detail: expect.stringContaining('no hook server runs now') });
+    expect(await check()).toMatchObject({ status: 'ok', detail: expect.stringContaining('no warm server runs now') });
     await startServer();
     expect(await check()).toMatchObject({ status: 'ok', detail: expect.stringContaining(`listens on ${socketPath}`) });
   });

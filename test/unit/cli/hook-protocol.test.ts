@@ -192,6 +192,25 @@ describe('wrapCommand', () => {
     },
   );
 
+  it('with --warm, starts the run through the warm client, which is given the same node and bin', () => {
+    const words = shellWords(wrapCommand('ls -l', { ...WRAPPER, client: "/opt/s'bx/dist/sbx-warm" }));
+    expect(words).toEqual([
+      "/opt/s'bx/dist/sbx-warm",
+      '/usr/bin/node',
+      '/opt/sbx/bin/sbx.js',
+      'run',
+      '--warm',
+      '-p',
+      'agent',
+      '--workspace',
+      '/p',
+      '--approval',
+      'never',
+      '--shell',
+      'ls -l',
+    ]);
+  });
+
   it('quotes the node, bin, profile and workspace too (a path with a space or a quote)', () => {
     const wrapper = { node: '/opt/my node/node', bin: "/o'x/sbx.js", profile: 'my agent', workspace: "/w s/it's" };
     const words = shellWords(wrapCommand('ls', wrapper));

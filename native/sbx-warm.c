@@ -366,6 +366,11 @@ static int take_stdio(int argc, char **argv) {
 	/* 0 to 2 are taken (/dev/null), so what arrived is above them: no dup2 below overwrites another's source. */
 	for (int i = 0; i < 3; i++)
 		if (fds[i] <= 2 || dup2(fds[i], i) < 0) return 125;
+	/* The client's go: it has written sbx's lines said before the launch, which must come before the command's. */
+	char go;
+	do n = read(sock, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || go != 'G') return 125;
 	close(sock);
 	execvp(argv[4], argv + 4);
 	fprintf(stderr, "sbx: cannot start %s: %s\n", argv[4], strerror(errno));
@@ -452,7 +457,6 @@ static int serve_run(int fd, pid_t server, const struct timespec *deadline) {
 	do sent = sendmsg(s, &msg, MSG_NOSIGNAL);
 	while (sent < 0 && errno == EINTR);
 	if (sent != 1) fallback();
-	close(s);
 
 	/* The run is the server's now: its signals go there, and this process waits for its end. */
 	control_fd = fd;
@@ -471,6 +475,12 @@ static int serve_run(int fd, pid_t server, const struct timespec *deadline) {
 		}
 		if (type == 'E') {
 			if (!read_u32_all(fd, &n) || !relay(fd, n, 2, &failed, &error)) break;
+			continue;
+		}
+		if (type == 'L') {
+			/* Everything before is written: the taker may start the launch (a run without it, --capture, ignores this). */
+			ssize_t ignored = send(s, "G", 1, MSG_NOSIGNAL);
+			(void)ignored;
 			continue;
 		}
 		if (type != 'O' || !read_u32_all(fd, &n) || !relay(fd, n, 1, &failed, &error)) break;

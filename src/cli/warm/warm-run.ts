@@ -16,7 +16,15 @@ import type { RunCliFlags } from '../run-flags.js';
 import { failureOf } from '../main.js';
 import { runCommand, type RunDoor } from '../run-command.js';
 import { hasControllingTerminal, inheritedDifference } from './warm-peer.js';
-import { encodeExit, encodeRunGo, encodeStderr, encodeStdout, parseSignals, type WarmCall } from './warm-wire.js';
+import {
+  encodeExit,
+  encodeLaunching,
+  encodeRunGo,
+  encodeStderr,
+  encodeStdout,
+  parseSignals,
+  type WarmCall,
+} from './warm-wire.js';
 
 /** How long the caller has to send its descriptors after the go: a safety net, as for a hook's input. */
 const STDIO_TIMEOUT_MS = 120_000;
@@ -137,7 +145,9 @@ export async function serveRun(
   // A caller gone (killed, say) ends its run, as the caller's own `sbx run` would end with it.
   conn.on('close', () => abort.abort());
   conn.write(encodeRunGo(path));
+  listener.on('error', () => {});
   const stdio = await stdioConnection(listener, conn);
+  stdio?.on('error', () => {});
   listener.close();
   rmSync(path, { force: true });
   if (!stdio || conn.destroyed || abort.signal.aborted) {
@@ -161,8 +171,12 @@ export async function serveRun(
       signals,
       stdioFrom: { socket: stdio, taker, pid: call.pid },
       warm: !env.SBX_NO_CACHE,
+      // Everything said so far must be on the caller's stderr before the command can write there, as
+      // under `sbx run`: the client answers this on the descriptors' connection once it has written
+      // what came before, and the taker starts the launch only then.
       onLaunch: () => {
         launched = true;
+        send(encodeLaunching());
       },
     },
   };

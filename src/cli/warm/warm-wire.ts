@@ -15,7 +15,9 @@
 //                   only the launch's taker reads (native/sbx-warm.c --take-stdio); the client can still
 //                   go on without the server until it has sent them
 //   server:         any of "E" text (for stderr), "O" bytes before after (the report for stdout; if the
-//                   write fails, before ERRNO-NAME after on stderr), then "X" status, the last
+//                   write fails, before ERRNO-NAME after on stderr), "L" (the launch is starting: the
+//                   client writes "G" on the descriptors' connection once it has written all before,
+//                   and the taker waits for it), then "X" status, the last
 //   client:         "S" and one byte, a signal's number, for each SIGINT, SIGTERM, SIGHUP, SIGQUIT
 
 export const MAGIC = 'SBX1';
@@ -174,6 +176,11 @@ export function encodeStderr(text: string): Buffer {
 export function encodeStdout(bytes: Buffer, failure: { before: string; after: string }): Buffer {
   const length = u32(bytes.length);
   return Buffer.concat([Buffer.from('O', 'latin1'), length, bytes, str(failure.before), str(failure.after)]);
+}
+
+/** The launch is about to start: the client says go to the taker once everything before is written. */
+export function encodeLaunching(): Buffer {
+  return Buffer.from('L', 'latin1');
 }
 
 /** The run's exit status: the last message. */

@@ -5,11 +5,17 @@ import { describe, expect, it } from 'vitest';
 import {
   encodeCall,
   encodeInput,
+  encodeExit,
+  encodeLaunching,
   encodeReply,
+  encodeRunGo,
+  encodeStderr,
+  encodeStdout,
   type WarmCall,
   MAX_CALL_BYTES,
   parseCall,
   parseInput,
+  parseSignals,
 } from '../../../src/cli/warm/warm-wire.js';
 
 const call: WarmCall = {
@@ -62,6 +68,26 @@ describe('the warm hook wire', () => {
     expect(encodeReply(0, 'ok\n', 'why')).toEqual(
       Buffer.concat([Buffer.from('SBX1'), u32(0), u32(3), Buffer.from('ok\n'), u32(3), Buffer.from('why')]),
     );
+  });
+});
+
+describe("the warm wire's run messages", () => {
+  it('encodes them as native/sbx-warm.c reads them: a type byte, then lengths and bytes', () => {
+    expect(encodeRunGo('/c/sbx/.run-ab.sock')).toEqual(Buffer.concat([Buffer.from('Y'), str('/c/sbx/.run-ab.sock')]));
+    expect(encodeStderr('sbx: x\n')).toEqual(Buffer.concat([Buffer.from('E'), str('sbx: x\n')]));
+    expect(encodeStdout(Buffer.from('{}\n'), { before: 'b(', after: ')\n' })).toEqual(
+      Buffer.concat([Buffer.from('O'), str('{}\n'), str('b('), str(')\n')]),
+    );
+    expect(encodeLaunching()).toEqual(Buffer.from('L'));
+    expect(encodeExit(130)).toEqual(Buffer.concat([Buffer.from('X'), u32(130)]));
+  });
+
+  it("reads the client's signals two bytes each, keeps a half message, refuses anything else", () => {
+    expect(parseSignals(Buffer.from([0x53, 2, 0x53, 15]))).toEqual({ signals: [2, 15], used: 4 });
+    expect(parseSignals(Buffer.from([0x53, 2, 0x53]))).toEqual({ signals: [2], used: 2 });
+    expect(parseSignals(Buffer.alloc(0))).toEqual({ signals: [], used: 0 });
+    expect(parseSignals(Buffer.from('X'))).toBe('bad');
+    expect(parseSignals(Buffer.from([0x53, 2, 0x41, 1]))).toBe('bad');
   });
 });
 

@@ -193,9 +193,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     const after = await direct('claude-code', input, ['-p', 'mine']);
     expect(after.out).not.toMatch(/^FALLBACK/);
     expect(after.out).toContain('"permissionDecision":"deny"');
-    expect(after.out).toEqual(
-      (await coldHook(['claude-code', '-p', 'mine'], t.env, t.workspace, input)).out,
-    );
+    expect(after.out).toEqual((await coldHook(['claude-code', '-p', 'mine'], t.env, t.workspace, input)).out);
   });
 
   it('answers as `sbx hook` does through a run of changes, one server throughout', async () => {

@@ -332,6 +332,19 @@ static int read_input(void) {
 }
 
 /*
+ * Waits until `fd` has something to read (or its end): the taker's socket is the server's, non-blocking
+ * (its flags are shared with the server's copy, so they are left as they are), and the client's go
+ * comes only once it has written what came before.
+ */
+static int wait_readable(int fd) {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int r;
+	do r = poll(&p, 1, -1);
+	while (r < 0 && errno == EINTR);
+	return r == 1;
+}
+
+/*
  * The launch's taker, for a run the server serves: the server spawns `sbx-warm --take-stdio FD PID
  * FILE ARGS...` in place of FILE ARGS... (src/backend/host/exec.ts StdioFrom), FD a connection only the
  * client PID can have made. The client's descriptors 0, 1 and 2 arrive there with SCM_RIGHTS; they go
@@ -355,8 +368,8 @@ static int take_stdio(int argc, char **argv) {
 	} control;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
 	ssize_t n;
-	do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	do n = wait_readable(sock) ? recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) : -1;
+	while (n < 0 && (errno == EINTR || errno == EAGAIN));
 	struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
 	if (!c || (msg.msg_flags & MSG_CTRUNC) || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
@@ -368,8 +381,8 @@ static int take_stdio(int argc, char **argv) {
 		if (fds[i] <= 2 || dup2(fds[i], i) < 0) return 125;
 	/* The client's go: it has written sbx's lines said before the launch, which must come before the command's. */
 	char go;
-	do n = read(sock, &go, 1);
-	while (n < 0 && errno == EINTR);
+	do n = wait_readable(sock) ? read(sock, &go, 1) : -1;
+	while (n < 0 && (errno == EINTR || errno == EAGAIN));
 	if (n != 1 || go != 'G') return 125;
 	close(sock);
 	execvp(argv[4], argv + 4);

@@ -1,12 +1,13 @@
 // Spawns a Launch and waits for it. Only node built-ins: this is the launch path.
 import { nowMs } from '../../host/clock.js';
 import { spawn, type StdioOptions } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { statusChildPid, statusExitCode } from '../bwrap/status.js';
+import { leakedDescriptors, overlayLeaked } from '../../host/leaked-fds.js';
 import type { ExtraFd, Interrupt, Launch } from '../launch.js';
 import { SbxError } from '../../errors.js';
 
@@ -126,33 +127,6 @@ const CAPTURE_TAIL_BYTES = 1024 * 1024;
 /** The launch's extra descriptors are numbered from here in the child. */
 const EXTRA_BASE = 3;
 
-/**
- * Descriptors this process holds without close-on-exec (inherited from whoever started it). libuv
- * does not close them in the child, so they would cross into the sandbox: each is overlaid with
- * /dev/null in the child's table. The caller's own descriptors are left exactly as they are.
- */
-function leakedDescriptors(): number[] {
-  const leaked: number[] = [];
-  let fds: string[];
-  try {
-    fds = readdirSync('/proc/self/fd');
-  } catch {
-    return leaked;
-  }
-  for (const name of fds) {
-    const fd = Number(name);
-    if (fd <= 2) continue;
-    try {
-      const flags = /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
-      // O_CLOEXEC is 02000000 in fdinfo's octal flags.
-      if (flags !== undefined && (parseInt(flags, 8) & 0o2000000) === 0) leaked.push(fd);
-    } catch {
-      // closed meanwhile (readdir's own fd)
-    }
-  }
-  return leaked;
-}
-
 /** A process's children (host view), or undefined when /proc has no entry for it. */
 function childrenOf(pid: number): number[] | undefined {
   try {
@@ -240,10 +214,7 @@ function spawnLaunch(launch: Launch, opts: ExecOptions): Child {
       passed,
       ...launch.fds.map((fd, i) => pinned[i] ?? dataSlot(fd, opts.fdDir, EXTRA_BASE + i, keep)),
     ];
-    for (const fd of leaked) {
-      while (stdio.length < fd) stdio.push('ignore');
-      stdio[fd] = devNull;
-    }
+    overlayLeaked(stdio, leaked, devNull);
     if (from) {
       // Above every descriptor the launch names; the taker closes it before the launch starts.
       const at = stdio.length;

@@ -7,8 +7,9 @@
 // hookReply) and each run is `sbx run`'s (warm-run.ts), with the caller's environment: a server holds
 // no policy of its own, only what the library keeps between runs (host/warm-cache.ts).
 import { randomInt } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { spawn, type StdioOptions } from 'node:child_process';
+import { closeSync, existsSync, lstatSync, openSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { leakedDescriptors, overlayLeaked } from '../../host/leaked-fds.js';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join, posix } from 'node:path';
 import { makePrivateDir } from '../../host/cache-file.js';
@@ -91,14 +92,20 @@ function serverEnv(env: Record<string, string | undefined>): Record<string, stri
 export async function startWarmServer(env: Record<string, string | undefined>): Promise<void> {
   const path = warmSocketPath(env);
   if (!path || !existsSync(nativeClient()) || (await listening(path))) return;
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(packageRoot(), 'bin', 'sbx.js'), 'warm-server'], {
-    detached: true,
-    stdio: 'ignore',
-    cwd: '/',
-    env: serverEnv(env),
-  });
-  child.on('error', () => {});
-  child.unref();
+  // The caller's descriptors are not the server's: it would hold a pipe open (a job server's, the
+  // reader of a `sbx run --warm | tee`) for as long as it lives.
+  const leaked = leakedDescriptors();
+  const stdio: Exclude<StdioOptions, string> = ['ignore', 'ignore', 'ignore'];
+  const devNull = leaked.length > 0 ? openSync('/dev/null', 'r') : -1;
+  overlayLeaked(stdio, leaked, devNull);
+  try {
+    const args = [...SERVER_NODE_FLAGS, join(packageRoot(), 'bin', 'sbx.js'), 'warm-server'];
+    const child = spawn(process.execPath, args, { detached: true, stdio, cwd: '/', env: serverEnv(env) });
+    child.on('error', () => {});
+    child.unref();
+  } finally {
+    if (devNull >= 0) closeSync(devNull);
+  }
 }
 
 function makeNonce(): string {

@@ -8,7 +8,7 @@
 // caller it was named.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../helpers/paths.js';
@@ -54,6 +54,20 @@ function normalized(text: string): string {
     .replace(/, \d+(?:\.\d+)? m?s\]/g, ', T]')
     .replace(/"(sessionId|policyHash)":"[^"]*"/g, '"$1":"X"')
     .replace(/"durationMs":[\d.]+/g, '"durationMs":0');
+}
+
+/** The pids with a descriptor open on `path`. */
+function holdersOf(path: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`) === path))
+        out.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
 }
 
 function same(coldRan: Ran, warmRan: Ran): void {
@@ -128,6 +142,18 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
     expect(JSON.parse(report('warm'))).toMatchObject({ exitCode: 4 });
   });
 
+  it('serves runs at the same time, each with its own stdio and status', async () => {
+    const runs = Array.from({ length: 8 }, (_, i) =>
+      warm(['--', 'sh', '-c', `echo run ${i}; echo err ${i} >&2; exit ${i}`], { input: `in ${i}\n` }),
+    );
+    const ran = await Promise.all(runs);
+    ran.forEach((r, i) => {
+      expect(r.out).toBe(`run ${i}\n`);
+      expect(r.err).toContain(`err ${i}\n`);
+      expect(r.code).toBe(i);
+    });
+  });
+
   it("the command's stdout is the caller's own: a file appended to at the caller's offset", async () => {
     const file = join(t.root, 'out.txt');
     writeFileSync(file, '');
@@ -177,10 +203,16 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('starts a server with the first --warm run that finds none', async () => {
+  it("starts a server with the first --warm run that finds none, holding none of that caller's descriptors", async () => {
     const host = makeTestHost('warm-run-first');
+    // A descriptor above 15 without close-on-exec (bash: sh takes none above 9): Node.js leaves such a one inheritable.
+    const held = join(host.root, 'held-by-the-caller');
     try {
-      const ran = await runSbxRaw(['run', '--warm', '--', 'true'], { env: host.env, cwd: host.workspace });
+      const sh = 'exec 100>>"$0"; exec "$1" run --warm -- true';
+      const ran = await runHost(['bash', '-c', sh, held, join(REPO_ROOT, 'bin', 'sbx.js')], {
+        env: host.env,
+        cwd: host.workspace,
+      });
       expect(ran.code).toBe(0);
       // The next call is served: FALLBACK would say otherwise. The server may still be starting.
       for (;;) {
@@ -191,6 +223,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
         if (!served.out.includes('FALLBACK')) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      expect(holdersOf(held)).toEqual([]);
     } finally {
       stopWarmServers(host.cacheHome);
       host.cleanup();

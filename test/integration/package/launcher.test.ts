@@ -6,7 +6,16 @@
 // a plain `exec node`, the launcher's old last word, runs the planted one. And the run warns that PATH
 // holds a directory it can write.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -98,7 +107,10 @@ describe.skipIf(SKIP_INTEGRATION)("sbx's own launcher and a planted node (issue 
     // The command rewritten, no decision: the agent's own approvals still ask (README, Coding agent hooks).
     expect(decision.permissionDecision).toBeUndefined();
     const rewritten = decision.updatedInput.command as string;
-    expect(rewritten.startsWith(`'${node}' '`)).toBe(true);
+    // With --warm the run starts through the warm client, given that same node (never a PATH lookup).
+    const start =
+      flags.length > 0 ? `'${realpathSync(join(REPO_ROOT, 'dist', 'sbx-warm'))}' '${node}' '` : `'${node}' '`;
+    expect(rewritten.startsWith(start), rewritten).toBe(true);
     const ran = await runHost(['bash', '-c', rewritten], { env, cwd: t.workspace });
     expect(ran.out).toBe('sandboxed\n');
     expect(ranPlanted()).toBe(false);

@@ -6,7 +6,7 @@
 // talked to, and the same program under bwrap, in namespaces of its own, is refused.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR, REPO_ROOT } from '../../helpers/paths.js';
@@ -44,15 +44,17 @@ function inputFor(file: string): string {
 }
 
 /**
- * `sbx hook ARGS... --warm` answered without a server: Node.js started on the bin directly, as the
- * client's fallback starts it (the shell half, which would exec the client, does not run).
+ * `sbx hook ARGS...` without --warm (which would start a server of its own): what a --warm answer
+ * must be once its wrapped command is read without the warm client (`'CLIENT' NODE BIN run --warm`
+ * is `NODE BIN run` without it; test/integration/package/launcher.test.ts runs both).
  */
-function coldHook(args: readonly string[], env = t.env, cwd = t.workspace, input?: string) {
-  return runHost([process.execPath, join(REPO_ROOT, 'bin', 'sbx.js'), 'hook', ...args, '--warm'], {
-    env,
-    cwd,
-    ...(input !== undefined ? { input } : {}),
-  });
+async function coldHook(args: readonly string[], env = t.env, cwd = t.workspace, input?: string) {
+  return runSbxRaw(['hook', ...args], { env, cwd, ...(input !== undefined ? { input } : {}) });
+}
+
+/** A --warm answer with its wrapped command started as without --warm. */
+function unwarmed(out: string): string {
+  return out.replaceAll(`'${realpathSync(CLIENT)}' `, '').replaceAll(' run --warm -p ', ' run -p ');
 }
 
 /** The client run directly, falling back to a script that only says so: what it prints tells who answered. */
@@ -160,14 +162,14 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
       const cold = await coldHook([agent], t.env, t.workspace, input);
       const served = await direct(agent, input);
       expect(served.out, file).not.toMatch(/^FALLBACK/);
-      expect({ code: served.code, out: served.out, err: served.err }, file).toEqual({
+      expect({ code: served.code, out: unwarmed(served.out), err: served.err }, file).toEqual({
         code: cold.code,
         out: cold.out,
         err: cold.err,
       });
       // And through bin/sbx.js, as the agent starts it.
       const warm = await runSbxRaw(['hook', agent, '--warm'], { env: t.env, cwd: t.workspace, input });
-      expect(warm.out, file).toBe(cold.out);
+      expect(warm.out, file).toBe(served.out);
     }
   });
 
@@ -177,7 +179,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     const cold = await coldHook(['claude-code'], t.env, t.workspace, input);
     const served = await direct('claude-code', input);
     expect(cold.out).toContain('the hook input is larger than 4194304 bytes');
-    expect(served.out).toBe(cold.out);
+    expect(unwarmed(served.out)).toBe(cold.out);
   });
 
   it('judges each call anew: a profile edited between two calls decides the second', async () => {
@@ -193,7 +195,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
     const after = await direct('claude-code', input, ['-p', 'mine']);
     expect(after.out).not.toMatch(/^FALLBACK/);
     expect(after.out).toContain('"permissionDecision":"deny"');
-    expect(after.out).toEqual((await coldHook(['claude-code', '-p', 'mine'], t.env, t.workspace, input)).out);
+    expect(unwarmed(after.out)).toEqual((await coldHook(['claude-code', '-p', 'mine'], t.env, t.workspace, input)).out);
   });
 
   it('answers as `sbx hook` does through a run of changes, one server throughout', async () => {
@@ -219,7 +221,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
         const cold = await coldHook(['claude-code', ...flags], env, cwd, input);
         const served = await direct('claude-code', input, flags, env, cwd);
         expect(served.out, `${label}: ${command}`).not.toMatch(/^FALLBACK/);
-        expect(served.out, `${label}: ${command}`).toBe(cold.out);
+        expect(unwarmed(served.out), `${label}: ${command}`).toBe(cold.out);
         out.push(cold.out);
       }
       return out.join('');
@@ -277,7 +279,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx hook --warm (native client
       },
     );
     const cold = await coldHook(['claude-code'], t.env, t.workspace, input);
-    expect(ran.out).toBe(cold.out);
+    expect(unwarmed(ran.out)).toBe(cold.out);
     server.kill();
   });
 

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFi
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../helpers/paths.js';
+import { findNsjail } from '../nsjail/harness.js';
 import {
   makeTestHost,
   pidsWithArgv,
@@ -28,6 +29,13 @@ import {
 
 const CLIENT = join(REPO_ROOT, 'dist', 'sbx-warm');
 const HAS_CLIENT = existsSync(CLIENT);
+/** The other launchers a served run starts through the taker, where this host has them. */
+const BACKENDS: { name: string; env: Record<string, string> }[] = [];
+if (existsSync(join(REPO_ROOT, 'dist', 'sbx-landlock'))) BACKENDS.push({ name: 'landlock', env: {} });
+else console.warn('[run-warm] landlock case SKIPPED: dist/sbx-landlock is not built (needs a C compiler)');
+const NSJAIL = findNsjail();
+if ('path' in NSJAIL) BACKENDS.push({ name: 'nsjail', env: { SBX_NSJAIL: NSJAIL.path } });
+else console.warn(`[run-warm] nsjail case SKIPPED: ${NSJAIL.missing}`);
 
 let t: TestHost;
 let server: ChildProcess | undefined;
@@ -129,6 +137,17 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
       await cold(c.args, opts);
       const coldRan = await cold(c.args, opts);
       same(coldRan, await warm(c.args, opts));
+    });
+  }
+
+  for (const backend of BACKENDS) {
+    it(`runs as sbx run does without it: --backend ${backend.name}`, async () => {
+      const args = ['--backend', backend.name, '--', 'sh', '-c', 'pwd; echo out; echo err >&2; exit 4'];
+      const opts = { env: { ...t.env, ...backend.env } };
+      await cold(args, opts);
+      const coldRan = await cold(args, opts);
+      expect(coldRan.code).toBe(4);
+      same(coldRan, await warm(args, opts));
     });
   }
 

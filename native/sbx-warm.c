@@ -391,9 +391,23 @@ static int take_stdio(int argc, char **argv) {
 }
 
 static int control_fd = -1;
+/* Set once the server says the launch is starting: before, nothing runs yet to pass a signal to. */
+static volatile sig_atomic_t launching;
+/* Signals this process was started with ignored (a background job's SIGINT): ignored until the launch, as by `sbx run`. */
+static volatile sig_atomic_t ignored_before[NSIG];
 
-/* A signal for the run: passed to the server, which passes it on as `sbx run` passes its own. */
+/*
+ * A signal for the run: passed to the server, which passes it on as `sbx run` passes its own. Before
+ * the launch this process dies of it, as `sbx run` would before its command starts; the server sees
+ * the connection close and ends the run, and the taker, without its go, never starts the launch.
+ */
 static void forward_signal(int sig) {
+	if (!launching) {
+		if (ignored_before[sig]) return;
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
 	int saved = errno;
 	unsigned char m[2] = {'S', (unsigned char)sig};
 	ssize_t ignored = write(control_fd, m, 2);
@@ -476,7 +490,12 @@ static int serve_run(int fd, pid_t server, const struct timespec *deadline) {
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaction(forwarded[i], &sa, NULL);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+		struct sigaction before;
+		sigaction(forwarded[i], NULL, &before);
+		ignored_before[forwarded[i]] = before.sa_handler == SIG_IGN;
+		sigaction(forwarded[i], &sa, NULL);
+	}
 	for (;;) {
 		char type;
 		uint32_t n;
@@ -492,6 +511,7 @@ static int serve_run(int fd, pid_t server, const struct timespec *deadline) {
 		}
 		if (type == 'L') {
 			/* Everything before is written: the taker may start the launch (a run without it, --capture, ignores this). */
+			launching = 1;
 			ssize_t ignored = send(s, "G", 1, MSG_NOSIGNAL);
 			(void)ignored;
 			continue;

@@ -414,10 +414,12 @@ function resultOf(
   if (signal !== null && started && s.firstSignal() === undefined && !s.timedOut()) {
     return { kind: 'ran', code: 128 + signalNumber(signal), ...ran };
   }
-  if (signal !== null && (s.received.size > 0 || s.timedOut())) {
+  // bwrap (or a limits trampoline) whose child we killed exits 128+N itself rather than dying of N.
+  const ended = signal !== null || (code !== null && code > 128);
+  if (ended && (s.received.size > 0 || s.timedOut())) {
     // We ended the sandbox (a signal before bwrap named the command's pid, a second signal, or the
     // timeout's grace ran out) before it reported: the status is that of the signal we were sent.
-    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal), ...ran };
+    return { kind: 'ran', code: 128 + signalNumber(s.firstSignal() ?? signal ?? 'SIGKILL'), ...ran };
   }
   const { durationMs, stderr } = base;
   return { kind: 'setup-failed', code, signal, durationMs, ...(stderr ? { stderr } : {}) };

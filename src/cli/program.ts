@@ -464,9 +464,9 @@ function addHookCommand(program: Command): void {
 Listens on $XDG_CACHE_HOME/sbx/warm-BUILD.sock (~/.cache/sbx/...). It judges each hook call exactly as
 \`sbx hook\` does with the caller's environment, and runs each run as \`sbx run\` would in the caller's
 place, with the caller's stdio, or declines it (a terminal, other limits or umask, ...: the caller then
-runs it in Node.js). It exits after SBX_WARM_IDLE_SECONDS (900) without a call, or when another server
-takes the socket. A call from a process it cannot place outside every sandbox is closed unanswered.
-There is nothing to configure.`,
+runs it in Node.js, and this server says why on its stdout). It exits after SBX_WARM_IDLE_SECONDS (900)
+without a call, or when another server takes the socket. A call from a process it cannot place outside
+every sandbox is closed unanswered. There is nothing to configure.`,
     )
     .action(async () => {
       const { warmServerCommand } = await import('./warm/warm-server.js');

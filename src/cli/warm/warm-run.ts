@@ -46,9 +46,10 @@ function runtimeVariables(env: Record<string, string | undefined>): string {
 
 /**
  * The command line, when the server serves it: a well-formed `run --warm` whose run reads nothing of
- * the caller but what the call carries. Else why not, for no one but a test (the client is told nothing).
+ * the caller but what the call carries. Else why not: the server says it on its own stdout (the client is
+ * told nothing, and runs the command line as without --warm).
  */
-export function runServed(
+function runServed(
   call: WarmCall,
   env: Record<string, string>,
 ): { command: string[]; flags: RunCliFlags } | string {
@@ -111,11 +112,14 @@ export async function serveRun(
   conn: Socket,
   call: WarmCall,
   env: Record<string, string>,
-  dir: string,
-  taker: string,
+  where: { dir: string; taker: string; log: (line: string) => void },
 ): Promise<void> {
-  const served = runServed(call, env);
-  if (typeof served === 'string' || !existsSync(taker)) return void conn.destroy();
+  const { dir, taker } = where;
+  const served = existsSync(taker) ? runServed(call, env) : `${taker} is missing`;
+  if (typeof served === 'string') {
+    where.log(`declined a run of pid ${call.pid}: ${served}`);
+    return void conn.destroy();
+  }
   const path = join(dir, `.run-${randomBytes(6).toString('hex')}.sock`);
   let listener: Server;
   try {

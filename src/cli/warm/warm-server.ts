@@ -131,6 +131,8 @@ interface ServerState {
   node: string;
   /** The socket's directory (sbx's own cache): a run's descriptors are sent to a socket here. */
   dir: string;
+  /** A line on the server's stdout (nowhere, once started detached): why a run was declined. */
+  log: (line: string) => void;
   active: number;
   lastCallMs: number;
 }
@@ -188,7 +190,8 @@ function serve(conn: Socket, state: ServerState): void {
         return void conn.destroy();
       if (call.args[0] === 'run') {
         stage = 'run';
-        serveRun(conn, call, callerEnv(call.env), state.dir, nativeClient()).catch(() => conn.destroy());
+        const where = { dir: state.dir, taker: nativeClient(), log: state.log };
+        serveRun(conn, call, callerEnv(call.env), where).catch(() => conn.destroy());
         return;
       }
       const argv = call.args[0] === 'hook' ? parseHookArgv(call.args.slice(1)) : undefined;
@@ -253,6 +256,9 @@ export async function warmServerCommand(env: Record<string, string | undefined>)
   const state: ServerState = {
     node: realpathSync(process.execPath),
     dir: dirname(path),
+    log: (line) => {
+      if (!process.stdout.destroyed) process.stdout.write(`sbx warm-server: ${line}\n`);
+    },
     active: 0,
     lastCallMs: Date.now(),
   };
@@ -270,6 +276,10 @@ export async function warmServerCommand(env: Record<string, string | undefined>)
   }
   const ours = identity(path);
   process.stdout.write(`sbx warm-server: listening on ${path}\n`);
+  // Its stdout only says why a run was declined: a reader gone (`sbx warm-server | head -1`) ends that,
+  // not the server (main.ts exits on EPIPE for every other command).
+  process.stdout.removeAllListeners('error');
+  process.stdout.on('error', () => {});
   await new Promise<void>((resolve) => {
     const shutDown = () => {
       clearInterval(check);

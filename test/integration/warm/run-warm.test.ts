@@ -39,6 +39,8 @@ else console.warn(`[run-warm] nsjail case SKIPPED: ${NSJAIL.missing}`);
 
 let t: TestHost;
 let server: ChildProcess | undefined;
+/** What the server has written on its stdout: why it declined a run. */
+let serverSays = '';
 /** What the client execs when the server does not serve the call: it only says so. */
 let fallbackScript: string;
 
@@ -102,8 +104,10 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
       cwd: '/',
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const [line] = (await once(server.stdout!, 'data')) as [Buffer];
-    expect(line.toString()).toMatch(/^sbx warm-server: listening on /);
+    server.stdout!.setEncoding('utf8');
+    server.stdout!.on('data', (chunk: string) => (serverSays += chunk));
+    while (!serverSays.includes('\n')) await once(server.stdout!, 'data');
+    expect(serverSays).toMatch(/^sbx warm-server: listening on /);
   });
   afterAll(async () => {
     if (server && server.exitCode === null) {
@@ -269,6 +273,9 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
       for (const extra of [{ GITHUB_ACTIONS: 'true' }, { FORCE_COLOR: '1' }, { NODE_OPTIONS: '--no-warnings' }]) {
         fellBack(await warm(['--', 'true'], { env: { ...t.env, ...extra } }), ['--', 'true']);
       }
+      // The server says why, on its own stdout (a client is told nothing).
+      for (const why of ['a GitHub Actions job', 'FORCE_COLOR', "Node.js's variables differ"])
+        expect(serverSays).toMatch(new RegExp(`^sbx warm-server: declined a run of pid \\d+: ${why}$`, 'm'));
     });
 
     it('another umask, other resource limits, another nice value', async () => {
@@ -277,6 +284,7 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
         const ran = await runHost(['sh', '-c', `${setup}; exec ${call}`], { env: t.env, cwd: t.workspace });
         expect(ran.out, setup).toBe('FALLBACK run --warm -- true\n');
       }
+      for (const why of ['Umask differs', 'limits differs', 'nice differs']) expect(serverSays).toContain(`: ${why}\n`);
       // The control: the same shell without the change is served.
       const served = await runHost(['sh', '-c', `exec ${call}`], { env: t.env, cwd: t.workspace });
       expect(served.out).toBe('');

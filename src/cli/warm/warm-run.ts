@@ -49,10 +49,7 @@ function runtimeVariables(env: Record<string, string | undefined>): string {
  * the caller but what the call carries. Else why not: the server says it on its own stdout (the client is
  * told nothing, and runs the command line as without --warm).
  */
-function runServed(
-  call: WarmCall,
-  env: Record<string, string>,
-): { command: string[]; flags: RunCliFlags } | string {
+function runServed(call: WarmCall, env: Record<string, string>): { command: string[]; flags: RunCliFlags } | string {
   const parsed = call.args[0] === 'run' ? parseRunArgv(call.args.slice(1)) : undefined;
   if (!parsed?.flags.warm) return 'not a run --warm command line';
   const { flags } = parsed;

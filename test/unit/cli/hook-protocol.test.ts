@@ -193,22 +193,11 @@ describe('wrapCommand', () => {
   );
 
   it('with --warm, starts the run through the warm client, which is given the same node and bin', () => {
+    const cold = shellWords(wrapCommand('ls -l', WRAPPER));
     const words = shellWords(wrapCommand('ls -l', { ...WRAPPER, client: "/opt/s'bx/dist/sbx-warm" }));
-    expect(words).toEqual([
-      "/opt/s'bx/dist/sbx-warm",
-      '/usr/bin/node',
-      '/opt/sbx/bin/sbx.js',
-      'run',
-      '--warm',
-      '-p',
-      'agent',
-      '--workspace',
-      '/p',
-      '--approval',
-      'never',
-      '--shell',
-      'ls -l',
-    ]);
+    // The same words, with the client before them and --warm after `run`.
+    expect(words).toEqual(["/opt/s'bx/dist/sbx-warm", ...cold.slice(0, 3), '--warm', ...cold.slice(3)]);
+    expect(cold.slice(0, 3)).toEqual(['/usr/bin/node', '/opt/sbx/bin/sbx.js', 'run']);
   });
 
   it('quotes the node, bin, profile and workspace too (a path with a space or a quote)', () => {

@@ -23,8 +23,9 @@ export interface SignalSource {
  * A warm server's caller's stdio, on its way (cli/warm/warm-run.ts): the caller sends its descriptors
  * 0, 1 and 2 down `socket` with SCM_RIGHTS, and nothing in this process reads it. The launch starts
  * through `taker` (native/sbx-warm.c --take-stdio), which takes them from `socket` only if its sender
- * is the process `pid`, puts them at 0, 1 and 2, and execs the launch: the command writes where it
- * would have written under the caller's own `sbx run`. 'inherit' runs only.
+ * is the process `pid`, puts them at 0, 1 and 2, waits for the caller's go (sbx's lines said before
+ * the launch are written by then: RunHooks.onLaunch), and execs the launch: the command writes where
+ * it would have written under the caller's own `sbx run`. 'inherit' runs only.
  */
 export interface StdioFrom {
   socket: Socket;

@@ -70,6 +70,7 @@ static char **node_argv;
 static char *input;
 static size_t input_len;
 static int input_taken;
+static int run_mode;
 
 /* The path without a server, with the same arguments; the input already read, if any, as stdin. */
 static void __attribute__((noreturn)) fallback(void) {
@@ -97,8 +98,9 @@ static void __attribute__((noreturn)) fallback(void) {
 		execv(node_arg, node_argv);
 	else
 		execvp(node_arg, node_argv);
-	fprintf(stderr, "sbx: cannot start %s: %s; the call is refused\n", node_arg, strerror(errno));
-	_exit(2);
+	/* As the shell half's own exec would fail for a run (127); a hook call is refused (2: both agents block). */
+	fprintf(stderr, "sbx: cannot start %s: %s%s\n", node_arg, strerror(errno), run_mode ? "" : "; the call is refused");
+	_exit(run_mode ? 127 : 2);
 }
 
 /* src/policy/user-dirs.ts isUsableDir: absolute, no "." or ".." segment, not under /proc, /sys or /dev. */
@@ -545,7 +547,7 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "usage: sbx-warm NODE SCRIPT hook|run ARGS... (started by bin/sbx.js)\n");
 		return 2;
 	}
-	int run = strcmp(argv[3], "run") == 0;
+	int run = run_mode = strcmp(argv[3], "run") == 0;
 	node_arg = argv[1];
 	node_argv = argv + 1; /* NODE SCRIPT hook|run ARGS... */
 	/* A closed standard descriptor would be the socket's number, and the answer would go there. */

@@ -6,7 +6,7 @@
 // umask, other limits, other Node.js variables, GitHub Actions, --dry-run, no --warm) goes on without
 // it, and says nothing of having tried. The taker runs nothing it was not sent descriptors for by the
 // caller it was named.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,6 +34,8 @@ const BACKENDS: { name: string; env: Record<string, string> }[] = [];
 if (existsSync(join(REPO_ROOT, 'dist', 'sbx-landlock'))) BACKENDS.push({ name: 'landlock', env: {} });
 else console.warn('[run-warm] landlock case SKIPPED: dist/sbx-landlock is not built (needs a C compiler)');
 const NSJAIL = findNsjail();
+const HAS_PYTHON = spawnSync('python3', ['-c', 'import socket; socket.send_fds'], { stdio: 'ignore' }).status === 0;
+if (!HAS_PYTHON) console.warn('[run-warm] the taker descriptor cases SKIPPED: no python3 with socket.send_fds (3.9+)');
 if ('path' in NSJAIL) BACKENDS.push({ name: 'nsjail', env: { SBX_NSJAIL: NSJAIL.path } });
 else console.warn(`[run-warm] nsjail case SKIPPED: ${NSJAIL.missing}`);
 
@@ -316,6 +318,31 @@ describe.skipIf(SKIP_INTEGRATION || !HAS_CLIENT)('sbx run --warm (native client 
 
     it('from a process other than the one named', async () => {
       expect(await take(1, 'D')).toEqual({ code: 125, out: '' });
+    });
+
+    // A real sender of descriptors (Node.js cannot send any): python3 holds the other end of the taker's
+    // socket, and sends its own stdout three times over with the go. Named, the launch runs and writes
+    // there; named as another pid, nothing runs.
+    const sendFds = (claimed: 'self' | 'other') => {
+      const py = [
+        'import os, socket, subprocess, sys',
+        'a, b = socket.socketpair()',
+        `pid = os.getpid() + (0 if sys.argv[2] == 'self' else 1000000)`,
+        "p = subprocess.Popen([sys.argv[1], '--take-stdio', str(b.fileno()), str(pid), '/bin/sh', '-c', 'echo RAN'], pass_fds=[b.fileno()], stdin=subprocess.DEVNULL)",
+        'b.close()',
+        "socket.send_fds(a, [b'D'], [1, 1, 1])",
+        "a.sendall(b'G')",
+        "print('exit', p.wait(), flush=True)",
+      ].join('\n');
+      return runHost(['python3', '-c', py, CLIENT, claimed], { env: t.env, cwd: t.workspace });
+    };
+
+    it.skipIf(!HAS_PYTHON)('from the one named, with descriptors and the go: the launch runs on them', async () => {
+      expect((await sendFds('self')).out).toBe('RAN\nexit 0\n');
+    });
+
+    it.skipIf(!HAS_PYTHON)('the same descriptors from a process other than the one named: nothing runs', async () => {
+      expect((await sendFds('other')).out).toBe('exit 125\n');
     });
 
     it('from the one named, without descriptors', async () => {
